@@ -1,0 +1,412 @@
+//===- TesselOps.cpp - verifiers and folders of the tessel ops ------------===//
+//
+// Verifiers check what a kernel relies on: shapes that agree with the
+// attributes, so that a malformed op is rejected here, at its ONNX node's
+// location, and never reaches the engine.
+//
+//===----------------------------------------------------------------------===//
+#include "TesselDialect.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace tessel;
+
+namespace {
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+Type elementOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+/// The result shape must be the numpy broadcast of all operand shapes.
+LogicalResult verifyBroadcast(Operation *op) {
+  SmallVector<int64_t> shape;
+  for (Value operand : op->getOperands()) {
+    SmallVector<int64_t> next;
+    if (!OpTrait::util::getBroadcastedShape(shape, shapeOf(operand), next))
+      return op->emitOpError("operand shapes are not broadcast-compatible");
+    shape = std::move(next);
+  }
+  if (ArrayRef<int64_t>(shape) != shapeOf(op->getResult(0)))
+    return op->emitOpError("result shape is not the broadcast of the operand shapes");
+  return success();
+}
+
+bool isComparison(Operation *op) {
+  return isa<EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp>(op);
+}
+
+LogicalResult verifyBinary(Operation *op) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  if (elementOf(lhs) != elementOf(rhs))
+    return op->emitOpError("operand element types differ: ")
+           << elementOf(lhs) << " vs " << elementOf(rhs);
+  Type expected = isComparison(op) ? Builder(op->getContext()).getI1Type()
+                                   : elementOf(lhs);
+  if (elementOf(op->getResult(0)) != expected)
+    return op->emitOpError("result element type must be ") << expected;
+  return verifyBroadcast(op);
+}
+
+/// Spatial output extent of a convolution or pooling window.
+int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride,
+                     int64_t padBegin, int64_t padEnd, int64_t dilation) {
+  int64_t effective = (kernel - 1) * dilation + 1;
+  return (in + padBegin + padEnd - effective) / stride + 1;
+}
+
+LogicalResult verifyWindowAttrs(Operation *op, int64_t spatial,
+                                ArrayRef<int64_t> strides,
+                                ArrayRef<int64_t> pads,
+                                ArrayRef<int64_t> dilations) {
+  if (static_cast<int64_t>(strides.size()) != spatial ||
+      static_cast<int64_t>(dilations.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial)
+    return op->emitOpError("expects ")
+           << spatial << " strides and dilations and " << 2 * spatial
+           << " pads for " << spatial << " spatial dims";
+  if (llvm::any_of(strides, [](int64_t s) { return s < 1; }) ||
+      llvm::any_of(dilations, [](int64_t d) { return d < 1; }))
+    return op->emitOpError("strides and dilations must be positive");
+  if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+    return op->emitOpError("pads must be non-negative");
+  return success();
+}
+
+template <typename ConvLike>
+LogicalResult verifyConvCommon(ConvLike op, bool transposed) {
+  ArrayRef<int64_t> in = shapeOf(op.getInput()), w = shapeOf(op.getWeight()),
+                    out = shapeOf(op.getOutput());
+  if (in.size() < 3 || w.size() != in.size() || out.size() != in.size())
+    return op.emitOpError("input, weight and result must have the same rank >= 3");
+  int64_t spatial = in.size() - 2;
+  if (failed(verifyWindowAttrs(op, spatial, op.getStrides(), op.getPads(),
+                               op.getDilations())))
+    return failure();
+  int64_t group = op.getGroup();
+  if (group < 1 || in[1] % group != 0)
+    return op.emitOpError("group ") << group << " does not divide the "
+                                    << in[1] << " input channels";
+  int64_t outChannels = transposed ? w[1] * group : w[0];
+  if (!transposed && (w[1] * group != in[1] || w[0] % group != 0))
+    return op.emitOpError("weight shape does not match input channels and group");
+  if (transposed && w[0] != in[1])
+    return op.emitOpError("weight dim 0 must equal the input channels");
+  if (out[0] != in[0] || out[1] != outChannels)
+    return op.emitOpError("result batch or channels do not match");
+  if (op.getBias() && shapeOf(op.getBias()) != ArrayRef<int64_t>{outChannels})
+    return op.emitOpError("bias must have shape [") << outChannels << "]";
+  if (!transposed) {
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t expected =
+          windowOutput(in[i + 2], w[i + 2], op.getStrides()[i], op.getPads()[i],
+                       op.getPads()[i + spatial], op.getDilations()[i]);
+      if (out[i + 2] != expected)
+        return op.emitOpError("spatial dim ") << i << " of the result is "
+                                              << out[i + 2] << ", expected "
+                                              << expected;
+    }
+  }
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult ConstantOp::verify() {
+  if (getValue().getType() != getType())
+    return emitOpError("value type ") << getValue().getType()
+                                      << " differs from the result type";
+  return success();
+}
+
+OpFoldResult IdentityOp::fold(FoldAdaptor) { return getInput(); }
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
+    return dense.reshape(getType());
+  return {};
+}
+
+#define TESSEL_BINARY_VERIFIER(Op)                                             \
+  LogicalResult Op::verify() { return verifyBinary(getOperation()); }
+TESSEL_BINARY_VERIFIER(AddOp)
+TESSEL_BINARY_VERIFIER(SubOp)
+TESSEL_BINARY_VERIFIER(MulOp)
+TESSEL_BINARY_VERIFIER(DivOp)
+TESSEL_BINARY_VERIFIER(MaxOp)
+TESSEL_BINARY_VERIFIER(MinOp)
+TESSEL_BINARY_VERIFIER(PReluOp)
+TESSEL_BINARY_VERIFIER(EqualOp)
+TESSEL_BINARY_VERIFIER(LessOp)
+TESSEL_BINARY_VERIFIER(LessEqualOp)
+TESSEL_BINARY_VERIFIER(GreaterOp)
+TESSEL_BINARY_VERIFIER(GreaterEqualOp)
+TESSEL_BINARY_VERIFIER(AndOp)
+TESSEL_BINARY_VERIFIER(OrOp)
+TESSEL_BINARY_VERIFIER(XorOp)
+#undef TESSEL_BINARY_VERIFIER
+
+// Pow's exponent may have its own element type (ONNX allows float ** int).
+LogicalResult PowOp::verify() {
+  if (elementOf(getOutput()) != elementOf(getLhs()))
+    return emitOpError("result element type must be the base's");
+  return verifyBroadcast(getOperation());
+}
+
+LogicalResult WhereOp::verify() {
+  if (!elementOf(getCondition()).isInteger(1))
+    return emitOpError("condition must be a tensor of i1");
+  if (elementOf(getLhs()) != elementOf(getRhs()) ||
+      elementOf(getLhs()) != elementOf(getOutput()))
+    return emitOpError("value operands and result must share an element type");
+  return verifyBroadcast(getOperation());
+}
+
+LogicalResult ConvOp::verify() { return verifyConvCommon(*this, false); }
+LogicalResult ConvTransposeOp::verify() { return verifyConvCommon(*this, true); }
+
+LogicalResult GemmOp::verify() {
+  ArrayRef<int64_t> a = shapeOf(getA()), b = shapeOf(getB()),
+                    out = shapeOf(getOutput());
+  if (a.size() != 2 || b.size() != 2 || out.size() != 2)
+    return emitOpError("A, B and the result must be 2-D");
+  int64_t m = getTransA() ? a[1] : a[0], ka = getTransA() ? a[0] : a[1];
+  int64_t kb = getTransB() ? b[1] : b[0], n = getTransB() ? b[0] : b[1];
+  if (ka != kb)
+    return emitOpError("inner dimensions differ: ") << ka << " vs " << kb;
+  if (out[0] != m || out[1] != n)
+    return emitOpError("result must be ") << m << "x" << n;
+  if (getC()) {
+    SmallVector<int64_t> shape;
+    if (!OpTrait::util::getBroadcastedShape(shapeOf(getC()), out, shape) ||
+        ArrayRef<int64_t>(shape) != out)
+      return emitOpError("C must broadcast to ") << m << "x" << n;
+  }
+  return success();
+}
+
+LogicalResult MatMulOp::verify() {
+  ArrayRef<int64_t> a = shapeOf(getLhs()), b = shapeOf(getRhs());
+  if (a.empty() || b.empty())
+    return emitOpError("operands must have rank >= 1");
+  int64_t ka = a.back(), kb = b.size() == 1 ? b[0] : b[b.size() - 2];
+  if (ka != kb)
+    return emitOpError("inner dimensions differ: ") << ka << " vs " << kb;
+  SmallVector<int64_t> batch;
+  ArrayRef<int64_t> batchA = a.size() > 2 ? a.drop_back(2) : ArrayRef<int64_t>{};
+  ArrayRef<int64_t> batchB = b.size() > 2 ? b.drop_back(2) : ArrayRef<int64_t>{};
+  if (!OpTrait::util::getBroadcastedShape(batchA, batchB, batch))
+    return emitOpError("batch dimensions are not broadcast-compatible");
+  if (a.size() > 1)
+    batch.push_back(a[a.size() - 2]);
+  if (b.size() > 1)
+    batch.push_back(b.back());
+  if (ArrayRef<int64_t>(batch) != shapeOf(getOutput()))
+    return emitOpError("result shape does not follow numpy matmul");
+  return success();
+}
+
+LogicalResult BatchNormOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  if (in.size() < 2)
+    return emitOpError("input must have rank >= 2");
+  for (Value v : {getScale(), getBias(), getMean(), getVariance()})
+    if (shapeOf(v) != ArrayRef<int64_t>{in[1]})
+      return emitOpError("scale, bias, mean and variance must have shape [")
+             << in[1] << "]";
+  if (getInput().getType() != getOutput().getType())
+    return emitOpError("result type must equal the input type");
+  return success();
+}
+
+template <typename PoolOp> static LogicalResult verifyPool(PoolOp op) {
+  ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op.getOutput());
+  if (in.size() < 3 || out.size() != in.size() || out[0] != in[0] ||
+      out[1] != in[1])
+    return op.emitOpError("input and result must be N x C x spatial...");
+  int64_t spatial = in.size() - 2;
+  if (static_cast<int64_t>(op.getKernelShape().size()) != spatial)
+    return op.emitOpError("kernel_shape needs ") << spatial << " entries";
+  return verifyWindowAttrs(op, spatial, op.getStrides(), op.getPads(),
+                           op.getDilations());
+}
+LogicalResult MaxPoolOp::verify() { return verifyPool(*this); }
+LogicalResult AvgPoolOp::verify() { return verifyPool(*this); }
+
+static LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
+  if (axis < 0 || axis >= std::max<int64_t>(rank, 1))
+    return op->emitOpError("axis ") << axis << " is out of range for rank " << rank;
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return verifyAxis(*this, getAxis(), shapeOf(getInput()).size());
+}
+LogicalResult LogSoftmaxOp::verify() {
+  return verifyAxis(*this, getAxis(), shapeOf(getInput()).size());
+}
+
+static LogicalResult verifyReduce(Operation *op, Value input, Value output,
+                                  ArrayRef<int64_t> axes, bool keepdims) {
+  ArrayRef<int64_t> in = shapeOf(input);
+  SmallVector<int64_t> expected;
+  for (int64_t i = 0, e = in.size(); i < e; ++i) {
+    if (!llvm::is_contained(axes, i))
+      expected.push_back(in[i]);
+    else if (keepdims)
+      expected.push_back(1);
+  }
+  if (!llvm::is_sorted(axes) || llvm::any_of(axes, [&](int64_t a) {
+        return a < 0 || a >= static_cast<int64_t>(in.size());
+      }))
+    return op->emitOpError("axes must be sorted and within the input rank");
+  if (ArrayRef<int64_t>(expected) != shapeOf(output))
+    return op->emitOpError("result shape does not match axes and keepdims");
+  return success();
+}
+
+#define TESSEL_REDUCE_VERIFIER(Op)                                             \
+  LogicalResult Op::verify() {                                                 \
+    return verifyReduce(*this, getInput(), getOutput(), getAxes(),             \
+                        getKeepdims());                                        \
+  }
+TESSEL_REDUCE_VERIFIER(ReduceSumOp)
+TESSEL_REDUCE_VERIFIER(ReduceMeanOp)
+TESSEL_REDUCE_VERIFIER(ReduceMaxOp)
+TESSEL_REDUCE_VERIFIER(ReduceMinOp)
+TESSEL_REDUCE_VERIFIER(ReduceProdOp)
+TESSEL_REDUCE_VERIFIER(ReduceL1Op)
+TESSEL_REDUCE_VERIFIER(ReduceL2Op)
+TESSEL_REDUCE_VERIFIER(ReduceLogSumOp)
+TESSEL_REDUCE_VERIFIER(ReduceLogSumExpOp)
+TESSEL_REDUCE_VERIFIER(ReduceSumSquareOp)
+#undef TESSEL_REDUCE_VERIFIER
+
+LogicalResult ReshapeOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getType());
+  if (in.getNumElements() != out.getNumElements() ||
+      in.getElementType() != out.getElementType())
+    return emitOpError("must keep the element count and type");
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getOutput());
+  ArrayRef<int64_t> perm = getPerm();
+  if (perm.size() != in.size() || out.size() != in.size())
+    return emitOpError("perm must have one entry per dim");
+  SmallVector<bool> seen(in.size(), false);
+  for (auto [i, p] : llvm::enumerate(perm)) {
+    if (p < 0 || p >= static_cast<int64_t>(in.size()) || seen[p])
+      return emitOpError("perm is not a permutation");
+    seen[p] = true;
+    if (out[i] != in[p])
+      return emitOpError("result dim ") << i << " must be input dim " << p;
+  }
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  ArrayRef<int64_t> out = shapeOf(getOutput());
+  int64_t axis = getAxis();
+  if (failed(verifyAxis(*this, axis, out.size())))
+    return failure();
+  int64_t total = 0;
+  for (Value input : getInputs()) {
+    ArrayRef<int64_t> in = shapeOf(input);
+    if (in.size() != out.size() || elementOf(input) != elementOf(getOutput()))
+      return emitOpError("inputs must match the result's rank and element type");
+    for (int64_t d = 0, e = in.size(); d < e; ++d)
+      if (d != axis && in[d] != out[d])
+        return emitOpError("inputs differ from the result off the axis");
+    total += in[axis];
+  }
+  if (total != out[axis])
+    return emitOpError("result extent along the axis must be the sum of the inputs'");
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getOutput());
+  if (getStarts().size() != in.size() || getSteps().size() != in.size() ||
+      out.size() != in.size())
+    return emitOpError("starts and steps need one entry per dim");
+  for (size_t d = 0; d < in.size(); ++d) {
+    int64_t start = getStarts()[d], step = getSteps()[d];
+    if (step == 0)
+      return emitOpError("steps must be non-zero");
+    if (out[d] == 0)
+      continue;
+    int64_t last = start + (out[d] - 1) * step;
+    if (start < 0 || start >= in[d] || last < 0 || last >= in[d])
+      return emitOpError("dim ") << d << " reads outside the input";
+  }
+  return success();
+}
+
+LogicalResult PadOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getOutput());
+  ArrayRef<int64_t> pads = getPads();
+  if (pads.size() != 2 * in.size() || out.size() != in.size())
+    return emitOpError("pads need a begin and an end per dim");
+  for (size_t d = 0; d < in.size(); ++d)
+    if (out[d] != in[d] + pads[d] + pads[d + in.size()])
+      return emitOpError("result dim ") << d << " does not match the pads";
+  StringRef mode = getMode();
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return emitOpError("mode must be constant, reflect or edge");
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  ArrayRef<int64_t> data = shapeOf(getData()), idx = shapeOf(getIndices());
+  if (failed(verifyAxis(*this, getAxis(), data.size())))
+    return failure();
+  if (!elementOf(getIndices()).isInteger(64) && !elementOf(getIndices()).isInteger(32))
+    return emitOpError("indices must be i32 or i64");
+  SmallVector<int64_t> expected(data.begin(), data.begin() + getAxis());
+  expected.append(idx.begin(), idx.end());
+  expected.append(data.begin() + getAxis() + 1, data.end());
+  if (ArrayRef<int64_t>(expected) != shapeOf(getOutput()))
+    return emitOpError("result shape must be data[:axis] + indices + data[axis+1:]");
+  return success();
+}
+
+LogicalResult ExpandOp::verify() {
+  SmallVector<int64_t> shape;
+  ArrayRef<int64_t> out = shapeOf(getOutput());
+  if (!OpTrait::util::getBroadcastedShape(shapeOf(getInput()), out, shape) ||
+      ArrayRef<int64_t>(shape) != out)
+    return emitOpError("input does not broadcast to the result shape");
+  return success();
+}
+
+LogicalResult TileOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getOutput());
+  if (in.size() != out.size())
+    return emitOpError("result rank must equal the input rank");
+  for (size_t d = 0; d < in.size(); ++d)
+    if ((in[d] == 0 && out[d] != 0) || (in[d] != 0 && out[d] % in[d] != 0))
+      return emitOpError("result dim ") << d << " is not a multiple of the input's";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "TesselOps.cpp.inc"

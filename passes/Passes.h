@@ -1,0 +1,19 @@
+//===- Passes.h - Tessel's graph passes --------------------------*- C++ -*-===//
+#ifndef TESSEL_PASSES_PASSES_H
+#define TESSEL_PASSES_PASSES_H
+
+#include "TesselDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace tessel {
+
+#define GEN_PASS_DECL
+#include "Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "Passes.h.inc"
+
+} // namespace tessel
+
+#endif // TESSEL_PASSES_PASSES_H

@@ -1,0 +1,22 @@
+//===- registry.h - how kernel files add their kernels ---------*- C++ -*-===//
+#ifndef TESSEL_RUNTIME_CPU_REGISTRY_H
+#define TESSEL_RUNTIME_CPU_REGISTRY_H
+
+#include "kernels.h"
+
+#include <map>
+#include <string>
+
+namespace tessel::cpu {
+
+using KernelTable = std::map<std::string, Kernel>;
+
+// One per kernel file; kernels.cpp calls each once to build the table.
+void addElementwiseKernels(KernelTable &table); // elementwise.cpp
+void addNnKernels(KernelTable &table);          // nn.cpp: conv, gemm, pools, norms
+void addReductionKernels(KernelTable &table);   // reduction.cpp: reduce_*, softmax, arg*
+void addMovementKernels(KernelTable &table);    // movement.cpp: reshape, slice, ...
+
+} // namespace tessel::cpu
+
+#endif // TESSEL_RUNTIME_CPU_REGISTRY_H

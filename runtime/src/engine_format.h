@@ -1,0 +1,53 @@
+//===- engine_format.h - the .tsl file's fixed header ----------*- C++ -*-===//
+//
+// Shared by the compiler's engine writer and the runtime's reader: the fixed
+// 64-byte header in front of the FlatBuffer payload, and the checksum over
+// everything after it. The schema itself is schema/engine.fbs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_RUNTIME_ENGINE_FORMAT_H
+#define TESSEL_RUNTIME_ENGINE_FORMAT_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tessel::format {
+
+inline constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'E', 'L', '\x1a', '\n'};
+// Bumped on any incompatible change of the header or the schema.
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr size_t kHeaderSize = 64;
+// Constants start on this boundary (relative to the file start), which
+// satisfies every vector width and cudaMemcpy fast path.
+inline constexpr size_t kConstantAlignment = 256;
+
+struct Header {
+  char magic[8];
+  uint32_t format_version;
+  uint32_t header_size;      // kHeaderSize
+  uint64_t payload_offset;   // of the FlatBuffer: kHeaderSize
+  uint64_t payload_size;     // FlatBuffer bytes, without padding
+  uint64_t constants_offset; // of the constants blob, kConstantAlignment-aligned
+  uint64_t constants_size;
+  uint64_t checksum;         // FNV-1a 64 over bytes [kHeaderSize, file end)
+  uint64_t reserved;
+};
+static_assert(sizeof(Header) == kHeaderSize, "header must be 64 bytes");
+
+/// FNV-1a, 64-bit: simple, byte-order independent, catches any single bit flip.
+inline uint64_t checksum(const uint8_t *data, size_t size,
+                         uint64_t hash = 0xcbf29ce484222325ull) {
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= data[i];
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+inline size_t alignUp(size_t value, size_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+} // namespace tessel::format
+
+#endif // TESSEL_RUNTIME_ENGINE_FORMAT_H
