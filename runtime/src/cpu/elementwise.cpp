@@ -1,0 +1,724 @@
+//===- elementwise.cpp - unary, binary and ternary elementwise kernels -----===//
+//
+// Unary math on f32/f64/f16 (f16: load to float, compute in float, round to
+// nearest even), integer variants of abs/neg/sign/relu/clip, numpy-broadcast
+// binary arithmetic and comparisons, logical ops on bool, and where.
+//
+// Every kernel validates dtypes and shapes and reports a KernelStatus error
+// instead of throwing or touching memory it does not own. Integer arithmetic
+// wraps (two's complement), integer division truncates toward zero, and
+// integer division by zero yields 0 rather than trapping.
+//
+//===----------------------------------------------------------------------===//
+#include "half.h"
+#include "kernels.h"
+#include "registry.h"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace tessel::cpu {
+namespace {
+
+template <typename T> struct Tag { using type = T; };
+
+KernelStatus fail(std::string message) { return KernelStatus{std::move(message)}; }
+
+KernelStatus unsupported(const char *op, DType dtype) {
+  return fail(std::string(op) + ": unsupported dtype " + dtypeName(dtype));
+}
+
+KernelStatus checkArity(const char *op, const std::vector<const TensorView *> &inputs,
+                        const std::vector<TensorView *> &outputs, size_t numInputs) {
+  if (inputs.size() < numInputs || outputs.empty())
+    return fail(std::string(op) + ": expected " + std::to_string(numInputs) +
+                " inputs and 1 output");
+  for (size_t i = 0; i < numInputs; ++i)
+    if (!inputs[i] || (!inputs[i]->data && inputs[i]->numElements() != 0))
+      return fail(std::string(op) + ": missing input " + std::to_string(i));
+  if (!outputs[0] || (!outputs[0]->data && outputs[0]->numElements() != 0))
+    return fail(std::string(op) + ": missing output");
+  return {};
+}
+
+// Calls f(Tag<T>{}) for the element type of `dtype` if it is in the family;
+// returns false when it is not.
+enum Family : unsigned {
+  kFloat = 1,    // f32 f64 f16
+  kSigned = 2,   // i8 i16 i32 i64
+  kUnsigned = 4, // u8 u16 u32 u64
+  kBool = 8,
+  kInt = kSigned | kUnsigned,
+  kNumeric = kFloat | kInt,
+  kAll = kNumeric | kBool,
+};
+
+template <typename F> bool dispatch(DType dtype, unsigned families, F &&f) {
+  switch (dtype) {
+  case DType::F32: if (families & kFloat) { f(Tag<float>{}); return true; } break;
+  case DType::F64: if (families & kFloat) { f(Tag<double>{}); return true; } break;
+  case DType::F16: if (families & kFloat) { f(Tag<Half>{}); return true; } break;
+  case DType::I8: if (families & kSigned) { f(Tag<int8_t>{}); return true; } break;
+  case DType::I16: if (families & kSigned) { f(Tag<int16_t>{}); return true; } break;
+  case DType::I32: if (families & kSigned) { f(Tag<int32_t>{}); return true; } break;
+  case DType::I64: if (families & kSigned) { f(Tag<int64_t>{}); return true; } break;
+  case DType::U8: if (families & kUnsigned) { f(Tag<uint8_t>{}); return true; } break;
+  case DType::U16: if (families & kUnsigned) { f(Tag<uint16_t>{}); return true; } break;
+  case DType::U32: if (families & kUnsigned) { f(Tag<uint32_t>{}); return true; } break;
+  case DType::U64: if (families & kUnsigned) { f(Tag<uint64_t>{}); return true; } break;
+  case DType::Bool: if (families & kBool) { f(Tag<bool>{}); return true; } break;
+  default: break;
+  }
+  return false;
+}
+
+template <typename T> constexpr bool isFloatElem() {
+  return std::is_floating_point<T>::value || std::is_same<T, Half>::value;
+}
+
+// Saturating double -> integer conversion (NaN -> 0); no UB for any input.
+template <typename T> T saturateCast(double v) {
+  if constexpr (std::is_integral<T>::value) {
+    if (std::isnan(v))
+      return 0;
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
+      return std::numeric_limits<T>::lowest();
+    // max() may round up when converted to double (int64/uint64): compare >=.
+    if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+      return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else {
+    return storeElem<T>(static_cast<MathType<T>>(v));
+  }
+}
+
+// Integer wrap-around arithmetic through uint64 (no signed-overflow UB).
+template <typename T> T wrapAdd(T a, T b) {
+  return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+template <typename T> T wrapSub(T a, T b) {
+  return static_cast<T>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+template <typename T> T wrapMul(T a, T b) {
+  return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+template <typename T> T wrapNeg(T a) {
+  return static_cast<T>(uint64_t(0) - static_cast<uint64_t>(a));
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting
+//===----------------------------------------------------------------------===//
+
+// Iterates the output of an N-ary numpy-broadcast op. For each input, its
+// element strides in the output index space (0 along broadcast dims).
+template <size_t K> class Broadcast {
+public:
+  // Returns an error message when an input does not broadcast to `out`.
+  std::string init(const std::vector<int64_t> &out,
+                   const std::array<const std::vector<int64_t> *, K> &ins) {
+    shape = out;
+    rank = out.size();
+    for (size_t k = 0; k < K; ++k) {
+      const std::vector<int64_t> &in = *ins[k];
+      if (in.size() > rank)
+        return "input " + std::to_string(k) + " has higher rank than the result";
+      strides[k].assign(rank, 0);
+      int64_t stride = 1;
+      for (size_t j = 0; j < in.size(); ++j) {
+        size_t i = in.size() - 1 - j;   // input dim
+        size_t d = rank - 1 - j;        // output dim
+        if (in[i] == out[d]) {
+          strides[k][d] = in[i] == 1 ? 0 : stride;
+        } else if (in[i] == 1) {
+          strides[k][d] = 0;
+        } else {
+          return "input " + std::to_string(k) + " does not broadcast to the result shape";
+        }
+        stride *= in[i];
+      }
+    }
+    return {};
+  }
+
+  // f(outIndex, offsets) for every output element, in row-major order.
+  template <typename F> void forEach(F &&f) const {
+    int64_t total = 1;
+    for (int64_t d : shape)
+      total *= d;
+    if (total == 0)
+      return;
+    if (rank == 0) {
+      std::array<int64_t, K> offsets{};
+      f(int64_t(0), offsets);
+      return;
+    }
+    int64_t inner = shape[rank - 1];
+    std::array<int64_t, K> innerStride;
+    for (size_t k = 0; k < K; ++k)
+      innerStride[k] = strides[k][rank - 1];
+    std::vector<int64_t> index(rank, 0);
+    std::array<int64_t, K> base{};
+    for (int64_t o = 0; o < total; o += inner) {
+      std::array<int64_t, K> offsets = base;
+      for (int64_t i = 0; i < inner; ++i) {
+        f(o + i, offsets);
+        for (size_t k = 0; k < K; ++k)
+          offsets[k] += innerStride[k];
+      }
+      // Advance the outer dims (rank-2 .. 0).
+      for (size_t d = rank - 1; d-- > 0;) {
+        ++index[d];
+        for (size_t k = 0; k < K; ++k)
+          base[k] += strides[k][d];
+        if (index[d] < shape[d])
+          break;
+        for (size_t k = 0; k < K; ++k)
+          base[k] -= strides[k][d] * shape[d];
+        index[d] = 0;
+      }
+    }
+  }
+
+private:
+  std::vector<int64_t> shape;
+  size_t rank = 0;
+  std::array<std::vector<int64_t>, K> strides;
+};
+
+//===----------------------------------------------------------------------===//
+// Unary
+//===----------------------------------------------------------------------===//
+
+enum class U {
+  Relu, Sigmoid, Tanh, Abs, Neg, Exp, Log, Sqrt, Reciprocal, Floor, Ceil, Round,
+  Sign, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
+  Softplus, Softsign, HardSwish, LeakyRelu, Elu, Celu, Selu, ThresholdedRelu,
+  HardSigmoid, Shrink,
+};
+
+struct UnaryParams {
+  double alpha = 0, beta = 0, gamma = 0;
+};
+
+template <typename C> C roundHalfEven(C x) {
+  if (!std::isfinite(x))
+    return x;
+  C f = std::floor(x);
+  C diff = x - f; // exact
+  if (diff > C(0.5))
+    return f + 1;
+  if (diff < C(0.5))
+    return f;
+  return std::fmod(f, C(2)) == 0 ? f : f + 1;
+}
+
+// Floating-point math in C (float for f32/f16, double for f64).
+template <U op, typename C> C unaryFloat(C x, const UnaryParams &p) {
+  const C alpha = static_cast<C>(p.alpha), beta = static_cast<C>(p.beta),
+          gamma = static_cast<C>(p.gamma);
+  switch (op) {
+  case U::Relu: return x < 0 ? C(0) : x;
+  case U::Sigmoid:
+    // Stable in both tails.
+    if (x >= 0)
+      return C(1) / (C(1) + std::exp(-x));
+    else {
+      C e = std::exp(x);
+      return e / (C(1) + e);
+    }
+  case U::Tanh: return std::tanh(x);
+  case U::Abs: return std::fabs(x);
+  case U::Neg: return -x;
+  case U::Exp: return std::exp(x);
+  case U::Log: return std::log(x);
+  case U::Sqrt: return std::sqrt(x);
+  case U::Reciprocal: return C(1) / x;
+  case U::Floor: return std::floor(x);
+  case U::Ceil: return std::ceil(x);
+  case U::Round: return roundHalfEven(x);
+  case U::Sign: return x > 0 ? C(1) : x < 0 ? C(-1) : x; // keeps 0, -0, nan
+  case U::Erf: return std::erf(x);
+  case U::Sin: return std::sin(x);
+  case U::Cos: return std::cos(x);
+  case U::Tan: return std::tan(x);
+  case U::Asin: return std::asin(x);
+  case U::Acos: return std::acos(x);
+  case U::Atan: return std::atan(x);
+  case U::Sinh: return std::sinh(x);
+  case U::Cosh: return std::cosh(x);
+  case U::Asinh: return std::asinh(x);
+  case U::Acosh: return std::acosh(x);
+  case U::Atanh: return std::atanh(x);
+  case U::Softplus:
+    // log(1 + e^x) = max(x, 0) + log1p(e^-|x|), no overflow.
+    if (std::isnan(x))
+      return x;
+    return (x > 0 ? x : C(0)) + std::log1p(std::exp(-std::fabs(x)));
+  case U::Softsign: return x / (C(1) + std::fabs(x));
+  case U::HardSwish: {
+    C t = x / C(6) + C(0.5);
+    t = t < 0 ? C(0) : (t > 1 ? C(1) : t);
+    return x * t;
+  }
+  case U::LeakyRelu: return x < 0 ? alpha * x : x;
+  case U::Elu: return x < 0 ? alpha * std::expm1(x) : x;
+  case U::Celu: {
+    // max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+    if (std::isnan(x))
+      return x;
+    C neg = alpha * std::expm1(x / alpha);
+    return (x > 0 ? x : C(0)) + (neg < 0 ? neg : C(0));
+  }
+  case U::Selu: return x > 0 ? gamma * x : gamma * (alpha * std::expm1(x));
+  case U::ThresholdedRelu: return x > alpha ? x : C(0);
+  case U::HardSigmoid: {
+    C t = alpha * x + beta;
+    return t < 0 ? C(0) : (t > 1 ? C(1) : t);
+  }
+  case U::Shrink: {
+    // alpha = bias, beta = lambd (set by the kernel wrapper).
+    if (x < -beta)
+      return x + alpha;
+    if (x > beta)
+      return x - alpha;
+    return C(0);
+  }
+  }
+  return x;
+}
+
+constexpr bool intCapable(U op) {
+  return op == U::Relu || op == U::Abs || op == U::Neg || op == U::Sign;
+}
+
+template <U op, typename T> T unaryInt(T x) {
+  switch (op) {
+  case U::Relu:
+    if constexpr (std::is_signed<T>::value)
+      return x < 0 ? T(0) : x;
+    return x;
+  case U::Abs:
+    if constexpr (std::is_signed<T>::value)
+      return x < 0 ? wrapNeg(x) : x; // abs(INT_MIN) wraps to INT_MIN, as numpy
+    return x;
+  case U::Neg: return wrapNeg(x);
+  case U::Sign:
+    if constexpr (std::is_signed<T>::value)
+      return x > 0 ? T(1) : x < 0 ? T(-1) : T(0);
+    return x > 0 ? T(1) : T(0);
+  default: return x;
+  }
+}
+
+const char *unaryName(U op) {
+  static const char *names[] = {
+      "relu", "sigmoid", "tanh", "abs", "neg", "exp", "log", "sqrt", "reciprocal",
+      "floor", "ceil", "round", "sign", "erf", "sin", "cos", "tan", "asin", "acos",
+      "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "softplus", "softsign",
+      "hard_swish", "leaky_relu", "elu", "celu", "selu", "thresholded_relu",
+      "hard_sigmoid", "shrink"};
+  return names[static_cast<int>(op)];
+}
+
+KernelStatus checkSameShapeAndType(const char *op, const TensorView &in,
+                                   const TensorView &out) {
+  if (in.dtype != out.dtype)
+    return fail(std::string(op) + ": result dtype " + dtypeName(out.dtype) +
+                " differs from input dtype " + dtypeName(in.dtype));
+  if (in.numElements() != out.numElements())
+    return fail(std::string(op) + ": result and input element counts differ");
+  return {};
+}
+
+template <U op>
+KernelStatus unaryKernel(const Attrs &attrs, const std::vector<const TensorView *> &inputs,
+                         const std::vector<TensorView *> &outputs) {
+  const char *name = unaryName(op);
+  if (auto s = checkArity(name, inputs, outputs, 1); !s.ok())
+    return s;
+  const TensorView &in = *inputs[0];
+  TensorView &out = *outputs[0];
+  if (auto s = checkSameShapeAndType(name, in, out); !s.ok())
+    return s;
+  UnaryParams p;
+  switch (op) {
+  case U::LeakyRelu: p.alpha = attrs.getFloat("alpha", 0.01); break;
+  case U::Elu: p.alpha = attrs.getFloat("alpha", 1.0); break;
+  case U::Celu: p.alpha = attrs.getFloat("alpha", 1.0); break;
+  case U::Selu:
+    p.alpha = attrs.getFloat("alpha", 1.67326319217681884765625);
+    p.gamma = attrs.getFloat("gamma", 1.05070102214813232421875);
+    break;
+  case U::ThresholdedRelu: p.alpha = attrs.getFloat("alpha", 1.0); break;
+  case U::HardSigmoid:
+    p.alpha = attrs.getFloat("alpha", 0.2);
+    p.beta = attrs.getFloat("beta", 0.5);
+    break;
+  case U::Shrink:
+    p.alpha = attrs.getFloat("bias", 0.0);
+    p.beta = attrs.getFloat("lambd", 0.5);
+    break;
+  default: break;
+  }
+  const int64_t n = in.numElements();
+  unsigned families = intCapable(op) ? kNumeric : kFloat;
+  bool handled = dispatch(in.dtype, families, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *x = static_cast<const T *>(in.data);
+    T *y = static_cast<T *>(out.data);
+    if constexpr (isFloatElem<T>()) {
+      using C = MathType<T>;
+      for (int64_t i = 0; i < n; ++i)
+        y[i] = storeElem<T>(unaryFloat<op, C>(loadElem(x[i]), p));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        y[i] = unaryInt<op, T>(x[i]);
+    }
+  });
+  return handled ? KernelStatus{} : unsupported(name, in.dtype);
+}
+
+KernelStatus notKernel(const Attrs &, const std::vector<const TensorView *> &inputs,
+                       const std::vector<TensorView *> &outputs) {
+  if (auto s = checkArity("not", inputs, outputs, 1); !s.ok())
+    return s;
+  const TensorView &in = *inputs[0];
+  TensorView &out = *outputs[0];
+  if (auto s = checkSameShapeAndType("not", in, out); !s.ok())
+    return s;
+  if (in.dtype != DType::Bool)
+    return unsupported("not", in.dtype);
+  const uint8_t *x = static_cast<const uint8_t *>(in.data);
+  uint8_t *y = static_cast<uint8_t *>(out.data);
+  for (int64_t i = 0, n = in.numElements(); i < n; ++i)
+    y[i] = x[i] ? 0 : 1;
+  return {};
+}
+
+KernelStatus clipKernel(const Attrs &attrs, const std::vector<const TensorView *> &inputs,
+                        const std::vector<TensorView *> &outputs) {
+  if (auto s = checkArity("clip", inputs, outputs, 1); !s.ok())
+    return s;
+  const TensorView &in = *inputs[0];
+  TensorView &out = *outputs[0];
+  if (auto s = checkSameShapeAndType("clip", in, out); !s.ok())
+    return s;
+  const double lo = attrs.getFloat("min", -std::numeric_limits<double>::infinity());
+  const double hi = attrs.getFloat("max", std::numeric_limits<double>::infinity());
+  const int64_t n = in.numElements();
+  bool handled = dispatch(in.dtype, kNumeric, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = MathType<T>;
+    // The bounds in the tensor's dtype (integers saturate, f16 rounds).
+    const C l = loadElem(saturateCast<T>(lo)), h = loadElem(saturateCast<T>(hi));
+    const T *x = static_cast<const T *>(in.data);
+    T *y = static_cast<T *>(out.data);
+    for (int64_t i = 0; i < n; ++i) {
+      C v = loadElem(x[i]);
+      // NaN passes through (both comparisons false).
+      v = v < l ? l : v;
+      v = v > h ? h : v;
+      y[i] = storeElem<T>(v);
+    }
+  });
+  return handled ? KernelStatus{} : unsupported("clip", in.dtype);
+}
+
+//===----------------------------------------------------------------------===//
+// Binary
+//===----------------------------------------------------------------------===//
+
+enum class B { Add, Sub, Mul, Div, Pow, Max, Min, PRelu };
+
+const char *binaryName(B op) {
+  static const char *names[] = {"add", "sub", "mul", "div", "pow", "max", "min", "prelu"};
+  return names[static_cast<int>(op)];
+}
+
+template <typename T> T intPow(T base, T exponent) {
+  if constexpr (std::is_signed<T>::value) {
+    if (exponent < 0) {
+      // Integer result of a fractional power: truncation toward zero.
+      if (base == 1)
+        return 1;
+      if (base == -1)
+        return (exponent & 1) ? T(-1) : T(1);
+      return 0; // includes 0^negative (undefined; 0 rather than a trap)
+    }
+  }
+  uint64_t result = 1, b = static_cast<uint64_t>(base);
+  uint64_t e = static_cast<uint64_t>(exponent);
+  while (e) {
+    if (e & 1)
+      result *= b;
+    b *= b;
+    e >>= 1;
+  }
+  return static_cast<T>(result);
+}
+
+template <B op, typename T> T binaryOp(T a, T b) {
+  if constexpr (isFloatElem<T>()) {
+    using C = MathType<T>;
+    C x = loadElem(a), y = loadElem(b), r;
+    switch (op) {
+    case B::Add: r = x + y; break;
+    case B::Sub: r = x - y; break;
+    case B::Mul: r = x * y; break;
+    case B::Div: r = x / y; break;
+    case B::Pow: r = std::pow(x, y); break;
+    case B::Max: r = (std::isnan(x) || std::isnan(y)) ? x + y : (x < y ? y : x); break;
+    case B::Min: r = (std::isnan(x) || std::isnan(y)) ? x + y : (y < x ? y : x); break;
+    case B::PRelu: r = x < 0 ? y * x : x; break;
+    }
+    return storeElem<T>(r);
+  } else {
+    switch (op) {
+    case B::Add: return wrapAdd(a, b);
+    case B::Sub: return wrapSub(a, b);
+    case B::Mul: return wrapMul(a, b);
+    case B::Div:
+      if (b == 0)
+        return 0; // undefined in ONNX; never trap
+      if constexpr (std::is_signed<T>::value)
+        if (b == -1)
+          return wrapNeg(a); // INT_MIN / -1 would trap
+      return static_cast<T>(a / b);
+    case B::Pow: return intPow(a, b);
+    case B::Max: return a < b ? b : a;
+    case B::Min: return b < a ? b : a;
+    case B::PRelu:
+      if constexpr (std::is_signed<T>::value)
+        return a < 0 ? wrapMul(b, a) : a;
+      return a;
+    }
+    return a;
+  }
+}
+
+template <B op>
+KernelStatus binaryKernel(const Attrs &, const std::vector<const TensorView *> &inputs,
+                          const std::vector<TensorView *> &outputs) {
+  const char *name = binaryName(op);
+  if (auto s = checkArity(name, inputs, outputs, 2); !s.ok())
+    return s;
+  const TensorView &a = *inputs[0], &b = *inputs[1];
+  TensorView &out = *outputs[0];
+  if (out.dtype != a.dtype)
+    return fail(std::string(name) + ": result dtype " + dtypeName(out.dtype) +
+                " differs from operand dtype " + dtypeName(a.dtype));
+  Broadcast<2> bc;
+  if (std::string e = bc.init(out.shape, {&a.shape, &b.shape}); !e.empty())
+    return fail(std::string(name) + ": " + e);
+
+  if (a.dtype != b.dtype) {
+    // Only pow takes mixed operand types: compute in double, cast to the
+    // base's dtype.
+    if (op != B::Pow)
+      return fail(std::string(name) + ": operand dtypes differ (" + dtypeName(a.dtype) +
+                  " vs " + dtypeName(b.dtype) + ")");
+    if (!dispatch(b.dtype, kNumeric, [](auto) {}))
+      return unsupported(name, b.dtype);
+    bool handled = dispatch(a.dtype, kNumeric, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T *x = static_cast<const T *>(a.data);
+      T *y = static_cast<T *>(out.data);
+      dispatch(b.dtype, kNumeric, [&](auto etag) {
+        using E = typename decltype(etag)::type;
+        const E *e = static_cast<const E *>(b.data);
+        bc.forEach([&](int64_t o, const std::array<int64_t, 2> &off) {
+          double base = static_cast<double>(loadElem(x[off[0]]));
+          double exponent = static_cast<double>(loadElem(e[off[1]]));
+          y[o] = saturateCast<T>(std::pow(base, exponent));
+        });
+      });
+    });
+    return handled ? KernelStatus{} : unsupported(name, a.dtype);
+  }
+
+  bool handled = dispatch(a.dtype, kNumeric, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *x = static_cast<const T *>(a.data);
+    const T *w = static_cast<const T *>(b.data);
+    T *y = static_cast<T *>(out.data);
+    bc.forEach([&](int64_t o, const std::array<int64_t, 2> &off) {
+      y[o] = binaryOp<op, T>(x[off[0]], w[off[1]]);
+    });
+  });
+  return handled ? KernelStatus{} : unsupported(name, a.dtype);
+}
+
+enum class Cmp { Equal, Less, LessEqual, Greater, GreaterEqual };
+
+const char *cmpName(Cmp op) {
+  static const char *names[] = {"equal", "less", "less_equal", "greater", "greater_equal"};
+  return names[static_cast<int>(op)];
+}
+
+template <Cmp op>
+KernelStatus compareKernel(const Attrs &, const std::vector<const TensorView *> &inputs,
+                           const std::vector<TensorView *> &outputs) {
+  const char *name = cmpName(op);
+  if (auto s = checkArity(name, inputs, outputs, 2); !s.ok())
+    return s;
+  const TensorView &a = *inputs[0], &b = *inputs[1];
+  TensorView &out = *outputs[0];
+  if (out.dtype != DType::Bool)
+    return fail(std::string(name) + ": result must be bool");
+  if (a.dtype != b.dtype)
+    return fail(std::string(name) + ": operand dtypes differ");
+  Broadcast<2> bc;
+  if (std::string e = bc.init(out.shape, {&a.shape, &b.shape}); !e.empty())
+    return fail(std::string(name) + ": " + e);
+  bool handled = dispatch(a.dtype, op == Cmp::Equal ? kAll : kNumeric, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *x = static_cast<const T *>(a.data);
+    const T *w = static_cast<const T *>(b.data);
+    uint8_t *y = static_cast<uint8_t *>(out.data);
+    bc.forEach([&](int64_t o, const std::array<int64_t, 2> &off) {
+      auto l = loadElem(x[off[0]]);
+      auto r = loadElem(w[off[1]]);
+      bool v = false;
+      switch (op) {
+      case Cmp::Equal: v = l == r; break;
+      case Cmp::Less: v = l < r; break;
+      case Cmp::LessEqual: v = l <= r; break;
+      case Cmp::Greater: v = l > r; break;
+      case Cmp::GreaterEqual: v = l >= r; break;
+      }
+      y[o] = v ? 1 : 0;
+    });
+  });
+  return handled ? KernelStatus{} : unsupported(name, a.dtype);
+}
+
+enum class L { And, Or, Xor };
+
+template <L op>
+KernelStatus logicalKernel(const Attrs &, const std::vector<const TensorView *> &inputs,
+                           const std::vector<TensorView *> &outputs) {
+  const char *name = op == L::And ? "and" : op == L::Or ? "or" : "xor";
+  if (auto s = checkArity(name, inputs, outputs, 2); !s.ok())
+    return s;
+  const TensorView &a = *inputs[0], &b = *inputs[1];
+  TensorView &out = *outputs[0];
+  if (a.dtype != DType::Bool || b.dtype != DType::Bool || out.dtype != DType::Bool)
+    return fail(std::string(name) + ": operands and result must be bool");
+  Broadcast<2> bc;
+  if (std::string e = bc.init(out.shape, {&a.shape, &b.shape}); !e.empty())
+    return fail(std::string(name) + ": " + e);
+  const uint8_t *x = static_cast<const uint8_t *>(a.data);
+  const uint8_t *w = static_cast<const uint8_t *>(b.data);
+  uint8_t *y = static_cast<uint8_t *>(out.data);
+  bc.forEach([&](int64_t o, const std::array<int64_t, 2> &off) {
+    bool l = x[off[0]] != 0, r = w[off[1]] != 0;
+    bool v = op == L::And ? (l && r) : op == L::Or ? (l || r) : (l != r);
+    y[o] = v ? 1 : 0;
+  });
+  return {};
+}
+
+template <size_t N> void selectBytes(const Broadcast<3> &bc, const uint8_t *cond,
+                                     const uint8_t *x, const uint8_t *w, uint8_t *y) {
+  bc.forEach([&](int64_t o, const std::array<int64_t, 3> &off) {
+    const uint8_t *src = cond[off[0]] ? x + off[1] * N : w + off[2] * N;
+    std::memcpy(y + o * N, src, N);
+  });
+}
+
+KernelStatus whereKernel(const Attrs &, const std::vector<const TensorView *> &inputs,
+                         const std::vector<TensorView *> &outputs) {
+  if (auto s = checkArity("where", inputs, outputs, 3); !s.ok())
+    return s;
+  const TensorView &c = *inputs[0], &a = *inputs[1], &b = *inputs[2];
+  TensorView &out = *outputs[0];
+  if (c.dtype != DType::Bool)
+    return fail("where: condition must be bool");
+  if (a.dtype != b.dtype || a.dtype != out.dtype)
+    return fail("where: value operands and result must share a dtype");
+  Broadcast<3> bc;
+  if (std::string e = bc.init(out.shape, {&c.shape, &a.shape, &b.shape}); !e.empty())
+    return fail(std::string("where: ") + e);
+  const auto *cond = static_cast<const uint8_t *>(c.data);
+  const auto *x = static_cast<const uint8_t *>(a.data);
+  const auto *w = static_cast<const uint8_t *>(b.data);
+  auto *y = static_cast<uint8_t *>(out.data);
+  switch (dtypeSize(a.dtype)) {
+  case 1: selectBytes<1>(bc, cond, x, w, y); break;
+  case 2: selectBytes<2>(bc, cond, x, w, y); break;
+  case 4: selectBytes<4>(bc, cond, x, w, y); break;
+  case 8: selectBytes<8>(bc, cond, x, w, y); break;
+  default: return unsupported("where", a.dtype);
+  }
+  return {};
+}
+
+} // namespace
+
+void addElementwiseKernels(KernelTable &t) {
+#define TESSEL_UNARY(name, id) t[name] = &unaryKernel<U::id>;
+  TESSEL_UNARY("relu", Relu)
+  TESSEL_UNARY("sigmoid", Sigmoid)
+  TESSEL_UNARY("tanh", Tanh)
+  TESSEL_UNARY("abs", Abs)
+  TESSEL_UNARY("neg", Neg)
+  TESSEL_UNARY("exp", Exp)
+  TESSEL_UNARY("log", Log)
+  TESSEL_UNARY("sqrt", Sqrt)
+  TESSEL_UNARY("reciprocal", Reciprocal)
+  TESSEL_UNARY("floor", Floor)
+  TESSEL_UNARY("ceil", Ceil)
+  TESSEL_UNARY("round", Round)
+  TESSEL_UNARY("sign", Sign)
+  TESSEL_UNARY("erf", Erf)
+  TESSEL_UNARY("sin", Sin)
+  TESSEL_UNARY("cos", Cos)
+  TESSEL_UNARY("tan", Tan)
+  TESSEL_UNARY("asin", Asin)
+  TESSEL_UNARY("acos", Acos)
+  TESSEL_UNARY("atan", Atan)
+  TESSEL_UNARY("sinh", Sinh)
+  TESSEL_UNARY("cosh", Cosh)
+  TESSEL_UNARY("asinh", Asinh)
+  TESSEL_UNARY("acosh", Acosh)
+  TESSEL_UNARY("atanh", Atanh)
+  TESSEL_UNARY("softplus", Softplus)
+  TESSEL_UNARY("softsign", Softsign)
+  TESSEL_UNARY("hard_swish", HardSwish)
+  TESSEL_UNARY("leaky_relu", LeakyRelu)
+  TESSEL_UNARY("elu", Elu)
+  TESSEL_UNARY("celu", Celu)
+  TESSEL_UNARY("selu", Selu)
+  TESSEL_UNARY("thresholded_relu", ThresholdedRelu)
+  TESSEL_UNARY("hard_sigmoid", HardSigmoid)
+  TESSEL_UNARY("shrink", Shrink)
+#undef TESSEL_UNARY
+  t["not"] = &notKernel;
+  t["clip"] = &clipKernel;
+
+  t["add"] = &binaryKernel<B::Add>;
+  t["sub"] = &binaryKernel<B::Sub>;
+  t["mul"] = &binaryKernel<B::Mul>;
+  t["div"] = &binaryKernel<B::Div>;
+  t["pow"] = &binaryKernel<B::Pow>;
+  t["max"] = &binaryKernel<B::Max>;
+  t["min"] = &binaryKernel<B::Min>;
+  t["prelu"] = &binaryKernel<B::PRelu>;
+
+  t["equal"] = &compareKernel<Cmp::Equal>;
+  t["less"] = &compareKernel<Cmp::Less>;
+  t["less_equal"] = &compareKernel<Cmp::LessEqual>;
+  t["greater"] = &compareKernel<Cmp::Greater>;
+  t["greater_equal"] = &compareKernel<Cmp::GreaterEqual>;
+
+  t["and"] = &logicalKernel<L::And>;
+  t["or"] = &logicalKernel<L::Or>;
+  t["xor"] = &logicalKernel<L::Xor>;
+  t["where"] = &whereKernel;
+}
+
+} // namespace tessel::cpu
