@@ -124,13 +124,6 @@ LogicalResult verifyConvCommon(ConvLike op, bool transposed) {
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
-LogicalResult ConstantOp::verify() {
-  if (getValue().getType() != getType())
-    return emitOpError("value type ") << getValue().getType()
-                                      << " differs from the result type";
-  return success();
-}
-
 OpFoldResult IdentityOp::fold(FoldAdaptor) { return getInput(); }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {

@@ -11,6 +11,8 @@
 include "TesselDialect.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 class Tessel_Op<string mnemonic, list<Trait> traits = []>
@@ -22,13 +24,13 @@ def Tessel_Tensor : StaticShapeTensorOf<[AnyType]>;
 // Constants and copies
 //===----------------------------------------------------------------------===//
 
-def Tessel_ConstantOp : Tessel_Op<"constant", [ConstantLike]> {
+def Tessel_ConstantOp : Tessel_Op<"constant",
+    [ConstantLike, AllTypesMatch<["value", "output"]>]> {
   let summary = "a compile-time tensor (ONNX initializers, Constant, folded subgraphs)";
   let arguments = (ins ElementsAttr:$value);
   let results = (outs Tessel_Tensor:$output);
   let assemblyFormat = "attr-dict $value";
   let hasFolder = 1;
-  let hasVerifier = 1;
 }
 
 def Tessel_IdentityOp : Tessel_Op<"identity", [SameOperandsAndResultType]> {

@@ -1,0 +1,119 @@
+//===- FoldConstants.cpp - --tessel-fold-constants ------------------------===//
+//
+// Evaluates every op whose operands are all constants with the runtime's CPU
+// kernel for that op, so that the compiler and the runtime share one
+// definition of each op's semantics.
+//
+//===----------------------------------------------------------------------===//
+#include "Passes.h"
+#include "TensorData.h"
+
+#include "cpu/kernels.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace tessel {
+#define GEN_PASS_DEF_FOLDCONSTANTS
+#include "Passes.h.inc"
+} // namespace tessel
+
+using namespace mlir;
+
+namespace tessel {
+
+namespace {
+
+struct Buffer {
+  std::vector<uint8_t> bytes;
+  cpu::TensorView view;
+};
+
+std::optional<Buffer> bufferFor(RankedTensorType type) {
+  std::optional<int8_t> dtype = engineDType(type.getElementType());
+  if (!dtype)
+    return std::nullopt;
+  Buffer buffer;
+  buffer.view.dtype = static_cast<cpu::DType>(*dtype);
+  buffer.view.shape.assign(type.getShape().begin(), type.getShape().end());
+  buffer.bytes.resize(buffer.view.sizeBytes());
+  return buffer;
+}
+
+/// Folds `op` if every operand is constant; returns whether it did.
+bool foldOp(Operation *op, int64_t maxElements) {
+  cpu::Kernel kernel = cpu::findKernel(op->getName().stripDialect().str());
+  if (!kernel || op->getNumResults() == 0)
+    return false;
+
+  std::vector<Buffer> inputs;
+  inputs.reserve(op->getNumOperands());
+  for (Value operand : op->getOperands()) {
+    auto constant = operand.getDefiningOp<ConstantOp>();
+    if (!constant)
+      return false;
+    std::optional<Buffer> buffer = bufferFor(cast<RankedTensorType>(operand.getType()));
+    if (!buffer)
+      return false;
+    buffer->bytes = elementsToBytes(constant.getValue());
+    inputs.push_back(std::move(*buffer));
+  }
+  std::vector<Buffer> outputs;
+  for (Value result : op->getResults()) {
+    auto type = cast<RankedTensorType>(result.getType());
+    if (type.getNumElements() > maxElements)
+      return false;
+    std::optional<Buffer> buffer = bufferFor(type);
+    if (!buffer)
+      return false;
+    outputs.push_back(std::move(*buffer));
+  }
+
+  std::vector<const cpu::TensorView *> in;
+  for (Buffer &b : inputs) {
+    b.view.data = b.bytes.data();
+    in.push_back(&b.view);
+  }
+  std::vector<cpu::TensorView *> out;
+  for (Buffer &b : outputs) {
+    b.view.data = b.bytes.data();
+    out.push_back(&b.view);
+  }
+  FailureOr<EngineAttrs> encoded = engineAttrs(op);
+  if (failed(encoded))
+    return false;
+  cpu::Attrs attrs;
+  for (auto &[name, value] : *encoded)
+    attrs.set(name, value);
+  // A kernel that rejects its inputs leaves the op for the engine, where the
+  // same error would surface at run time with the op's location.
+  if (!kernel(attrs, in, out).ok())
+    return false;
+
+  OpBuilder builder(op);
+  for (auto [result, buffer] : llvm::zip(op->getResults(), outputs)) {
+    auto type = cast<RankedTensorType>(result.getType());
+    auto constant = builder.create<ConstantOp>(op->getLoc(), type,
+                                               bytesToElements(type, buffer.bytes));
+    result.replaceAllUsesWith(constant.getResult());
+  }
+  op->erase();
+  return true;
+}
+
+struct FoldConstantsPass : impl::FoldConstantsBase<FoldConstantsPass> {
+  using FoldConstantsBase::FoldConstantsBase;
+
+  void runOnOperation() override {
+    // Program order: a folded op's constant feeds the next op's fold.
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<TesselDialect>(op->getDialect()) && !isa<ConstantOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops)
+      foldOp(op, maxElements);
+  }
+};
+
+} // namespace
+} // namespace tessel

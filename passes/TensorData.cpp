@@ -1,0 +1,104 @@
+//===- TensorData.cpp - tensor bytes in and out of MLIR attributes --------===//
+#include "TensorData.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/BuiltinDialect.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace tessel {
+
+std::optional<int8_t> engineDType(Type t) {
+  // Order matches runtime/schema/engine.fbs DType.
+  if (t.isF32()) return 0;
+  if (t.isF16()) return 1;
+  if (t.isF64()) return 2;
+  if (t.isBF16()) return 3;
+  if (auto i = dyn_cast<IntegerType>(t)) {
+    if (i.getWidth() == 1) return 12;
+    bool u = i.isUnsigned();
+    switch (i.getWidth()) {
+    case 8: return u ? 8 : 4;
+    case 16: return u ? 9 : 5;
+    case 32: return u ? 10 : 6;
+    case 64: return u ? 11 : 7;
+    default: return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+size_t elementBytes(Type t) {
+  if (t.isInteger(1))
+    return 1;
+  return t.getIntOrFloatBitWidth() / 8;
+}
+
+std::vector<uint8_t> elementsToBytes(ElementsAttr attr) {
+  auto type = cast<ShapedType>(attr.getType());
+  Type element = type.getElementType();
+  size_t count = type.getNumElements(), width = elementBytes(element);
+  std::vector<uint8_t> bytes(count * width);
+  if (count == 0)
+    return bytes;
+
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    ArrayRef<char> data = blob ? blob->getData() : ArrayRef<char>();
+    if (data.size() == bytes.size())
+      std::memcpy(bytes.data(), data.data(), bytes.size());
+    return bytes;
+  }
+  auto dense = cast<DenseElementsAttr>(attr);
+  if (element.isInteger(1)) {
+    size_t i = 0;
+    for (bool b : dense.getValues<bool>())
+      bytes[i++] = b ? 1 : 0;
+    return bytes;
+  }
+  ArrayRef<char> raw = dense.getRawData();
+  if (dense.isSplat()) {
+    for (size_t i = 0; i < count; ++i)
+      std::memcpy(bytes.data() + i * width, raw.data(), width);
+  } else {
+    std::memcpy(bytes.data(), raw.data(), bytes.size());
+  }
+  return bytes;
+}
+
+DenseElementsAttr bytesToElements(RankedTensorType type,
+                                  const std::vector<uint8_t> &bytes) {
+  if (type.getElementType().isInteger(1)) {
+    SmallVector<bool> values(bytes.begin(), bytes.end());
+    return DenseElementsAttr::get(type, ArrayRef<bool>(values));
+  }
+  ArrayRef<char> raw(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  return DenseElementsAttr::getFromRawBuffer(type, raw);
+}
+
+FailureOr<EngineAttrs> engineAttrs(Operation *op) {
+  EngineAttrs attrs;
+  for (NamedAttribute named : op->getAttrs()) {
+    std::string name = named.getName().str();
+    Attribute attr = named.getValue();
+    if (auto b = dyn_cast<BoolAttr>(attr))
+      attrs.emplace_back(name, int64_t(b.getValue()));
+    else if (auto i = dyn_cast<IntegerAttr>(attr))
+      attrs.emplace_back(name, i.getValue().getSExtValue());
+    else if (auto f = dyn_cast<FloatAttr>(attr))
+      attrs.emplace_back(name, f.getValueAsDouble());
+    else if (auto a = dyn_cast<DenseI64ArrayAttr>(attr))
+      attrs.emplace_back(name, std::vector<int64_t>(a.asArrayRef().begin(),
+                                                    a.asArrayRef().end()));
+    else if (auto s = dyn_cast<StringAttr>(attr))
+      attrs.emplace_back(name, s.str());
+    else
+      return op->emitOpError("attribute '") << name << "' has no engine encoding";
+  }
+  // getAttrs() is already sorted by name; the engine relies on it.
+  return attrs;
+}
+
+} // namespace tessel

@@ -1,0 +1,63 @@
+// RUN: tessel-opt %s -split-input-file -verify-diagnostics
+
+func.func @conv_bad_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{weight shape does not match input channels and group}}
+  %y = tessel.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_bad_spatial(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{spatial dim 0 of the result is 8, expected 6}}
+  %y = tessel.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @add_not_broadcastable(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{operand shapes are not broadcast-compatible}}
+  %y = tessel.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @gemm_inner_mismatch(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{inner dimensions differ: 3 vs 4}}
+  %y = tessel.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @transpose_not_permutation(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{perm is not a permutation}}
+  %y = tessel.transpose %a {perm = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<2x3xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{must keep the element count and type}}
+  %y = tessel.reshape %a : (tensor<2x3xf32>) -> tensor<5xf32>
+  return %y : tensor<5xf32>
+}
+
+// -----
+
+func.func @reduce_axes(%a: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{axes must be sorted and within the input rank}}
+  %y = tessel.reduce_sum %a {axes = array<i64: 2>, keepdims = false} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+// -----
+
+func.func @slice_out_of_range(%a: tensor<4xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{dim 0 reads outside the input}}
+  %y = tessel.slice %a {starts = array<i64: 2>, steps = array<i64: 1>} : (tensor<4xf32>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}

@@ -1,0 +1,24 @@
+# lit configuration for Tessel's FileCheck tests. Parameters come from ctest
+# (tests/lit/CMakeLists.txt): tessel_bin_dir, llvm_bin_dir, conformance_dir.
+import os
+import lit.formats
+
+config.name = "tessel"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+
+params = lit_config.params
+tessel_bin = params.get("tessel_bin_dir", "")
+llvm_bin = params.get("llvm_bin_dir", "/usr/lib/llvm-19/bin")
+conformance = params.get("conformance_dir", "")
+
+config.environment["PATH"] = os.pathsep.join(
+    [tessel_bin, llvm_bin, config.environment.get("PATH", os.environ.get("PATH", ""))])
+config.substitutions.append(("%tessel_compile", os.path.join(tessel_bin, "tessel-compile")))
+config.substitutions.append(("%tessel_opt", os.path.join(tessel_bin, "tessel-opt")))
+config.substitutions.append(("%tessel_run", os.path.join(tessel_bin, "tessel-run")))
+config.substitutions.append(("%tessel_inspect", os.path.join(tessel_bin, "tessel-inspect")))
+config.substitutions.append(("%conformance", conformance))
+config.substitutions.append(("%python", "/usr/bin/python3"))

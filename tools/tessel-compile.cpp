@@ -1,0 +1,158 @@
+//===- tessel-compile.cpp - ONNX model in, engine file out ----------------===//
+//
+// Exit status: 0 compiled; 1 invalid model or internal error; 2 usage;
+// 3 the model uses something Tessel does not support (every such node named).
+//
+//===----------------------------------------------------------------------===//
+#include "EngineWriter.h"
+#include "Importer.h"
+#include "Pipeline.h"
+#include "TesselDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+
+namespace {
+
+enum Exit { kOk = 0, kInvalid = 1, kUsage = 2, kUnsupported = 3 };
+
+std::string locationText(mlir::Location loc) {
+  if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc))
+    return name.getName().str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"tessel-compile: compile an ONNX model into a Tessel engine (.tsl)"};
+  std::string input, output, emit = "engine";
+  tessel::CompileOptions options;
+  std::vector<std::string> freeze;
+  bool listOps = false;
+  int verbosity = 0;
+  app.add_option("model", input, "ONNX model (.onnx)");
+  app.add_option("-o,--output", output, "engine file to write (.tsl)");
+  app.add_option("--precision", options.precision, "compute precision")
+      ->check(CLI::IsMember({"fp32"}));
+  app.add_option("--freeze", freeze,
+                 "NAME=FILE.pb: replace graph input NAME by a constant TensorProto")
+      ->type_name("NAME=FILE");
+  app.add_option("--emit", emit, "what to write: engine, import (IR as imported), mlir (IR after the pipeline)")
+      ->check(CLI::IsMember({"engine", "import", "mlir"}));
+  app.add_flag("--list-ops", listOps, "print the supported ONNX op types and exit");
+  app.add_flag("-v,--verbose", verbosity, "more output (-v: pipeline summary, -vv: debug)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e) == 0 ? kOk : kUsage;
+  }
+  spdlog::set_pattern("%v");
+  spdlog::set_level(verbosity >= 2 ? spdlog::level::debug : spdlog::level::info);
+
+  if (listOps) {
+    for (const std::string &op : tessel::supportedOnnxOps())
+      std::printf("%s\n", op.c_str());
+    return kOk;
+  }
+  if (input.empty() || (emit == "engine" && output.empty())) {
+    std::fprintf(stderr, "error: a model and -o OUTPUT are required\n%s",
+                 app.help().c_str());
+    return kUsage;
+  }
+
+  tessel::ImportOptions importOptions;
+  for (const std::string &entry : freeze) {
+    size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size()) {
+      std::fprintf(stderr, "error: --freeze expects NAME=FILE.pb, got '%s'\n", entry.c_str());
+      return kUsage;
+    }
+    importOptions.frozenInputs.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+
+  mlir::MLIRContext context;
+  context.loadDialect<tessel::TesselDialect, mlir::func::FuncDialect>();
+  // Diagnostics name the ONNX node: the location of every op is the node.
+  mlir::ScopedDiagnosticHandler handler(&context, [](mlir::Diagnostic &diag) {
+    const char *severity = diag.getSeverity() == mlir::DiagnosticSeverity::Error ? "error"
+                           : diag.getSeverity() == mlir::DiagnosticSeverity::Warning ? "warning"
+                                                                                     : "note";
+    std::fprintf(stderr, "%s: %s: %s\n", severity, locationText(diag.getLocation()).c_str(),
+                 diag.str().c_str());
+    return mlir::success();
+  });
+
+  auto start = std::chrono::steady_clock::now();
+  tessel::ImportResult imported = tessel::importOnnxFile(context, input, importOptions);
+  if (!imported.module) {
+    bool unsupported = imported.failure == tessel::ImportFailure::Unsupported;
+    std::fprintf(stderr, "tessel-compile: %s: %s\n", input.c_str(),
+                 unsupported ? "the model uses unsupported features (listed above)"
+                             : "cannot import the model (see above)");
+    return unsupported ? kUnsupported : kInvalid;
+  }
+  mlir::ModuleOp module = *imported.module;
+  mlir::OpPrintingFlags flags;
+  flags.enableDebugInfo(true, /*prettyForm=*/false);
+  if (emit == "import") {
+    module.print(llvm::outs(), flags);
+    return kOk;
+  }
+
+  if (mlir::failed(tessel::runPipeline(module, options))) {
+    std::fprintf(stderr, "tessel-compile: the compile pipeline failed (see above)\n");
+    return kInvalid;
+  }
+  if (emit == "mlir") {
+    module.print(llvm::outs(), flags);
+    return kOk;
+  }
+
+  mlir::FailureOr<std::vector<uint8_t>> engine = tessel::writeEngine(module, options);
+  if (mlir::failed(engine)) {
+    std::fprintf(stderr, "tessel-compile: cannot write the engine (see above)\n");
+    return kInvalid;
+  }
+  std::ofstream file(output, std::ios::binary | std::ios::trunc);
+  file.write(reinterpret_cast<const char *>(engine->data()), engine->size());
+  file.close();
+  if (!file) {
+    std::fprintf(stderr, "error: cannot write '%s'\n", output.c_str());
+    return kInvalid;
+  }
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::map<std::string, int> opCounts;
+  int steps = 0;
+  module.walk([&](mlir::Operation *op) {
+    if (mlir::isa<tessel::TesselDialect>(op->getDialect()) && !mlir::isa<tessel::ConstantOp>(op)) {
+      ++opCounts[op->getName().stripDialect().str()];
+      ++steps;
+    }
+  });
+  spdlog::info("tessel-compile {} -> {}", input, output);
+  std::string tiers;
+  for (const std::string &tier : options.tiers)
+    tiers += (tiers.empty() ? "" : ",") + tier;
+  spdlog::info("  options: precision={} tiers={}", options.precision, tiers);
+  spdlog::info("  steps: {}", steps);
+  if (verbosity >= 1)
+    for (const auto &[op, count] : opCounts)
+      spdlog::info("    {:<20} {}", op, count);
+  spdlog::info("  engine: {} bytes, compiled in {:.3f} s", engine->size(), seconds);
+  return kOk;
+}

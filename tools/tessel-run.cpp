@@ -1,0 +1,252 @@
+//===- tessel-run.cpp - run an engine, write or compare its outputs -------===//
+//
+// Exit status: 0 ran (and every comparison passed); 1 a comparison failed;
+// 2 usage; 3 the engine could not be opened or run, or inputs do not fit it.
+//
+//===----------------------------------------------------------------------===//
+#include "TensorFiles.h"
+#include "tessel_runtime.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+
+namespace {
+
+using tessel::tools::HostTensor;
+
+enum Exit { kOk = 0, kMismatch = 1, kUsage = 2, kError = 3 };
+
+// Owns a status and prints it; true if the call failed.
+bool failed(tessel_status_t status, const char *what) {
+  if (!status)
+    return false;
+  std::fprintf(stderr, "error: %s: %s\n", what, tessel_status_message(status));
+  tessel_status_free(status);
+  return true;
+}
+
+HostTensor fromInfo(const tessel_tensor_info_t &info) {
+  HostTensor t;
+  t.name = info.name;
+  t.dtype = info.dtype;
+  t.shape.assign(info.shape, info.shape + info.rank);
+  t.data.resize(info.size_bytes);
+  return t;
+}
+
+// Uniform in [-1, 1) for floats, small integers for integer types, so that
+// random runs exercise every code path without overflowing.
+void fillRandom(HostTensor &t, std::mt19937_64 &rng) {
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> small(0, 9);
+  size_t n = size_t(t.numElements()), width = tessel_dtype_size(t.dtype);
+  for (size_t i = 0; i < n; ++i) {
+    uint8_t *p = t.data.data() + i * width;
+    switch (t.dtype) {
+    case TESSEL_DTYPE_F32: { float v = real(rng); std::memcpy(p, &v, 4); break; }
+    case TESSEL_DTYPE_F64: { double v = real(rng); std::memcpy(p, &v, 8); break; }
+    case TESSEL_DTYPE_BOOL: *p = small(rng) & 1; break;
+    default: {
+      uint64_t v = uint64_t(small(rng));
+      std::memcpy(p, &v, width); // little-endian: the low bytes
+    }
+    }
+  }
+}
+
+struct Comparison {
+  double maxAbs = 0, maxRel = 0;
+  int64_t mismatches = 0;
+};
+
+Comparison compare(const HostTensor &actual, const HostTensor &expected, double rtol,
+                   double atol) {
+  Comparison c;
+  for (int64_t i = 0, n = actual.numElements(); i < n; ++i) {
+    double a = tessel::tools::elementAsDouble(actual, i);
+    double e = tessel::tools::elementAsDouble(expected, i);
+    if (std::isnan(a) && std::isnan(e))
+      continue;
+    if (std::isinf(a) && std::isinf(e) && (a > 0) == (e > 0))
+      continue;
+    double diff = std::fabs(a - e);
+    if (std::isnan(diff))
+      diff = INFINITY;
+    c.maxAbs = std::max(c.maxAbs, diff);
+    if (e != 0)
+      c.maxRel = std::max(c.maxRel, diff / std::fabs(e));
+    if (!(diff <= atol + rtol * std::fabs(e)))
+      ++c.mismatches;
+  }
+  return c;
+}
+
+void printValues(const HostTensor &t, int64_t limit) {
+  int64_t n = t.numElements();
+  std::printf("  [");
+  for (int64_t i = 0; i < n && i < limit; ++i)
+    std::printf("%s%.6g", i ? ", " : "", tessel::tools::elementAsDouble(t, i));
+  std::printf("%s]\n", n > limit ? ", ..." : "");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"tessel-run: run a Tessel engine"};
+  std::string enginePath, outputDir, outputFormat = "pb", tier = "auto";
+  std::vector<std::string> inputs, expected;
+  bool random = false, print = false;
+  uint64_t seed = 0;
+  double rtol = 1e-3, atol = 1e-7;
+  int iterations = 1;
+  app.add_option("engine", enginePath, "engine file (.tsl)")->required();
+  app.add_option("inputs", inputs, "input tensors (.pb TensorProto or .npy), in engine input order");
+  app.add_flag("--random", random, "random inputs instead of files");
+  app.add_option("--seed", seed, "seed for --random");
+  app.add_option("--output-dir", outputDir, "write each output to DIR/output_N.{pb,npy}");
+  app.add_option("--output-format", outputFormat, "pb or npy")->check(CLI::IsMember({"pb", "npy"}));
+  app.add_option("--compare", expected, "expected outputs (.pb or .npy), in engine output order");
+  app.add_option("--rtol", rtol, "relative tolerance for --compare");
+  app.add_option("--atol", atol, "absolute tolerance for --compare");
+  app.add_option("--tier", tier, "execution tier")->check(CLI::IsMember({"auto", "cpu", "simt", "tc"}));
+  app.add_option("--iterations", iterations, "runs to time (the last one's outputs are kept)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--print", print, "print output values");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e) == 0 ? kOk : kUsage;
+  }
+
+  tessel_engine_t *engineRaw = nullptr;
+  if (failed(tessel_engine_open_file(enginePath.c_str(), &engineRaw), enginePath.c_str()))
+    return kError;
+  std::unique_ptr<tessel_engine_t, decltype(&tessel_engine_release)> engine(
+      engineRaw, tessel_engine_release);
+
+  size_t inputCount = tessel_engine_input_count(engine.get());
+  size_t outputCount = tessel_engine_output_count(engine.get());
+  if (!random && inputs.size() != inputCount) {
+    std::fprintf(stderr, "error: the engine takes %zu input(s), %zu given (or use --random)\n",
+                 inputCount, inputs.size());
+    return kUsage;
+  }
+  if (!expected.empty() && expected.size() != outputCount) {
+    std::fprintf(stderr, "error: the engine has %zu output(s), %zu expected given\n",
+                 outputCount, expected.size());
+    return kUsage;
+  }
+
+  tessel_tier_t tierValue = tier == "cpu"    ? TESSEL_TIER_CPU
+                            : tier == "simt" ? TESSEL_TIER_SIMT
+                            : tier == "tc"   ? TESSEL_TIER_TC
+                                             : TESSEL_TIER_AUTO;
+  tessel_context_options_t options{tierValue};
+  tessel_context_t *contextRaw = nullptr;
+  if (failed(tessel_context_create(engine.get(), &options, &contextRaw), "cannot create a context"))
+    return kError;
+  std::unique_ptr<tessel_context_t, decltype(&tessel_context_release)> context(
+      contextRaw, tessel_context_release);
+
+  std::mt19937_64 rng(seed);
+  std::vector<HostTensor> inputTensors(inputCount);
+  for (size_t i = 0; i < inputCount; ++i) {
+    tessel_tensor_info_t info;
+    if (failed(tessel_engine_input_info(engine.get(), i, &info), "input info"))
+      return kError;
+    HostTensor wanted = fromInfo(info);
+    if (random) {
+      fillRandom(wanted, rng);
+      inputTensors[i] = std::move(wanted);
+    } else {
+      std::string error;
+      if (!tessel::tools::readTensorFile(inputs[i], inputTensors[i], error)) {
+        std::fprintf(stderr, "error: %s\n", error.c_str());
+        return kError;
+      }
+      if (inputTensors[i].dtype != wanted.dtype || inputTensors[i].shape != wanted.shape) {
+        std::fprintf(stderr, "error: input %zu '%s' expects %s, '%s' holds %s\n", i,
+                     info.name, wanted.describe().c_str(), inputs[i].c_str(),
+                     inputTensors[i].describe().c_str());
+        return kError;
+      }
+    }
+    if (failed(tessel_context_bind_input(context.get(), i, inputTensors[i].data.data(),
+                                         inputTensors[i].data.size()),
+               "bind input"))
+      return kError;
+  }
+
+  std::vector<HostTensor> outputTensors(outputCount);
+  for (size_t i = 0; i < outputCount; ++i) {
+    tessel_tensor_info_t info;
+    if (failed(tessel_engine_output_info(engine.get(), i, &info), "output info"))
+      return kError;
+    outputTensors[i] = fromInfo(info);
+    // Poison: an output element the engine forgets to write cannot pass.
+    std::fill(outputTensors[i].data.begin(), outputTensors[i].data.end(), 0xff);
+    if (failed(tessel_context_bind_output(context.get(), i, outputTensors[i].data.data(),
+                                          outputTensors[i].data.size()),
+               "bind output"))
+      return kError;
+  }
+
+  std::vector<double> times;
+  for (int it = 0; it < iterations; ++it) {
+    auto start = std::chrono::steady_clock::now();
+    if (failed(tessel_context_run(context.get()), "run"))
+      return kError;
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  std::printf("tier: %s\n", tessel_context_tier(context.get()));
+  std::printf("time: median %.3f ms over %d run(s)\n", times[times.size() / 2], iterations);
+
+  int exitCode = kOk;
+  for (size_t i = 0; i < outputCount; ++i) {
+    const HostTensor &out = outputTensors[i];
+    std::printf("output %zu '%s' %s", i, out.name.c_str(), out.describe().c_str());
+    if (!expected.empty()) {
+      HostTensor want;
+      std::string error;
+      if (!tessel::tools::readTensorFile(expected[i], want, error)) {
+        std::printf("\n");
+        std::fprintf(stderr, "error: %s\n", error.c_str());
+        return kError;
+      }
+      if (want.shape != out.shape) {
+        std::printf(": FAIL (expected shape %s)\n", want.describe().c_str());
+        exitCode = kMismatch;
+        continue;
+      }
+      Comparison c = compare(out, want, rtol, atol);
+      std::printf(": max_abs_err=%.3g max_rel_err=%.3g (rtol=%g atol=%g) %s", c.maxAbs,
+                  c.maxRel, rtol, atol, c.mismatches ? "FAIL" : "PASS");
+      if (c.mismatches) {
+        std::printf(" (%lld of %lld elements outside tolerance)", (long long)c.mismatches,
+                    (long long)out.numElements());
+        exitCode = kMismatch;
+      }
+    }
+    std::printf("\n");
+    if (print)
+      printValues(out, 64);
+    if (!outputDir.empty()) {
+      std::string path = outputDir + "/output_" + std::to_string(i) + "." + outputFormat;
+      std::string error;
+      if (!tessel::tools::writeTensorFile(path, out, error)) {
+        std::fprintf(stderr, "error: %s\n", error.c_str());
+        return kError;
+      }
+    }
+  }
+  return exitCode;
+}
