@@ -1,0 +1,386 @@
+#!/usr/bin/python3
+"""ONNX node conformance runner for Tessel.
+
+Drives the two command-line tools over the ONNX 1.12 backend node tests
+(../shared/conformance/onnx-node, one directory per test holding model.onnx and
+test_data_set_*/{input,output}_K.pb):
+
+    tessel-compile model.onnx -o engine.tsl [--precision P] [--freeze NAME=FILE.pb]...
+    tessel-run engine.tsl INPUT... [--tier T] --rtol R --atol A --compare EXPECTED...
+
+Per test it prints `PASS test_x`, `FAIL test_x: <why>` or `SKIP test_x: <reason>`,
+then the skip reasons grouped, then exactly `N passed, N failed, N skipped`.
+Exit status: 1 if any test failed, 0 otherwise (2 on a usage/setup error).
+
+Needs Debian's python3-onnx (run it with /usr/bin/python3).
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import onnx
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DEFAULT_SUITE = os.path.join(REPO_ROOT, "..", "shared", "conformance", "onnx-node")
+
+# Tolerances, applied by tessel-run as |actual - expected| <= atol + rtol * |expected|.
+#
+# fp32: exactly what ONNX's own backend test runner uses for these node tests.
+# onnx/backend/test/runner/__init__.py (onnx 1.12, Runner._add_model_test.run)
+# calls assert_similar_outputs(ref_outputs, outputs, rtol=model_test.rtol,
+# atol=model_test.atol), i.e. numpy.testing.assert_allclose; and every node
+# TestCase is built with rtol=1e-3, atol=1e-7 (onnx/backend/test/case/node/__init__.py,
+# expect(); the same defaults in onnx/backend/test/loader/__init__.py,
+# load_model_tests: `rtol = 1e-3`, `atol = 1e-7`).
+#
+# fp16 (placeholder mode until the lower-precision pass lands): storage in
+# binary16 (11-bit significand, unit roundoff u = 2^-11 ~ 4.9e-4) with f32
+# accumulation. Each value that passes through an f16 buffer (graph input,
+# weights, each stored intermediate, the output) picks up a relative error of at
+# most u, so a short chain of stores costs a few u (~1.5e-3..2e-3); f32
+# accumulation keeps the summation error itself near 1e-7 * K. rtol = 1e-2 (~20u)
+# leaves room for a handful of chained stores and mild conditioning; atol = 1e-3
+# covers outputs that are small because of cancellation, whose error is ~u times
+# the magnitude of the summed terms (O(1) for these tests' inputs), not u times
+# the (near-zero) result.
+TOLERANCES = {
+    "fp32": (1e-3, 1e-7),
+    "fp16": (1e-2, 1e-3),
+}
+
+# Operand positions that a static-shape compiler needs as compile-time constants
+# (shapes, axes, sizes, counts, pads, scalar bounds). When the test feeds such an
+# operand from a graph input, the runner freezes that input
+# (--freeze NAME=test_data_set_0/input_K.pb) and drops it from the inputs given
+# to tessel-run. Data operands (Gather indices, Where conditions, ...) are never
+# frozen.
+CONST_OPERANDS = {
+    "Reshape": {1},             # shape
+    "Expand": {1},              # shape
+    "Tile": {1},                # repeats
+    "Slice": {1, 2, 3, 4},      # starts, ends, axes, steps
+    "Pad": {1, 2},              # pads, constant_value
+    "Unsqueeze": {1},           # axes (opset 13)
+    "Squeeze": {1},             # axes (opset 13)
+    "ReduceSum": {1},           # axes (opset 13)
+    "Split": {1},               # split sizes (opset 13)
+    "ConstantOfShape": {0},     # shape
+    "Clip": {1, 2},             # min, max (opset 11+)
+    "Resize": {1, 2, 3},        # roi, scales, sizes
+    "TopK": {1},                # K
+    "OneHot": {1},              # depth
+    "Range": {0, 1, 2},         # start, limit, delta (output length)
+    # Beyond the agreed table, operands of the same kind (they fix an output
+    # shape or which computation runs):
+    "Upsample": {1},            # scales (opset 9)
+    "MaxUnpool": {2},           # output_shape
+    "CumSum": {1},              # axis
+    "Trilu": {1},               # k
+    "Compress": {1},            # condition: output length
+    "Dropout": {1, 2},          # ratio, training_mode (opset 12+)
+}
+
+# Attributes that carry subgraphs make a node unsupported outright.
+SUBGRAPH_ATTR_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+
+UNSUPPORTED_RE = re.compile(r"unsupported:\s*(.*)")
+NODE_NAME_RE = re.compile(r" node '[^']*'")
+PAREN_TAIL_RE = re.compile(r" \((?:input|output) '[^']*'\)$")
+
+
+class Result:
+    def __init__(self, name, status, reason="", details=None, seconds=0.0):
+        self.name = name
+        self.status = status  # PASS / FAIL / SKIP
+        self.reason = reason
+        self.details = details or {}
+        self.seconds = seconds
+
+    def line(self):
+        if self.status == "PASS":
+            return "PASS %s" % self.name
+        return "%s %s: %s" % (self.status, self.name, self.reason)
+
+    def group_key(self):
+        # Group on the kind of reason: node names and value names differ
+        # between tests, the unsupported feature does not.
+        return PAREN_TAIL_RE.sub("", NODE_NAME_RE.sub("", self.reason))
+
+
+def tail(text, lines=6, chars=1000):
+    """The last lines of a tool's output, on one line (one log line per test)."""
+    kept = [l.strip() for l in (text or "").strip().splitlines() if l.strip()][-lines:]
+    return " | ".join(kept)[-chars:]
+
+
+def describe_exit(rc):
+    if rc < 0:
+        try:
+            return "killed by %s" % signal.Signals(-rc).name
+        except ValueError:
+            return "killed by signal %d" % -rc
+    return "exit %d" % rc
+
+
+class Deadline:
+    """One time budget shared by every subprocess of a test."""
+
+    def __init__(self, seconds):
+        self.end = time.monotonic() + seconds
+        self.seconds = seconds
+
+    def left(self):
+        return self.end - time.monotonic()
+
+
+class TestTimeout(Exception):
+    pass
+
+
+def run_tool(cmd, deadline):
+    left = deadline.left()
+    if left <= 0:
+        raise TestTimeout()
+    try:
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, errors="replace", timeout=left)
+    except subprocess.TimeoutExpired:
+        raise TestTimeout()
+
+
+def io_kind(value_info):
+    return value_info.type.WhichOneof("value")
+
+
+def plan_test(test_dir, supported_ops):
+    """Returns (skip_reason or None, model, freeze {input_index: name})."""
+    model = onnx.load(os.path.join(test_dir, "model.onnx"))
+    graph = model.graph
+
+    missing = set()
+    for node in graph.node:
+        if node.op_type not in supported_ops:
+            missing.add(node.op_type)
+    if missing:
+        return "unsupported op: " + ", ".join(sorted(missing)), model, {}
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type in SUBGRAPH_ATTR_TYPES:
+                return "unsupported op: %s (subgraph attribute '%s')" % (
+                    node.op_type, attr.name), model, {}
+
+    for role, values in (("input", graph.input), ("output", graph.output)):
+        for vi in values:
+            kind = io_kind(vi)
+            if kind != "tensor_type":
+                return "unsupported input type: %s (%s '%s')" % (
+                    kind or "untyped", role, vi.name), model, {}
+
+    initializers = {t.name for t in graph.initializer}
+    input_index = {vi.name: k for k, vi in enumerate(graph.input)
+                   if vi.name not in initializers}
+    freeze = {}
+    for node in graph.node:
+        positions = CONST_OPERANDS.get(node.op_type, ())
+        for pos, name in enumerate(node.input):
+            if pos in positions and name in input_index:
+                freeze[input_index[name]] = name
+    return None, model, freeze
+
+
+def run_one(test_dir, args, supported_ops):
+    name = os.path.basename(test_dir)
+    start = time.monotonic()
+
+    def result(status, reason="", **details):
+        return Result(name, status, reason, details, time.monotonic() - start)
+
+    try:
+        skip, model, freeze = plan_test(test_dir, supported_ops)
+    except Exception as e:  # a model onnx cannot even load is the suite's problem
+        return result("FAIL", "cannot load model.onnx: %s" % e)
+    if skip:
+        return result("SKIP", skip)
+
+    data_sets = sorted(glob.glob(os.path.join(test_dir, "test_data_set_*")))
+    if not data_sets:
+        return result("SKIP", "no test_data_set_*")
+    n_inputs = len(model.graph.input)
+    n_outputs = len(model.graph.output)
+
+    rtol, atol = TOLERANCES[args.precision]
+    deadline = Deadline(args.timeout)
+    os.makedirs(args.work, exist_ok=True)
+    engine = os.path.join(args.work, name + ".tsl")
+    cmd = [args.compile, os.path.join(test_dir, "model.onnx"), "-o", engine,
+           "--precision", args.precision]
+    for k in sorted(freeze):
+        pb = os.path.join(data_sets[0], "input_%d.pb" % k)
+        cmd += ["--freeze", "%s=%s" % (freeze[k], pb)]
+    try:
+        proc = run_tool(cmd, deadline)
+        if proc.returncode == 3:
+            for line in proc.stderr.splitlines():
+                m = UNSUPPORTED_RE.search(line)
+                if m:
+                    return result("SKIP", "unsupported feature: " + m.group(1).strip())
+            return result("FAIL", "tessel-compile exit 3 without an 'unsupported:' line: "
+                          + tail(proc.stderr))
+        if proc.returncode != 0:
+            return result("FAIL", "tessel-compile %s: %s" % (
+                describe_exit(proc.returncode), tail(proc.stderr)))
+
+        errors = []
+        outputs = []
+        for ds in data_sets:
+            inputs = [os.path.join(ds, "input_%d.pb" % k)
+                      for k in range(n_inputs) if k not in freeze]
+            expected = [os.path.join(ds, "output_%d.pb" % k) for k in range(n_outputs)]
+            cmd = [args.run, engine] + inputs
+            if args.tier:
+                cmd += ["--tier", args.tier]
+            cmd += ["--rtol", repr(rtol), "--atol", repr(atol), "--compare"] + expected
+            proc = run_tool(cmd, deadline)
+            lines = [l.strip() for l in proc.stdout.splitlines()
+                     if l.strip().startswith("output ")]
+            outputs.append({"data_set": os.path.basename(ds), "lines": lines})
+            if proc.returncode == 0:
+                continue
+            ds_name = os.path.basename(ds)
+            bad = [l for l in lines if not l.endswith("PASS")]
+            if proc.returncode == 1 and bad:
+                errors.append("%s: mismatch (rtol=%g atol=%g): %s" % (
+                    ds_name, rtol, atol, "; ".join(bad)))
+            else:
+                errors.append("%s: tessel-run %s: %s" % (
+                    ds_name, describe_exit(proc.returncode),
+                    tail(proc.stderr) or tail(proc.stdout)))
+        if errors:
+            return result("FAIL", " | ".join(errors), outputs=outputs)
+        return result("PASS", outputs=outputs)
+    except TestTimeout:
+        return result("FAIL", "timeout after %gs" % args.timeout)
+    finally:
+        if not args.keep and os.path.exists(engine):
+            try:
+                os.remove(engine)
+            except OSError:
+                pass
+
+
+def list_ops(compile_tool):
+    proc = subprocess.run([compile_tool, "--list-ops"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    if proc.returncode != 0:
+        raise RuntimeError("`%s --list-ops` failed (%s): %s" % (
+            compile_tool, describe_exit(proc.returncode), tail(proc.stderr)))
+    return {l.strip() for l in proc.stdout.splitlines() if l.strip()}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--compile", required=True, help="path to tessel-compile")
+    ap.add_argument("--run", required=True, help="path to tessel-run")
+    ap.add_argument("--suite", default=DEFAULT_SUITE,
+                    help="directory of ONNX node tests (default: %(default)s)")
+    ap.add_argument("--work", required=True, help="scratch directory for engines")
+    ap.add_argument("--precision", choices=sorted(TOLERANCES), default="fp32")
+    ap.add_argument("--filter", help="only tests whose name matches this regex (re.search)")
+    ap.add_argument("-j", "--jobs", type=int, default=2, help="parallel tests (default 2)")
+    ap.add_argument("--timeout", type=float, default=60.0,
+                    help="seconds per test, compile and runs together (default 60); "
+                         "running over counts as FAIL")
+    ap.add_argument("--tier", help="passed to tessel-run --tier (default: tool's own)")
+    ap.add_argument("--json", help="write a JSON summary here")
+    ap.add_argument("--keep", action="store_true", help="keep the compiled engines")
+    args = ap.parse_args(argv)
+
+    for tool in (args.compile, args.run):
+        if not os.access(tool, os.X_OK):
+            print("error: %s is not an executable" % tool, file=sys.stderr)
+            return 2
+    if not os.path.isdir(args.suite):
+        print("error: conformance suite not found: %s" % args.suite, file=sys.stderr)
+        return 2
+    try:
+        supported = list_ops(args.compile)
+    except Exception as e:
+        print("error: %s" % e, file=sys.stderr)
+        return 2
+
+    tests = sorted(d for d in glob.glob(os.path.join(args.suite, "test_*"))
+                   if os.path.isfile(os.path.join(d, "model.onnx")))
+    if args.filter:
+        rx = re.compile(args.filter)
+        tests = [d for d in tests if rx.search(os.path.basename(d))]
+    if not tests:
+        print("error: no tests selected in %s" % args.suite, file=sys.stderr)
+        return 2
+
+    started = time.monotonic()
+    lock = threading.Lock()
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        # map() yields in submission order: the log is sorted whatever -j is.
+        for res in pool.map(lambda d: run_one(d, args, supported), tests):
+            with lock:
+                results.append(res)
+                print(res.line(), flush=True)
+    elapsed = time.monotonic() - started
+
+    counts = collections.Counter(r.status for r in results)
+    groups = collections.defaultdict(list)
+    for r in results:
+        if r.status == "SKIP":
+            groups[r.group_key()].append(r.name)
+    if groups:
+        print()
+        print("Skip reasons:")
+        for key, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            print("  %4d  %s: %s" % (len(names), key, " ".join(names)))
+    failed = [r for r in results if r.status == "FAIL"]
+    if failed:
+        print()
+        print("Failed tests:")
+        for r in failed:
+            print("  " + r.name)
+    print()
+    summary = "%d passed, %d failed, %d skipped" % (
+        counts["PASS"], counts["FAIL"], counts["SKIP"])
+    print(summary, flush=True)
+
+    if args.json:
+        rtol, atol = TOLERANCES[args.precision]
+        doc = {
+            "suite": os.path.abspath(args.suite),
+            "precision": args.precision,
+            "rtol": rtol,
+            "atol": atol,
+            "tier": args.tier,
+            "seconds": round(elapsed, 2),
+            "passed": counts["PASS"],
+            "failed": counts["FAIL"],
+            "skipped": counts["SKIP"],
+            "summary": summary,
+            "skip_reasons": {k: v for k, v in sorted(groups.items())},
+            "tests": [{"name": r.name, "status": r.status, "reason": r.reason,
+                       "seconds": round(r.seconds, 3), **r.details} for r in results],
+        }
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
