@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""Exports the model-test references: torchvision models as ONNX plus a fixed
+input and PyTorch's own output on it.
+
+    /usr/bin/python3 export_models.py OUTDIR [--models resnet18,...] [--force]
+
+For each model NAME it writes OUTDIR/NAME.onnx (opset 13, input "input"
+f32[1,3,224,224], output "output"), OUTDIR/NAME.input.pb and OUTDIR/NAME.output.pb
+(ONNX TensorProto files). Existing complete sets are kept unless --force.
+Weights are random (weights=None) but deterministic: torch.manual_seed(0) before
+each model is built. Needs Debian's python3-torch, python3-torchvision and
+python3-onnx (run with /usr/bin/python3).
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+import torch
+import torchvision
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy_ref  # noqa: E402
+
+MODELS = {
+    "resnet18": torchvision.models.resnet18,
+    "mobilenet_v2": torchvision.models.mobilenet_v2,
+    "squeezenet1_1": torchvision.models.squeezenet1_1,
+}
+OPSET = 13
+INPUT_SHAPE = (1, 3, 224, 224)  # batch 1 keeps the CPU-tier run short
+
+
+def paths(outdir, name):
+    return (os.path.join(outdir, name + ".onnx"),
+            os.path.join(outdir, name + ".input.pb"),
+            os.path.join(outdir, name + ".output.pb"))
+
+
+def save_tensor(array, name, path):
+    tensor = numpy_helper.from_array(np.ascontiguousarray(array), name=name)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(tensor.SerializeToString())
+    os.replace(tmp, path)
+
+
+def calibrate_batchnorm(model, batches=2, batch_size=8):
+    """Gives BatchNorm layers the statistics and affine terms of a trained net.
+
+    Freshly initialized BatchNorm in eval mode is an identity (mean 0, var 1,
+    gamma 1, beta 0), so with weights=None activations drift in scale with depth:
+    mobilenet_v2's logits come out ~1e-9, which any sane atol would pass
+    unchecked. Here gamma/beta get random values and the running statistics are
+    measured on random inputs (cumulative average, train mode), as training
+    would leave them. Activations then stay O(1) through the net, the logits are
+    O(1), and the BatchNorm folded into each Conv (torch's exporter folds it in
+    eval mode) carries a real per-channel scale and shift. Deterministic: runs
+    under the caller's torch.manual_seed.
+    """
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return
+    with torch.no_grad():
+        for bn in bns:
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.normal_(0.0, 0.1)
+            bn.reset_running_stats()
+            bn.momentum = None  # cumulative moving average over the batches below
+        model.train()
+        for _ in range(batches):
+            model(torch.randn(batch_size, *INPUT_SHAPE[1:]))
+
+
+def export(name, outdir, force=False, check=True):
+    model_path, input_path, output_path = paths(outdir, name)
+    if not force and all(os.path.exists(p) for p in (model_path, input_path, output_path)):
+        print("%s: up to date" % name)
+        return
+    start = time.time()
+    torch.manual_seed(0)
+    model = MODELS[name](weights=None)
+    calibrate_batchnorm(model)
+    model.eval()
+
+    # The input: a fixed-seed standard normal, the scale of a normalized image.
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(INPUT_SHAPE, dtype=np.float32)
+    with torch.no_grad():
+        y = model(torch.from_numpy(x)).numpy()
+
+    tmp_model = model_path + ".tmp"
+    with torch.no_grad():
+        torch.onnx.export(model, torch.from_numpy(x), tmp_model,
+                          opset_version=OPSET,
+                          input_names=["input"], output_names=["output"],
+                          do_constant_folding=True)
+    onnx.checker.check_model(onnx.load(tmp_model))
+    save_tensor(x, "input", input_path)
+    save_tensor(y, "output", output_path)
+    os.replace(tmp_model, model_path)  # last: the .onnx marks a complete set
+
+    onnx_model = onnx.load(model_path)
+    ops = sorted({n.op_type for n in onnx_model.graph.node})
+    print("%s: exported in %.1fs, output %s, max|y|=%.3g, ops: %s" % (
+        name, time.time() - start, tuple(y.shape), float(np.abs(y).max()), " ".join(ops)))
+    if check:
+        verify(name, onnx_model, x, y)
+
+
+def verify(name, onnx_model, x, y):
+    """Evaluates the exported graph in float64 (numpy_ref) and compares PyTorch's
+    fp32 output with it: proves the .onnx computes what PyTorch computed, and
+    shows the size of an fp32 implementation's own error on this model."""
+    (exact,) = numpy_ref.run(onnx_model, {"input": x})
+    abs_err, rel_err = numpy_ref.errors(y, exact)
+    print("%s: PyTorch fp32 vs float64 evaluation of the .onnx: max_abs_err=%.3g "
+          "max_rel_err=%.3g" % (name, abs_err, rel_err))
+    if not np.allclose(y, exact, rtol=1e-3, atol=1e-4):
+        raise SystemExit("%s: the exported .onnx does not compute PyTorch's output" % name)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("outdir")
+    ap.add_argument("--models", default=",".join(MODELS),
+                    help="comma-separated subset of: %s" % ", ".join(MODELS))
+    ap.add_argument("--force", action="store_true", help="re-export even if present")
+    ap.add_argument("--no-check", action="store_true",
+                    help="skip the float64 numpy evaluation of each exported model")
+    args = ap.parse_args(argv)
+    names = [n for n in args.models.split(",") if n]
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        ap.error("unknown model(s): %s" % ", ".join(unknown))
+    os.makedirs(args.outdir, exist_ok=True)
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    for name in names:
+        export(name, args.outdir, args.force, not args.no_check)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
