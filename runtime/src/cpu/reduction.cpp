@@ -1,0 +1,433 @@
+//===- reduction.cpp - reduce_*, softmax, log_softmax, argmax, argmin -----===//
+//
+// Float reductions accumulate in double whatever the storage (f32, f64, f16)
+// and round once into the result. Integer reductions accumulate sums and
+// products in 64-bit wrap-around arithmetic (exact for i64), and compute the
+// ones that are not closed over the integers (mean, l2, log_sum,
+// log_sum_exp) in double, truncating toward zero (saturating) into the result
+// dtype, as ONNX's reference (numpy then astype) does.
+//
+// A reduction over an empty set yields the operation's identity: 0 for sums,
+// 1 for prod, -inf / the lowest value for max, +inf / the highest for min,
+// log(0) = -inf for log_sum and log_sum_exp, and NaN for mean.
+//
+//===----------------------------------------------------------------------===//
+#include "half.h"
+#include "kernels.h"
+#include "registry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+namespace tessel::cpu {
+namespace {
+
+template <typename T> struct Tag { using type = T; };
+
+KernelStatus fail(std::string message) { return KernelStatus{std::move(message)}; }
+
+KernelStatus unsupported(const char *op, DType dtype) {
+  return fail(std::string(op) + ": unsupported dtype " + dtypeName(dtype));
+}
+
+KernelStatus checkUnary(const char *op, const std::vector<const TensorView *> &inputs,
+                        const std::vector<TensorView *> &outputs) {
+  if (inputs.empty() || outputs.empty() || !inputs[0] || !outputs[0])
+    return fail(std::string(op) + ": expected an input and an output");
+  if ((!inputs[0]->data && inputs[0]->numElements() != 0) ||
+      (!outputs[0]->data && outputs[0]->numElements() != 0))
+    return fail(std::string(op) + ": missing tensor data");
+  return {};
+}
+
+enum Family : unsigned { kFloat = 1, kInt = 2, kNumeric = 3 };
+
+template <typename F> bool dispatch(DType dtype, unsigned families, F &&f) {
+  switch (dtype) {
+  case DType::F32: if (families & kFloat) { f(Tag<float>{}); return true; } break;
+  case DType::F64: if (families & kFloat) { f(Tag<double>{}); return true; } break;
+  case DType::F16: if (families & kFloat) { f(Tag<Half>{}); return true; } break;
+  case DType::I8: if (families & kInt) { f(Tag<int8_t>{}); return true; } break;
+  case DType::I16: if (families & kInt) { f(Tag<int16_t>{}); return true; } break;
+  case DType::I32: if (families & kInt) { f(Tag<int32_t>{}); return true; } break;
+  case DType::I64: if (families & kInt) { f(Tag<int64_t>{}); return true; } break;
+  case DType::U8: if (families & kInt) { f(Tag<uint8_t>{}); return true; } break;
+  case DType::U16: if (families & kInt) { f(Tag<uint16_t>{}); return true; } break;
+  case DType::U32: if (families & kInt) { f(Tag<uint32_t>{}); return true; } break;
+  case DType::U64: if (families & kInt) { f(Tag<uint64_t>{}); return true; } break;
+  default: break;
+  }
+  return false;
+}
+
+template <typename T> constexpr bool isFloatElem() {
+  return std::is_floating_point<T>::value || std::is_same<T, Half>::value;
+}
+
+// double -> T: floats round, integers truncate toward zero and saturate (NaN -> 0).
+template <typename T> T fromDouble(double v) {
+  if constexpr (std::is_integral<T>::value) {
+    if (std::isnan(v))
+      return 0;
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
+      return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+      return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else {
+    return storeElem<T>(static_cast<MathType<T>>(v));
+  }
+}
+
+int64_t normalizeAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+//===----------------------------------------------------------------------===//
+// reduce_*
+//===----------------------------------------------------------------------===//
+
+enum class R { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
+
+const char *reduceName(R op) {
+  static const char *names[] = {"reduce_sum", "reduce_mean",    "reduce_max",
+                                "reduce_min", "reduce_prod",    "reduce_l1",
+                                "reduce_l2",  "reduce_log_sum", "reduce_log_sum_exp",
+                                "reduce_sum_square"};
+  return names[static_cast<int>(op)];
+}
+
+// Maps every input element to its output element: outStride[d] is 0 along
+// reduced dims and the row-major stride of the kept dims otherwise.
+struct ReduceMap {
+  std::vector<int64_t> shape, outStride;
+  int64_t numOut = 1, count = 1; // results, elements per result
+
+  // f(inputIndex, outputIndex) for every input element, in row-major order.
+  template <typename F> void forEach(F &&f) const {
+    int64_t total = 1;
+    for (int64_t d : shape)
+      total *= d;
+    if (total == 0)
+      return;
+    const size_t rank = shape.size();
+    if (rank == 0) {
+      f(int64_t(0), int64_t(0));
+      return;
+    }
+    const int64_t inner = shape[rank - 1], innerStride = outStride[rank - 1];
+    std::vector<int64_t> index(rank, 0);
+    int64_t base = 0;
+    for (int64_t i = 0; i < total; i += inner) {
+      int64_t o = base;
+      for (int64_t j = 0; j < inner; ++j, o += innerStride)
+        f(i + j, o);
+      for (size_t d = rank - 1; d-- > 0;) {
+        ++index[d];
+        base += outStride[d];
+        if (index[d] < shape[d])
+          break;
+        base -= outStride[d] * shape[d];
+        index[d] = 0;
+      }
+    }
+  }
+};
+
+KernelStatus planReduce(const char *op, const Attrs &attrs, const TensorView &in,
+                        const TensorView &out, ReduceMap &map) {
+  const int64_t rank = static_cast<int64_t>(in.shape.size());
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  const std::vector<int64_t> &axes = attrs.getInts("axes");
+  if (axes.empty()) {
+    std::fill(reduced.begin(), reduced.end(), true);
+  } else {
+    for (int64_t a : axes) {
+      int64_t axis = normalizeAxis(a, rank);
+      if (axis < 0 || axis >= rank)
+        return fail(std::string(op) + ": axis " + std::to_string(a) + " out of range");
+      reduced[static_cast<size_t>(axis)] = true;
+    }
+  }
+  map.shape = in.shape;
+  map.outStride.assign(static_cast<size_t>(rank), 0);
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    if (reduced[d]) {
+      map.count *= in.shape[d];
+    } else {
+      map.outStride[d] = stride;
+      stride *= in.shape[d];
+    }
+  }
+  map.numOut = stride;
+  if (out.numElements() != map.numOut)
+    return fail(std::string(op) + ": result has " + std::to_string(out.numElements()) +
+                " elements, the reduction yields " + std::to_string(map.numOut));
+  if (out.dtype != in.dtype)
+    return fail(std::string(op) + ": result dtype must match the input");
+  return {};
+}
+
+template <R op, typename T> void reduceFloat(const ReduceMap &map, const T *x, T *y) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const double init = op == R::Max ? -inf : op == R::Min ? inf : op == R::Prod ? 1.0 : 0.0;
+  std::vector<double> acc(static_cast<size_t>(map.numOut), init);
+  std::vector<double> peak; // log_sum_exp: per-result max
+  if (op == R::LogSumExp) {
+    peak.assign(static_cast<size_t>(map.numOut), -inf);
+    map.forEach([&](int64_t i, int64_t o) {
+      double v = loadElem(x[i]);
+      if (v > peak[o] || std::isnan(v))
+        peak[o] = v;
+    });
+  }
+  map.forEach([&](int64_t i, int64_t o) {
+    const double v = loadElem(x[i]);
+    double &a = acc[o];
+    switch (op) {
+    case R::Sum: case R::Mean: case R::LogSum: a += v; break;
+    case R::Max: if (v > a || std::isnan(v)) a = v; break;
+    case R::Min: if (v < a || std::isnan(v)) a = v; break;
+    case R::Prod: a *= v; break;
+    case R::L1: a += std::fabs(v); break;
+    case R::L2: case R::SumSquare: a += v * v; break;
+    case R::LogSumExp:
+      if (std::isfinite(peak[o]))
+        a += std::exp(v - peak[o]);
+      break;
+    }
+  });
+  for (int64_t o = 0; o < map.numOut; ++o) {
+    double a = acc[o];
+    switch (op) {
+    case R::Mean: a = a / static_cast<double>(map.count); break;
+    case R::L2: a = std::sqrt(a); break;
+    case R::LogSum: a = std::log(a); break;
+    case R::LogSumExp:
+      // An infinite or NaN peak is the result itself (log(sum(exp)) -> it).
+      a = std::isfinite(peak[o]) ? std::log(a) + peak[o] : peak[o];
+      if (map.count == 0)
+        a = -inf;
+      break;
+    default: break;
+    }
+    y[o] = storeElem<T>(static_cast<MathType<T>>(a));
+  }
+}
+
+template <R op, typename T> void reduceInt(const ReduceMap &map, const T *x, T *y) {
+  // Wide accumulator: int64 for signed, uint64 for unsigned; sums and
+  // products wrap through uint64 arithmetic (no overflow UB).
+  using W = std::conditional_t<std::is_signed<T>::value, int64_t, uint64_t>;
+  if constexpr (op == R::Max || op == R::Min) {
+    std::vector<T> acc(static_cast<size_t>(map.numOut),
+                       op == R::Max ? std::numeric_limits<T>::lowest()
+                                    : std::numeric_limits<T>::max());
+    map.forEach([&](int64_t i, int64_t o) {
+      if (op == R::Max ? x[i] > acc[o] : x[i] < acc[o])
+        acc[o] = x[i];
+    });
+    std::copy(acc.begin(), acc.end(), y);
+  } else if constexpr (op == R::LogSumExp) {
+    std::vector<double> peak(static_cast<size_t>(map.numOut),
+                             -std::numeric_limits<double>::infinity());
+    std::vector<double> acc(static_cast<size_t>(map.numOut), 0.0);
+    map.forEach([&](int64_t i, int64_t o) { peak[o] = std::max(peak[o], double(x[i])); });
+    map.forEach([&](int64_t i, int64_t o) { acc[o] += std::exp(double(x[i]) - peak[o]); });
+    for (int64_t o = 0; o < map.numOut; ++o)
+      y[o] = fromDouble<T>(map.count ? std::log(acc[o]) + peak[o]
+                                     : -std::numeric_limits<double>::infinity());
+  } else {
+    std::vector<uint64_t> acc(static_cast<size_t>(map.numOut), op == R::Prod ? 1u : 0u);
+    map.forEach([&](int64_t i, int64_t o) {
+      const uint64_t v = static_cast<uint64_t>(static_cast<W>(x[i]));
+      switch (op) {
+      case R::Sum: case R::Mean: case R::LogSum: acc[o] += v; break;
+      case R::Prod: acc[o] *= v; break;
+      case R::L1:
+        acc[o] += (std::is_signed<T>::value && x[i] < 0) ? uint64_t(0) - v : v;
+        break;
+      case R::L2: case R::SumSquare: acc[o] += v * v; break;
+      default: break;
+      }
+    });
+    for (int64_t o = 0; o < map.numOut; ++o) {
+      const double sum = static_cast<double>(static_cast<W>(acc[o]));
+      switch (op) {
+      case R::Mean: y[o] = fromDouble<T>(sum / static_cast<double>(map.count)); break;
+      case R::L2: y[o] = fromDouble<T>(std::sqrt(sum)); break;
+      case R::LogSum: y[o] = fromDouble<T>(std::log(sum)); break;
+      default: y[o] = static_cast<T>(acc[o]); break; // wraps, like the arithmetic
+      }
+    }
+  }
+}
+
+template <R op>
+KernelStatus reduceKernel(const Attrs &attrs, const std::vector<const TensorView *> &inputs,
+                          const std::vector<TensorView *> &outputs) {
+  const char *name = reduceName(op);
+  if (auto s = checkUnary(name, inputs, outputs); !s.ok())
+    return s;
+  const TensorView &in = *inputs[0];
+  TensorView &out = *outputs[0];
+  ReduceMap map;
+  if (auto s = planReduce(name, attrs, in, out, map); !s.ok())
+    return s;
+  bool handled = dispatch(in.dtype, kNumeric, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *x = static_cast<const T *>(in.data);
+    T *y = static_cast<T *>(out.data);
+    if constexpr (isFloatElem<T>())
+      reduceFloat<op, T>(map, x, y);
+    else
+      reduceInt<op, T>(map, x, y);
+  });
+  return handled ? KernelStatus{} : unsupported(name, in.dtype);
+}
+
+//===----------------------------------------------------------------------===//
+// softmax, log_softmax
+//===----------------------------------------------------------------------===//
+
+// Shape split around one axis: [outer, axis, inner].
+struct AxisSplit {
+  int64_t outer = 1, length = 1, inner = 1;
+};
+
+bool splitAxis(const std::vector<int64_t> &shape, int64_t axis, AxisSplit &s) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  axis = normalizeAxis(axis, rank);
+  if (rank == 0 || axis < 0 || axis >= rank)
+    return false;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? s.outer : d == axis ? s.length : s.inner) *= shape[d];
+  return true;
+}
+
+template <bool isLog>
+KernelStatus softmaxKernel(const Attrs &attrs, const std::vector<const TensorView *> &inputs,
+                           const std::vector<TensorView *> &outputs) {
+  const char *name = isLog ? "log_softmax" : "softmax";
+  if (auto s = checkUnary(name, inputs, outputs); !s.ok())
+    return s;
+  const TensorView &in = *inputs[0];
+  TensorView &out = *outputs[0];
+  if (out.dtype != in.dtype || out.numElements() != in.numElements())
+    return fail(std::string(name) + ": result must match the input");
+  AxisSplit s;
+  if (!splitAxis(in.shape, attrs.getInt("axis", -1), s))
+    return fail(std::string(name) + ": axis out of range");
+  bool handled = dispatch(in.dtype, kFloat, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *x = static_cast<const T *>(in.data);
+    T *y = static_cast<T *>(out.data);
+    std::vector<double> v(static_cast<size_t>(s.length));
+    for (int64_t o = 0; o < s.outer; ++o)
+      for (int64_t i = 0; i < s.inner; ++i) {
+        const int64_t base = o * s.length * s.inner + i;
+        double peak = -std::numeric_limits<double>::infinity();
+        for (int64_t a = 0; a < s.length; ++a) {
+          v[a] = loadElem(x[base + a * s.inner]);
+          peak = std::max(peak, v[a]);
+        }
+        // An all -inf (or +inf) row has no finite peak to subtract: use 0,
+        // giving the IEEE results of the unshifted formula.
+        const double shift = std::isfinite(peak) ? peak : 0.0;
+        double sum = 0;
+        for (int64_t a = 0; a < s.length; ++a)
+          sum += std::exp(v[a] - shift);
+        const double logSum = std::log(sum);
+        for (int64_t a = 0; a < s.length; ++a) {
+          double r = isLog ? v[a] - shift - logSum : std::exp(v[a] - shift) / sum;
+          y[base + a * s.inner] = storeElem<T>(static_cast<MathType<T>>(r));
+        }
+      }
+  });
+  return handled ? KernelStatus{} : unsupported(name, in.dtype);
+}
+
+//===----------------------------------------------------------------------===//
+// argmax, argmin
+//===----------------------------------------------------------------------===//
+
+template <bool isMax>
+KernelStatus argKernel(const Attrs &attrs, const std::vector<const TensorView *> &inputs,
+                       const std::vector<TensorView *> &outputs) {
+  const char *name = isMax ? "argmax" : "argmin";
+  if (auto s = checkUnary(name, inputs, outputs); !s.ok())
+    return s;
+  const TensorView &in = *inputs[0];
+  TensorView &out = *outputs[0];
+  if (out.dtype != DType::I64)
+    return fail(std::string(name) + ": result must be i64");
+  AxisSplit s;
+  if (!splitAxis(in.shape, attrs.getInt("axis", 0), s))
+    return fail(std::string(name) + ": axis out of range");
+  if (out.numElements() != s.outer * s.inner)
+    return fail(std::string(name) + ": result element count does not match");
+  if (s.length == 0 && s.outer * s.inner != 0)
+    return fail(std::string(name) + ": cannot take the index of an empty axis");
+  const bool last = attrs.getInt("select_last_index", 0) != 0;
+  bool handled = dispatch(in.dtype, kNumeric, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = MathType<T>;
+    const T *x = static_cast<const T *>(in.data);
+    int64_t *y = static_cast<int64_t *>(out.data);
+    for (int64_t o = 0; o < s.outer; ++o)
+      for (int64_t i = 0; i < s.inner; ++i) {
+        const int64_t base = o * s.length * s.inner + i;
+        C best = loadElem(x[base]);
+        int64_t bestIndex = 0;
+        for (int64_t a = 1; a < s.length; ++a) {
+          const C v = loadElem(x[base + a * s.inner]);
+          bool take;
+          if constexpr (std::is_floating_point<C>::value) {
+            // NaN wins (as numpy's argmax/argmin): the first NaN, or the
+            // last with select_last_index.
+            if (std::isnan(best)) {
+              take = last && std::isnan(v);
+              if (take) {
+                bestIndex = a;
+              }
+              continue;
+            }
+            if (std::isnan(v)) {
+              best = v;
+              bestIndex = a;
+              continue;
+            }
+          }
+          take = isMax ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
+          if (take) {
+            best = v;
+            bestIndex = a;
+          }
+        }
+        y[o * s.inner + i] = bestIndex;
+      }
+  });
+  return handled ? KernelStatus{} : unsupported(name, in.dtype);
+}
+
+} // namespace
+
+void addReductionKernels(KernelTable &t) {
+  t["reduce_sum"] = &reduceKernel<R::Sum>;
+  t["reduce_mean"] = &reduceKernel<R::Mean>;
+  t["reduce_max"] = &reduceKernel<R::Max>;
+  t["reduce_min"] = &reduceKernel<R::Min>;
+  t["reduce_prod"] = &reduceKernel<R::Prod>;
+  t["reduce_l1"] = &reduceKernel<R::L1>;
+  t["reduce_l2"] = &reduceKernel<R::L2>;
+  t["reduce_log_sum"] = &reduceKernel<R::LogSum>;
+  t["reduce_log_sum_exp"] = &reduceKernel<R::LogSumExp>;
+  t["reduce_sum_square"] = &reduceKernel<R::SumSquare>;
+  t["softmax"] = &softmaxKernel<false>;
+  t["log_softmax"] = &softmaxKernel<true>;
+  t["argmax"] = &argKernel<true>;
+  t["argmin"] = &argKernel<false>;
+}
+
+} // namespace tessel::cpu
