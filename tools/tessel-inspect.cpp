@@ -1,0 +1,150 @@
+//===- tessel-inspect.cpp - what an engine file holds ---------------------===//
+//
+// Prints an engine's header, producer and options, IO signature, memory plan,
+// tiers and step list (with each step's ONNX node and kernel variants).
+// Exit status: 0 printed; 2 usage; 3 the file is not a valid engine.
+//
+//===----------------------------------------------------------------------===//
+#include "engine.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <map>
+
+namespace {
+
+using namespace tessel;
+
+std::string tensorText(const engine::Tensor *t) {
+  std::string text = cpu::dtypeName(static_cast<cpu::DType>(t->dtype()));
+  text += "[";
+  if (t->shape())
+    for (size_t i = 0; i < t->shape()->size(); ++i)
+      text += (i ? "," : "") + std::to_string(t->shape()->Get(i));
+  return text + "]";
+}
+
+std::string attrText(const engine::Attr *a) {
+  auto list = [](const auto *values) {
+    std::string text = "[";
+    if (values)
+      for (size_t i = 0; i < values->size(); ++i)
+        text += (i ? "," : "") + std::to_string(values->Get(i));
+    return text + "]";
+  };
+  switch (a->kind()) {
+  case engine::AttrKind::Int: return std::to_string(a->i());
+  case engine::AttrKind::Float: return std::to_string(a->f());
+  case engine::AttrKind::Ints: return list(a->ints());
+  case engine::AttrKind::Floats: return list(a->floats());
+  case engine::AttrKind::String: return "\"" + std::string(rt::fbString(a->s())) + "\"";
+  }
+  return "?";
+}
+
+std::string mib(uint64_t bytes) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%llu bytes (%.2f MiB)", (unsigned long long)bytes,
+                bytes / 1048576.0);
+  return text;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"tessel-inspect: print what a Tessel engine holds"};
+  std::string path;
+  bool showSteps = true;
+  app.add_option("engine", path, "engine file (.tsl)")->required();
+  app.add_flag("!--no-steps", showSteps, "omit the step list");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  std::shared_ptr<const rt::Engine> loaded;
+  rt::Status status = rt::Engine::openFile(path, loaded);
+  if (!status.ok()) {
+    std::fprintf(stderr, "error: %s\n", status.message().c_str());
+    return 3;
+  }
+  const engine::Engine *fb = loaded->fb();
+  const format::Header &header = loaded->header();
+
+  std::printf("engine: %s\n", path.c_str());
+  std::printf("  format version %u, %s file, checksum %016llx (verified)\n",
+              header.format_version, mib(loaded->fileSize()).c_str(),
+              (unsigned long long)header.checksum);
+  std::printf("  producer: %s\n", rt::fbString(fb->producer()));
+  if (fb->options())
+    for (const engine::Option *option : *fb->options())
+      std::printf("  option %s = %s\n", rt::fbString(option->key()), rt::fbString(option->value()));
+  std::string tiers;
+  if (fb->tiers())
+    for (const flatbuffers::String *tier : *fb->tiers())
+      tiers += (tiers.empty() ? "" : ", ") + tier->str();
+  std::printf("  tiers: %s\n", tiers.c_str());
+
+  auto printIo = [&](const char *kind, const std::vector<rt::TensorInfo> &infos) {
+    for (size_t i = 0; i < infos.size(); ++i)
+      std::printf("  %s %zu '%s': %s %s\n", kind, i, infos[i].name.c_str(),
+                  tensorText(fb->tensors()->Get(infos[i].tensor)).c_str(),
+                  infos[i].layout.c_str());
+  };
+  printIo("input", loaded->inputs());
+  printIo("output", loaded->outputs());
+
+  size_t constantCount = 0, arenaCount = 0;
+  for (const engine::Tensor *t : *fb->tensors()) {
+    constantCount += t->storage() == engine::Storage::Constant;
+    arenaCount += t->storage() == engine::Storage::Arena;
+  }
+  std::printf("  constants: %zu tensors, %s\n", constantCount, mib(loaded->constantsSize()).c_str());
+  std::printf("  arena: %s planned for %zu intermediates totalling %s\n",
+              mib(fb->arena_size()).c_str(), arenaCount, mib(fb->arena_unplanned_size()).c_str());
+
+  size_t stepCount = fb->steps() ? fb->steps()->size() : 0;
+  std::map<std::string, int> opCounts;
+  for (size_t i = 0; i < stepCount; ++i)
+    ++opCounts[rt::fbString(fb->steps()->Get(i)->op())];
+  std::printf("  steps: %zu (", stepCount);
+  bool first = true;
+  for (const auto &[op, count] : opCounts) {
+    std::printf("%s%s x%d", first ? "" : ", ", op.c_str(), count);
+    first = false;
+  }
+  std::printf(")\n");
+  if (!showSteps)
+    return 0;
+  for (size_t i = 0; i < stepCount; ++i) {
+    const engine::Step *step = fb->steps()->Get(i);
+    std::printf("  [%zu] %s at %s\n", i, rt::fbString(step->op()), rt::fbString(step->location()));
+    auto operands = [&](const char *label, const flatbuffers::Vector<int32_t> *indices) {
+      if (!indices)
+        return;
+      for (int32_t index : *indices) {
+        if (index < 0) {
+          std::printf("        %s (absent)\n", label);
+          continue;
+        }
+        const engine::Tensor *t = fb->tensors()->Get(index);
+        static const char *storage[] = {"arena", "constant", "input", "output"};
+        std::printf("        %s %s %s @%s+%llu\n", label, rt::fbString(t->name()),
+                    tensorText(t).c_str(), storage[int(t->storage())],
+                    (unsigned long long)t->offset());
+      }
+    };
+    operands("in ", step->inputs());
+    operands("out", step->outputs());
+    if (step->attrs())
+      for (const engine::Attr *a : *step->attrs())
+        std::printf("        %s = %s\n", rt::fbString(a->name()), attrText(a).c_str());
+    if (step->variants())
+      for (const engine::KernelVariant *v : *step->variants())
+        std::printf("        variant %s: %s (sm >= %d, align %d)\n", rt::fbString(v->tier()),
+                    rt::fbString(v->kernel()), v->min_compute_capability(), v->alignment());
+  }
+  return 0;
+}
