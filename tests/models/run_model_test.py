@@ -5,7 +5,8 @@ tessel-run on the fixed input and compare with PyTorch's output.
     /usr/bin/python3 run_model_test.py --compile TESSEL_COMPILE --run TESSEL_RUN \\
         --data DIR --work DIR NAME [--precision fp32] [--tier T]
 
-DIR holds NAME.onnx, NAME.input.pb and NAME.output.pb (export_models.py).
+DIR holds NAME.onnx, NAME.input.pb and NAME.output.pb (export_models.py), or
+NAME.input.npy and NAME.expected.npy (the bundled example, examples/).
 Prints the compile and run times and tessel-run's per-output line
 (max_abs_err, max_rel_err), then `PASS NAME` or `FAIL NAME: why`.
 Exit 0 on pass, 1 on fail, 2 on a usage/setup error.
@@ -57,6 +58,20 @@ TOLERANCES = {
 OUTPUT_LINE_RE = re.compile(r"^output \d+ .*max_abs_err=(\S+) max_rel_err=(\S+) (PASS|FAIL)")
 
 
+def first_existing(directory, name, suffixes):
+    for suffix in suffixes:
+        path = os.path.join(directory, name + suffix)
+        if os.path.isfile(path):
+            return path
+    return os.path.join(directory, name + suffixes[0])
+
+
+def load_array(path):
+    if path.endswith(".npy"):
+        return np.load(path)
+    return numpy_helper.to_array(onnx.load_tensor(path))
+
+
 def tail(text, lines=10):
     return "\n".join((text or "").strip().splitlines()[-lines:])
 
@@ -76,8 +91,10 @@ def main(argv=None):
 
     name = args.name
     model = os.path.join(args.data, name + ".onnx")
-    inp = os.path.join(args.data, name + ".input.pb")
-    exp = os.path.join(args.data, name + ".output.pb")
+    # export_models.py writes NAME.{input,output}.pb; the bundled example
+    # (examples/make_example.py) has NAME.{input,expected}.npy.
+    inp = first_existing(args.data, name, (".input.pb", ".input.npy"))
+    exp = first_existing(args.data, name, (".output.pb", ".expected.npy"))
     for p in (model, inp, exp):
         if not os.path.isfile(p):
             print("FAIL %s: missing %s (run export_models.py first)" % (name, p))
@@ -85,7 +102,7 @@ def main(argv=None):
     rtol, atol = TOLERANCES[args.precision]
 
     # A reference whose values all sit inside atol would pass anything.
-    ref = numpy_helper.to_array(onnx.load_tensor(exp))
+    ref = load_array(exp)
     scale = float(np.abs(ref).max())
     if not scale >= 100 * atol:
         print("FAIL %s: degenerate reference output (max|y|=%.3g vs atol=%g)" % (name, scale, atol))
