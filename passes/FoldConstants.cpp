@@ -11,6 +11,7 @@
 #include "cpu/kernels.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace tessel {
 #define GEN_PASS_DEF_FOLDCONSTANTS
@@ -96,7 +97,14 @@ bool foldOp(Operation *op, int64_t maxElements) {
                                                bytesToElements(type, buffer.bytes));
     result.replaceAllUsesWith(constant.getResult());
   }
+  llvm::SetVector<Operation *> operandDefs;
+  for (Value operand : op->getOperands())
+    operandDefs.insert(operand.getDefiningOp());
   op->erase();
+  // Constants that only fed the folded op are dead now.
+  for (Operation *def : operandDefs)
+    if (def && def->use_empty())
+      def->erase();
   return true;
 }
 

@@ -10,7 +10,7 @@ config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 
 params = lit_config.params
-tessel_bin = params.get("tessel_bin_dir", "")
+tessel_bin = os.path.abspath(params.get("tessel_bin_dir", "."))
 llvm_bin = params.get("llvm_bin_dir", "/usr/lib/llvm-19/bin")
 conformance = params.get("conformance_dir", "")
 
