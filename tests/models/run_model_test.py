@@ -55,7 +55,11 @@ TOLERANCES = {
     "fp16": (5e-2, 5e-2),
 }
 
-OUTPUT_LINE_RE = re.compile(r"^output \d+ .*max_abs_err=(\S+) max_rel_err=(\S+) (PASS|FAIL)")
+# tessel-run prints, per output:
+#   output 0 'y' f32[1,1000]: max_abs_err=1e-06 max_rel_err=2e-05 (rtol=0.001 atol=0.0001) PASS
+#   ... FAIL (3 of 1000 elements outside tolerance)   or   ...: FAIL (expected shape f32[...])
+OUTPUT_LINE_RE = re.compile(r"^output \d+ ")
+ERRORS_RE = re.compile(r"max_abs_err=(\S+) max_rel_err=(\S+)")
 
 
 def first_existing(directory, name, suffixes):
@@ -70,6 +74,15 @@ def load_array(path):
     if path.endswith(".npy"):
         return np.load(path)
     return numpy_helper.to_array(onnx.load_tensor(path))
+
+
+def summarize(line):
+    """'max_abs_err=.. max_rel_err=..' plus, on a failure, what follows FAIL."""
+    m = ERRORS_RE.search(line)
+    text = "max_abs_err=%s max_rel_err=%s" % m.groups() if m else line.split(": ", 1)[-1]
+    if m and " FAIL" in line:
+        text += " FAIL" + line.rsplit(" FAIL", 1)[1]
+    return text
 
 
 def tail(text, lines=10):
@@ -147,8 +160,7 @@ def main(argv=None):
     if proc.stderr.strip():
         print(tail(proc.stderr, 20))
     lines = [l.strip() for l in proc.stdout.splitlines() if OUTPUT_LINE_RE.match(l.strip())]
-    summary = "; ".join(
-        "max_abs_err=%s max_rel_err=%s" % OUTPUT_LINE_RE.match(l).groups()[:2] for l in lines)
+    summary = "; ".join(summarize(l) for l in lines)
     print("ran in %.2fs (process wall time, includes engine load)" % t_run)
     if proc.returncode == 0 and lines:
         print("PASS %s: %s (rtol=%g atol=%g, max|y|=%.3g)" % (name, summary, rtol, atol, scale))
