@@ -157,7 +157,11 @@ LogicalResult Writer::collect() {
 
   for (Operation &op : body.without_terminator()) {
     if (auto constant = dyn_cast<ConstantOp>(op)) {
-      int32_t index = addTensor(constant, locationName(op.getLoc()), fb::Storage::Constant);
+      // Folded and deduplicated constants lose their node; number them.
+      std::string name = isa<UnknownLoc>(op.getLoc())
+                             ? "constant" + std::to_string(tensors.size())
+                             : locationName(op.getLoc());
+      int32_t index = addTensor(constant, name, fb::Storage::Constant);
       constantBytes[index] = elementsToBytes(constant.getValue());
       valueTensor[constant] = index;
       continue;
