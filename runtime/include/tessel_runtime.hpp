@@ -1,0 +1,160 @@
+// tessel_runtime.hpp - a header-only C++ wrapper over the C API.
+//
+// RAII handles and exceptions for C++ applications. Everything here is inline
+// over tessel_runtime.h: the shared library's ABI stays the C API, and the
+// exceptions are thrown by this header, in the caller's code, never across the
+// library boundary.
+//
+//   tessel::Engine engine = tessel::Engine::openFile("model.tsl");
+//   tessel::Context context(engine);
+//   context.bindInput(0, input.data(), input.size() * sizeof(float));
+//   context.bindOutput(0, output.data(), output.size() * sizeof(float));
+//   context.run();
+//
+// Thread rules are the C API's: an Engine may be shared, a Context is used by
+// one thread at a time.
+#ifndef TESSEL_RUNTIME_HPP
+#define TESSEL_RUNTIME_HPP
+
+#include "tessel_runtime.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tessel {
+
+/// A failed C API call: its status code and message.
+class Error : public std::runtime_error {
+public:
+  Error(tessel_status_code_t code, const std::string &message)
+      : std::runtime_error(message), statusCode(code) {}
+  tessel_status_code_t code() const noexcept { return statusCode; }
+
+private:
+  tessel_status_code_t statusCode;
+};
+
+namespace detail {
+/// Takes ownership of `status`; throws Error if it is a failure.
+inline void check(tessel_status_t status) {
+  if (!status)
+    return;
+  tessel_status_code_t code = tessel_status_code(status);
+  std::string message = tessel_status_message(status);
+  tessel_status_free(status);
+  throw Error(code, message);
+}
+} // namespace detail
+
+/// A graph input or output, copied out of the engine.
+struct TensorInfo {
+  std::string name;
+  tessel_dtype_t dtype = TESSEL_DTYPE_F32;
+  std::vector<int64_t> shape;
+  std::string layout;
+  size_t sizeBytes = 0;
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+/// An opened, verified engine. Movable, not copyable.
+class Engine {
+public:
+  static Engine openFile(const std::string &path) {
+    tessel_engine_t *raw = nullptr;
+    detail::check(tessel_engine_open_file(path.c_str(), &raw));
+    return Engine(raw);
+  }
+  /// The bytes are copied; the caller keeps its buffer.
+  static Engine openMemory(const void *data, size_t size) {
+    tessel_engine_t *raw = nullptr;
+    detail::check(tessel_engine_open_memory(data, size, &raw));
+    return Engine(raw);
+  }
+
+  size_t inputCount() const { return tessel_engine_input_count(handle.get()); }
+  size_t outputCount() const { return tessel_engine_output_count(handle.get()); }
+  TensorInfo input(size_t index) const {
+    return info(tessel_engine_input_info, index);
+  }
+  TensorInfo output(size_t index) const {
+    return info(tessel_engine_output_info, index);
+  }
+
+  /// The C handle, for mixing with C API calls; owned by this object.
+  tessel_engine_t *get() const { return handle.get(); }
+
+private:
+  struct Release {
+    void operator()(tessel_engine_t *engine) const { tessel_engine_release(engine); }
+  };
+  explicit Engine(tessel_engine_t *raw) : handle(raw) {}
+
+  using InfoFn = tessel_status_t (*)(const tessel_engine_t *, size_t, tessel_tensor_info_t *);
+  TensorInfo info(InfoFn fn, size_t index) const {
+    tessel_tensor_info_t raw{};
+    detail::check(fn(handle.get(), index, &raw));
+    TensorInfo result;
+    result.name = raw.name;
+    result.dtype = raw.dtype;
+    result.shape.assign(raw.shape, raw.shape + raw.rank);
+    result.layout = raw.layout;
+    result.sizeBytes = raw.size_bytes;
+    return result;
+  }
+
+  std::unique_ptr<tessel_engine_t, Release> handle;
+};
+
+/// One execution context of an engine; keeps the engine alive. Movable, not
+/// copyable.
+class Context {
+public:
+  explicit Context(const Engine &engine, tessel_tier_t tier = TESSEL_TIER_AUTO) {
+    tessel_context_options_t options{};
+    options.tier = tier;
+    tessel_context_t *raw = nullptr;
+    detail::check(tessel_context_create(engine.get(), &options, &raw));
+    handle.reset(raw);
+  }
+
+  /// `data` must hold exactly the tensor's sizeBytes; it must outlive every
+  /// run() until rebound.
+  void bindInput(size_t index, const void *data, size_t sizeBytes) {
+    detail::check(tessel_context_bind_input(handle.get(), index, data, sizeBytes));
+  }
+  void bindOutput(size_t index, void *data, size_t sizeBytes) {
+    detail::check(tessel_context_bind_output(handle.get(), index, data, sizeBytes));
+  }
+  template <typename T> void bindInput(size_t index, const std::vector<T> &data) {
+    bindInput(index, data.data(), data.size() * sizeof(T));
+  }
+  template <typename T> void bindOutput(size_t index, std::vector<T> &data) {
+    bindOutput(index, data.data(), data.size() * sizeof(T));
+  }
+
+  void run() { detail::check(tessel_context_run(handle.get())); }
+
+  /// "cpu", "simt" or "tc".
+  std::string tier() const { return tessel_context_tier(handle.get()); }
+
+  tessel_context_t *get() const { return handle.get(); }
+
+private:
+  struct Release {
+    void operator()(tessel_context_t *context) const { tessel_context_release(context); }
+  };
+  std::unique_ptr<tessel_context_t, Release> handle;
+};
+
+} // namespace tessel
+
+#endif // TESSEL_RUNTIME_HPP

@@ -1,0 +1,225 @@
+//===- c_api.cpp - the C API over the engine and the executor -------------===//
+//
+// The only exported symbols of libtessel_runtime. Every entry point is
+// noexcept: C++ exceptions stop here and become statuses (std::bad_alloc ->
+// TESSEL_OUT_OF_MEMORY, anything else -> TESSEL_INTERNAL).
+//
+//===----------------------------------------------------------------------===//
+#include "tessel_runtime.h"
+
+#include "engine.h"
+#include "executor.h"
+
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+
+using tessel::rt::Status;
+
+struct tessel_status_s {
+  tessel_status_code_t code;
+  std::string message;
+};
+
+struct tessel_engine_s {
+  std::shared_ptr<const tessel::rt::Engine> engine;
+};
+
+struct tessel_context_s {
+  std::unique_ptr<tessel::rt::Context> context;
+};
+
+namespace {
+
+// The C enums mirror the schema's and the kernels' enums value for value.
+static_assert(TESSEL_DTYPE_F32 == static_cast<int>(tessel::engine::DType::f32) &&
+                  TESSEL_DTYPE_BF16 == static_cast<int>(tessel::engine::DType::bf16) &&
+                  TESSEL_DTYPE_BOOL == static_cast<int>(tessel::engine::DType::bool_) &&
+                  TESSEL_DTYPE_BOOL == static_cast<int>(tessel::cpu::DType::Bool) &&
+                  TESSEL_DTYPE_U64 == static_cast<int>(tessel::cpu::DType::U64),
+              "tessel_dtype_t must match the engine schema's DType");
+
+// Reporting that memory ran out must not need memory: this status is
+// preallocated and tessel_status_free leaves it alone.
+tessel_status_s outOfMemory{TESSEL_OUT_OF_MEMORY, "out of memory"};
+
+tessel_status_t makeStatus(tessel_status_code_t code, const std::string &message) noexcept {
+  try {
+    return new tessel_status_s{code, message};
+  } catch (...) {
+    return &outOfMemory;
+  }
+}
+
+tessel_status_t toC(const Status &status) noexcept {
+  return status.ok() ? nullptr : makeStatus(status.code(), status.message());
+}
+
+tessel_status_t invalidArgument(const char *message) noexcept {
+  return makeStatus(TESSEL_INVALID_ARGUMENT, message);
+}
+
+/// Runs `body` (returning a Status) with every exception turned into a status.
+template <typename F> tessel_status_t guarded(F &&body) noexcept {
+  try {
+    return toC(body());
+  } catch (const std::bad_alloc &) {
+    return &outOfMemory;
+  } catch (const std::exception &e) {
+    return makeStatus(TESSEL_INTERNAL, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return makeStatus(TESSEL_INTERNAL, "internal error: unknown exception");
+  }
+}
+
+bool validDType(tessel_dtype_t dtype) {
+  return dtype >= TESSEL_DTYPE_F32 && dtype <= TESSEL_DTYPE_BOOL;
+}
+
+tessel_status_t tensorInfo(const tessel_engine_t *engine, size_t index,
+                           tessel_tensor_info_t *info, bool isInput) noexcept {
+  if (!engine)
+    return invalidArgument("engine is NULL");
+  if (!info)
+    return invalidArgument("info is NULL");
+  const auto &infos = isInput ? engine->engine->inputs() : engine->engine->outputs();
+  if (index >= infos.size()) {
+    const char *what = isInput ? "input" : "output";
+    return guarded([&] {
+      return tessel::rt::invalidArgument(
+          std::string(what) + " index " + std::to_string(index) +
+          " is out of range: the engine has " + std::to_string(infos.size()) + " " + what +
+          (infos.size() == 1 ? "" : "s"));
+    });
+  }
+  const tessel::rt::TensorInfo &t = infos[index];
+  info->name = t.name.c_str();
+  info->dtype = static_cast<tessel_dtype_t>(t.dtype);
+  info->rank = t.shape.size();
+  info->shape = t.shape.data();
+  info->layout = t.layout.c_str();
+  info->size_bytes = t.sizeBytes;
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+tessel_status_code_t tessel_status_code(tessel_status_t status) {
+  return status ? status->code : TESSEL_OK;
+}
+
+const char *tessel_status_message(tessel_status_t status) {
+  return status ? status->message.c_str() : "";
+}
+
+void tessel_status_free(tessel_status_t status) {
+  if (status != &outOfMemory)
+    delete status;
+}
+
+const char *tessel_dtype_name(tessel_dtype_t dtype) {
+  return validDType(dtype) ? tessel::cpu::dtypeName(static_cast<tessel::cpu::DType>(dtype))
+                           : "invalid";
+}
+
+size_t tessel_dtype_size(tessel_dtype_t dtype) {
+  return validDType(dtype) ? tessel::cpu::dtypeSize(static_cast<tessel::cpu::DType>(dtype)) : 0;
+}
+
+tessel_status_t tessel_engine_open_file(const char *path, tessel_engine_t **engine) {
+  if (!engine)
+    return invalidArgument("engine (the result pointer) is NULL");
+  *engine = nullptr;
+  if (!path)
+    return invalidArgument("path is NULL");
+  return guarded([&] {
+    auto handle = std::make_unique<tessel_engine_s>();
+    Status status = tessel::rt::Engine::openFile(path, handle->engine);
+    if (status.ok())
+      *engine = handle.release();
+    return status;
+  });
+}
+
+tessel_status_t tessel_engine_open_memory(const void *data, size_t size,
+                                          tessel_engine_t **engine) {
+  if (!engine)
+    return invalidArgument("engine (the result pointer) is NULL");
+  *engine = nullptr;
+  return guarded([&] {
+    auto handle = std::make_unique<tessel_engine_s>();
+    Status status = tessel::rt::Engine::openMemory(data, size, handle->engine);
+    if (status.ok())
+      *engine = handle.release();
+    return status;
+  });
+}
+
+void tessel_engine_release(tessel_engine_t *engine) { delete engine; }
+
+size_t tessel_engine_input_count(const tessel_engine_t *engine) {
+  return engine ? engine->engine->inputs().size() : 0;
+}
+
+size_t tessel_engine_output_count(const tessel_engine_t *engine) {
+  return engine ? engine->engine->outputs().size() : 0;
+}
+
+tessel_status_t tessel_engine_input_info(const tessel_engine_t *engine, size_t index,
+                                         tessel_tensor_info_t *info) {
+  return tensorInfo(engine, index, info, /*isInput=*/true);
+}
+
+tessel_status_t tessel_engine_output_info(const tessel_engine_t *engine, size_t index,
+                                          tessel_tensor_info_t *info) {
+  return tensorInfo(engine, index, info, /*isInput=*/false);
+}
+
+tessel_status_t tessel_context_create(const tessel_engine_t *engine,
+                                      const tessel_context_options_t *options,
+                                      tessel_context_t **context) {
+  if (!context)
+    return invalidArgument("context (the result pointer) is NULL");
+  *context = nullptr;
+  if (!engine)
+    return invalidArgument("engine is NULL");
+  tessel_tier_t tier = options ? options->tier : TESSEL_TIER_AUTO;
+  return guarded([&] {
+    auto handle = std::make_unique<tessel_context_s>();
+    Status status = tessel::rt::Context::create(engine->engine, tier, handle->context);
+    if (status.ok())
+      *context = handle.release();
+    return status;
+  });
+}
+
+void tessel_context_release(tessel_context_t *context) { delete context; }
+
+tessel_status_t tessel_context_bind_input(tessel_context_t *context, size_t index,
+                                          const void *data, size_t size_bytes) {
+  if (!context)
+    return invalidArgument("context is NULL");
+  return guarded([&] { return context->context->bindInput(index, data, size_bytes); });
+}
+
+tessel_status_t tessel_context_bind_output(tessel_context_t *context, size_t index,
+                                           void *data, size_t size_bytes) {
+  if (!context)
+    return invalidArgument("context is NULL");
+  return guarded([&] { return context->context->bindOutput(index, data, size_bytes); });
+}
+
+tessel_status_t tessel_context_run(tessel_context_t *context) {
+  if (!context)
+    return invalidArgument("context is NULL");
+  return guarded([&] { return context->context->run(); });
+}
+
+const char *tessel_context_tier(const tessel_context_t *context) {
+  return context ? context->context->tier() : "";
+}
+
+} // extern "C"

@@ -1,0 +1,401 @@
+//===- engine.cpp - open and verify an engine file ------------------------===//
+//
+// Verification runs in layers, each relying on the ones before it: the fixed
+// header and the file layout, the checksum (so that later messages describe a
+// file the compiler really wrote, not random corruption), the FlatBuffers
+// verifier (every offset inside the payload), and the semantic checks (every
+// index, size and range the executor will use without checking again).
+//
+//===----------------------------------------------------------------------===//
+#include "engine.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <limits>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tessel::rt {
+namespace fb = tessel::engine;
+
+namespace {
+
+std::string quoted(const flatbuffers::String *s) {
+  return std::string("'") + fbString(s) + "'";
+}
+
+std::string describeTensor(size_t index, const fb::Tensor *tensor) {
+  return "tensor " + std::to_string(index) + " " + quoted(tensor->name());
+}
+
+/// begin + size <= limit, without overflowing.
+bool rangeWithin(uint64_t begin, uint64_t size, uint64_t limit) {
+  return begin <= limit && size <= limit - begin;
+}
+
+/// The FlatBuffers verifier only checks a vector's 4-byte length prefix for
+/// alignment; reading 64-bit elements also needs them 8-byte aligned, which
+/// builders guarantee for non-empty vectors and only a damaged file breaks.
+template <typename T> bool elementsAligned(const flatbuffers::Vector<T> *vector) {
+  return !vector || vector->size() == 0 ||
+         reinterpret_cast<uintptr_t>(vector->Data()) % alignof(T) == 0;
+}
+
+/// Closes a POSIX file descriptor on every path out of openFile.
+class FileDescriptor {
+public:
+  explicit FileDescriptor(int descriptor) : fd(descriptor) {}
+  ~FileDescriptor() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+  FileDescriptor(const FileDescriptor &) = delete;
+  FileDescriptor &operator=(const FileDescriptor &) = delete;
+  int get() const { return fd; }
+
+private:
+  int fd;
+};
+
+Status ioError(const std::string &path, const char *what, int error) {
+  return Status(TESSEL_IO_ERROR,
+                "cannot " + std::string(what) + " '" + path + "': " + std::strerror(error));
+}
+
+} // namespace
+
+std::string describeStep(size_t index, const fb::Step *step) {
+  return "step " + std::to_string(index) + " " + quoted(step->op()) + " at " +
+         fbString(step->location());
+}
+
+Status Engine::openFile(const std::string &path, std::shared_ptr<const Engine> &engine) {
+  // Read, not mmap: verification touches every byte for the checksum anyway,
+  // and an owned copy cannot change under the engine if the file is rewritten.
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0)
+    return ioError(path, "open", errno);
+  struct stat info;
+  if (::fstat(fd.get(), &info) != 0)
+    return ioError(path, "stat", errno);
+  if (!S_ISREG(info.st_mode))
+    return Status(TESSEL_IO_ERROR, "cannot read '" + path + "': not a regular file");
+
+  AlignedBuffer bytes(static_cast<size_t>(info.st_size));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::read(fd.get(), bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return ioError(path, "read", errno);
+    if (n == 0) // shrank while reading
+      return Status(TESSEL_IO_ERROR, "cannot read '" + path + "': the file changed while reading");
+    done += static_cast<size_t>(n);
+  }
+  Status status = open(std::move(bytes), engine);
+  if (!status.ok())
+    return Status(status.code(), path + ": " + status.message());
+  return status;
+}
+
+Status Engine::openMemory(const void *data, size_t size,
+                          std::shared_ptr<const Engine> &engine) {
+  if (!data && size != 0)
+    return invalidArgument("engine data is NULL but its size is " + std::to_string(size));
+  AlignedBuffer bytes(size);
+  if (size)
+    std::memcpy(bytes.data(), data, size);
+  return open(std::move(bytes), engine);
+}
+
+Status Engine::open(AlignedBuffer bytes, std::shared_ptr<const Engine> &engine) {
+  std::shared_ptr<Engine> candidate(new Engine(std::move(bytes)));
+  if (Status s = candidate->verifyLayout(); !s.ok())
+    return s;
+  if (Status s = candidate->verifyPayload(); !s.ok())
+    return s;
+  if (Status s = candidate->verifySemantics(); !s.ok())
+    return s;
+  engine = std::move(candidate);
+  return {};
+}
+
+bool Engine::hasTier(const std::string &tier) const {
+  if (const auto *tiers = root->tiers())
+    for (const flatbuffers::String *t : *tiers)
+      if (t && t->str() == tier)
+        return true;
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Layer 1: header, layout, checksum
+//===----------------------------------------------------------------------===//
+
+Status Engine::verifyLayout() {
+  const uint64_t fileSize = file.size();
+  if (fileSize < format::kHeaderSize)
+    return invalidEngine("file too small: " + std::to_string(fileSize) +
+                         " bytes, the header alone is " +
+                         std::to_string(format::kHeaderSize) + " (truncated?)");
+  std::memcpy(&fileHeader, file.data(), sizeof(fileHeader));
+  const format::Header &h = fileHeader;
+
+  if (std::memcmp(h.magic, format::kMagic, sizeof(h.magic)) != 0)
+    return invalidEngine("not a Tessel engine (bad magic)");
+  if (h.format_version != format::kFormatVersion)
+    return Status(TESSEL_UNSUPPORTED,
+                  "engine format version " + std::to_string(h.format_version) +
+                      " is not supported: this runtime reads version " +
+                      std::to_string(format::kFormatVersion) +
+                      "; recompile the model with a matching tessel-compile");
+  if (h.header_size != format::kHeaderSize)
+    return invalidEngine("header size " + std::to_string(h.header_size) + ", expected " +
+                         std::to_string(format::kHeaderSize));
+  if (h.reserved != 0)
+    return invalidEngine("reserved header bytes are not zero");
+  // The payload follows the header directly: that keeps it 8-byte aligned in
+  // our 256-aligned copy, which the FlatBuffer's 64-bit fields rely on.
+  if (h.payload_offset != format::kHeaderSize)
+    return invalidEngine("payload offset " + std::to_string(h.payload_offset) +
+                         ", expected " + std::to_string(format::kHeaderSize));
+  if (!rangeWithin(h.payload_offset, h.payload_size, fileSize))
+    return invalidEngine("the payload [" + std::to_string(h.payload_offset) + ", +" +
+                         std::to_string(h.payload_size) + ") does not fit in the " +
+                         std::to_string(fileSize) + "-byte file (truncated?)");
+  if (h.payload_size == 0 || h.payload_size >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return invalidEngine("payload size " + std::to_string(h.payload_size) +
+                         " is not a valid FlatBuffer size");
+  if (h.constants_offset % format::kConstantAlignment != 0)
+    return invalidEngine("constants offset " + std::to_string(h.constants_offset) +
+                         " is not " + std::to_string(format::kConstantAlignment) +
+                         "-byte aligned");
+  if (h.constants_offset < h.payload_offset + h.payload_size)
+    return invalidEngine("the constants blob (offset " + std::to_string(h.constants_offset) +
+                         ") overlaps the payload");
+  if (!rangeWithin(h.constants_offset, h.constants_size, fileSize))
+    return invalidEngine("the constants blob [" + std::to_string(h.constants_offset) + ", +" +
+                         std::to_string(h.constants_size) + ") does not fit in the " +
+                         std::to_string(fileSize) + "-byte file (truncated?)");
+  if (h.constants_offset + h.constants_size != fileSize)
+    return invalidEngine("the file has " + std::to_string(fileSize) +
+                         " bytes but its layout ends at byte " +
+                         std::to_string(h.constants_offset + h.constants_size) +
+                         " (trailing data?)");
+  if (format::checksum(file.data() + format::kHeaderSize, fileSize - format::kHeaderSize) !=
+      h.checksum)
+    return invalidEngine("checksum mismatch: the engine file is corrupt");
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Layer 2: the FlatBuffers verifier
+//===----------------------------------------------------------------------===//
+
+Status Engine::verifyPayload() {
+  const uint8_t *payload = file.data() + fileHeader.payload_offset;
+  const size_t payloadSize = static_cast<size_t>(fileHeader.payload_size);
+  // The default table limit (1M) could reject a legitimate large model; every
+  // table takes at least 4 bytes, so the size bounds the work just as well.
+  auto maxTables = static_cast<flatbuffers::uoffset_t>(
+      std::max<size_t>(1000000, payloadSize / 4));
+  flatbuffers::Verifier verifier(payload, payloadSize, /*max_depth=*/64, maxTables);
+  if (!fb::EngineBufferHasIdentifier(payload))
+    return invalidEngine("the payload is not a Tessel engine (file identifier is not \"" +
+                         std::string(fb::EngineIdentifier()) + "\")");
+  if (!fb::VerifyEngineBuffer(verifier))
+    return invalidEngine("the payload failed FlatBuffers verification (malformed engine)");
+  root = fb::GetEngine(payload);
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Layer 3: semantics
+//===----------------------------------------------------------------------===//
+
+Status Engine::verifyTensor(size_t index, const fb::Tensor *tensor) const {
+  auto fail = [&](const std::string &what) {
+    return invalidEngine(describeTensor(index, tensor) + ": " + what);
+  };
+  auto dtype = static_cast<int>(tensor->dtype());
+  if (dtype < static_cast<int>(fb::DType::MIN) || dtype > static_cast<int>(fb::DType::MAX))
+    return fail("invalid dtype " + std::to_string(dtype));
+  auto storage = static_cast<int>(tensor->storage());
+  if (storage < static_cast<int>(fb::Storage::MIN) ||
+      storage > static_cast<int>(fb::Storage::MAX))
+    return fail("invalid storage " + std::to_string(storage));
+
+  if (!elementsAligned(tensor->shape()))
+    return fail("misaligned shape vector");
+  size_t elementSize = cpu::dtypeSize(static_cast<cpu::DType>(dtype));
+  uint64_t expected = elementSize;
+  if (const auto *shape = tensor->shape()) {
+    for (int64_t dim : *shape) {
+      if (dim < 0)
+        return fail("negative dimension " + std::to_string(dim));
+      if (__builtin_mul_overflow(expected, static_cast<uint64_t>(dim), &expected))
+        return fail("size overflows 64 bits");
+    }
+  }
+  if (tensor->size() != expected)
+    return fail("size " + std::to_string(tensor->size()) + " bytes, but its shape and dtype " +
+                "need " + std::to_string(expected));
+
+  uint64_t offset = tensor->offset();
+  if (tensor->storage() == fb::Storage::Constant &&
+      !rangeWithin(offset, tensor->size(), fileHeader.constants_size))
+    return fail("constant bytes [" + std::to_string(offset) + ", +" +
+                std::to_string(tensor->size()) + ") lie outside the " +
+                std::to_string(fileHeader.constants_size) + "-byte constants blob");
+  if (tensor->storage() == fb::Storage::Arena &&
+      !rangeWithin(offset, tensor->size(), root->arena_size()))
+    return fail("arena bytes [" + std::to_string(offset) + ", +" +
+                std::to_string(tensor->size()) + ") lie outside the " +
+                std::to_string(root->arena_size()) + "-byte arena");
+  // Kernels access elements through typed pointers; both blobs are 256-byte
+  // aligned, so a naturally aligned offset gives an aligned address.
+  if ((tensor->storage() == fb::Storage::Constant || tensor->storage() == fb::Storage::Arena) &&
+      offset % elementSize != 0)
+    return fail("offset " + std::to_string(offset) + " is not aligned to its " +
+                std::to_string(elementSize) + "-byte elements");
+  return {};
+}
+
+Status Engine::verifyStep(size_t index, const fb::Step *step) const {
+  auto fail = [&](const std::string &what) {
+    return invalidEngine(describeStep(index, step) + ": " + what);
+  };
+  if (!step->op() || step->op()->size() == 0)
+    return invalidEngine("step " + std::to_string(index) + " at " +
+                         fbString(step->location()) + " has no op");
+  const auto *tensors = root->tensors();
+  const size_t tensorCount = tensors ? tensors->size() : 0;
+  if (const auto *inputs = step->inputs()) {
+    for (size_t i = 0; i < inputs->size(); ++i) {
+      int32_t t = inputs->Get(i);
+      // -1 marks an absent optional operand; the kernel sees nullptr.
+      if (t < -1 || (t >= 0 && static_cast<size_t>(t) >= tensorCount))
+        return fail("input " + std::to_string(i) + " refers to tensor " + std::to_string(t) +
+                    ", but the engine has " + std::to_string(tensorCount) + " tensors");
+    }
+  }
+  if (const auto *outputs = step->outputs()) {
+    for (size_t i = 0; i < outputs->size(); ++i) {
+      int32_t t = outputs->Get(i);
+      if (t < 0 || static_cast<size_t>(t) >= tensorCount)
+        return fail("output " + std::to_string(i) + " refers to tensor " + std::to_string(t) +
+                    ", but the engine has " + std::to_string(tensorCount) + " tensors");
+      // Constants and inputs are shared, read-only memory: the engine is used
+      // by many contexts at once and the caller's input buffers are const.
+      fb::Storage storage = tensors->Get(t)->storage();
+      if (storage == fb::Storage::Constant || storage == fb::Storage::Input)
+        return fail("output " + std::to_string(i) + " writes " +
+                    describeTensor(t, tensors->Get(t)) + ", which is " +
+                    (storage == fb::Storage::Constant ? "a constant" : "a graph input"));
+    }
+  }
+  if (const auto *attrs = step->attrs()) {
+    for (const fb::Attr *attr : *attrs) {
+      auto kind = static_cast<int>(attr->kind());
+      if (kind < static_cast<int>(fb::AttrKind::MIN) || kind > static_cast<int>(fb::AttrKind::MAX))
+        return fail("attribute " + quoted(attr->name()) + " has invalid kind " +
+                    std::to_string(kind));
+      if (attr->name()->size() == 0)
+        return fail("an attribute has an empty name");
+      if (!elementsAligned(attr->ints()) || !elementsAligned(attr->floats()))
+        return fail("attribute " + quoted(attr->name()) + " has a misaligned vector");
+    }
+  }
+  bool hasCpu = false;
+  if (const auto *variants = step->variants()) {
+    for (const fb::KernelVariant *variant : *variants) {
+      if (!variant->tier() || variant->tier()->size() == 0)
+        return fail("a kernel variant has no tier");
+      hasCpu |= variant->tier()->str() == "cpu";
+    }
+  }
+  // The CPU tier is the fallback of last resort: a step without it could not
+  // run on a machine without a GPU, so such an engine is rejected up front.
+  if (!hasCpu)
+    return fail("has no \"cpu\" kernel variant");
+  return {};
+}
+
+Status Engine::collectGraphIo(bool isInput) {
+  const auto *list = isInput ? root->inputs() : root->outputs();
+  const char *what = isInput ? "input" : "output";
+  const fb::Storage expected = isInput ? fb::Storage::Input : fb::Storage::Output;
+  const auto *tensors = root->tensors();
+  const size_t tensorCount = tensors ? tensors->size() : 0;
+  std::vector<TensorInfo> &infos = isInput ? inputInfos : outputInfos;
+  std::vector<bool> listed(tensorCount, false);
+  if (list) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      int32_t t = list->Get(i);
+      std::string prefix = "graph " + std::string(what) + " " + std::to_string(i);
+      if (t < 0 || static_cast<size_t>(t) >= tensorCount)
+        return invalidEngine(prefix + " refers to tensor " + std::to_string(t) +
+                             ", but the engine has " + std::to_string(tensorCount) + " tensors");
+      const fb::Tensor *tensor = tensors->Get(t);
+      if (tensor->storage() != expected)
+        return invalidEngine(prefix + " is " + describeTensor(t, tensor) + ", whose storage is " +
+                             fb::EnumNameStorage(tensor->storage()) + ", not " +
+                             fb::EnumNameStorage(expected));
+      if (listed[t])
+        return invalidEngine(prefix + " repeats " + describeTensor(t, tensor));
+      listed[t] = true;
+
+      TensorInfo info;
+      info.name = fbString(tensor->name());
+      info.dtype = static_cast<cpu::DType>(tensor->dtype());
+      if (tensor->shape())
+        info.shape.assign(tensor->shape()->begin(), tensor->shape()->end());
+      info.layout = fbString(tensor->layout());
+      info.sizeBytes = static_cast<size_t>(tensor->size());
+      info.tensor = t;
+      infos.push_back(std::move(info));
+    }
+  }
+  // An input/output tensor nobody binds would reach a kernel as a null
+  // pointer at run time.
+  for (size_t t = 0; t < tensorCount; ++t)
+    if (tensors->Get(t)->storage() == expected && !listed[t])
+      return invalidEngine(describeTensor(t, tensors->Get(t)) + " has storage " +
+                           fb::EnumNameStorage(expected) + " but is not a graph " + what);
+  return {};
+}
+
+Status Engine::verifySemantics() {
+  if (root->format_version() != fileHeader.format_version)
+    return invalidEngine("the payload's format version " +
+                         std::to_string(root->format_version()) +
+                         " differs from the header's " +
+                         std::to_string(fileHeader.format_version));
+  if (root->constants_size() != fileHeader.constants_size)
+    return invalidEngine("the payload's constants size " +
+                         std::to_string(root->constants_size()) +
+                         " differs from the header's " +
+                         std::to_string(fileHeader.constants_size));
+  if (const auto *tensors = root->tensors())
+    for (size_t i = 0; i < tensors->size(); ++i)
+      if (Status s = verifyTensor(i, tensors->Get(i)); !s.ok())
+        return s;
+  if (Status s = collectGraphIo(/*isInput=*/true); !s.ok())
+    return s;
+  if (Status s = collectGraphIo(/*isInput=*/false); !s.ok())
+    return s;
+  if (const auto *steps = root->steps())
+    for (size_t i = 0; i < steps->size(); ++i)
+      if (Status s = verifyStep(i, steps->Get(i)); !s.ok())
+        return s;
+  if (const auto *tiers = root->tiers())
+    for (const flatbuffers::String *tier : *tiers)
+      if (tier->size() == 0)
+        return invalidEngine("the tier list has an empty name");
+  return {};
+}
+
+} // namespace tessel::rt

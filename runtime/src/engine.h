@@ -1,0 +1,97 @@
+//===- engine.h - a loaded, fully verified engine file ---------*- C++ -*-===//
+//
+// An Engine owns the bytes of one .tsl file and is immutable once opened, so
+// one engine can back any number of contexts on any number of threads.
+// Opening verifies everything the executor and the tools later rely on; after
+// a successful open every accessor below is safe to use without checks:
+// tensor indices are in range, sizes match shapes, constants and arena
+// tensors lie inside their blobs, every step has an op and a CPU variant.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_RUNTIME_ENGINE_H
+#define TESSEL_RUNTIME_ENGINE_H
+
+#include "aligned_buffer.h"
+#include "cpu/kernels.h"
+#include "engine_format.h"
+#include "engine_generated.h"
+#include "status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tessel::rt {
+
+/// A FlatBuffers string as a C string; "" for an absent optional field.
+inline const char *fbString(const flatbuffers::String *s) {
+  return s ? s->c_str() : "";
+}
+
+/// "step N 'op' at LOCATION": how every message names a step.
+std::string describeStep(size_t index, const tessel::engine::Step *step);
+
+/// A graph input or output, decoded once at open: the C API hands out
+/// pointers into these, valid while the engine lives.
+struct TensorInfo {
+  std::string name;
+  cpu::DType dtype = cpu::DType::F32;
+  std::vector<int64_t> shape;
+  std::string layout;
+  size_t sizeBytes = 0;
+  int32_t tensor = 0; // index into fb()->tensors()
+};
+
+class Engine {
+public:
+  /// Reads the whole file and verifies it. Errors: TESSEL_IO_ERROR when the
+  /// file cannot be read, TESSEL_INVALID_ENGINE when it is not a valid engine.
+  /// Throws std::bad_alloc only.
+  static Status openFile(const std::string &path,
+                         std::shared_ptr<const Engine> &engine);
+  /// Copies `size` bytes (the caller keeps its buffer) and verifies them.
+  static Status openMemory(const void *data, size_t size,
+                           std::shared_ptr<const Engine> &engine);
+
+  /// The verified header and FlatBuffer root.
+  const format::Header &header() const { return fileHeader; }
+  const tessel::engine::Engine *fb() const { return root; }
+
+  /// The whole file, 256-byte aligned.
+  const uint8_t *fileData() const { return file.data(); }
+  size_t fileSize() const { return file.size(); }
+
+  /// The constants blob (256-byte aligned); Tensor.offset of a constant is
+  /// relative to it.
+  const uint8_t *constants() const { return file.data() + fileHeader.constants_offset; }
+  uint64_t constantsSize() const { return fileHeader.constants_size; }
+  uint64_t arenaSize() const { return root->arena_size(); }
+
+  const std::vector<TensorInfo> &inputs() const { return inputInfos; }
+  const std::vector<TensorInfo> &outputs() const { return outputInfos; }
+
+  /// True if the engine lists `tier` ("cpu", "simt", "tc-sm80", ...) among
+  /// its tiers.
+  bool hasTier(const std::string &tier) const;
+
+private:
+  explicit Engine(AlignedBuffer bytes) : file(std::move(bytes)) {}
+  static Status open(AlignedBuffer bytes, std::shared_ptr<const Engine> &engine);
+
+  Status verifyLayout();
+  Status verifyPayload();
+  Status verifySemantics();
+  Status verifyTensor(size_t index, const tessel::engine::Tensor *tensor) const;
+  Status verifyStep(size_t index, const tessel::engine::Step *step) const;
+  Status collectGraphIo(bool isInput);
+
+  AlignedBuffer file;
+  format::Header fileHeader{};
+  const tessel::engine::Engine *root = nullptr;
+  std::vector<TensorInfo> inputInfos, outputInfos;
+};
+
+} // namespace tessel::rt
+
+#endif // TESSEL_RUNTIME_ENGINE_H

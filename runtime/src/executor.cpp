@@ -1,0 +1,214 @@
+//===- executor.cpp - prepare and run an engine's steps -------------------===//
+#include "executor.h"
+
+#include <cstdint>
+#include <string>
+
+namespace tessel::rt {
+namespace fb = tessel::engine;
+
+namespace {
+
+const char *tierName(tessel_tier_t tier) {
+  switch (tier) {
+  case TESSEL_TIER_AUTO: return "auto";
+  case TESSEL_TIER_CPU: return "cpu";
+  case TESSEL_TIER_SIMT: return "simt";
+  case TESSEL_TIER_TC: return "tc";
+  }
+  return "invalid";
+}
+
+std::string engineTiers(const Engine &engine) {
+  std::string list;
+  if (const auto *tiers = engine.fb()->tiers())
+    for (const flatbuffers::String *tier : *tiers)
+      list += (list.empty() ? "" : ", ") + tier->str();
+  return list.empty() ? "none listed" : list;
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+cpu::Attrs decodeAttrs(const fb::Step *step) {
+  cpu::Attrs attrs;
+  if (!step->attrs())
+    return attrs;
+  for (const fb::Attr *attr : *step->attrs()) {
+    std::string name = attr->name()->str();
+    switch (attr->kind()) {
+    case fb::AttrKind::Int:
+      attrs.set(name, attr->i());
+      break;
+    case fb::AttrKind::Float:
+      attrs.set(name, attr->f());
+      break;
+    case fb::AttrKind::Ints: {
+      std::vector<int64_t> ints;
+      if (attr->ints())
+        ints.assign(attr->ints()->begin(), attr->ints()->end());
+      attrs.set(name, std::move(ints));
+      break;
+    }
+    case fb::AttrKind::Floats: {
+      std::vector<double> floats;
+      if (attr->floats())
+        floats.assign(attr->floats()->begin(), attr->floats()->end());
+      attrs.set(name, std::move(floats));
+      break;
+    }
+    case fb::AttrKind::String:
+      attrs.set(name, std::string(fbString(attr->s())));
+      break;
+    }
+  }
+  return attrs;
+}
+
+} // namespace
+
+Status Context::create(std::shared_ptr<const Engine> engine, tessel_tier_t tier,
+                       std::unique_ptr<Context> &context) {
+  if (!engine)
+    return invalidArgument("no engine");
+  switch (tier) {
+  case TESSEL_TIER_AUTO: // the best available: the CPU tier in this build
+  case TESSEL_TIER_CPU:
+    break;
+  case TESSEL_TIER_SIMT:
+  case TESSEL_TIER_TC:
+    return Status(TESSEL_UNSUPPORTED,
+                  std::string("tier '") + tierName(tier) +
+                      "' requested, but this runtime build has no GPU tier (it runs the "
+                      "'cpu' tier only; the engine has tiers: " +
+                      engineTiers(*engine) + "); use TESSEL_TIER_AUTO or TESSEL_TIER_CPU");
+  default:
+    return invalidArgument("invalid tier value " + std::to_string(static_cast<int>(tier)));
+  }
+  std::unique_ptr<Context> candidate(new Context(std::move(engine)));
+  if (Status s = candidate->prepare(); !s.ok())
+    return s;
+  context = std::move(candidate);
+  return {};
+}
+
+Status Context::prepare() {
+  const fb::Engine *root = owner->fb();
+  const auto *tensors = root->tensors();
+  const auto *engineSteps = root->steps();
+  const size_t stepCount = engineSteps ? engineSteps->size() : 0;
+
+  // Resolve kernels before allocating anything large: an engine this runtime
+  // cannot run should fail fast and cheaply.
+  steps.resize(stepCount);
+  for (size_t s = 0; s < stepCount; ++s) {
+    const fb::Step *step = engineSteps->Get(s);
+    steps[s].kernel = cpu::findKernel(step->op()->str());
+    if (!steps[s].kernel)
+      return Status(TESSEL_UNSUPPORTED, describeStep(s, step) + ": op '" + step->op()->str() +
+                                            "' has no kernel in this runtime's CPU tier");
+  }
+
+  arena = AlignedBuffer(static_cast<size_t>(owner->arenaSize()));
+
+  const size_t tensorCount = tensors ? tensors->size() : 0;
+  views.resize(tensorCount);
+  for (size_t t = 0; t < tensorCount; ++t) {
+    const fb::Tensor *tensor = tensors->Get(t);
+    cpu::TensorView &view = views[t];
+    view.dtype = static_cast<cpu::DType>(tensor->dtype());
+    if (tensor->shape())
+      view.shape.assign(tensor->shape()->begin(), tensor->shape()->end());
+    switch (tensor->storage()) {
+    case fb::Storage::Arena:
+      view.data = arena.data() + tensor->offset();
+      break;
+    case fb::Storage::Constant:
+      // Kernels only read constants: the verifier rejects steps that write one.
+      view.data = const_cast<uint8_t *>(owner->constants() + tensor->offset());
+      break;
+    case fb::Storage::Input:
+    case fb::Storage::Output:
+      view.data = nullptr; // set by bind
+      break;
+    }
+  }
+
+  for (size_t s = 0; s < stepCount; ++s) {
+    const fb::Step *step = engineSteps->Get(s);
+    PreparedStep &prepared = steps[s];
+    prepared.attrs = decodeAttrs(step);
+    if (const auto *inputs = step->inputs())
+      for (int32_t t : *inputs)
+        prepared.inputs.push_back(t < 0 ? nullptr : &views[t]);
+    if (const auto *outputs = step->outputs())
+      for (int32_t t : *outputs)
+        prepared.outputs.push_back(&views[t]);
+  }
+
+  inputBound.assign(owner->inputs().size(), false);
+  outputBound.assign(owner->outputs().size(), false);
+  return {};
+}
+
+Status Context::bind(bool isInput, size_t index, void *data, size_t sizeBytes) {
+  const std::vector<TensorInfo> &infos = isInput ? owner->inputs() : owner->outputs();
+  const char *what = isInput ? "input" : "output";
+  if (index >= infos.size())
+    return invalidArgument(std::string(what) + " index " + std::to_string(index) +
+                           " is out of range: the engine has " + std::to_string(infos.size()) +
+                           " " + what + (infos.size() == 1 ? "" : "s"));
+  const TensorInfo &info = infos[index];
+  std::string name = std::string(what) + " " + std::to_string(index) + " '" + info.name + "'";
+  if (sizeBytes != info.sizeBytes)
+    return invalidArgument(name + " takes " + std::to_string(info.sizeBytes) + " bytes (" +
+                           cpu::dtypeName(info.dtype) + " " + shapeText(info.shape) + "), " +
+                           std::to_string(sizeBytes) + " given");
+  if (!data && sizeBytes != 0)
+    return invalidArgument(name + ": data is NULL");
+  // Kernels access elements through typed pointers.
+  size_t alignment = cpu::dtypeSize(info.dtype);
+  if (reinterpret_cast<uintptr_t>(data) % alignment != 0)
+    return invalidArgument(name + ": data must be aligned to " + std::to_string(alignment) +
+                           " bytes for " + cpu::dtypeName(info.dtype));
+  views[info.tensor].data = data;
+  (isInput ? inputBound : outputBound)[index] = true;
+  return {};
+}
+
+Status Context::bindInput(size_t index, const void *data, size_t sizeBytes) {
+  // Inputs are only ever read: the verifier rejects steps that write one.
+  return bind(/*isInput=*/true, index, const_cast<void *>(data), sizeBytes);
+}
+
+Status Context::bindOutput(size_t index, void *data, size_t sizeBytes) {
+  return bind(/*isInput=*/false, index, data, sizeBytes);
+}
+
+Status Context::run() {
+  for (size_t i = 0; i < inputBound.size(); ++i)
+    if (!inputBound[i])
+      return invalidArgument("input " + std::to_string(i) + " '" + owner->inputs()[i].name +
+                             "' is not bound");
+  for (size_t i = 0; i < outputBound.size(); ++i)
+    if (!outputBound[i])
+      return invalidArgument("output " + std::to_string(i) + " '" + owner->outputs()[i].name +
+                             "' is not bound");
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const PreparedStep &step = steps[s];
+    cpu::KernelStatus result = step.kernel(step.attrs, step.inputs, step.outputs);
+    // A verified engine from tessel-compile should never get here: a kernel
+    // rejecting its operands is a compiler/runtime mismatch or bug, or data
+    // the kernel cannot accept (e.g. a gather index out of range).
+    if (!result.ok())
+      return Status(TESSEL_INTERNAL,
+                    describeStep(s, owner->fb()->steps()->Get(s)) + ": " + result.error);
+  }
+  return {};
+}
+
+} // namespace tessel::rt

@@ -1,0 +1,229 @@
+//===- engine_builder.h - test-only .tsl files from a description -*- C++ -*-===//
+//
+// Builds small engine files for the runtime's tests without the compiler: a
+// plain description (tensors, steps, IO, arena size, constants) goes through
+// flatbuffers::FlatBufferBuilder, and assembleFile() lays out header, payload,
+// padding and constants exactly as engine_format.h describes. The compiler
+// has its own writer; this one exists so that runtime tests stay independent
+// of it and can also build files the compiler never would (bad indices,
+// out-of-bounds constants) to exercise the verifier.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_TESTS_RUNTIME_ENGINE_BUILDER_H
+#define TESSEL_TESTS_RUNTIME_ENGINE_BUILDER_H
+
+#include "engine_format.h"
+#include "engine_generated.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace tessel::test {
+
+namespace fb = tessel::engine;
+
+inline size_t elementSize(fb::DType dtype) {
+  switch (dtype) {
+  case fb::DType::f64: case fb::DType::i64: case fb::DType::u64: return 8;
+  case fb::DType::f32: case fb::DType::i32: case fb::DType::u32: return 4;
+  case fb::DType::f16: case fb::DType::bf16: case fb::DType::i16: case fb::DType::u16: return 2;
+  default: return 1;
+  }
+}
+
+struct TensorSpec {
+  std::string name;
+  fb::DType dtype = fb::DType::f32;
+  std::vector<int64_t> shape;
+  fb::Storage storage = fb::Storage::Arena;
+  uint64_t offset = 0;
+  // Bytes; kAutoSize computes product(shape) * element size.
+  static constexpr uint64_t kAutoSize = ~uint64_t(0);
+  uint64_t size = kAutoSize;
+  std::string layout;
+};
+
+struct AttrSpec {
+  std::string name;
+  fb::AttrKind kind = fb::AttrKind::Int;
+  int64_t i = 0;
+  double f = 0;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  std::string s;
+};
+
+inline AttrSpec intAttr(std::string name, int64_t value) {
+  AttrSpec a;
+  a.name = std::move(name);
+  a.kind = fb::AttrKind::Int;
+  a.i = value;
+  return a;
+}
+inline AttrSpec floatAttr(std::string name, double value) {
+  AttrSpec a;
+  a.name = std::move(name);
+  a.kind = fb::AttrKind::Float;
+  a.f = value;
+  return a;
+}
+inline AttrSpec intsAttr(std::string name, std::vector<int64_t> values) {
+  AttrSpec a;
+  a.name = std::move(name);
+  a.kind = fb::AttrKind::Ints;
+  a.ints = std::move(values);
+  return a;
+}
+inline AttrSpec stringAttr(std::string name, std::string value) {
+  AttrSpec a;
+  a.name = std::move(name);
+  a.kind = fb::AttrKind::String;
+  a.s = std::move(value);
+  return a;
+}
+
+struct StepSpec {
+  std::string op;
+  std::string location;
+  std::vector<int32_t> inputs, outputs;
+  std::vector<AttrSpec> attrs;
+  std::vector<std::string> tiers = {"cpu"};
+};
+
+struct EngineSpec {
+  uint32_t formatVersion = format::kFormatVersion;
+  std::string producer = "engine_builder (test)";
+  std::vector<std::pair<std::string, std::string>> options = {{"precision", "f32"}};
+  std::vector<TensorSpec> tensors;
+  std::vector<int32_t> inputs, outputs;
+  std::vector<StepSpec> steps;
+  uint64_t arenaSize = 0;
+  std::vector<uint8_t> constants;
+  // Normally the constants blob size; a test may make them disagree.
+  static constexpr uint64_t kAutoSize = ~uint64_t(0);
+  uint64_t constantsSize = kAutoSize;
+  std::vector<std::string> tiers = {"cpu"};
+};
+
+/// Recomputes the header checksum after a test edits the bytes on purpose.
+inline void reseal(std::vector<uint8_t> &file) {
+  format::Header header;
+  std::memcpy(&header, file.data(), sizeof(header));
+  header.checksum =
+      format::checksum(file.data() + format::kHeaderSize, file.size() - format::kHeaderSize);
+  std::memcpy(file.data(), &header, sizeof(header));
+}
+
+/// Header, FlatBuffer payload, zero padding to 256, constants: a valid file.
+inline std::vector<uint8_t> assembleFile(const uint8_t *payload, size_t payloadSize,
+                                         const std::vector<uint8_t> &constants) {
+  size_t constantsOffset =
+      format::alignUp(format::kHeaderSize + payloadSize, format::kConstantAlignment);
+  std::vector<uint8_t> file(constantsOffset + constants.size(), 0);
+  std::memcpy(file.data() + format::kHeaderSize, payload, payloadSize);
+  if (!constants.empty())
+    std::memcpy(file.data() + constantsOffset, constants.data(), constants.size());
+  format::Header header{};
+  std::memcpy(header.magic, format::kMagic, sizeof(header.magic));
+  header.format_version = format::kFormatVersion;
+  header.header_size = format::kHeaderSize;
+  header.payload_offset = format::kHeaderSize;
+  header.payload_size = payloadSize;
+  header.constants_offset = constantsOffset;
+  header.constants_size = constants.size();
+  std::memcpy(file.data(), &header, sizeof(header));
+  reseal(file);
+  return file;
+}
+
+inline std::vector<uint8_t> buildEngine(const EngineSpec &spec) {
+  flatbuffers::FlatBufferBuilder builder(1024);
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+  for (const TensorSpec &t : spec.tensors) {
+    uint64_t size = t.size;
+    if (size == TensorSpec::kAutoSize) {
+      size = elementSize(t.dtype);
+      for (int64_t d : t.shape)
+        size *= static_cast<uint64_t>(d);
+    }
+    tensors.push_back(fb::CreateTensorDirect(builder, t.name.c_str(), t.dtype, &t.shape,
+                                             t.layout.c_str(), t.storage, t.offset, size));
+  }
+  std::vector<flatbuffers::Offset<fb::Step>> steps;
+  for (const StepSpec &s : spec.steps) {
+    std::vector<flatbuffers::Offset<fb::Attr>> attrs;
+    for (const AttrSpec &a : s.attrs)
+      attrs.push_back(fb::CreateAttrDirect(builder, a.name.c_str(), a.kind, a.i, a.f, &a.ints,
+                                           &a.floats, a.s.c_str()));
+    auto sortedAttrs = builder.CreateVectorOfSortedTables(&attrs);
+    std::vector<flatbuffers::Offset<fb::KernelVariant>> variants;
+    for (const std::string &tier : s.tiers)
+      variants.push_back(fb::CreateKernelVariantDirect(builder, tier.c_str(), s.op.c_str(),
+                                                       0, 64));
+    steps.push_back(fb::CreateStep(builder, s.op.empty() ? 0 : builder.CreateString(s.op),
+                                   builder.CreateString(s.location),
+                                   builder.CreateVector(s.inputs),
+                                   builder.CreateVector(s.outputs), sortedAttrs,
+                                   builder.CreateVector(variants)));
+  }
+  std::vector<flatbuffers::Offset<fb::Option>> options;
+  for (const auto &[key, value] : spec.options)
+    options.push_back(fb::CreateOptionDirect(builder, key.c_str(), value.c_str()));
+  std::vector<flatbuffers::Offset<flatbuffers::String>> tiers;
+  for (const std::string &tier : spec.tiers)
+    tiers.push_back(builder.CreateString(tier));
+  uint64_t constantsSize =
+      spec.constantsSize == EngineSpec::kAutoSize ? spec.constants.size() : spec.constantsSize;
+  auto engine = fb::CreateEngineDirect(builder, spec.formatVersion, spec.producer.c_str(),
+                                       &options, &tensors, &spec.inputs, &spec.outputs, &steps,
+                                       spec.arenaSize, spec.arenaSize, constantsSize, &tiers);
+  fb::FinishEngineBuffer(builder, engine);
+  return assembleFile(builder.GetBufferPointer(), builder.GetSize(), spec.constants);
+}
+
+/// Appends `values` to a constants blob at the next 256-byte boundary and
+/// returns their offset, as the compiler packs constants.
+template <typename T>
+uint64_t addConstant(std::vector<uint8_t> &blob, const std::vector<T> &values) {
+  blob.resize(format::alignUp(blob.size(), format::kConstantAlignment));
+  uint64_t offset = blob.size();
+  blob.resize(offset + values.size() * sizeof(T));
+  std::memcpy(blob.data() + offset, values.data(), values.size() * sizeof(T));
+  return offset;
+}
+
+/// The engine most tests use; only movement kernels, one constant:
+///   x f32[2,3] -transpose-> t f32[3,2] -reshape-> r f32[6]
+///   concat(r, c f32[4] constant) -> y f32[10]
+inline EngineSpec sampleSpec() {
+  EngineSpec spec;
+  std::vector<float> c = {10, 20, 30, 40};
+  uint64_t cOffset = addConstant(spec.constants, c);
+  spec.tensors = {
+      {"x", fb::DType::f32, {2, 3}, fb::Storage::Input, 0, TensorSpec::kAutoSize, ""},
+      {"t", fb::DType::f32, {3, 2}, fb::Storage::Arena, 0, TensorSpec::kAutoSize, ""},
+      {"r", fb::DType::f32, {6}, fb::Storage::Arena, 256, TensorSpec::kAutoSize, ""},
+      {"c", fb::DType::f32, {4}, fb::Storage::Constant, cOffset, TensorSpec::kAutoSize, ""},
+      {"y", fb::DType::f32, {10}, fb::Storage::Output, 0, TensorSpec::kAutoSize, ""},
+  };
+  spec.inputs = {0};
+  spec.outputs = {4};
+  spec.steps = {
+      {"transpose", "t(Transpose)", {0}, {1}, {intsAttr("perm", {1, 0})}},
+      {"reshape", "r(Reshape)", {1}, {2}, {}},
+      {"concat", "y(Concat)", {2, 3}, {4}, {intAttr("axis", 0)}},
+  };
+  spec.arenaSize = 512;
+  return spec;
+}
+
+/// What sampleSpec() computes.
+inline std::vector<float> sampleExpected(const std::vector<float> &x) {
+  return {x[0], x[3], x[1], x[4], x[2], x[5], 10, 20, 30, 40};
+}
+
+} // namespace tessel::test
+
+#endif // TESSEL_TESTS_RUNTIME_ENGINE_BUILDER_H

@@ -1,0 +1,544 @@
+//===- engine_test.cpp - opening, verifying and running engines -----------===//
+//
+// The internal C++ API: Engine (open + every verifier rejection) and Context
+// (tiers, kernel resolution, binding, running). The C API has its own file.
+//
+//===----------------------------------------------------------------------===//
+#include "engine.h"
+#include "engine_builder.h"
+#include "executor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+namespace tessel::test {
+namespace {
+
+using rt::Context;
+using rt::Engine;
+using rt::Status;
+
+Status open(const std::vector<uint8_t> &file, std::shared_ptr<const Engine> &engine) {
+  return Engine::openMemory(file.data(), file.size(), engine);
+}
+
+// Opens `file` expecting failure with `code` and a message containing `text`.
+void expectRejected(const std::vector<uint8_t> &file, tessel_status_code_t code,
+                    const std::string &text) {
+  std::shared_ptr<const Engine> engine;
+  Status status = open(file, engine);
+  EXPECT_EQ(status.code(), code) << status.message();
+  EXPECT_NE(status.message().find(text), std::string::npos)
+      << "message: " << status.message() << "\nexpected to contain: " << text;
+  EXPECT_EQ(engine, nullptr);
+}
+
+void expectRejected(const EngineSpec &spec, const std::string &text) {
+  expectRejected(buildEngine(spec), TESSEL_INVALID_ENGINE, text);
+}
+
+format::Header headerOf(const std::vector<uint8_t> &file) {
+  format::Header h;
+  std::memcpy(&h, file.data(), sizeof(h));
+  return h;
+}
+
+void setHeader(std::vector<uint8_t> &file, const format::Header &h) {
+  std::memcpy(file.data(), &h, sizeof(h));
+}
+
+std::shared_ptr<const Engine> openValid(const std::vector<uint8_t> &file) {
+  std::shared_ptr<const Engine> engine;
+  Status status = open(file, engine);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return engine;
+}
+
+//===----------------------------------------------------------------------===//
+// Round trip
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeEngine, OpensAndDescribesTheSampleEngine) {
+  auto engine = openValid(buildEngine(sampleSpec()));
+  ASSERT_TRUE(engine);
+  EXPECT_EQ(engine->header().format_version, format::kFormatVersion);
+  EXPECT_EQ(engine->header().payload_offset, format::kHeaderSize);
+  EXPECT_EQ(engine->constantsSize(), 16u);
+  EXPECT_EQ(engine->arenaSize(), 512u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(engine->constants()) % format::kConstantAlignment, 0u);
+  EXPECT_STREQ(rt::fbString(engine->fb()->producer()), "engine_builder (test)");
+  EXPECT_TRUE(engine->hasTier("cpu"));
+  EXPECT_FALSE(engine->hasTier("simt"));
+  ASSERT_EQ(engine->fb()->steps()->size(), 3u);
+  EXPECT_EQ(rt::describeStep(2, engine->fb()->steps()->Get(2)), "step 2 'concat' at y(Concat)");
+
+  ASSERT_EQ(engine->inputs().size(), 1u);
+  const rt::TensorInfo &x = engine->inputs()[0];
+  EXPECT_EQ(x.name, "x");
+  EXPECT_EQ(x.dtype, cpu::DType::F32);
+  EXPECT_EQ(x.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(x.sizeBytes, 24u);
+  ASSERT_EQ(engine->outputs().size(), 1u);
+  EXPECT_EQ(engine->outputs()[0].name, "y");
+  EXPECT_EQ(engine->outputs()[0].sizeBytes, 40u);
+}
+
+TEST(RuntimeEngine, RunsTheSampleEngineRepeatedly) {
+  auto engine = openValid(buildEngine(sampleSpec()));
+  ASSERT_TRUE(engine);
+  std::unique_ptr<Context> context;
+  ASSERT_TRUE(Context::create(engine, TESSEL_TIER_AUTO, context).ok());
+  EXPECT_STREQ(context->tier(), "cpu");
+
+  std::vector<float> x = {1, 2, 3, 4, 5, 6}, y(10, -1);
+  ASSERT_TRUE(context->bindInput(0, x.data(), 24).ok());
+  ASSERT_TRUE(context->bindOutput(0, y.data(), 40).ok());
+  ASSERT_TRUE(context->run().ok());
+  EXPECT_EQ(y, sampleExpected(x));
+
+  // Bindings persist; new input values flow through on the next run.
+  x = {-1, -2, -3, -4, -5, -6};
+  ASSERT_TRUE(context->run().ok());
+  EXPECT_EQ(y, sampleExpected(x));
+}
+
+TEST(RuntimeEngine, ContextsShareOneEngineAndKeepItAlive) {
+  std::unique_ptr<Context> first, second;
+  {
+    auto engine = openValid(buildEngine(sampleSpec()));
+    ASSERT_TRUE(Context::create(engine, TESSEL_TIER_CPU, first).ok());
+    ASSERT_TRUE(Context::create(engine, TESSEL_TIER_CPU, second).ok());
+  } // the last outside reference to the engine goes away here
+  std::vector<float> x1 = {1, 2, 3, 4, 5, 6}, x2 = {6, 5, 4, 3, 2, 1}, y1(10), y2(10);
+  ASSERT_TRUE(first->bindInput(0, x1.data(), 24).ok());
+  ASSERT_TRUE(first->bindOutput(0, y1.data(), 40).ok());
+  ASSERT_TRUE(second->bindInput(0, x2.data(), 24).ok());
+  ASSERT_TRUE(second->bindOutput(0, y2.data(), 40).ok());
+  ASSERT_TRUE(first->run().ok());
+  ASSERT_TRUE(second->run().ok());
+  EXPECT_EQ(y1, sampleExpected(x1));
+  EXPECT_EQ(y2, sampleExpected(x2));
+}
+
+TEST(RuntimeEngine, RunsAnAddOfAConstant) {
+  if (!cpu::findKernel("add"))
+    GTEST_SKIP() << "no CPU add kernel in this build";
+  EngineSpec spec;
+  std::vector<float> bias = {0.5f, -1.0f, 2.0f};
+  uint64_t offset = addConstant(spec.constants, bias);
+  spec.tensors = {
+      {"x", fb::DType::f32, {2, 3}, fb::Storage::Input, 0, TensorSpec::kAutoSize, ""},
+      {"bias", fb::DType::f32, {3}, fb::Storage::Constant, offset, TensorSpec::kAutoSize, ""},
+      {"sum", fb::DType::f32, {2, 3}, fb::Storage::Arena, 0, TensorSpec::kAutoSize, ""},
+      {"y", fb::DType::f32, {3, 2}, fb::Storage::Output, 0, TensorSpec::kAutoSize, ""},
+  };
+  spec.inputs = {0};
+  spec.outputs = {3};
+  spec.steps = {{"add", "a(Add)", {0, 1}, {2}, {}},
+                {"transpose", "t(Transpose)", {2}, {3}, {intsAttr("perm", {1, 0})}}};
+  spec.arenaSize = 256;
+  auto engine = openValid(buildEngine(spec));
+  ASSERT_TRUE(engine);
+  std::unique_ptr<Context> context;
+  ASSERT_TRUE(Context::create(engine, TESSEL_TIER_CPU, context).ok());
+  std::vector<float> x = {1, 2, 3, 4, 5, 6}, y(6);
+  ASSERT_TRUE(context->bindInput(0, x.data(), 24).ok());
+  ASSERT_TRUE(context->bindOutput(0, y.data(), 24).ok());
+  Status status = context->run();
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(y, (std::vector<float>{1.5f, 4.5f, 1.0f, 4.0f, 5.0f, 8.0f}));
+}
+
+TEST(RuntimeEngine, OpensFromAFile) {
+  std::vector<uint8_t> bytes = buildEngine(sampleSpec());
+  std::string path = ::testing::TempDir() + "tessel_engine_test_" +
+                     std::to_string(::getpid()) + ".tsl";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  }
+  std::shared_ptr<const Engine> engine;
+  Status status = Engine::openFile(path, engine);
+  EXPECT_TRUE(status.ok()) << status.message();
+  ASSERT_TRUE(engine);
+  EXPECT_EQ(engine->fileSize(), bytes.size());
+
+  // A corrupt file's message names the file.
+  bytes.back() ^= 1;
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  }
+  std::shared_ptr<const Engine> corrupt;
+  status = Engine::openFile(path, corrupt);
+  EXPECT_EQ(status.code(), TESSEL_INVALID_ENGINE);
+  EXPECT_EQ(status.message(), path + ": checksum mismatch: the engine file is corrupt");
+  std::remove(path.c_str());
+}
+
+TEST(RuntimeEngine, ReportsUnreadableFilesAsIoErrors) {
+  std::shared_ptr<const Engine> engine;
+  Status missing = Engine::openFile("/nonexistent/model.tsl", engine);
+  EXPECT_EQ(missing.code(), TESSEL_IO_ERROR);
+  EXPECT_NE(missing.message().find("/nonexistent/model.tsl"), std::string::npos);
+  EXPECT_NE(missing.message().find("No such file"), std::string::npos);
+  Status directory = Engine::openFile(::testing::TempDir(), engine);
+  EXPECT_EQ(directory.code(), TESSEL_IO_ERROR);
+  EXPECT_EQ(engine, nullptr);
+}
+
+//===----------------------------------------------------------------------===//
+// Layer 1: header and layout
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeEngine, RejectsTruncatedFiles) {
+  std::vector<uint8_t> file = buildEngine(sampleSpec());
+  format::Header h = headerOf(file);
+  for (size_t length : {size_t(0), size_t(1), size_t(63), size_t(64), size_t(65),
+                        size_t(64 + h.payload_size / 2), size_t(h.constants_offset),
+                        file.size() - 1}) {
+    SCOPED_TRACE("length " + std::to_string(length));
+    std::vector<uint8_t> truncated(file.begin(), file.begin() + length);
+    std::shared_ptr<const Engine> engine;
+    Status status = Engine::openMemory(truncated.data(), truncated.size(), engine);
+    EXPECT_EQ(status.code(), TESSEL_INVALID_ENGINE);
+    EXPECT_NE(status.message().find("truncated"), std::string::npos) << status.message();
+  }
+}
+
+TEST(RuntimeEngine, RejectsBadMagic) {
+  std::vector<uint8_t> file = buildEngine(sampleSpec());
+  file[0] = 'X';
+  expectRejected(file, TESSEL_INVALID_ENGINE, "not a Tessel engine (bad magic)");
+}
+
+TEST(RuntimeEngine, RejectsOtherFormatVersionsNamingBoth) {
+  std::vector<uint8_t> file = buildEngine(sampleSpec());
+  format::Header h = headerOf(file);
+  h.format_version = format::kFormatVersion + 1;
+  setHeader(file, h);
+  expectRejected(file, TESSEL_UNSUPPORTED,
+                 "engine format version " + std::to_string(format::kFormatVersion + 1) +
+                     " is not supported: this runtime reads version " +
+                     std::to_string(format::kFormatVersion));
+}
+
+TEST(RuntimeEngine, RejectsAPayloadVersionThatDisagreesWithTheHeader) {
+  EngineSpec spec = sampleSpec();
+  spec.formatVersion = format::kFormatVersion + 1;
+  expectRejected(spec, "the payload's format version");
+}
+
+TEST(RuntimeEngine, RejectsBadHeaderFields) {
+  const std::vector<uint8_t> file = buildEngine(sampleSpec());
+  struct Case {
+    const char *what;
+    void (*edit)(format::Header &);
+    const char *message;
+  } cases[] = {
+      {"header size", [](format::Header &h) { h.header_size = 32; }, "header size 32"},
+      {"reserved", [](format::Header &h) { h.reserved = 1; }, "reserved header bytes"},
+      {"payload offset", [](format::Header &h) { h.payload_offset = 128; }, "payload offset"},
+      {"payload size", [](format::Header &h) { h.payload_size = 1u << 30; }, "payload"},
+      {"empty payload", [](format::Header &h) { h.payload_size = 0; }, "payload size 0"},
+      {"constants alignment", [](format::Header &h) { h.constants_offset += 8; },
+       "is not 256-byte aligned"},
+      {"constants overlap", [](format::Header &h) { h.constants_offset = 0; },
+       "overlaps the payload"},
+      {"constants size", [](format::Header &h) { h.constants_size += 256; }, "truncated"},
+      {"trailing data", [](format::Header &h) { h.constants_size -= 4; }, "trailing data"},
+      {"checksum", [](format::Header &h) { h.checksum ^= 1; }, "checksum mismatch"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.what);
+    std::vector<uint8_t> edited = file;
+    format::Header h = headerOf(edited);
+    c.edit(h);
+    setHeader(edited, h);
+    expectRejected(edited, TESSEL_INVALID_ENGINE, c.message);
+  }
+}
+
+TEST(RuntimeEngine, RejectsEveryFlippedBitAfterTheHeader) {
+  const std::vector<uint8_t> file = buildEngine(sampleSpec());
+  for (size_t byte = format::kHeaderSize; byte < file.size(); ++byte) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::vector<uint8_t> flipped = file;
+      flipped[byte] ^= static_cast<uint8_t>(1u << bit);
+      std::shared_ptr<const Engine> engine;
+      Status status = open(flipped, engine);
+      ASSERT_EQ(status.code(), TESSEL_INVALID_ENGINE) << "byte " << byte << " bit " << bit;
+      ASSERT_EQ(status.message(), "checksum mismatch: the engine file is corrupt");
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Layer 2: FlatBuffers
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeEngine, RejectsAForeignFileIdentifier) {
+  std::vector<uint8_t> file = buildEngine(sampleSpec());
+  // The identifier sits right after the root offset.
+  std::memcpy(file.data() + format::kHeaderSize + 4, "XXXX", 4);
+  reseal(file);
+  expectRejected(file, TESSEL_INVALID_ENGINE, "file identifier is not \"TSL1\"");
+}
+
+TEST(RuntimeEngine, RejectsAMalformedPayload) {
+  std::vector<uint8_t> file = buildEngine(sampleSpec());
+  // A root offset pointing past the payload.
+  uint32_t root = 0x7ffffff0;
+  std::memcpy(file.data() + format::kHeaderSize, &root, 4);
+  reseal(file);
+  expectRejected(file, TESSEL_INVALID_ENGINE, "failed FlatBuffers verification");
+}
+
+// Corruption the checksum cannot see (the file was "resealed", as a buggy
+// writer would) must still never crash the runtime: every single-byte change
+// of the payload either fails verification or gives an engine that runs or
+// fails cleanly.
+TEST(RuntimeEngine, SurvivesResealedPayloadCorruption) {
+  const std::vector<uint8_t> file = buildEngine(sampleSpec());
+  const format::Header h = headerOf(file);
+  int opened = 0, rejected = 0;
+  for (size_t byte = h.payload_offset; byte < h.payload_offset + h.payload_size; ++byte) {
+    for (uint8_t mask : {uint8_t(0x01), uint8_t(0x80), uint8_t(0xff)}) {
+      std::vector<uint8_t> edited = file;
+      edited[byte] ^= mask;
+      reseal(edited);
+      std::shared_ptr<const Engine> engine;
+      Status status = open(edited, engine);
+      if (!status.ok()) {
+        ASSERT_EQ(status.code(), TESSEL_INVALID_ENGINE) << status.message();
+        ++rejected;
+        continue;
+      }
+      ++opened;
+      // A corrupted arena size is a legitimate allocation failure (the C API
+      // test covers it), not something to attempt here.
+      if (engine->arenaSize() > (uint64_t(1) << 30))
+        continue;
+      std::unique_ptr<Context> context;
+      if (!Context::create(engine, TESSEL_TIER_CPU, context).ok())
+        continue;
+      std::vector<std::vector<uint8_t>> buffers;
+      for (const rt::TensorInfo &info : engine->inputs()) {
+        buffers.emplace_back(info.sizeBytes + 8);
+        (void)context->bindInput(buffers.size() - 1, buffers.back().data(), info.sizeBytes);
+      }
+      for (size_t i = 0; i < engine->outputs().size(); ++i) {
+        buffers.emplace_back(engine->outputs()[i].sizeBytes + 8);
+        (void)context->bindOutput(i, buffers.back().data(), engine->outputs()[i].sizeBytes);
+      }
+      (void)context->run();
+    }
+  }
+  EXPECT_GT(rejected, 0);
+  EXPECT_GT(opened, 0); // e.g. a changed name or constant value
+}
+
+//===----------------------------------------------------------------------===//
+// Layer 3: semantics
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeEngine, RejectsTensorIndicesOutOfRange) {
+  EngineSpec spec = sampleSpec();
+  spec.steps[1].inputs = {7};
+  expectRejected(spec, "step 1 'reshape' at r(Reshape): input 0 refers to tensor 7, but the "
+                       "engine has 5 tensors");
+  spec = sampleSpec();
+  spec.steps[1].inputs = {-2};
+  expectRejected(spec, "input 0 refers to tensor -2");
+  spec = sampleSpec();
+  spec.steps[2].outputs = {-1};
+  expectRejected(spec, "step 2 'concat' at y(Concat): output 0 refers to tensor -1");
+  spec = sampleSpec();
+  spec.steps[0].outputs = {5};
+  expectRejected(spec, "output 0 refers to tensor 5");
+  spec = sampleSpec();
+  spec.inputs = {9};
+  expectRejected(spec, "graph input 0 refers to tensor 9");
+  spec = sampleSpec();
+  spec.outputs = {-1};
+  expectRejected(spec, "graph output 0 refers to tensor -1");
+}
+
+TEST(RuntimeEngine, AcceptsAbsentOptionalStepInputs) {
+  EngineSpec spec = sampleSpec();
+  spec.steps[1].inputs = {1, -1};
+  auto engine = openValid(buildEngine(spec));
+  ASSERT_TRUE(engine);
+  // reshape ignores its absent second operand.
+  std::unique_ptr<Context> context;
+  ASSERT_TRUE(Context::create(engine, TESSEL_TIER_CPU, context).ok());
+  std::vector<float> x = {1, 2, 3, 4, 5, 6}, y(10);
+  ASSERT_TRUE(context->bindInput(0, x.data(), 24).ok());
+  ASSERT_TRUE(context->bindOutput(0, y.data(), 40).ok());
+  ASSERT_TRUE(context->run().ok());
+  EXPECT_EQ(y, sampleExpected(x));
+}
+
+TEST(RuntimeEngine, RejectsConstantsAndArenaTensorsOutOfBounds) {
+  EngineSpec spec = sampleSpec();
+  spec.tensors[3].offset = 4; // 16 bytes at 4 in a 16-byte blob
+  expectRejected(spec, "tensor 3 'c': constant bytes [4, +16) lie outside the 16-byte "
+                       "constants blob");
+  spec = sampleSpec();
+  spec.tensors[3].offset = ~uint64_t(0) - 4; // offset + size wraps around
+  expectRejected(spec, "lie outside the 16-byte constants blob");
+  spec = sampleSpec();
+  spec.constantsSize = 8; // the payload and the header disagree
+  expectRejected(spec, "the payload's constants size 8 differs from the header's 16");
+  spec = sampleSpec();
+  spec.tensors[2].offset = 500;
+  expectRejected(spec, "tensor 2 'r': arena bytes [500, +24) lie outside the 512-byte arena");
+  spec = sampleSpec();
+  spec.tensors[2].offset = 2;
+  expectRejected(spec, "tensor 2 'r': offset 2 is not aligned to its 4-byte elements");
+}
+
+TEST(RuntimeEngine, RejectsMalformedTensors) {
+  EngineSpec spec = sampleSpec();
+  spec.tensors[1].size = 20;
+  expectRejected(spec, "tensor 1 't': size 20 bytes, but its shape and dtype need 24");
+  spec = sampleSpec();
+  spec.tensors[1].shape = {-3, -2};
+  spec.tensors[1].size = 24;
+  expectRejected(spec, "tensor 1 't': negative dimension -3");
+  spec = sampleSpec();
+  spec.tensors[1].shape = {int64_t(1) << 40, int64_t(1) << 40};
+  spec.tensors[1].size = 0;
+  expectRejected(spec, "tensor 1 't': size overflows 64 bits");
+  spec = sampleSpec();
+  spec.tensors[1].dtype = static_cast<fb::DType>(42);
+  spec.tensors[1].size = 24;
+  expectRejected(spec, "tensor 1 't': invalid dtype 42");
+  spec = sampleSpec();
+  spec.tensors[1].storage = static_cast<fb::Storage>(9);
+  expectRejected(spec, "tensor 1 't': invalid storage 9");
+}
+
+TEST(RuntimeEngine, RejectsInconsistentGraphInputsAndOutputs) {
+  EngineSpec spec = sampleSpec();
+  spec.inputs = {1};
+  expectRejected(spec, "graph input 0 is tensor 1 't', whose storage is Arena, not Input");
+  spec = sampleSpec();
+  spec.inputs = {0, 0};
+  expectRejected(spec, "graph input 1 repeats tensor 0 'x'");
+  spec = sampleSpec();
+  spec.inputs = {};
+  expectRejected(spec, "tensor 0 'x' has storage Input but is not a graph input");
+  spec = sampleSpec();
+  spec.outputs = {};
+  expectRejected(spec, "tensor 4 'y' has storage Output but is not a graph output");
+}
+
+TEST(RuntimeEngine, RejectsMalformedSteps) {
+  EngineSpec spec = sampleSpec();
+  spec.steps[1].op = "";
+  expectRejected(spec, "step 1 at r(Reshape) has no op");
+  spec = sampleSpec();
+  spec.steps[1].tiers = {"simt"};
+  expectRejected(spec, "step 1 'reshape' at r(Reshape): has no \"cpu\" kernel variant");
+  spec = sampleSpec();
+  spec.steps[1].tiers = {};
+  expectRejected(spec, "has no \"cpu\" kernel variant");
+  spec = sampleSpec();
+  spec.steps[1].outputs = {3};
+  expectRejected(spec, "output 0 writes tensor 3 'c', which is a constant");
+  spec = sampleSpec();
+  spec.steps[1].outputs = {0};
+  expectRejected(spec, "output 0 writes tensor 0 'x', which is a graph input");
+  spec = sampleSpec();
+  AttrSpec bad = intAttr("axis", 0);
+  bad.kind = static_cast<fb::AttrKind>(7);
+  spec.steps[2].attrs = {bad};
+  expectRejected(spec, "attribute 'axis' has invalid kind 7");
+}
+
+//===----------------------------------------------------------------------===//
+// Context
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeContext, RefusesGpuTiersWithAReason) {
+  auto engine = openValid(buildEngine(sampleSpec()));
+  for (tessel_tier_t tier : {TESSEL_TIER_SIMT, TESSEL_TIER_TC}) {
+    std::unique_ptr<Context> context;
+    Status status = Context::create(engine, tier, context);
+    EXPECT_EQ(status.code(), TESSEL_UNSUPPORTED);
+    EXPECT_NE(status.message().find("no GPU tier"), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find("the engine has tiers: cpu"), std::string::npos);
+    EXPECT_EQ(context, nullptr);
+  }
+  std::unique_ptr<Context> context;
+  EXPECT_EQ(Context::create(engine, static_cast<tessel_tier_t>(17), context).code(),
+            TESSEL_INVALID_ARGUMENT);
+}
+
+TEST(RuntimeContext, NamesAStepWhoseOpHasNoKernel) {
+  EngineSpec spec = sampleSpec();
+  spec.steps[1].op = "frobnicate";
+  auto engine = openValid(buildEngine(spec));
+  std::unique_ptr<Context> context;
+  Status status = Context::create(engine, TESSEL_TIER_CPU, context);
+  EXPECT_EQ(status.code(), TESSEL_UNSUPPORTED);
+  EXPECT_EQ(status.message(), "step 1 'frobnicate' at r(Reshape): op 'frobnicate' has no "
+                              "kernel in this runtime's CPU tier");
+}
+
+TEST(RuntimeContext, ReportsAKernelErrorWithItsStep) {
+  // gather with an index that is out of range at run time.
+  EngineSpec spec;
+  spec.tensors = {
+      {"data", fb::DType::f32, {4}, fb::Storage::Input, 0, TensorSpec::kAutoSize, ""},
+      {"idx", fb::DType::i64, {2}, fb::Storage::Input, 0, TensorSpec::kAutoSize, ""},
+      {"out", fb::DType::f32, {2}, fb::Storage::Output, 0, TensorSpec::kAutoSize, ""},
+  };
+  spec.inputs = {0, 1};
+  spec.outputs = {2};
+  spec.steps = {{"gather", "g(Gather)", {0, 1}, {2}, {intAttr("axis", 0)}}};
+  auto engine = openValid(buildEngine(spec));
+  std::unique_ptr<Context> context;
+  ASSERT_TRUE(Context::create(engine, TESSEL_TIER_CPU, context).ok());
+  std::vector<float> data = {1, 2, 3, 4}, out(2);
+  std::vector<int64_t> idx = {-1, 4};
+  ASSERT_TRUE(context->bindInput(0, data.data(), 16).ok());
+  ASSERT_TRUE(context->bindInput(1, idx.data(), 16).ok());
+  ASSERT_TRUE(context->bindOutput(0, out.data(), 8).ok());
+  Status status = context->run();
+  EXPECT_EQ(status.code(), TESSEL_INTERNAL);
+  EXPECT_EQ(status.message(), "step 0 'gather' at g(Gather): gather: index 4 is out of range "
+                              "for axis 0 of extent 4");
+  idx = {-1, 0};
+  ASSERT_TRUE(context->run().ok());
+  EXPECT_EQ(out, (std::vector<float>{4, 1}));
+}
+
+TEST(RuntimeContext, ChecksBindings) {
+  auto engine = openValid(buildEngine(sampleSpec()));
+  std::unique_ptr<Context> context;
+  ASSERT_TRUE(Context::create(engine, TESSEL_TIER_CPU, context).ok());
+  std::vector<float> x(6), y(10);
+
+  Status unbound = context->run();
+  EXPECT_EQ(unbound.code(), TESSEL_INVALID_ARGUMENT);
+  EXPECT_EQ(unbound.message(), "input 0 'x' is not bound");
+  ASSERT_TRUE(context->bindInput(0, x.data(), 24).ok());
+  EXPECT_EQ(context->run().message(), "output 0 'y' is not bound");
+
+  Status size = context->bindInput(0, x.data(), 20);
+  EXPECT_EQ(size.code(), TESSEL_INVALID_ARGUMENT);
+  EXPECT_EQ(size.message(), "input 0 'x' takes 24 bytes (f32 [2, 3]), 20 given");
+  EXPECT_EQ(context->bindOutput(1, y.data(), 40).message(),
+            "output index 1 is out of range: the engine has 1 output");
+  EXPECT_EQ(context->bindInput(0, nullptr, 24).message(), "input 0 'x': data is NULL");
+  EXPECT_EQ(context->bindOutput(0, reinterpret_cast<uint8_t *>(y.data()) + 1, 40).message(),
+            "output 0 'y': data must be aligned to 4 bytes for f32");
+}
+
+} // namespace
+} // namespace tessel::test
