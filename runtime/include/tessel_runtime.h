@@ -8,7 +8,10 @@
  *   other value carries a code and a message and must be released with
  *   tessel_status_free. No C++ exception ever crosses this API.
  * - Handles are opaque; each *_create / *_open has a matching *_release, which
- *   accepts NULL.
+ *   accepts NULL. A context keeps its engine alive: an engine may be released
+ *   while contexts created from it are still in use.
+ * - A failing call that returns a handle through an out-pointer sets it to
+ *   NULL.
  * - Threads: an engine is immutable once opened and may be shared by any number
  *   of threads and contexts. A context is used by one thread at a time; run
  *   distinct contexts concurrently for parallelism.
