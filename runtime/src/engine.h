@@ -46,8 +46,9 @@ struct TensorInfo {
 class Engine {
 public:
   /// Reads the whole file and verifies it. Errors: TESSEL_IO_ERROR when the
-  /// file cannot be read, TESSEL_INVALID_ENGINE when it is not a valid engine.
-  /// Throws std::bad_alloc only.
+  /// file cannot be read, TESSEL_UNSUPPORTED for another format version,
+  /// TESSEL_INVALID_ENGINE for anything else that is not a valid engine; the
+  /// message starts with the path. Throws std::bad_alloc only.
   static Status openFile(const std::string &path,
                          std::shared_ptr<const Engine> &engine);
   /// Copies `size` bytes (the caller keeps its buffer) and verifies them.

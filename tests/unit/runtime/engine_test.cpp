@@ -10,9 +10,30 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <new>
 #include <unistd.h>
+
+// Counts heap allocations while a test asks for it, to hold the executor to
+// "tessel_context_run allocates nothing". Replacing the global operator new
+// is the one way to see every allocation; outside the window it only forwards.
+namespace {
+std::atomic<bool> countingAllocations{false};
+std::atomic<size_t> allocationCount{0};
+} // namespace
+
+void *operator new(size_t size) {
+  if (countingAllocations.load(std::memory_order_relaxed))
+    allocationCount.fetch_add(1, std::memory_order_relaxed);
+  if (void *p = std::malloc(size ? size : 1))
+    return p;
+  throw std::bad_alloc();
+}
+void operator delete(void *p) noexcept { std::free(p); }
+void operator delete(void *p, size_t) noexcept { std::free(p); }
 
 namespace tessel::test {
 namespace {
@@ -516,6 +537,27 @@ TEST(RuntimeContext, ReportsAKernelErrorWithItsStep) {
   idx = {-1, 0};
   ASSERT_TRUE(context->run().ok());
   EXPECT_EQ(out, (std::vector<float>{4, 1}));
+}
+
+TEST(RuntimeContext, RunAllocatesNothing) {
+  auto engine = openValid(buildEngine(sampleSpec()));
+  std::unique_ptr<Context> context;
+  // Creation allocates (and shows that the counter sees allocations).
+  allocationCount = 0;
+  countingAllocations = true;
+  ASSERT_TRUE(Context::create(engine, TESSEL_TIER_CPU, context).ok());
+  countingAllocations = false;
+  EXPECT_GT(allocationCount.load(), 0u);
+  std::vector<float> x = {1, 2, 3, 4, 5, 6}, y(10);
+  ASSERT_TRUE(context->bindInput(0, x.data(), 24).ok());
+  ASSERT_TRUE(context->bindOutput(0, y.data(), 40).ok());
+  allocationCount = 0;
+  countingAllocations = true;
+  Status status = context->run();
+  countingAllocations = false;
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(allocationCount.load(), 0u);
+  EXPECT_EQ(y, sampleExpected(x));
 }
 
 TEST(RuntimeContext, ChecksBindings) {
