@@ -12,6 +12,11 @@ Per test it prints `PASS test_x`, `FAIL test_x: <why>` or `SKIP test_x: <reason>
 then the skip reasons grouped, then exactly `N passed, N failed, N skipped`.
 Exit status: 1 if any test failed, 0 otherwise (2 on a usage/setup error).
 
+SKIP means: an op outside `tessel-compile --list-ops`, a subgraph (If/Loop/Scan),
+a sequence/optional input or output, tessel-compile exit 3 (`unsupported: ...`),
+or test data that contradicts the model's declared types (see checked_data_file).
+FAIL means: any other compile error, a crash, a mismatch, or the per-test timeout.
+
 Needs Debian's python3-onnx (run it with /usr/bin/python3).
 """
 
