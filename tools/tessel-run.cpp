@@ -222,8 +222,8 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "error: %s\n", error.c_str());
         return kError;
       }
-      if (want.shape != out.shape) {
-        std::printf(": FAIL (expected shape %s)\n", want.describe().c_str());
+      if (want.shape != out.shape || want.dtype != out.dtype) {
+        std::printf(": FAIL (expected %s)\n", want.describe().c_str());
         exitCode = kMismatch;
         continue;
       }
