@@ -8,6 +8,8 @@ config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
+# Outputs go to the build tree, never next to the sources.
+config.test_exec_root = lit_config.params.get("exec_root", os.path.join(config.test_source_root, "Output"))
 
 params = lit_config.params
 tessel_bin = os.path.abspath(params.get("tessel_bin_dir", "."))
