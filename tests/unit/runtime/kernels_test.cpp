@@ -1,0 +1,1815 @@
+//===- kernels_test.cpp - CPU reference kernels vs. float64 references ----===//
+//
+// Every kernel family runs on random data (fixed seeds) over several shapes
+// and is compared with a float64 reference written here, independently of the
+// kernel code, straight from the ONNX operator definitions (naive loops).
+//
+// Tolerances:
+//  - f32 elementwise: the kernel computes in float; a correctly rounded float
+//    op is within 2^-24 relative, libm float functions within a few ulp, so
+//    we allow 2^-20 (16 ulp) of |result| (plus 2^-22 of the largest
+//    intermediate term for formulas with cancellation).
+//  - f32 accumulations (conv, gemm, matmul): the kernel sums n products in
+//    float; the error of such a sum is bounded by ~n * 2^-24 * sum|terms|, and
+//    with our n <= ~150 that stays below rtol = 1e-5 of sum|terms| (the
+//    magnitude of the sum of |terms|, computed by the reference).
+//  - reductions and norms accumulate in double: one final rounding to float,
+//    2^-23 of |result| (plus a tiny absolute term).
+//  - f16 (11-bit significand): the result is rounded once from float to half,
+//    so it is within 2^-11 relative of the float result; we allow 2^-10 of
+//    |result| plus the float accumulation error (as above) plus 2^-25 (half of
+//    the smallest subnormal spacing) absolute.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu/half.h"
+#include "cpu/kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace tessel::cpu;
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+using i128 = __int128;
+
+//===----------------------------------------------------------------------===//
+// Independent f16 reference conversions (by arithmetic on doubles)
+//===----------------------------------------------------------------------===//
+
+double refHalfToDouble(uint16_t h) {
+  const double sign = (h & 0x8000) ? -1.0 : 1.0;
+  const int exponent = (h >> 10) & 0x1f;
+  const int mantissa = h & 0x3ff;
+  if (exponent == 0)
+    return sign * std::ldexp(static_cast<double>(mantissa), -24);
+  if (exponent == 31)
+    return mantissa ? std::numeric_limits<double>::quiet_NaN()
+                    : sign * std::numeric_limits<double>::infinity();
+  return sign * std::ldexp(static_cast<double>(1024 + mantissa), exponent - 25);
+}
+
+// Round-to-nearest-even to binary16, by finding the quantum and rounding the
+// quotient with nearbyint (default rounding mode: ties to even).
+uint16_t refDoubleToHalf(double v) {
+  if (std::isnan(v))
+    return std::signbit(v) ? 0xfe00 : 0x7e00;
+  const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  const double a = std::fabs(v);
+  if (a >= 65520.0)
+    return sign | 0x7c00;
+  if (a == 0)
+    return sign;
+  int e;
+  std::frexp(a, &e); // a in [2^(e-1), 2^e)
+  int exponent = std::max(e - 1, -14);
+  const double quantum = std::ldexp(1.0, exponent - 10);
+  const double m = std::nearbyint(a / quantum) * quantum; // a / quantum is exact
+  if (m == 0)
+    return sign;
+  std::frexp(m, &e);
+  exponent = e - 1;
+  if (exponent < -14)
+    return sign | static_cast<uint16_t>(m / std::ldexp(1.0, -24));
+  const int mantissa = static_cast<int>(m / std::ldexp(1.0, exponent - 10)) - 1024;
+  return sign | static_cast<uint16_t>(((exponent + 15) << 10) | mantissa);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+int64_t numel(const Shape &s) {
+  int64_t n = 1;
+  for (int64_t d : s)
+    n *= d;
+  return n;
+}
+
+Shape unravel(int64_t linear, const Shape &shape) {
+  Shape idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = linear % shape[d];
+    linear /= shape[d];
+  }
+  return idx;
+}
+
+int64_t ravel(const Shape &idx, const Shape &shape) {
+  int64_t o = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    o = o * shape[d] + idx[d];
+  return o;
+}
+
+bool isIntType(DType t) {
+  switch (t) {
+  case DType::I8: case DType::I16: case DType::I32: case DType::I64:
+  case DType::U8: case DType::U16: case DType::U32: case DType::U64: return true;
+  default: return false;
+  }
+}
+bool isSignedType(DType t) {
+  return t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
+}
+int bitsOf(DType t) { return static_cast<int>(dtypeSize(t)) * 8; }
+
+struct Tensor {
+  Tensor() = default;
+  Tensor(DType dtype, Shape shape) : bytes(static_cast<size_t>(numel(shape)) * dtypeSize(dtype) + 1) {
+    view.dtype = dtype;
+    view.shape = std::move(shape);
+    view.data = bytes.data();
+  }
+  Tensor(const Tensor &other) : bytes(other.bytes), view(other.view) { view.data = bytes.data(); }
+  Tensor &operator=(const Tensor &other) {
+    bytes = other.bytes;
+    view = other.view;
+    view.data = bytes.data();
+    return *this;
+  }
+
+  DType dtype() const { return view.dtype; }
+  const Shape &shape() const { return view.shape; }
+  int64_t size() const { return numel(view.shape); }
+  template <typename T> T *as() { return reinterpret_cast<T *>(bytes.data()); }
+  template <typename T> const T *as() const { return reinterpret_cast<const T *>(bytes.data()); }
+
+  double get(int64_t i) const {
+    switch (dtype()) {
+    case DType::F32: return as<float>()[i];
+    case DType::F64: return as<double>()[i];
+    case DType::F16: return refHalfToDouble(as<uint16_t>()[i]);
+    case DType::Bool: return as<uint8_t>()[i];
+    default: return static_cast<double>(getI(i));
+    }
+  }
+  // Stores v rounded to the dtype (f16: RNE; ints: truncation toward zero).
+  void set(int64_t i, double v) {
+    switch (dtype()) {
+    case DType::F32: as<float>()[i] = static_cast<float>(v); break;
+    case DType::F64: as<double>()[i] = v; break;
+    case DType::F16: as<uint16_t>()[i] = refDoubleToHalf(v); break;
+    case DType::Bool: as<uint8_t>()[i] = v != 0; break;
+    default: setI(i, static_cast<i128>(v)); break;
+    }
+  }
+  i128 getI(int64_t i) const {
+    switch (dtype()) {
+    case DType::I8: return as<int8_t>()[i];
+    case DType::I16: return as<int16_t>()[i];
+    case DType::I32: return as<int32_t>()[i];
+    case DType::I64: return as<int64_t>()[i];
+    case DType::U8: return as<uint8_t>()[i];
+    case DType::U16: return as<uint16_t>()[i];
+    case DType::U32: return as<uint32_t>()[i];
+    case DType::U64: return as<uint64_t>()[i];
+    case DType::Bool: return as<uint8_t>()[i];
+    default: return static_cast<i128>(get(i));
+    }
+  }
+  // Stores v modulo 2^bits (two's complement wrap), written out explicitly.
+  void setI(int64_t i, i128 v) {
+    const int bits = bitsOf(dtype());
+    const i128 modulus = i128(1) << bits;
+    i128 r = v % modulus;
+    if (r < 0)
+      r += modulus;
+    if (isSignedType(dtype()) && r >= modulus / 2)
+      r -= modulus;
+    switch (dtype()) {
+    case DType::I8: as<int8_t>()[i] = static_cast<int8_t>(r); break;
+    case DType::I16: as<int16_t>()[i] = static_cast<int16_t>(r); break;
+    case DType::I32: as<int32_t>()[i] = static_cast<int32_t>(r); break;
+    case DType::I64: as<int64_t>()[i] = static_cast<int64_t>(r); break;
+    case DType::U8: as<uint8_t>()[i] = static_cast<uint8_t>(r); break;
+    case DType::U16: as<uint16_t>()[i] = static_cast<uint16_t>(r); break;
+    case DType::U32: as<uint32_t>()[i] = static_cast<uint32_t>(r); break;
+    case DType::U64: as<uint64_t>()[i] = static_cast<uint64_t>(r); break;
+    default: set(i, static_cast<double>(v)); break;
+    }
+  }
+
+  std::vector<uint8_t> bytes;
+  TensorView view;
+};
+
+// Uniform random values in [lo, hi), stored (rounded) in the tensor's dtype.
+Tensor randomTensor(DType dtype, const Shape &shape, std::mt19937 &rng, double lo = -1,
+                    double hi = 1) {
+  Tensor t(dtype, shape);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  for (int64_t i = 0; i < t.size(); ++i) {
+    if (dtype == DType::Bool)
+      t.set(i, dist(rng) >= (lo + hi) / 2 ? 1 : 0);
+    else if (isIntType(dtype))
+      t.setI(i, static_cast<i128>(std::floor(dist(rng))));
+    else
+      t.set(i, dist(rng));
+  }
+  return t;
+}
+
+KernelStatus run(const std::string &op, const Attrs &attrs, std::vector<const Tensor *> ins,
+                 Tensor &out) {
+  Kernel k = findKernel(op);
+  if (!k)
+    return KernelStatus{"no kernel " + op};
+  std::vector<const TensorView *> views;
+  for (const Tensor *t : ins)
+    views.push_back(t ? &t->view : nullptr);
+  std::vector<TensorView *> outs{&out.view};
+  return k(attrs, views, outs);
+}
+
+#define RUN_OK(...)                                                                    \
+  do {                                                                                 \
+    KernelStatus status_ = run(__VA_ARGS__);                                           \
+    ASSERT_TRUE(status_.ok()) << status_.error;                                        \
+  } while (0)
+
+// Compares got[i] against ref[i] with |got - ref| <= tol[i]; NaN matches NaN,
+// inf matches the same inf. Reports the first few mismatches.
+void expectClose(const Tensor &got, const std::vector<double> &ref, const std::vector<double> &tol,
+                 const std::string &what) {
+  ASSERT_EQ(got.size(), static_cast<int64_t>(ref.size())) << what;
+  int failures = 0;
+  for (int64_t i = 0; i < got.size(); ++i) {
+    const double g = got.get(i), r = ref[i];
+    bool ok;
+    if (std::isnan(r))
+      ok = std::isnan(g);
+    else if (std::isinf(r))
+      ok = g == r;
+    else
+      ok = std::fabs(g - r) <= tol[i];
+    if (!ok && ++failures <= 5)
+      ADD_FAILURE() << what << ": element " << i << " got " << g << " expected " << r
+                    << " (tol " << tol[i] << ", diff " << std::fabs(g - r) << ")";
+  }
+  EXPECT_EQ(failures, 0) << what;
+}
+
+// Tolerance for a float result of one rounding (or computed in double): rel of
+// |ref| plus an absolute floor.
+std::vector<double> relTol(const std::vector<double> &ref, double rel, double abs) {
+  std::vector<double> t(ref.size());
+  for (size_t i = 0; i < ref.size(); ++i)
+    t[i] = rel * std::fabs(ref[i]) + abs;
+  return t;
+}
+
+// Final-rounding relative error of a dtype (0 for f64: use a tiny one).
+double roundingRel(DType t) {
+  switch (t) {
+  case DType::F16: return std::ldexp(1.0, -10);
+  case DType::F32: return std::ldexp(1.0, -23);
+  default: return 1e-14;
+  }
+}
+
+// Accumulation tolerance: for a result of sum magnitude S = sum|terms|.
+std::vector<double> accTol(DType t, const std::vector<double> &ref, const std::vector<double> &mag) {
+  std::vector<double> tol(ref.size());
+  for (size_t i = 0; i < ref.size(); ++i) {
+    switch (t) {
+    case DType::F32: tol[i] = 1e-5 * mag[i] + 1e-30; break;
+    case DType::F16:
+      tol[i] = std::ldexp(1.0, -10) * std::fabs(ref[i]) + 1e-5 * mag[i] + std::ldexp(1.0, -25);
+      break;
+    default: tol[i] = 1e-12 * mag[i] + 1e-300; break;
+    }
+  }
+  return tol;
+}
+
+std::string shapeStr(const Shape &s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    r += (i ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+// Broadcast shape of a and b (numpy rules; shapes in the tests are valid).
+Shape broadcastShape(const Shape &a, const Shape &b) {
+  Shape r(std::max(a.size(), b.size()));
+  for (size_t j = 0; j < r.size(); ++j) {
+    int64_t da = j < a.size() ? a[a.size() - 1 - j] : 1;
+    int64_t db = j < b.size() ? b[b.size() - 1 - j] : 1;
+    r[r.size() - 1 - j] = da == 1 ? db : da;
+  }
+  return r;
+}
+
+// The linear index into `in` of output multi-index `idx` under broadcasting.
+int64_t broadcastIndex(const Shape &idx, const Shape &in) {
+  int64_t o = 0;
+  const size_t off = idx.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    o = o * in[d] + (in[d] == 1 ? 0 : idx[off + d]);
+  return o;
+}
+
+//===----------------------------------------------------------------------===//
+// half.h
+//===----------------------------------------------------------------------===//
+
+TEST(KernelHalf, EveryHalfConvertsExactlyAndRoundTrips) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float f = halfToFloat(static_cast<uint16_t>(h));
+    const double r = refHalfToDouble(static_cast<uint16_t>(h));
+    if (std::isnan(r)) {
+      ASSERT_TRUE(std::isnan(f)) << h;
+      ASSERT_TRUE(std::isnan(halfToFloat(floatToHalf(f)))) << h;
+      continue;
+    }
+    ASSERT_EQ(static_cast<double>(f), r) << std::hex << h;
+    ASSERT_EQ(floatToHalf(f), h) << std::hex << h;
+  }
+}
+
+TEST(KernelHalf, RoundsToNearestEven) {
+  // Midpoints between consecutive finite halves tie to the even one; one float
+  // ulp either side rounds to the nearer.
+  for (uint32_t h = 0; h < 0x7bff; ++h) {
+    const float a = halfToFloat(static_cast<uint16_t>(h));
+    const float b = halfToFloat(static_cast<uint16_t>(h + 1));
+    const float mid = static_cast<float>((static_cast<double>(a) + b) / 2); // exact
+    const uint16_t even = (h & 1) ? static_cast<uint16_t>(h + 1) : static_cast<uint16_t>(h);
+    ASSERT_EQ(floatToHalf(mid), even) << std::hex << h;
+    ASSERT_EQ(floatToHalf(-mid), even | 0x8000) << std::hex << h;
+    ASSERT_EQ(floatToHalf(std::nextafter(mid, 0.0f)), h) << std::hex << h;
+    ASSERT_EQ(floatToHalf(std::nextafter(mid, 1e9f)), h + 1) << std::hex << h;
+  }
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65519.996f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);
+  EXPECT_EQ(floatToHalf(1e10f), 0x7c00);
+  EXPECT_EQ(floatToHalf(-std::numeric_limits<float>::infinity()), 0xfc00);
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001);
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);                 // tie -> even 0
+  EXPECT_EQ(floatToHalf(std::ldexp(1.5f, -25)), 0x0001);                 // above the tie
+  EXPECT_EQ(floatToHalf(std::ldexp(3.0f, -25)), 0x0002);                 // 1.5 ulp -> even 2
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -30)), 0x0000);
+  EXPECT_EQ(floatToHalf(-0.0f), 0x8000);
+  EXPECT_EQ(floatToHalf(std::nextafter(std::ldexp(1.0f, -14), 0.0f)), 0x0400); // to min normal
+  uint16_t nan = floatToHalf(std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(nan & 0x7c00, 0x7c00);
+  EXPECT_NE(nan & 0x03ff, 0);
+}
+
+TEST(KernelHalf, RandomFloatsMatchReferenceRounding) {
+  std::mt19937 rng(1234);
+  for (int i = 0; i < 2000000; ++i) {
+    const uint32_t bits = rng();
+    float f;
+    std::memcpy(&f, &bits, 4);
+    const uint16_t got = floatToHalf(f);
+    if (std::isnan(f)) {
+      ASSERT_TRUE(std::isnan(halfToFloat(got)));
+      continue;
+    }
+    ASSERT_EQ(got, refDoubleToHalf(f)) << f;
+  }
+  // Concentrated on the half range, where rounding matters most.
+  std::uniform_real_distribution<double> exponent(-27, 17);
+  for (int i = 0; i < 500000; ++i) {
+    float f = static_cast<float>(std::exp2(exponent(rng))) * ((i & 1) ? -1.0f : 1.0f);
+    ASSERT_EQ(floatToHalf(f), refDoubleToHalf(f)) << f;
+  }
+}
+
+TEST(KernelRegistry, AllKernelsRegistered) {
+  const char *names[] = {
+      "relu", "sigmoid", "tanh", "abs", "neg", "exp", "log", "sqrt", "reciprocal", "floor",
+      "ceil", "round", "sign", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+      "cosh", "asinh", "acosh", "atanh", "softplus", "softsign", "hard_swish", "not",
+      "leaky_relu", "elu", "celu", "selu", "thresholded_relu", "hard_sigmoid", "shrink", "clip",
+      "add", "sub", "mul", "div", "pow", "max", "min", "prelu", "equal", "less", "less_equal",
+      "greater", "greater_equal", "and", "or", "xor", "where", "conv", "conv_transpose", "gemm",
+      "matmul", "batch_norm", "instance_norm", "layer_norm", "lrn", "max_pool", "avg_pool",
+      "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1",
+      "reduce_l2", "reduce_log_sum", "reduce_log_sum_exp", "reduce_sum_square", "softmax",
+      "log_softmax", "argmax", "argmin"};
+  for (const char *n : names)
+    EXPECT_NE(findKernel(n), nullptr) << n;
+}
+
+//===----------------------------------------------------------------------===//
+// Unary
+//===----------------------------------------------------------------------===//
+
+struct UnaryCase {
+  const char *op;
+  double lo, hi;
+  std::function<double(double)> ref;
+  // Magnitude of the largest intermediate term (cancellation-prone formulas).
+  std::function<double(double)> mag;
+  Attrs attrs;
+};
+
+std::vector<UnaryCase> unaryCases() {
+  auto none = [](double) { return 0.0; };
+  auto absx = [](double x) { return std::fabs(x); };
+  std::vector<UnaryCase> c;
+  auto add = [&](const char *op, double lo, double hi, std::function<double(double)> f,
+                 std::function<double(double)> mag = nullptr, Attrs a = {}) {
+    c.push_back({op, lo, hi, std::move(f), mag ? std::move(mag) : none, std::move(a)});
+  };
+  add("relu", -5, 5, [](double x) { return x > 0 ? x : 0; });
+  add("sigmoid", -20, 20, [](double x) { return 1 / (1 + std::exp(-x)); });
+  add("tanh", -6, 6, [](double x) { return std::tanh(x); });
+  add("abs", -5, 5, [](double x) { return x < 0 ? -x : x; });
+  add("neg", -5, 5, [](double x) { return -x; });
+  add("exp", -10, 10, [](double x) { return std::exp(x); });
+  add("log", 0.01, 50, [](double x) { return std::log(x); });
+  add("sqrt", 0, 50, [](double x) { return std::sqrt(x); });
+  add("reciprocal", 0.1, 5, [](double x) { return 1 / x; });
+  add("floor", -8, 8, [](double x) { return std::floor(x); });
+  add("ceil", -8, 8, [](double x) { return std::ceil(x); });
+  add("round", -8, 8, [](double x) { return std::nearbyint(x); });
+  add("sign", -3, 3, [](double x) { return double((x > 0) - (x < 0)); });
+  add("erf", -3, 3, [](double x) { return std::erf(x); });
+  add("sin", -7, 7, [](double x) { return std::sin(x); });
+  add("cos", -7, 7, [](double x) { return std::cos(x); });
+  add("tan", -1.5, 1.5, [](double x) { return std::tan(x); });
+  add("asin", -0.99, 0.99, [](double x) { return std::asin(x); });
+  add("acos", -0.99, 0.99, [](double x) { return std::acos(x); });
+  add("atan", -5, 5, [](double x) { return std::atan(x); });
+  add("sinh", -8, 8, [](double x) { return std::sinh(x); });
+  add("cosh", -8, 8, [](double x) { return std::cosh(x); });
+  add("asinh", -5, 5, [](double x) { return std::asinh(x); });
+  add("acosh", 1.01, 8, [](double x) { return std::acosh(x); });
+  add("atanh", -0.99, 0.99, [](double x) { return std::atanh(x); });
+  add("softplus", -30, 30, [](double x) { return std::log1p(std::exp(x)); });
+  add("softsign", -5, 5, [](double x) { return x / (1 + std::fabs(x)); });
+  add("hard_swish", -5, 5, [](double x) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); },
+      [](double x) { return std::fabs(x) * (std::fabs(x) / 6 + 0.5); });
+  {
+    Attrs a;
+    a.set("alpha", 0.1);
+    add("leaky_relu", -5, 5, [](double x) { return x >= 0 ? x : 0.1 * x; }, absx, a);
+  }
+  {
+    Attrs a;
+    a.set("alpha", 0.7);
+    add("elu", -5, 5, [](double x) { return x >= 0 ? x : 0.7 * std::expm1(x); }, nullptr, a);
+  }
+  {
+    Attrs a;
+    a.set("alpha", 1.5);
+    add("celu", -5, 5,
+        [](double x) { return std::max(0.0, x) + std::min(0.0, 1.5 * std::expm1(x / 1.5)); },
+        nullptr, a);
+  }
+  {
+    Attrs a;
+    a.set("alpha", 1.6732632423543772);
+    a.set("gamma", 1.0507009873554805);
+    add("selu", -5, 5,
+        [](double x) {
+          return x > 0 ? 1.0507009873554805 * x
+                       : 1.0507009873554805 * 1.6732632423543772 * std::expm1(x);
+        },
+        nullptr, a);
+  }
+  {
+    Attrs a;
+    a.set("alpha", 0.5);
+    add("thresholded_relu", -3, 3, [](double x) { return x > 0.5 ? x : 0; }, nullptr, a);
+  }
+  {
+    Attrs a;
+    a.set("alpha", 0.3);
+    a.set("beta", 0.4);
+    add("hard_sigmoid", -5, 5, [](double x) { return std::max(0.0, std::min(1.0, 0.3 * x + 0.4)); },
+        [](double x) { return 0.3 * std::fabs(x) + 0.4; }, a);
+  }
+  {
+    Attrs a;
+    a.set("bias", 0.25);
+    a.set("lambd", 0.75);
+    add("shrink", -3, 3,
+        [](double x) { return x < -0.75 ? x + 0.25 : (x > 0.75 ? x - 0.25 : 0.0); },
+        [](double x) { return std::fabs(x) + 0.25; }, a);
+  }
+  return c;
+}
+
+class KernelUnary : public ::testing::TestWithParam<DType> {};
+
+TEST_P(KernelUnary, MatchesFloat64Reference) {
+  const DType dtype = GetParam();
+  std::mt19937 rng(42);
+  const Shape shapes[] = {{}, {7}, {3, 5, 17}, {0, 4}};
+  // Relative error allowed around the computed-in-float result (see header).
+  const double rel = dtype == DType::F64 ? 1e-13
+                   : dtype == DType::F32 ? std::ldexp(1.0, -20)
+                                         : std::ldexp(1.0, -10);
+  const double absFloor = dtype == DType::F16 ? std::ldexp(1.0, -25) : 1e-300;
+  for (const UnaryCase &c : unaryCases()) {
+    for (const Shape &shape : shapes) {
+      Tensor x = randomTensor(dtype, shape, rng, c.lo, c.hi);
+      // Exact halves exercise round-half-to-even; a few exact zeros.
+      for (int64_t i = 0; i < x.size(); i += 5)
+        x.set(i, std::round(x.get(i) * 2) / 2);
+      Tensor y(dtype, shape);
+      RUN_OK(c.op, c.attrs, {&x}, y);
+      std::vector<double> ref(x.size()), tol(x.size());
+      for (int64_t i = 0; i < x.size(); ++i) {
+        ref[i] = c.ref(x.get(i));
+        // f16: the float result is rounded to half; values beyond the half
+        // range become inf.
+        if (dtype == DType::F16 && std::fabs(ref[i]) >= 65520)
+          ref[i] = std::copysign(std::numeric_limits<double>::infinity(), ref[i]);
+        tol[i] = rel * (std::fabs(ref[i]) + c.mag(x.get(i))) + absFloor;
+      }
+      expectClose(y, ref, tol, std::string(c.op) + " " + dtypeName(dtype) + " " + shapeStr(shape));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Floats, KernelUnary,
+                         ::testing::Values(DType::F32, DType::F64, DType::F16),
+                         [](const auto &info) { return std::string(dtypeName(info.param)); });
+
+TEST(KernelUnaryExact, RoundHalfToEvenAndSpecialValues) {
+  Tensor x(DType::F32, {10});
+  const float in[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 2.4999998f, 1e9f + 0.0f, -0.0f,
+                      std::numeric_limits<float>::infinity()};
+  const double want[] = {0, 2, 2, -0, -2, -2, 2, 1e9, -0.0, INFINITY};
+  std::memcpy(x.as<float>(), in, sizeof in);
+  Tensor y(DType::F32, {10});
+  RUN_OK("round", Attrs{}, {&x}, y);
+  for (int i = 0; i < 10; ++i)
+    EXPECT_EQ(y.get(i), want[i]) << i;
+  // relu/sign/clip keep NaN; sigmoid/softplus do not overflow in the tails.
+  Tensor n(DType::F32, {3});
+  n.set(0, NAN);
+  n.set(1, -1000);
+  n.set(2, 1000);
+  Tensor s(DType::F32, {3});
+  RUN_OK("sigmoid", Attrs{}, {&n}, s);
+  EXPECT_TRUE(std::isnan(s.get(0)));
+  EXPECT_EQ(s.get(1), 0);
+  EXPECT_EQ(s.get(2), 1);
+  RUN_OK("softplus", Attrs{}, {&n}, s);
+  EXPECT_EQ(s.get(1), 0);
+  EXPECT_EQ(s.get(2), 1000);
+  RUN_OK("relu", Attrs{}, {&n}, s);
+  EXPECT_TRUE(std::isnan(s.get(0)));
+}
+
+TEST(KernelUnaryExact, NotOnBool) {
+  Tensor x(DType::Bool, {5});
+  for (int i = 0; i < 5; ++i)
+    x.set(i, i % 2);
+  Tensor y(DType::Bool, {5});
+  RUN_OK("not", Attrs{}, {&x}, y);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(y.as<uint8_t>()[i], i % 2 ? 0 : 1);
+}
+
+TEST(KernelUnaryInt, AbsNegSignReluWrapAndSaturate) {
+  std::mt19937 rng(7);
+  for (DType t : {DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16, DType::U32,
+                  DType::U64}) {
+    const bool sgn = isSignedType(t);
+    Tensor x = randomTensor(t, {50}, rng, sgn ? -100 : 0, 200);
+    // The extremes: abs/neg of INT_MIN wrap to INT_MIN.
+    const i128 lo = sgn ? -(i128(1) << (bitsOf(t) - 1)) : 0;
+    const i128 hi = sgn ? (i128(1) << (bitsOf(t) - 1)) - 1 : (i128(1) << bitsOf(t)) - 1;
+    x.setI(0, lo);
+    x.setI(1, hi);
+    x.setI(2, 0);
+    for (const char *op : {"abs", "neg", "sign", "relu"}) {
+      Tensor y(t, {50}), want(t, {50});
+      RUN_OK(op, Attrs{}, {&x}, y);
+      for (int64_t i = 0; i < 50; ++i) {
+        i128 v = x.getI(i), r = 0;
+        if (!std::strcmp(op, "abs")) r = v < 0 ? -v : v;
+        if (!std::strcmp(op, "neg")) r = -v;
+        if (!std::strcmp(op, "sign")) r = (v > 0) - (v < 0);
+        if (!std::strcmp(op, "relu")) r = v > 0 ? v : 0;
+        want.setI(i, r); // wraps modulo 2^bits
+        ASSERT_TRUE(y.getI(i) == want.getI(i))
+            << op << " " << dtypeName(t) << " at " << i << ": " << (long long)v;
+      }
+    }
+  }
+}
+
+TEST(KernelClip, AllDtypesBoundsInTheTensorDtype) {
+  std::mt19937 rng(11);
+  struct Case {
+    DType t;
+    double lo, hi;
+  } cases[] = {{DType::F32, -1.5, 2.25},  {DType::F64, -0.1, 0.3},  {DType::F16, -0.1, 0.3},
+               {DType::I8, -3, 4},        {DType::I8, -1000, 1000}, {DType::U8, 10, 1e300},
+               {DType::I32, -50, 20},     {DType::I64, -INFINITY, 7}, {DType::U16, 3, 90},
+               {DType::F32, -INFINITY, INFINITY}};
+  for (const Case &c : cases) {
+    Tensor x = randomTensor(c.t, {4, 33}, rng, isSignedType(c.t) || !isIntType(c.t) ? -100 : 0, 100);
+    if (!isIntType(c.t))
+      for (int64_t i = 0; i < x.size(); ++i)
+        x.set(i, x.get(i) / 100);
+    Attrs a;
+    a.set("min", c.lo);
+    a.set("max", c.hi);
+    Tensor y(c.t, {4, 33});
+    RUN_OK("clip", a, {&x}, y);
+    // Reference: bounds converted to the dtype (ints saturate), then clamp.
+    Tensor bounds(c.t, {2});
+    auto toDtype = [&](double b, int64_t slot) {
+      if (isIntType(c.t)) {
+        const i128 lo = isSignedType(c.t) ? -(i128(1) << (bitsOf(c.t) - 1)) : 0;
+        const i128 hi = isSignedType(c.t) ? (i128(1) << (bitsOf(c.t) - 1)) - 1
+                                          : (i128(1) << bitsOf(c.t)) - 1;
+        bounds.setI(slot, b <= double(lo) ? lo : b >= double(hi) ? hi : i128(b));
+      } else {
+        bounds.set(slot, b);
+      }
+      return bounds.get(slot);
+    };
+    const double lo = toDtype(c.lo, 0), hi = toDtype(c.hi, 1);
+    for (int64_t i = 0; i < x.size(); ++i) {
+      double want = std::min(std::max(x.get(i), lo), hi);
+      ASSERT_EQ(y.get(i), want) << dtypeName(c.t) << " " << i;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Binary (broadcast)
+//===----------------------------------------------------------------------===//
+
+const std::pair<Shape, Shape> kBroadcastShapes[] = {
+    {{2, 3, 4}, {2, 3, 4}}, {{2, 3, 4}, {4}},        {{2, 1, 4}, {3, 1}},
+    {{}, {5}},              {{1}, {2, 2}},           {{3, 1, 5, 1}, {1, 4, 1, 6}},
+    {{6, 1}, {}},           {{0, 3}, {1, 3}},        {{4, 1, 1}, {1, 7, 1}},
+};
+
+double refBinaryFloat(const std::string &op, double a, double b) {
+  if (op == "add") return a + b;
+  if (op == "sub") return a - b;
+  if (op == "mul") return a * b;
+  if (op == "div") return a / b;
+  if (op == "pow") return std::pow(a, b);
+  if (op == "max") return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+  if (op == "min") return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+  if (op == "prelu") return a < 0 ? b * a : a;
+  return NAN;
+}
+
+TEST(KernelBinary, FloatArithmeticBroadcasts) {
+  std::mt19937 rng(3);
+  for (DType t : {DType::F32, DType::F64, DType::F16}) {
+    for (const char *op : {"add", "sub", "mul", "div", "pow", "max", "min", "prelu"}) {
+      for (const auto &[sa, sb] : kBroadcastShapes) {
+        const std::string o = op;
+        // pow: positive base; div: divisor away from 0.
+        Tensor a = randomTensor(t, sa, rng, o == "pow" ? 0.1 : -4, 4);
+        Tensor b = randomTensor(t, sb, rng, o == "div" ? 0.5 : -3, 3);
+        if (o == "div")
+          for (int64_t i = 0; i < b.size(); i += 2)
+            b.set(i, -b.get(i));
+        const Shape so = broadcastShape(sa, sb);
+        if (o == "prelu" && so != sa)
+          continue; // prelu's slope broadcasts to x
+        Tensor y(t, so);
+        RUN_OK(op, Attrs{}, {&a, &b}, y);
+        std::vector<double> ref(numel(so)), tol(numel(so));
+        for (int64_t i = 0; i < numel(so); ++i) {
+          Shape idx = unravel(i, so);
+          ref[i] = refBinaryFloat(o, a.get(broadcastIndex(idx, sa)), b.get(broadcastIndex(idx, sb)));
+          if (t == DType::F16 && std::fabs(ref[i]) >= 65520)
+            ref[i] = std::copysign(INFINITY, ref[i]);
+          // One correctly rounded op (pow: a few ulp of float powf).
+          double rel = t == DType::F64 ? 1e-15 : t == DType::F32 ? std::ldexp(1.0, -22)
+                                                                 : std::ldexp(1.0, -10);
+          tol[i] = rel * std::fabs(ref[i]) + (t == DType::F16 ? std::ldexp(1.0, -25) : 1e-300);
+        }
+        expectClose(y, ref, tol, o + " " + dtypeName(t) + " " + shapeStr(sa) + "x" + shapeStr(sb));
+      }
+    }
+  }
+}
+
+TEST(KernelBinary, IntegerArithmeticWrapsAndTruncates) {
+  std::mt19937 rng(5);
+  for (DType t : {DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16, DType::U32,
+                  DType::U64}) {
+    const bool sgn = isSignedType(t);
+    const int bits = bitsOf(t);
+    // Values spanning the whole range of narrow types (overflow happens), and
+    // up to 2^40 for wide ones (products overflow 64 bits).
+    const double span = bits <= 16 ? std::ldexp(1.0, sgn ? bits - 1 : bits) : std::ldexp(1.0, 40);
+    for (const char *op : {"add", "sub", "mul", "div", "pow", "max", "min", "prelu"}) {
+      const std::string o = op;
+      for (const auto &[sa, sb] : kBroadcastShapes) {
+        Tensor a = randomTensor(t, sa, rng, sgn ? -span : 0, span);
+        Tensor b = randomTensor(t, sb, rng, sgn ? -span : 0, span);
+        if (o == "pow") {
+          a = randomTensor(t, sa, rng, sgn ? -6 : 0, 6);
+          b = randomTensor(t, sb, rng, 0, bits <= 16 ? 9 : 20);
+        }
+        if (o == "div")
+          for (int64_t i = 0; i < b.size(); ++i)
+            if (b.getI(i) == 0)
+              b.setI(i, 3);
+        const Shape so = broadcastShape(sa, sb);
+        if (o == "prelu" && so != sa)
+          continue;
+        Tensor y(t, so), want(t, so);
+        RUN_OK(op, Attrs{}, {&a, &b}, y);
+        for (int64_t i = 0; i < numel(so); ++i) {
+          Shape idx = unravel(i, so);
+          const i128 x = a.getI(broadcastIndex(idx, sa)), w = b.getI(broadcastIndex(idx, sb));
+          i128 r = 0;
+          if (o == "add") r = x + w;
+          if (o == "sub") r = x - w;
+          if (o == "mul") r = x * w; // |x*w| < 2^127: exact, then wrapped by setI
+          if (o == "div") {
+            // Truncation toward zero, computed on magnitudes.
+            i128 q = (x < 0 ? -x : x) / (w < 0 ? -w : w);
+            r = ((x < 0) != (w < 0)) ? -q : q;
+          }
+          if (o == "pow") {
+            r = 1;
+            for (i128 k = 0; k < w; ++k) {
+              r *= x;
+              // keep it bounded: reduce modulo 2^64 (does not change the
+              // result modulo 2^bits)
+              r %= (i128(1) << 64);
+            }
+          }
+          if (o == "max") r = std::max(x, w);
+          if (o == "min") r = std::min(x, w);
+          if (o == "prelu") r = x < 0 ? w * x : x;
+          want.setI(i, r);
+          ASSERT_TRUE(y.getI(i) == want.getI(i))
+              << o << " " << dtypeName(t) << " " << (long long)x << ", " << (long long)w << " got "
+              << (long long)y.getI(i) << " want " << (long long)want.getI(i);
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelBinary, IntegerDivisionEdgeCasesDoNotTrap) {
+  Tensor a(DType::I32, {4}), b(DType::I32, {4}), y(DType::I32, {4});
+  const int32_t av[] = {7, -7, std::numeric_limits<int32_t>::min(), 5};
+  const int32_t bv[] = {-2, 2, -1, 0};
+  std::memcpy(a.as<int32_t>(), av, sizeof av);
+  std::memcpy(b.as<int32_t>(), bv, sizeof bv);
+  RUN_OK("div", Attrs{}, {&a, &b}, y);
+  EXPECT_EQ(y.as<int32_t>()[0], -3);
+  EXPECT_EQ(y.as<int32_t>()[1], -3);
+  EXPECT_EQ(y.as<int32_t>()[2], std::numeric_limits<int32_t>::min()); // wraps
+  EXPECT_EQ(y.as<int32_t>()[3], 0);                                   // defined as 0
+  // uint8 add wraps.
+  Tensor u(DType::U8, {2}), v(DType::U8, {2}), w(DType::U8, {2});
+  u.setI(0, 200);
+  u.setI(1, 255);
+  v.setI(0, 100);
+  v.setI(1, 1);
+  RUN_OK("add", Attrs{}, {&u, &v}, w);
+  EXPECT_EQ(w.as<uint8_t>()[0], 44);
+  EXPECT_EQ(w.as<uint8_t>()[1], 0);
+}
+
+TEST(KernelBinary, PowWithMixedExponentType) {
+  std::mt19937 rng(9);
+  struct Case {
+    DType base, exponent;
+  } cases[] = {{DType::F32, DType::I64}, {DType::F32, DType::I32}, {DType::F16, DType::I64},
+               {DType::I32, DType::F32}, {DType::I64, DType::F64}, {DType::F32, DType::F64},
+               {DType::U8, DType::F32}};
+  for (const Case &c : cases) {
+    const bool intBase = isIntType(c.base);
+    Tensor a = randomTensor(c.base, {3, 4}, rng, intBase ? 1 : 0.2, intBase ? 7 : 3);
+    Tensor b = randomTensor(c.exponent, {4}, rng, isIntType(c.exponent) ? -3 : -2,
+                            isIntType(c.exponent) ? 4 : 2.5);
+    Tensor y(c.base, {3, 4});
+    RUN_OK("pow", Attrs{}, {&a, &b}, y);
+    for (int64_t i = 0; i < 12; ++i) {
+      const double r = std::pow(a.get(i), b.get(i % 4));
+      if (intBase) {
+        ASSERT_EQ(y.get(i), std::trunc(r)) << i; // r <= 6^2.5: in range
+      } else {
+        ASSERT_NEAR(y.get(i), r, roundingRel(c.base) * std::fabs(r) + 1e-30)
+            << dtypeName(c.base) << "^" << dtypeName(c.exponent) << " " << i;
+      }
+    }
+  }
+}
+
+TEST(KernelBinary, ComparisonsToBool) {
+  std::mt19937 rng(13);
+  for (DType t : {DType::F32, DType::F64, DType::F16, DType::I32, DType::I64, DType::U8, DType::I8}) {
+    for (const char *op : {"equal", "less", "less_equal", "greater", "greater_equal"}) {
+      const std::string o = op;
+      for (const auto &[sa, sb] : kBroadcastShapes) {
+        // Small integer-valued data so that ties occur.
+        Tensor a = randomTensor(t, sa, rng, isSignedType(t) || !isIntType(t) ? -3 : 0, 4);
+        Tensor b = randomTensor(t, sb, rng, isSignedType(t) || !isIntType(t) ? -3 : 0, 4);
+        if (!isIntType(t))
+          for (int64_t i = 0; i < a.size(); ++i)
+            a.set(i, std::floor(a.get(i)));
+        const Shape so = broadcastShape(sa, sb);
+        Tensor y(DType::Bool, so);
+        RUN_OK(op, Attrs{}, {&a, &b}, y);
+        for (int64_t i = 0; i < numel(so); ++i) {
+          Shape idx = unravel(i, so);
+          const double x = a.get(broadcastIndex(idx, sa)), w = b.get(broadcastIndex(idx, sb));
+          bool want = o == "equal" ? x == w : o == "less" ? x < w : o == "less_equal" ? x <= w
+                    : o == "greater" ? x > w : x >= w;
+          ASSERT_EQ(y.as<uint8_t>()[i], want ? 1 : 0) << o << " " << dtypeName(t) << " " << i;
+        }
+      }
+    }
+  }
+  // NaN compares false (and unequal).
+  Tensor n(DType::F32, {1}), z(DType::F32, {1}), r(DType::Bool, {1});
+  n.set(0, NAN);
+  z.set(0, 0);
+  for (const char *op : {"equal", "less", "less_equal", "greater", "greater_equal"}) {
+    RUN_OK(op, Attrs{}, {&n, &z}, r);
+    EXPECT_EQ(r.as<uint8_t>()[0], 0) << op;
+  }
+}
+
+TEST(KernelBinary, LogicalOnBool) {
+  std::mt19937 rng(17);
+  for (const char *op : {"and", "or", "xor"}) {
+    const std::string o = op;
+    for (const auto &[sa, sb] : kBroadcastShapes) {
+      Tensor a = randomTensor(DType::Bool, sa, rng, 0, 2);
+      Tensor b = randomTensor(DType::Bool, sb, rng, 0, 2);
+      for (int64_t i = 0; i < a.size(); ++i)
+        a.set(i, a.get(i) >= 0.5 ? 1 : 0);
+      const Shape so = broadcastShape(sa, sb);
+      Tensor y(DType::Bool, so);
+      RUN_OK(op, Attrs{}, {&a, &b}, y);
+      for (int64_t i = 0; i < numel(so); ++i) {
+        Shape idx = unravel(i, so);
+        const bool x = a.get(broadcastIndex(idx, sa)) != 0, w = b.get(broadcastIndex(idx, sb)) != 0;
+        const bool want = o == "and" ? (x && w) : o == "or" ? (x || w) : (x != w);
+        ASSERT_EQ(y.as<uint8_t>()[i], want ? 1 : 0) << o << " " << i;
+      }
+    }
+  }
+}
+
+TEST(KernelWhere, TernaryBroadcastAllDtypes) {
+  std::mt19937 rng(19);
+  const Shape shapes[][3] = {{{2, 3, 4}, {2, 3, 4}, {2, 3, 4}},
+                             {{3, 1}, {1, 4}, {}},
+                             {{4}, {2, 1, 4}, {3, 1}},
+                             {{}, {5}, {2, 5}},
+                             {{2, 1, 1}, {1}, {1, 3, 2}}};
+  for (DType t : {DType::F32, DType::F64, DType::F16, DType::I8, DType::I16, DType::I64, DType::U8,
+                  DType::Bool}) {
+    for (const auto &s : shapes) {
+      Tensor c = randomTensor(DType::Bool, s[0], rng, 0, 2);
+      Tensor a = randomTensor(t, s[1], rng, 0, 100);
+      Tensor b = randomTensor(t, s[2], rng, 0, 100);
+      const Shape so = broadcastShape(broadcastShape(s[0], s[1]), s[2]);
+      Tensor y(t, so);
+      RUN_OK("where", Attrs{}, {&c, &a, &b}, y);
+      for (int64_t i = 0; i < numel(so); ++i) {
+        Shape idx = unravel(i, so);
+        const bool cond = c.get(broadcastIndex(idx, s[0])) != 0;
+        const double want = cond ? a.get(broadcastIndex(idx, s[1])) : b.get(broadcastIndex(idx, s[2]));
+        ASSERT_EQ(y.get(i), want) << dtypeName(t) << " " << i;
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// conv, conv_transpose
+//===----------------------------------------------------------------------===//
+
+struct ConvCase {
+  int64_t n, c, m, group;
+  Shape in, kernel, strides, pads, dilations, outputPadding;
+  bool bias;
+};
+
+const ConvCase kConvCases[] = {
+    // 2-D, groups, asymmetric pads, strides and dilations
+    {2, 4, 6, 2, {7, 9}, {3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2}, {0, 0}, true},
+    // 1-D
+    {1, 3, 5, 1, {11}, {3}, {2}, {1, 1}, {2}, {1}, false},
+    // 3-D
+    {1, 2, 3, 1, {5, 4, 6}, {2, 3, 2}, {1, 2, 1}, {0, 1, 1, 1, 0, 0}, {1, 1, 2}, {0, 1, 0}, true},
+    // depthwise
+    {2, 4, 4, 4, {6, 5}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, {0, 0}, true},
+    // 1x1, no padding
+    {1, 8, 5, 1, {4, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, {0, 0}, false},
+    // stride larger than kernel, big padding
+    {1, 3, 4, 1, {8, 8}, {2, 2}, {3, 3}, {2, 1, 0, 2}, {1, 1}, {2, 1}, true},
+};
+
+TEST(KernelConv, MatchesNaiveReference) {
+  std::mt19937 rng(23);
+  for (DType t : {DType::F32, DType::F16, DType::F64}) {
+    int caseIndex = 0;
+    for (const ConvCase &cc : kConvCases) {
+      const size_t ns = cc.in.size();
+      Shape xs{cc.n, cc.c}, ws{cc.m, cc.c / cc.group}, os{cc.n, cc.m};
+      for (size_t d = 0; d < ns; ++d) {
+        xs.push_back(cc.in[d]);
+        ws.push_back(cc.kernel[d]);
+        const int64_t span = (cc.kernel[d] - 1) * cc.dilations[d] + 1;
+        os.push_back((cc.in[d] + cc.pads[d] + cc.pads[ns + d] - span) / cc.strides[d] + 1);
+      }
+      Tensor x = randomTensor(t, xs, rng), w = randomTensor(t, ws, rng), b = randomTensor(t, {cc.m}, rng);
+      Tensor y(t, os);
+      Attrs a;
+      a.set("strides", cc.strides);
+      a.set("pads", cc.pads);
+      a.set("dilations", cc.dilations);
+      a.set("group", cc.group);
+      RUN_OK("conv", a, {&x, &w, cc.bias ? &b : nullptr}, y);
+      // Reference: y[n,m,o] = b[m] + sum_{c,k} x[n, g*Cg+c, o*s - pb + k*d] * w[m,c,k]
+      const int64_t cg = cc.c / cc.group, mg = cc.m / cc.group;
+      const Shape outSp(os.begin() + 2, os.end()), kSp(cc.kernel);
+      std::vector<double> ref(y.size()), mag(y.size());
+      for (int64_t i = 0; i < y.size(); ++i) {
+        const Shape oi = unravel(i, os);
+        const int64_t n = oi[0], m = oi[1], g = m / mg;
+        double acc = cc.bias ? b.get(m) : 0, s = std::fabs(acc);
+        for (int64_t c = 0; c < cg; ++c)
+          for (int64_t kp = 0; kp < numel(kSp); ++kp) {
+            const Shape k = unravel(kp, kSp);
+            Shape xi{n, g * cg + c};
+            bool inside = true;
+            for (size_t d = 0; d < ns; ++d) {
+              int64_t p = oi[2 + d] * cc.strides[d] - cc.pads[d] + k[d] * cc.dilations[d];
+              inside = inside && p >= 0 && p < cc.in[d];
+              xi.push_back(p);
+            }
+            if (!inside)
+              continue;
+            Shape wi{m, c};
+            wi.insert(wi.end(), k.begin(), k.end());
+            const double term = x.get(ravel(xi, xs)) * w.get(ravel(wi, ws));
+            acc += term;
+            s += std::fabs(term);
+          }
+        ref[i] = acc;
+        mag[i] = s;
+      }
+      expectClose(y, ref, accTol(t, ref, mag),
+                  std::string("conv ") + dtypeName(t) + " case " + std::to_string(caseIndex));
+      ++caseIndex;
+    }
+  }
+}
+
+TEST(KernelConvTranspose, MatchesNaiveReference) {
+  std::mt19937 rng(29);
+  for (DType t : {DType::F32, DType::F16, DType::F64}) {
+    int caseIndex = 0;
+    for (const ConvCase &cc : kConvCases) {
+      const size_t ns = cc.in.size();
+      // weight (C, M/group, k...); output extent from the ONNX formula plus
+      // output_padding (the kernel must take it from the result view).
+      Shape xs{cc.n, cc.c}, ws{cc.c, cc.m / cc.group}, os{cc.n, cc.m};
+      for (size_t d = 0; d < ns; ++d) {
+        xs.push_back(cc.in[d]);
+        ws.push_back(cc.kernel[d]);
+        const int64_t span = (cc.kernel[d] - 1) * cc.dilations[d] + 1;
+        os.push_back((cc.in[d] - 1) * cc.strides[d] - cc.pads[d] - cc.pads[ns + d] + span +
+                     cc.outputPadding[d]);
+      }
+      Tensor x = randomTensor(t, xs, rng), w = randomTensor(t, ws, rng), b = randomTensor(t, {cc.m}, rng);
+      Tensor y(t, os);
+      Attrs a;
+      a.set("strides", cc.strides);
+      a.set("pads", cc.pads);
+      a.set("dilations", cc.dilations);
+      a.set("group", cc.group);
+      RUN_OK("conv_transpose", a, {&x, &w, cc.bias ? &b : nullptr}, y);
+      const int64_t cg = cc.c / cc.group, mg = cc.m / cc.group;
+      const Shape inSp(cc.in), kSp(cc.kernel);
+      std::vector<double> ref(y.size(), 0.0), mag(y.size(), 0.0);
+      for (int64_t n = 0; n < cc.n; ++n)
+        for (int64_t ci = 0; ci < cc.c; ++ci)
+          for (int64_t ip = 0; ip < numel(inSp); ++ip)
+            for (int64_t m = 0; m < mg; ++m)
+              for (int64_t kp = 0; kp < numel(kSp); ++kp) {
+                const Shape i = unravel(ip, inSp), k = unravel(kp, kSp);
+                const int64_t g = ci / cg;
+                Shape oi{n, g * mg + m};
+                bool inside = true;
+                for (size_t d = 0; d < ns; ++d) {
+                  int64_t o = i[d] * cc.strides[d] - cc.pads[d] + k[d] * cc.dilations[d];
+                  inside = inside && o >= 0 && o < os[2 + d];
+                  oi.push_back(o);
+                }
+                if (!inside)
+                  continue;
+                Shape xi{n, ci}, wi{ci, m};
+                xi.insert(xi.end(), i.begin(), i.end());
+                wi.insert(wi.end(), k.begin(), k.end());
+                const double term = x.get(ravel(xi, xs)) * w.get(ravel(wi, ws));
+                ref[ravel(oi, os)] += term;
+                mag[ravel(oi, os)] += std::fabs(term);
+              }
+      if (cc.bias)
+        for (int64_t i = 0; i < y.size(); ++i) {
+          const double bv = b.get(unravel(i, os)[1]);
+          ref[i] += bv;
+          mag[i] += std::fabs(bv);
+        }
+      expectClose(y, ref, accTol(t, ref, mag),
+                  std::string("conv_transpose ") + dtypeName(t) + " case " +
+                      std::to_string(caseIndex));
+      ++caseIndex;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// gemm, matmul
+//===----------------------------------------------------------------------===//
+
+TEST(KernelGemm, TransposesAlphaBetaAndBiasBroadcast) {
+  std::mt19937 rng(31);
+  const int64_t M = 5, N = 7, K = 33;
+  const Shape cShapes[] = {{}, {N}, {1, N}, {M, 1}, {M, N}, {1}, {1, 1}};
+  for (DType t : {DType::F32, DType::F16, DType::F64}) {
+    for (int transA = 0; transA < 2; ++transA)
+      for (int transB = 0; transB < 2; ++transB)
+        for (int ci = -1; ci < 7; ++ci) {
+          const double alpha = ci % 2 ? 0.75 : 1.0, beta = ci % 3 ? -1.25 : 1.0;
+          Tensor A = randomTensor(t, transA ? Shape{K, M} : Shape{M, K}, rng);
+          Tensor B = randomTensor(t, transB ? Shape{N, K} : Shape{K, N}, rng);
+          Tensor C = ci >= 0 ? randomTensor(t, cShapes[ci], rng) : Tensor(t, {});
+          Tensor y(t, {M, N});
+          Attrs a;
+          a.set("alpha", alpha);
+          a.set("beta", beta);
+          a.set("transA", int64_t(transA));
+          a.set("transB", int64_t(transB));
+          RUN_OK("gemm", a, {&A, &B, ci >= 0 ? &C : nullptr}, y);
+          std::vector<double> ref(M * N), mag(M * N);
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t j = 0; j < N; ++j) {
+              double acc = 0, s = 0;
+              for (int64_t k = 0; k < K; ++k) {
+                const double term = A.get(transA ? k * M + i : i * K + k) *
+                                    B.get(transB ? j * K + k : k * N + j);
+                acc += term;
+                s += std::fabs(term);
+              }
+              double r = alpha * acc, sm = std::fabs(alpha) * s;
+              if (ci >= 0) {
+                const double c = C.get(broadcastIndex({i, j}, cShapes[ci]));
+                r += beta * c;
+                sm += std::fabs(beta * c);
+              }
+              ref[i * N + j] = r;
+              mag[i * N + j] = sm;
+            }
+          expectClose(y, ref, accTol(t, ref, mag),
+                      std::string("gemm ") + dtypeName(t) + " tA=" + std::to_string(transA) +
+                          " tB=" + std::to_string(transB) + " C#" + std::to_string(ci));
+        }
+  }
+}
+
+TEST(KernelMatMul, NumpySemanticsWithBatchBroadcast) {
+  std::mt19937 rng(37);
+  const std::pair<Shape, Shape> cases[] = {
+      {{3, 4}, {4, 5}},       {{4}, {4, 5}},          {{3, 4}, {4}},
+      {{4}, {4}},             {{2, 3, 4}, {4, 5}},    {{2, 1, 3, 4}, {3, 4, 2}},
+      {{5, 3, 4}, {1, 4, 6}}, {{7}, {2, 7, 3}},       {{2, 3, 9}, {9}},
+      {{1, 1, 40}, {3, 40, 2}}};
+  for (DType t : {DType::F32, DType::F16, DType::F64}) {
+    for (const auto &[sa, sb] : cases) {
+      // numpy: promote 1-D operands, broadcast batch dims, drop promoted dims.
+      Shape a2 = sa.size() == 1 ? Shape{1, sa[0]} : sa;
+      Shape b2 = sb.size() == 1 ? Shape{sb[0], 1} : sb;
+      const int64_t M = a2[a2.size() - 2], K = a2.back(), N = b2.back();
+      Shape ba(a2.begin(), a2.end() - 2), bb(b2.begin(), b2.end() - 2);
+      Shape batch = broadcastShape(ba, bb);
+      Shape os = batch;
+      if (sa.size() != 1)
+        os.push_back(M);
+      if (sb.size() != 1)
+        os.push_back(N);
+      Tensor A = randomTensor(t, sa, rng), B = randomTensor(t, sb, rng);
+      Tensor y(t, os);
+      RUN_OK("matmul", Attrs{}, {&A, &B}, y);
+      std::vector<double> ref, mag;
+      for (int64_t bi = 0; bi < numel(batch); ++bi) {
+        const Shape idx = unravel(bi, batch);
+        const int64_t oa = broadcastIndex(idx, ba), ob = broadcastIndex(idx, bb);
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < N; ++j) {
+            double acc = 0, s = 0;
+            for (int64_t k = 0; k < K; ++k) {
+              const double term = A.get(oa * M * K + i * K + k) * B.get(ob * K * N + k * N + j);
+              acc += term;
+              s += std::fabs(term);
+            }
+            ref.push_back(acc);
+            mag.push_back(s);
+          }
+      }
+      expectClose(y, ref, accTol(t, ref, mag),
+                  std::string("matmul ") + dtypeName(t) + " " + shapeStr(sa) + "x" + shapeStr(sb));
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+TEST(KernelNorm, BatchNorm) {
+  std::mt19937 rng(41);
+  for (DType t : {DType::F32, DType::F16, DType::F64}) {
+    for (const Shape &s : {Shape{2, 3, 4, 5}, Shape{3, 6}, Shape{1, 4, 3, 2, 2}}) {
+      const int64_t C = s[1];
+      Tensor x = randomTensor(t, s, rng, -3, 3);
+      Tensor scale = randomTensor(t, {C}, rng, 0.5, 2), bias = randomTensor(t, {C}, rng);
+      Tensor mean = randomTensor(t, {C}, rng), var = randomTensor(t, {C}, rng, 0.1, 2);
+      Tensor y(t, s);
+      Attrs a;
+      a.set("epsilon", 1e-3);
+      RUN_OK("batch_norm", a, {&x, &scale, &bias, &mean, &var}, y);
+      const int64_t inner = numel(s) / (s[0] * C);
+      std::vector<double> ref(x.size()), mag(x.size());
+      for (int64_t i = 0; i < x.size(); ++i) {
+        const int64_t c = (i / inner) % C;
+        const double z = (x.get(i) - mean.get(c)) / std::sqrt(var.get(c) + 1e-3);
+        ref[i] = z * scale.get(c) + bias.get(c);
+        mag[i] = std::fabs(z * scale.get(c)) + std::fabs(bias.get(c));
+      }
+      std::vector<double> tol(ref.size());
+      for (size_t i = 0; i < ref.size(); ++i)
+        tol[i] = roundingRel(t) * std::fabs(ref[i]) + 1e-12 * mag[i] +
+                 (t == DType::F16 ? std::ldexp(1.0, -25) : 0);
+      expectClose(y, ref, tol, std::string("batch_norm ") + dtypeName(t) + shapeStr(s));
+    }
+  }
+}
+
+// Mean and population variance of v[begin + i*stride], i < n, in double.
+void moments(const Tensor &x, const std::vector<int64_t> &index, double &mean, double &var) {
+  mean = 0;
+  for (int64_t i : index)
+    mean += x.get(i);
+  mean /= index.size();
+  var = 0;
+  for (int64_t i : index)
+    var += (x.get(i) - mean) * (x.get(i) - mean);
+  var /= index.size();
+}
+
+TEST(KernelNorm, InstanceNorm) {
+  std::mt19937 rng(43);
+  for (DType t : {DType::F32, DType::F16, DType::F64}) {
+    for (const Shape &s : {Shape{2, 3, 4, 5}, Shape{1, 2, 7}, Shape{2, 2, 3, 2, 3}}) {
+      const int64_t C = s[1], inner = numel(s) / (s[0] * s[1]);
+      Tensor x = randomTensor(t, s, rng, -2, 5);
+      Tensor scale = randomTensor(t, {C}, rng, 0.5, 2), bias = randomTensor(t, {C}, rng);
+      Tensor y(t, s);
+      Attrs a;
+      a.set("epsilon", 1e-5);
+      RUN_OK("instance_norm", a, {&x, &scale, &bias}, y);
+      std::vector<double> ref(x.size()), tol(x.size());
+      for (int64_t nc = 0; nc < s[0] * C; ++nc) {
+        std::vector<int64_t> idx;
+        for (int64_t i = 0; i < inner; ++i)
+          idx.push_back(nc * inner + i);
+        double mean, var;
+        moments(x, idx, mean, var);
+        for (int64_t i : idx) {
+          ref[i] = (x.get(i) - mean) / std::sqrt(var + 1e-5) * scale.get(nc % C) + bias.get(nc % C);
+          tol[i] = roundingRel(t) * std::fabs(ref[i]) + 1e-10 +
+                   (t == DType::F16 ? std::ldexp(1.0, -25) : 0);
+        }
+      }
+      expectClose(y, ref, tol, std::string("instance_norm ") + dtypeName(t) + shapeStr(s));
+    }
+  }
+}
+
+TEST(KernelNorm, LayerNorm) {
+  std::mt19937 rng(47);
+  struct Case {
+    Shape x;
+    int64_t axis;
+    Shape scale;
+    bool bias;
+  } cases[] = {{{4, 6}, 1, {6}, true},        {{2, 3, 5}, -1, {5}, true},
+               {{2, 3, 5}, 1, {3, 5}, false}, {{2, 3, 4, 2}, 2, {1, 2}, true},
+               {{3, 4}, 0, {3, 4}, true},     {{2, 3, 5}, 1, {3, 1}, true}};
+  for (DType t : {DType::F32, DType::F16, DType::F64}) {
+    for (const Case &c : cases) {
+      const int64_t rank = c.x.size(), axis = c.axis < 0 ? c.axis + rank : c.axis;
+      const Shape norm(c.x.begin() + axis, c.x.end());
+      const int64_t inner = numel(norm), outer = numel(c.x) / inner;
+      Tensor x = randomTensor(t, c.x, rng, -3, 4);
+      Tensor scale = randomTensor(t, c.scale, rng, 0.5, 2), bias = randomTensor(t, c.scale, rng);
+      Tensor y(t, c.x);
+      Attrs a;
+      a.set("axis", c.axis);
+      a.set("epsilon", 1e-4);
+      RUN_OK("layer_norm", a, {&x, &scale, c.bias ? &bias : nullptr}, y);
+      std::vector<double> ref(x.size()), tol(x.size());
+      for (int64_t r = 0; r < outer; ++r) {
+        std::vector<int64_t> idx;
+        for (int64_t i = 0; i < inner; ++i)
+          idx.push_back(r * inner + i);
+        double mean, var;
+        moments(x, idx, mean, var);
+        for (int64_t i = 0; i < inner; ++i) {
+          const Shape ni = unravel(i, norm);
+          const int64_t si = broadcastIndex(ni, c.scale);
+          const int64_t e = r * inner + i;
+          ref[e] = (x.get(e) - mean) / std::sqrt(var + 1e-4) * scale.get(si) +
+                   (c.bias ? bias.get(si) : 0);
+          tol[e] = roundingRel(t) * std::fabs(ref[e]) + 1e-10 +
+                   (t == DType::F16 ? std::ldexp(1.0, -25) : 0);
+        }
+      }
+      expectClose(y, ref, tol, std::string("layer_norm ") + dtypeName(t) + shapeStr(c.x));
+    }
+  }
+}
+
+TEST(KernelNorm, Lrn) {
+  std::mt19937 rng(53);
+  for (DType t : {DType::F32, DType::F16, DType::F64}) {
+    for (int64_t size : {1, 2, 3, 4, 5}) {
+      const Shape s{2, 7, 3, 2};
+      Tensor x = randomTensor(t, s, rng, -3, 3);
+      Tensor y(t, s);
+      Attrs a;
+      a.set("size", size);
+      a.set("alpha", 0.02);
+      a.set("beta", 0.75);
+      a.set("bias", 1.5);
+      RUN_OK("lrn", a, {&x}, y);
+      std::vector<double> ref(x.size());
+      for (int64_t i = 0; i < x.size(); ++i) {
+        Shape idx = unravel(i, s);
+        const int64_t c = idx[1];
+        double sq = 0;
+        for (int64_t cc = c - (size - 1) / 2; cc <= c + (size - 1 + 1) / 2; ++cc) {
+          if (cc < 0 || cc >= s[1])
+            continue;
+          Shape j = idx;
+          j[1] = cc;
+          sq += x.get(ravel(j, s)) * x.get(ravel(j, s));
+        }
+        ref[i] = x.get(i) / std::pow(1.5 + 0.02 / size * sq, 0.75);
+      }
+      expectClose(y, ref, relTol(ref, roundingRel(t), t == DType::F16 ? std::ldexp(1.0, -25) : 1e-12),
+                  std::string("lrn ") + dtypeName(t) + " size " + std::to_string(size));
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Pools
+//===----------------------------------------------------------------------===//
+
+struct PoolCase {
+  Shape in, kernel, strides, pads, dilations;
+  bool ceil;
+};
+
+const PoolCase kPoolCases[] = {
+    {{5, 5}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, false},
+    {{4, 4}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true}, // ONNX averagepool_2d_ceil
+    {{7, 6}, {3, 2}, {2, 2}, {1, 0, 1, 1}, {1, 1}, true},
+    {{6, 7}, {2, 3}, {3, 2}, {1, 1, 0, 1}, {2, 1}, true},
+    {{9}, {4}, {3}, {2, 1}, {1}, true},
+    {{5, 4, 6}, {2, 3, 2}, {2, 1, 2}, {1, 1, 0, 0, 1, 1}, {1, 1, 2}, true},
+    {{5, 5}, {3, 3}, {1, 1}, {2, 2, 2, 2}, {1, 1}, false}, // averagepool_2d_pads
+    {{3, 3}, {3, 3}, {1, 1}, {0, 0, 0, 0}, {1, 1}, false}, // global
+};
+
+Shape poolOutShape(const PoolCase &p) {
+  const size_t ns = p.in.size();
+  Shape out;
+  for (size_t d = 0; d < ns; ++d) {
+    const int64_t span = (p.kernel[d] - 1) * p.dilations[d] + 1;
+    const int64_t padded = p.in[d] + p.pads[d] + p.pads[ns + d];
+    int64_t o = p.ceil ? (padded - span + p.strides[d] - 1) / p.strides[d] + 1
+                       : (padded - span) / p.strides[d] + 1;
+    // ONNX: the last window must start inside the input or the begin padding.
+    if (p.ceil && (o - 1) * p.strides[d] >= p.in[d] + p.pads[d])
+      --o;
+    out.push_back(o);
+  }
+  return out;
+}
+
+// Pool reference per ONNX: taps at o*s - pb + k*d; a tap inside the input is
+// a real element, inside [-pb, in + pe) but outside the input is padding
+// (counted by count_include_pad=1), beyond that it does not exist.
+void refPool(const PoolCase &p, const Tensor &x, const Shape &xs, const Shape &os, bool isMax,
+             bool includePad, std::vector<double> &ref) {
+  const size_t ns = p.in.size();
+  ref.assign(numel(os), 0);
+  for (int64_t i = 0; i < numel(os); ++i) {
+    const Shape oi = unravel(i, os);
+    double best = -INFINITY, sum = 0;
+    int64_t real = 0, padded = 0;
+    for (int64_t kp = 0; kp < numel(p.kernel); ++kp) {
+      const Shape k = unravel(kp, p.kernel);
+      Shape xi{oi[0], oi[1]};
+      bool inInput = true, inPadded = true;
+      for (size_t d = 0; d < ns; ++d) {
+        const int64_t pos = oi[2 + d] * p.strides[d] - p.pads[d] + k[d] * p.dilations[d];
+        inInput = inInput && pos >= 0 && pos < p.in[d];
+        inPadded = inPadded && pos >= -p.pads[d] && pos < p.in[d] + p.pads[ns + d];
+        xi.push_back(pos);
+      }
+      padded += inPadded;
+      if (!inInput)
+        continue;
+      const double v = x.get(ravel(xi, xs));
+      best = std::max(best, v);
+      sum += v;
+      ++real;
+    }
+    ref[i] = isMax ? best : sum / (includePad ? padded : real);
+  }
+}
+
+TEST(KernelPool, MaxPool) {
+  std::mt19937 rng(59);
+  for (DType t : {DType::F32, DType::F16, DType::F64, DType::I8, DType::U8}) {
+    int index = 0;
+    for (const PoolCase &p : kPoolCases) {
+      Shape xs{2, 3}, os{2, 3};
+      xs.insert(xs.end(), p.in.begin(), p.in.end());
+      const Shape osp = poolOutShape(p);
+      os.insert(os.end(), osp.begin(), osp.end());
+      Tensor x = randomTensor(t, xs, rng, t == DType::U8 ? 0 : -100, 100);
+      Tensor y(t, os);
+      Attrs a;
+      a.set("kernel_shape", p.kernel);
+      a.set("strides", p.strides);
+      a.set("pads", p.pads);
+      a.set("dilations", p.dilations);
+      RUN_OK("max_pool", a, {&x}, y);
+      std::vector<double> ref;
+      refPool(p, x, xs, os, true, false, ref);
+      expectClose(y, ref, std::vector<double>(ref.size(), 0.0),
+                  std::string("max_pool ") + dtypeName(t) + " case " + std::to_string(index++));
+    }
+  }
+}
+
+TEST(KernelPool, AvgPool) {
+  std::mt19937 rng(61);
+  for (DType t : {DType::F32, DType::F16, DType::F64}) {
+    for (int includePad = 0; includePad < 2; ++includePad) {
+      int index = 0;
+      for (const PoolCase &p : kPoolCases) {
+        Shape xs{2, 3}, os{2, 3};
+        xs.insert(xs.end(), p.in.begin(), p.in.end());
+        const Shape osp = poolOutShape(p);
+        os.insert(os.end(), osp.begin(), osp.end());
+        Tensor x = randomTensor(t, xs, rng, -2, 3);
+        Tensor y(t, os);
+        Attrs a;
+        a.set("kernel_shape", p.kernel);
+        a.set("strides", p.strides);
+        a.set("pads", p.pads);
+        a.set("dilations", p.dilations);
+        a.set("count_include_pad", int64_t(includePad));
+        RUN_OK("avg_pool", a, {&x}, y);
+        std::vector<double> ref;
+        refPool(p, x, xs, os, false, includePad, ref);
+        // Accumulated in double: one rounding. Cancellation bound: the mean of
+        // values of magnitude <= 3.
+        expectClose(y, ref, relTol(ref, roundingRel(t), roundingRel(t) * 1e-3),
+                    std::string("avg_pool ") + dtypeName(t) + " include_pad=" +
+                        std::to_string(includePad) + " case " + std::to_string(index++));
+      }
+    }
+  }
+}
+
+TEST(KernelPool, OnnxAveragePoolCeilExample) {
+  // test_averagepool_2d_ceil: 1..16 in 4x4, kernel 3, stride 2, ceil_mode.
+  Tensor x(DType::F32, {1, 1, 4, 4});
+  for (int i = 0; i < 16; ++i)
+    x.set(i, i + 1);
+  Tensor y(DType::F32, {1, 1, 2, 2});
+  Attrs a;
+  a.set("kernel_shape", Shape{3, 3});
+  a.set("strides", Shape{2, 2});
+  a.set("pads", Shape{0, 0, 0, 0});
+  a.set("dilations", Shape{1, 1});
+  a.set("count_include_pad", int64_t(0));
+  RUN_OK("avg_pool", a, {&x}, y);
+  const double want[] = {6, 7.5, 12, 13.5};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(y.get(i), want[i]);
+  RUN_OK("max_pool", a, {&x}, y);
+  const double wantMax[] = {11, 12, 15, 16};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(y.get(i), wantMax[i]);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+double refReduce(const std::string &op, const std::vector<double> &v) {
+  double r = 0;
+  if (op == "reduce_sum") { for (double x : v) r += x; }
+  else if (op == "reduce_mean") { for (double x : v) r += x; r /= v.size(); }
+  else if (op == "reduce_max") { r = -INFINITY; for (double x : v) r = std::max(r, x); }
+  else if (op == "reduce_min") { r = INFINITY; for (double x : v) r = std::min(r, x); }
+  else if (op == "reduce_prod") { r = 1; for (double x : v) r *= x; }
+  else if (op == "reduce_l1") { for (double x : v) r += std::fabs(x); }
+  else if (op == "reduce_l2") { for (double x : v) r += x * x; r = std::sqrt(r); }
+  else if (op == "reduce_log_sum") { for (double x : v) r += x; r = std::log(r); }
+  else if (op == "reduce_log_sum_exp") { for (double x : v) r += std::exp(x); r = std::log(r); }
+  else if (op == "reduce_sum_square") { for (double x : v) r += x * x; }
+  return r;
+}
+
+const char *kReduceOps[] = {"reduce_sum", "reduce_mean", "reduce_max",     "reduce_min",
+                            "reduce_prod", "reduce_l1",  "reduce_l2",      "reduce_log_sum",
+                            "reduce_log_sum_exp",        "reduce_sum_square"};
+
+struct ReduceCase {
+  Shape in;
+  Shape axes;
+};
+const ReduceCase kReduceCases[] = {
+    {{2, 3, 4, 5}, {1}},    {{2, 3, 4, 5}, {0, 2}}, {{2, 3, 4, 5}, {3}},  {{2, 3, 4, 5}, {}},
+    {{2, 3, 4, 5}, {1, 2, 3}}, {{7}, {0}},          {{6, 1, 4}, {1}},     {{3, 4}, {0, 1}},
+    {{3, 0, 2}, {1}}, // empty reduction
+};
+
+// Runs a reduction (keepdims 0 and 1) and returns reference values in
+// output order; `inputs` feeds the reference.
+void reduceReference(const ReduceCase &rc, const Tensor &x, const std::string &op,
+                     std::vector<double> &ref, Shape &keep, Shape &drop) {
+  const size_t rank = rc.in.size();
+  std::vector<bool> reduced(rank, rc.axes.empty());
+  for (int64_t a : rc.axes)
+    reduced[a] = true;
+  keep.clear();
+  drop.clear();
+  Shape kept;
+  for (size_t d = 0; d < rank; ++d) {
+    keep.push_back(reduced[d] ? 1 : rc.in[d]);
+    if (!reduced[d]) {
+      drop.push_back(rc.in[d]);
+      kept.push_back(rc.in[d]);
+    }
+  }
+  std::vector<std::vector<double>> groups(numel(kept));
+  for (int64_t i = 0; i < x.size(); ++i) {
+    const Shape idx = unravel(i, rc.in);
+    Shape k;
+    for (size_t d = 0; d < rank; ++d)
+      if (!reduced[d])
+        k.push_back(idx[d]);
+    groups[ravel(k, kept)].push_back(x.get(i));
+  }
+  ref.clear();
+  for (const auto &g : groups)
+    ref.push_back(refReduce(op, g));
+}
+
+TEST(KernelReduce, FloatReductions) {
+  std::mt19937 rng(67);
+  for (DType t : {DType::F32, DType::F64, DType::F16}) {
+    for (const char *opName : kReduceOps) {
+      const std::string op = opName;
+      for (const ReduceCase &rc : kReduceCases) {
+        // prod: values near 1; log_sum: positive sums.
+        double lo = -3, hi = 3;
+        if (op == "reduce_prod") lo = 0.7, hi = 1.3;
+        if (op == "reduce_log_sum") lo = 0.1, hi = 2;
+        Tensor x = randomTensor(t, rc.in, rng, lo, hi);
+        std::vector<double> ref;
+        Shape keep, drop;
+        reduceReference(rc, x, op, ref, keep, drop);
+        if (t == DType::F16)
+          for (double &r : ref)
+            if (std::fabs(r) >= 65520)
+              r = std::copysign(INFINITY, r);
+        for (int keepdims = 0; keepdims < 2; ++keepdims) {
+          Tensor y(t, keepdims ? keep : drop);
+          Attrs a;
+          a.set("axes", rc.axes);
+          a.set("keepdims", int64_t(keepdims));
+          RUN_OK(op, a, {&x}, y);
+          // Double accumulation then a single rounding; mean of an empty set
+          // is NaN (0/0), as numpy.
+          std::vector<double> tol = relTol(ref, roundingRel(t), 1e-12);
+          if (op == "reduce_sum" || op == "reduce_mean" || op == "reduce_log_sum_exp")
+            for (double &v : tol)
+              v += 1e-9; // cancellation in sums of signed values (double)
+          expectClose(y, ref, tol, op + " " + dtypeName(t) + " " + shapeStr(rc.in) + " axes " +
+                                       shapeStr(rc.axes) + " keepdims " + std::to_string(keepdims));
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelReduce, IntegerReductions) {
+  std::mt19937 rng(71);
+  for (DType t : {DType::I32, DType::I64, DType::U8, DType::I16}) {
+    for (const char *opName : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
+                               "reduce_prod", "reduce_l1", "reduce_sum_square", "reduce_l2"}) {
+      const std::string op = opName;
+      for (const ReduceCase &rc : kReduceCases) {
+        if (rc.in == Shape{3, 0, 2} && op == "reduce_mean")
+          continue; // 0/0 has no integer value
+        const bool sgn = isSignedType(t);
+        Tensor x = randomTensor(t, rc.in, rng, op == "reduce_prod" ? (sgn ? -3 : 0) : (sgn ? -1000 : 0),
+                                op == "reduce_prod" ? 4 : 1000);
+        // Group the exact input values by result.
+        const size_t rank = rc.in.size();
+        std::vector<bool> reduced(rank, rc.axes.empty());
+        for (int64_t ax : rc.axes)
+          reduced[ax] = true;
+        Shape kept, keep;
+        for (size_t d = 0; d < rank; ++d) {
+          keep.push_back(reduced[d] ? 1 : rc.in[d]);
+          if (!reduced[d])
+            kept.push_back(rc.in[d]);
+        }
+        std::vector<std::vector<i128>> groups(numel(kept));
+        for (int64_t i = 0; i < x.size(); ++i) {
+          const Shape idx = unravel(i, rc.in);
+          Shape k;
+          for (size_t d = 0; d < rank; ++d)
+            if (!reduced[d])
+              k.push_back(idx[d]);
+          groups[ravel(k, kept)].push_back(x.getI(i));
+        }
+        Tensor y(t, keep), want(t, keep);
+        Attrs a;
+        a.set("axes", rc.axes);
+        a.set("keepdims", int64_t(1));
+        RUN_OK(op, a, {&x}, y);
+        const i128 mod64 = i128(1) << 64;
+        const i128 lowest = sgn ? -(i128(1) << (bitsOf(t) - 1)) : 0;
+        const i128 highest = sgn ? (i128(1) << (bitsOf(t) - 1)) - 1 : (i128(1) << bitsOf(t)) - 1;
+        for (size_t o = 0; o < groups.size(); ++o) {
+          const auto &g = groups[o];
+          i128 r = 0;
+          if (op == "reduce_max") { r = lowest; for (i128 v : g) r = std::max(r, v); }
+          else if (op == "reduce_min") { r = highest; for (i128 v : g) r = std::min(r, v); }
+          else if (op == "reduce_prod") { r = 1; for (i128 v : g) r = (r * v) % mod64; }
+          else if (op == "reduce_l1") { for (i128 v : g) r += v < 0 ? -v : v; }
+          else if (op == "reduce_sum_square" || op == "reduce_l2") { for (i128 v : g) r += v * v; }
+          else { for (i128 v : g) r += v; }
+          if (op == "reduce_mean")
+            r = static_cast<i128>(std::trunc(static_cast<double>(r) / g.size()));
+          if (op == "reduce_l2")
+            r = static_cast<i128>(std::sqrt(static_cast<double>(r)));
+          if (op == "reduce_l2" || op == "reduce_mean") // saturate into the dtype
+            r = std::min(std::max(r, lowest), highest);
+          want.setI(o, r); // sums and products wrap
+          ASSERT_TRUE(y.getI(o) == want.getI(o))
+              << op << " " << dtypeName(t) << " " << shapeStr(rc.in) << " axes "
+              << shapeStr(rc.axes) << " at " << o << ": got " << (long long)y.getI(o)
+              << " want " << (long long)want.getI(o);
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelReduce, LogSumExpIsStable) {
+  Tensor x(DType::F32, {2, 3});
+  const float v[] = {1000, 1001, 1002, -1000, -1001, -1002};
+  std::memcpy(x.as<float>(), v, sizeof v);
+  Tensor y(DType::F32, {2});
+  Attrs a;
+  a.set("axes", Shape{1});
+  a.set("keepdims", int64_t(0));
+  RUN_OK("reduce_log_sum_exp", a, {&x}, y);
+  const double l = std::log(1 + std::exp(-1.0) + std::exp(-2.0));
+  EXPECT_NEAR(y.get(0), 1002 + l, 1e-3);
+  EXPECT_NEAR(y.get(1), -1000 + l, 1e-3);
+}
+
+//===----------------------------------------------------------------------===//
+// softmax, log_softmax, argmax, argmin
+//===----------------------------------------------------------------------===//
+
+TEST(KernelSoftmax, SoftmaxAndLogSoftmax) {
+  std::mt19937 rng(73);
+  const std::pair<Shape, int64_t> cases[] = {{{2, 3, 4}, 2}, {{2, 3, 4}, 1}, {{2, 3, 4}, 0},
+                                             {{2, 3, 4}, -1}, {{5, 17}, -2}, {{10}, 0}};
+  for (DType t : {DType::F32, DType::F64, DType::F16}) {
+    for (bool isLog : {false, true}) {
+      for (const auto &[s, axisAttr] : cases) {
+        for (double offset : {0.0, 1000.0}) { // large values: stability
+          Tensor x = randomTensor(t, s, rng, -5, 5);
+          if (t != DType::F16)
+            for (int64_t i = 0; i < x.size(); ++i)
+              x.set(i, x.get(i) + offset);
+          Tensor y(t, s);
+          Attrs a;
+          a.set("axis", axisAttr);
+          const char *op = isLog ? "log_softmax" : "softmax";
+          RUN_OK(op, a, {&x}, y);
+          const int64_t axis = axisAttr < 0 ? axisAttr + s.size() : axisAttr;
+          std::vector<double> ref(x.size()), tol(x.size());
+          for (int64_t i = 0; i < x.size(); ++i) {
+            const Shape idx = unravel(i, s);
+            // Reference in long double without max subtraction where safe.
+            long double m = -INFINITY;
+            for (int64_t k = 0; k < s[axis]; ++k) {
+              Shape j = idx;
+              j[axis] = k;
+              m = std::max<long double>(m, x.get(ravel(j, s)));
+            }
+            long double sum = 0;
+            for (int64_t k = 0; k < s[axis]; ++k) {
+              Shape j = idx;
+              j[axis] = k;
+              sum += std::exp(static_cast<long double>(x.get(ravel(j, s))) - m);
+            }
+            const long double xv = x.get(i);
+            ref[i] = isLog ? static_cast<double>(xv - m - std::log(sum))
+                           : static_cast<double>(std::exp(xv - m) / sum);
+            // log_softmax: cancellation in x - max (magnitude |x|).
+            tol[i] = roundingRel(t) * (std::fabs(ref[i]) + (isLog ? 1e-6 * std::fabs(xv) : 0)) +
+                     (t == DType::F16 ? std::ldexp(1.0, -25) : 1e-15);
+          }
+          expectClose(y, ref, tol, std::string(op) + " " + dtypeName(t) + " " + shapeStr(s) +
+                                       " axis " + std::to_string(axisAttr) + " offset " +
+                                       std::to_string(offset));
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelArg, ArgMaxArgMinWithTies) {
+  std::mt19937 rng(79);
+  const std::pair<Shape, int64_t> cases[] = {
+      {{3, 4, 5}, 0}, {{3, 4, 5}, 1}, {{3, 4, 5}, 2}, {{3, 4, 5}, -1}, {{9}, 0}, {{2, 1, 3}, 1}};
+  for (DType t : {DType::F32, DType::F64, DType::F16, DType::I32, DType::I64, DType::U8, DType::I8}) {
+    for (bool isMax : {true, false})
+      for (int last = 0; last < 2; ++last)
+        for (int keepdims = 0; keepdims < 2; ++keepdims)
+          for (const auto &[s, axisAttr] : cases) {
+            // Few distinct values: plenty of ties.
+            Tensor x = randomTensor(t, s, rng, 0, 4);
+            if (!isIntType(t))
+              for (int64_t i = 0; i < x.size(); ++i)
+                x.set(i, std::floor(x.get(i)));
+            const int64_t axis = axisAttr < 0 ? axisAttr + s.size() : axisAttr;
+            Shape os;
+            for (size_t d = 0; d < s.size(); ++d)
+              if (static_cast<int64_t>(d) != axis)
+                os.push_back(s[d]);
+              else if (keepdims)
+                os.push_back(1);
+            Tensor y(DType::I64, os);
+            Attrs a;
+            a.set("axis", axisAttr);
+            a.set("keepdims", int64_t(keepdims));
+            a.set("select_last_index", int64_t(last));
+            RUN_OK(isMax ? "argmax" : "argmin", a, {&x}, y);
+            Shape rs = s;
+            rs[axis] = 1;
+            for (int64_t o = 0; o < numel(rs); ++o) {
+              Shape idx = unravel(o, rs);
+              double best = 0;
+              int64_t bestK = -1;
+              for (int64_t k = 0; k < s[axis]; ++k) {
+                idx[axis] = k;
+                const double v = x.get(ravel(idx, s));
+                const bool better = bestK < 0 || (isMax ? v > best : v < best) ||
+                                    (last && v == best);
+                if (better) {
+                  best = v;
+                  bestK = k;
+                }
+              }
+              ASSERT_EQ(y.as<int64_t>()[o], bestK)
+                  << (isMax ? "argmax " : "argmin ") << dtypeName(t) << shapeStr(s) << " axis "
+                  << axisAttr << " last " << last << " at " << o;
+            }
+          }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Errors: unsupported dtypes and bad operands are reported, never crash
+//===----------------------------------------------------------------------===//
+
+TEST(KernelErrors, UnsupportedDtypesReturnErrors) {
+  Tensor b(DType::Bool, {4}), bf(DType::BF16, {4}), i32(DType::I32, {2, 3, 4, 4}),
+      bf4(DType::BF16, {2, 3, 4, 4}),
+      f(DType::F32, {4}), w32(DType::I32, {2, 3, 1, 1});
+  struct Case {
+    const char *op;
+    std::vector<const Tensor *> ins;
+    Tensor out;
+    Attrs attrs;
+  };
+  Attrs pool;
+  pool.set("kernel_shape", Shape{2, 2});
+  Attrs axes;
+  axes.set("axes", Shape{0});
+  std::vector<Case> cases = {
+      {"relu", {&b}, Tensor(DType::Bool, {4}), {}},
+      {"exp", {&i32}, Tensor(DType::I32, {2, 3, 4, 4}), {}},
+      {"sigmoid", {&bf}, Tensor(DType::BF16, {4}), {}},
+      {"not", {&f}, Tensor(DType::F32, {4}), {}},
+      {"add", {&bf, &bf}, Tensor(DType::BF16, {4}), {}},
+      {"add", {&b, &b}, Tensor(DType::Bool, {4}), {}},
+      {"and", {&f, &f}, Tensor(DType::Bool, {4}), {}},
+      {"less", {&bf, &bf}, Tensor(DType::Bool, {4}), {}},
+      {"conv", {&i32, &w32}, Tensor(DType::I32, {2, 2, 4, 4}), {}},
+      {"gemm", {&bf, &bf}, Tensor(DType::BF16, {2, 2}), {}},
+      {"matmul", {&b, &b}, Tensor(DType::Bool, {}), {}},
+      {"avg_pool", {&i32}, Tensor(DType::I32, {2, 3, 3, 3}), pool},
+      {"max_pool", {&bf4}, Tensor(DType::BF16, {2, 3, 3, 3}), pool},
+      {"reduce_sum", {&b}, Tensor(DType::Bool, {}), axes},
+      {"reduce_mean", {&bf}, Tensor(DType::BF16, {}), axes},
+      {"softmax", {&i32}, Tensor(DType::I32, {2, 3, 4, 4}), {}},
+      {"argmax", {&bf}, Tensor(DType::I64, {}), {}},
+      {"batch_norm", {&i32, &f, &f, &f, &f}, Tensor(DType::I32, {2, 3, 4, 4}), {}},
+      {"layer_norm", {&b, &b}, Tensor(DType::Bool, {4}), {}},
+  };
+  for (Case &c : cases) {
+    KernelStatus s = run(c.op, c.attrs, c.ins, c.out);
+    EXPECT_FALSE(s.ok()) << c.op;
+    EXPECT_NE(s.error.find(c.op), std::string::npos) << c.op << ": " << s.error;
+  }
+}
+
+TEST(KernelErrors, BadShapesAndOperandsReturnErrors) {
+  Tensor a(DType::F32, {2, 3}), b(DType::F32, {4}), c(DType::F32, {3, 5});
+  Tensor y23(DType::F32, {2, 3}), y25(DType::F32, {2, 5}), yb(DType::Bool, {2, 3});
+  Attrs none;
+  EXPECT_FALSE(run("add", none, {&a, &b}, y23).ok());       // not broadcastable
+  EXPECT_FALSE(run("add", none, {&a, &a}, y25).ok());       // result shape wrong
+  EXPECT_FALSE(run("add", none, {&a, nullptr}, y23).ok());  // missing operand
+  EXPECT_FALSE(run("add", none, {&a}, y23).ok());           // too few operands
+  EXPECT_FALSE(run("matmul", none, {&a, &b}, y25).ok());    // inner dims differ
+  EXPECT_TRUE(run("matmul", none, {&a, &c}, y25).ok());
+  EXPECT_FALSE(run("gemm", none, {&a, &a}, y23).ok());      // 2x3 * 2x3
+  EXPECT_FALSE(run("where", none, {&a, &a, &a}, y23).ok()); // condition not bool
+  EXPECT_FALSE(run("equal", none, {&a, &a}, y23).ok());     // result not bool
+  EXPECT_TRUE(run("equal", none, {&a, &a}, yb).ok());
+  Tensor i(DType::I32, {2, 3});
+  EXPECT_FALSE(run("add", none, {&a, &i}, y23).ok());       // mixed dtypes
+  Attrs axis;
+  axis.set("axis", int64_t(5));
+  Tensor idx(DType::I64, {2});
+  EXPECT_FALSE(run("softmax", axis, {&a}, y23).ok());       // axis out of range
+  EXPECT_FALSE(run("argmax", axis, {&a}, idx).ok());
+  Attrs ok0;
+  ok0.set("axis", int64_t(1));
+  Tensor f32idx(DType::F32, {2});
+  EXPECT_FALSE(run("argmax", ok0, {&a}, f32idx).ok());      // result must be i64
+  EXPECT_TRUE(run("argmax", ok0, {&a}, idx).ok());
+  Attrs red;
+  red.set("axes", Shape{1});
+  Tensor wrong(DType::F32, {3});
+  EXPECT_FALSE(run("reduce_sum", red, {&a}, wrong).ok());   // 2 results expected
+  Attrs redBad;
+  redBad.set("axes", Shape{4});
+  EXPECT_FALSE(run("reduce_sum", redBad, {&a}, wrong).ok());
+  // conv: channels do not match the group / weight.
+  Tensor x(DType::F32, {1, 4, 5, 5}), w(DType::F32, {6, 3, 3, 3}), y(DType::F32, {1, 6, 3, 3});
+  Attrs g;
+  g.set("group", int64_t(1));
+  EXPECT_FALSE(run("conv", g, {&x, &w}, y).ok());
+  Attrs pool;
+  pool.set("kernel_shape", Shape{2});
+  EXPECT_FALSE(run("max_pool", pool, {&x}, y).ok());        // kernel rank mismatch
+  EXPECT_FALSE(run("conv", g, {&x}, y).ok());               // weight missing
+}
+
+} // namespace
