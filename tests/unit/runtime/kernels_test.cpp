@@ -538,7 +538,7 @@ TEST_P(KernelUnary, MatchesFloat64Reference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Floats, KernelUnary,
+INSTANTIATE_TEST_SUITE_P(KernelFloats, KernelUnary,
                          ::testing::Values(DType::F32, DType::F64, DType::F16),
                          [](const auto &info) { return std::string(dtypeName(info.param)); });
 
