@@ -40,8 +40,14 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <numeric>
@@ -62,6 +68,11 @@ constexpr int64_t kMaxOpset = 17;
 // all their operands are constant (shape arithmetic); the rest is left to
 // --tessel-fold-constants.
 constexpr int64_t kMaxEvaluatedElements = 4096;
+// Bounds on tensor extents and on size-like attribute values (strides, pads,
+// shapes, repeats, ...). Far beyond any real model, they keep the shape
+// arithmetic below inside int64 whatever a malformed model holds.
+constexpr int64_t kMaxExtent = int64_t{1} << 31;
+constexpr int64_t kMaxElements = int64_t{1} << 48;
 
 //===----------------------------------------------------------------------===//
 // Small helpers
@@ -93,9 +104,22 @@ std::string typeText(Type type) {
   return os.str();
 }
 
+/// Element count of a shape whose extents are within kMaxExtent and whose
+/// element count is within kMaxElements (every shape the importer builds).
 int64_t product(ArrayRef<int64_t> dims) {
   return std::accumulate(dims.begin(), dims.end(), int64_t{1},
                          std::multiplies<int64_t>());
+}
+
+/// Whether `shape` is within kMaxExtent per dim and kMaxElements in all.
+bool isSupportedShape(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || d > kMaxExtent || (d > 0 && count > kMaxElements / d))
+      return false;
+    count *= d;
+  }
+  return true;
 }
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -213,14 +237,11 @@ FailureOr<DenseElementsAttr> tensorToAttr(MLIRContext *ctx,
     return failure();
   }
   SmallVector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
-  int64_t count = 1;
-  for (int64_t d : dims) {
-    if (d < 0 || (d > 0 && count > std::numeric_limits<int64_t>::max() / d)) {
-      error = "invalid dims " + shapeText(dims);
-      return failure();
-    }
-    count *= d;
+  if (!isSupportedShape(dims)) {
+    error = "dims " + shapeText(dims) + " are negative or too large";
+    return failure();
   }
+  int64_t count = product(dims);
   if (tensor.has_segment()) {
     error = "segmented tensors are not supported";
     return failure();
@@ -391,6 +412,10 @@ bool parseProtoFile(const std::string &path, google::protobuf::Message &proto) {
 
 class GraphImporter;
 
+/// Data that ONNX shape inference propagated through shape computations, by
+/// value name.
+using PropagatedData = std::unordered_map<std::string, onnx::TensorShapeProto>;
+
 /// A compile-time value: an initializer (converted on first use) or a tensor
 /// computed at import time.
 struct KnownConstant {
@@ -445,6 +470,9 @@ public:
   FailureOr<std::string> getString(StringRef attrName, StringRef dflt);
   /// Nothing if absent.
   FailureOr<std::optional<SmallVector<int64_t>>> getInts(StringRef attrName);
+  /// Fails unless each of `values` (strides, pads, a shape, ...) is within
+  /// kMaxExtent in magnitude.
+  LogicalResult checkSizes(ArrayRef<int64_t> values, const Twine &what);
 
   // Outputs.
   int numOutputs() const { return proto.output_size(); }
@@ -476,7 +504,7 @@ using Handler = LogicalResult (*)(Node &);
 class GraphImporter {
 public:
   GraphImporter(MLIRContext *ctx, onnx::ModelProto &model,
-                std::unordered_map<std::string, onnx::TensorShapeProto> &propagated)
+                PropagatedData &propagated)
       : ctx(ctx), b(ctx), model(model), graph(*model.mutable_graph()),
         propagated(propagated) {}
 
@@ -484,7 +512,7 @@ public:
   OpBuilder b;
   onnx::ModelProto &model;
   onnx::GraphProto &graph;
-  std::unordered_map<std::string, onnx::TensorShapeProto> &propagated;
+  PropagatedData &propagated;
   int64_t opset = 0;
   bool sawInvalid = false, sawUnsupported = false;
   int64_t errorCount = 0;
@@ -507,6 +535,8 @@ public:
   /// use); nothing if `valueName` is not known at import time.
   std::optional<DenseElementsAttr> knownConstant(StringRef valueName,
                                                  std::string &error);
+  /// The `tessel.constant` of a known constant, created on first use.
+  Value materialize(StringRef valueName);
   std::optional<RankedTensorType> inferredType(StringRef valueName);
 
 private:
@@ -543,16 +573,8 @@ FailureOr<Value> Node::input(int i) {
   if (Value v = graph.values.lookup(valueName))
     return v;
   std::string error;
-  if (std::optional<DenseElementsAttr> attr =
-          graph.knownConstant(valueName, error)) {
-    KnownConstant &known = graph.constants[valueName];
-    if (!known.materialized)
-      known.materialized =
-          b.create<ConstantOp>(known.loc, TypeRange{attr->getType()},
-                               ValueRange{}, named("value", *attr))
-              ->getResult(0);
-    return known.materialized;
-  }
+  if (graph.knownConstant(valueName, error))
+    return graph.materialize(valueName);
   if (!error.empty())
     return unsupported("input '" + valueName + "': " + error);
   return invalid("input '" + valueName +
@@ -653,6 +675,12 @@ FailureOr<std::optional<SmallVector<int64_t>>> Node::getInts(StringRef attrName)
     return invalid("attribute '" + attrName + "' must be a list of ints");
   return std::optional<SmallVector<int64_t>>(
       SmallVector<int64_t>(a->ints().begin(), a->ints().end()));
+}
+
+LogicalResult Node::checkSizes(ArrayRef<int64_t> values, const Twine &what) {
+  if (llvm::any_of(values, [](int64_t v) { return v < -kMaxExtent || v > kMaxExtent; }))
+    return invalid(what + " " + shapeText(values) + " are out of range");
+  return success();
 }
 
 std::optional<RankedTensorType> Node::inferredOutputType(int i) {
@@ -814,6 +842,11 @@ LogicalResult Node::setOutput(int i, Value value, bool matchInference) {
   if (!wants(i))
     return success();
   const std::string &valueName = proto.output(i);
+  if (!isSupportedShape(shapeOf(value)))
+    return invalid("output '" + valueName + "' would have shape " +
+                   shapeText(shapeOf(value)) + ", beyond " +
+                   Twine(kMaxExtent) + " per dim or " + Twine(kMaxElements) +
+                   " elements");
   std::optional<RankedTensorType> inferred = graph.inferredType(valueName);
   if (matchInference && inferred && *inferred != value.getType())
     return invalid("output '" + valueName + "': computed type " +
@@ -833,6 +866,11 @@ LogicalResult Node::setOutput(int i, Value value, bool matchInference) {
 LogicalResult Node::setConstantOutput(int i, DenseElementsAttr value) {
   if (!wants(i))
     return success();
+  if (!isSupportedShape(value.getType().getShape()))
+    return invalid("output '" + proto.output(i) + "' would have shape " +
+                   shapeText(value.getType().getShape()) + ", beyond " +
+                   Twine(kMaxExtent) + " per dim or " + Twine(kMaxElements) +
+                   " elements");
   KnownConstant known{nullptr, value, loc, Value()};
   graph.constants.insert_or_assign(proto.output(i), known);
   return success();
@@ -872,6 +910,16 @@ GraphImporter::knownConstant(StringRef valueName, std::string &error) {
                                                  ctx, valueName)),
                                              Value()}});
   return attr;
+}
+
+Value GraphImporter::materialize(StringRef valueName) {
+  KnownConstant &known = constants[valueName];
+  if (!known.materialized)
+    known.materialized =
+        b.create<ConstantOp>(known.loc, TypeRange{known.attr.getType()},
+                             ValueRange{}, b.getNamedAttr("value", known.attr))
+            ->getResult(0);
+  return known.materialized;
 }
 
 std::optional<RankedTensorType> GraphImporter::inferredType(StringRef valueName) {
@@ -1097,6 +1145,11 @@ FailureOr<Window> resolveWindow(Node &n, ArrayRef<int64_t> input,
   FailureOr<std::string> autoPad = n.getString("auto_pad", "NOTSET");
   if (failed(strides) || failed(dilations) || failed(pads) || failed(autoPad))
     return failure();
+  if (failed(n.checkSizes(*strides, "strides")) ||
+      failed(n.checkSizes(*dilations, "dilations")) ||
+      failed(n.checkSizes(*pads, "pads")) ||
+      failed(n.checkSizes(kernel, "kernel_shape")))
+    return failure();
   w.strides = *strides;
   w.dilations = *dilations;
   w.pads = *pads;
@@ -1163,7 +1216,7 @@ LogicalResult importConv(Node &n) {
       n.getInts("kernel_shape");
   if (failed(group) || failed(kernelShape))
     return failure();
-  if (*group < 1 || xs[1] % *group != 0 || ws[1] * *group != xs[1] ||
+  if (*group < 1 || *group > xs[1] || xs[1] % *group != 0 || ws[1] * *group != xs[1] ||
       ws[0] % *group != 0)
     return n.invalid("weight " + shapeText(ws) + " does not match input " +
                      shapeText(xs) + " with group " + Twine(*group));
@@ -1180,13 +1233,20 @@ LogicalResult importConv(Node &n) {
   SmallVector<Value> operands = {*x, *weight};
   if (bias)
     operands.push_back(bias);
-  return n.setOutput(
-      0, n.create<ConvOp>(RankedTensorType::get(shape, elementOf(*x)), operands,
-                          {n.named("strides", n.b.getDenseI64ArrayAttr(w->strides)),
-                           n.named("pads", n.b.getDenseI64ArrayAttr(w->pads)),
-                           n.named("dilations",
-                                   n.b.getDenseI64ArrayAttr(w->dilations)),
-                           n.named("group", n.b.getI64IntegerAttr(*group))}));
+  SmallVector<NamedAttribute> attrs = {
+      n.named("strides", n.b.getDenseI64ArrayAttr(w->strides)),
+      n.named("pads", n.b.getDenseI64ArrayAttr(w->pads)),
+      n.named("dilations", n.b.getDenseI64ArrayAttr(w->dilations)),
+      n.named("group", n.b.getI64IntegerAttr(*group))};
+  // The epilogue's optional operands (bias, then the residual that fusion
+  // adds) are told apart by segment sizes; the importer gives no residual and
+  // leaves the epilogue attributes at their defaults (no activation).
+  if constexpr (ConvOp::hasTrait<OpTrait::AttrSizedOperandSegments>())
+    attrs.push_back(n.named("operandSegmentSizes",
+                            n.b.getDenseI32ArrayAttr({1, 1, bias ? 1 : 0, 0})));
+  return n.setOutput(0, n.create<ConvOp>(
+                            RankedTensorType::get(shape, elementOf(*x)),
+                            operands, attrs));
 }
 
 LogicalResult importConvTranspose(Node &n) {
@@ -1224,7 +1284,7 @@ LogicalResult importConvTranspose(Node &n) {
       failed(strides) || failed(dilations) || failed(pads) ||
       failed(outputPadding) || failed(outputShape))
     return failure();
-  if (*group < 1 || xs[1] % *group != 0 || ws[0] != xs[1])
+  if (*group < 1 || *group > xs[1] || xs[1] % *group != 0 || ws[0] != xs[1])
     return n.invalid("weight " + shapeText(ws) + " does not match input " +
                      shapeText(xs) + " with group " + Twine(*group));
   ArrayRef<int64_t> kernel = ws.drop_front(2);
@@ -1244,6 +1304,12 @@ LogicalResult importConvTranspose(Node &n) {
       failed(orDefault(*dilations, 1, spatial, "dilations")) ||
       failed(orDefault(*pads, 0, 2 * spatial, "pads")) ||
       failed(orDefault(*outputPadding, 0, spatial, "output_padding")))
+    return failure();
+  if (failed(n.checkSizes(**strides, "strides")) ||
+      failed(n.checkSizes(**dilations, "dilations")) ||
+      failed(n.checkSizes(**pads, "pads")) ||
+      failed(n.checkSizes(**outputPadding, "output_padding")) ||
+      (*outputShape && failed(n.checkSizes(**outputShape, "output_shape"))))
     return failure();
   if (*outputShape && (*outputShape)->size() == xs.size())
     (*outputShape)->erase((*outputShape)->begin(), (*outputShape)->begin() + 2);
@@ -1693,6 +1759,8 @@ LogicalResult importReshape(Node &n) {
   std::optional<SmallVector<int64_t>> dims = integerValues(*target);
   if (!dims)
     return n.invalid("shape must be an int64 tensor");
+  if (failed(n.checkSizes(*dims, "shape")))
+    return failure();
   SmallVector<int64_t> shape;
   std::optional<size_t> inferredDim;
   for (auto [i, d] : llvm::enumerate(*dims)) {
@@ -1711,6 +1779,8 @@ LogicalResult importReshape(Node &n) {
     }
     shape.push_back(d);
   }
+  if (!isSupportedShape(shape))
+    return n.invalid("shape " + shapeText(*dims) + " is too large");
   int64_t known = product(shape), total = product(in);
   if (inferredDim) {
     if (known == 0 || total % known != 0)
@@ -1885,6 +1955,8 @@ LogicalResult importSplit(Node &n) {
                        " does not split into " + Twine(parts) + " equal parts");
     sizes.assign(parts, in[*axis] / parts);
   }
+  if (failed(n.checkSizes(sizes, "split")))
+    return failure();
   if (static_cast<int64_t>(sizes.size()) != parts ||
       llvm::any_of(sizes, [](int64_t s) { return s < 0; }) ||
       std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != in[*axis])
@@ -1958,7 +2030,10 @@ LogicalResult importSlice(Node &n) {
     if (!axis || seen[*axis])
       return n.invalid("axes " + shapeText(axes) + " are out of range or repeat");
     seen[*axis] = true;
-    int64_t dim = in[*axis], step = steps[i];
+    // Any step longer than the dim takes one element; clamping it keeps the
+    // arithmetic below in range.
+    int64_t dim = in[*axis];
+    int64_t step = std::clamp<int64_t>(steps[i], -kMaxExtent - 1, kMaxExtent + 1);
     if (step == 0)
       return n.invalid("steps must be non-zero");
     // ONNX clamping: negative values count from the end; then starts and
@@ -2015,6 +2090,8 @@ LogicalResult importPad(Node &n) {
   }
   if (*mode != "constant" && *mode != "reflect" && *mode != "edge")
     return n.unsupported("mode '" + *mode + "'", "constant, reflect or edge");
+  if (failed(n.checkSizes(pads, "pads")))
+    return failure();
   ArrayRef<int64_t> in = shapeOf(*x);
   size_t rank = in.size();
   if (pads.size() != 2 * rank)
@@ -2065,6 +2142,8 @@ LogicalResult importExpand(Node &n) {
     std::optional<SmallVector<int64_t>> dims = integerValues(*target);
     if (!dims)
       return n.invalid("shape must be an int64 tensor");
+    if (failed(n.checkSizes(*dims, "shape")))
+      return failure();
     shape = broadcastShapes(shapeOf(*x), *dims);
     if (!shape)
       return n.invalid("input " + shapeText(shapeOf(*x)) +
@@ -2090,6 +2169,8 @@ LogicalResult importTile(Node &n) {
         llvm::any_of(*repeats, [](int64_t r) { return r < 0; }))
       return n.invalid("repeats must be " + Twine(in.size()) +
                        " non-negative integers");
+    if (failed(n.checkSizes(*repeats, "repeats")))
+      return failure();
     for (auto [d, r] : llvm::zip(in, *repeats))
       shape.push_back(d * r);
   } else if (std::optional<RankedTensorType> inferred = n.inferredOutputType(0)) {
@@ -2110,8 +2191,9 @@ LogicalResult importDepthSpace(Node &n) {
     return failure();
   ArrayRef<int64_t> s = shapeOf(*x);
   int64_t bs = *blocksize;
-  if (s.size() != 4 || bs < 1)
-    return n.invalid("needs a 4-D input and a positive blocksize");
+  if (s.size() != 4 || bs < 1 || bs > kMaxExtent)
+    return n.invalid("needs a 4-D input and a blocksize in [1, " +
+                     Twine(kMaxExtent) + "]");
   int64_t N = s[0], C = s[1], H = s[2], W = s[3];
   SmallVector<int64_t> split, perm, result;
   if (n.opType() == "DepthToSpace") {
@@ -2190,8 +2272,10 @@ LogicalResult importConstantOfShape(Node &n) {
   SmallVector<int64_t> shape;
   if (std::optional<DenseElementsAttr> target = n.tryConstant(0)) {
     std::optional<SmallVector<int64_t>> dims = integerValues(*target);
-    if (!dims || llvm::any_of(*dims, [](int64_t d) { return d < 0; }))
-      return n.invalid("shape must hold non-negative integers");
+    if (!dims || !isSupportedShape(*dims))
+      return n.invalid("shape must hold non-negative integers, within " +
+                       Twine(kMaxExtent) + " per dim and " +
+                       Twine(kMaxElements) + " elements");
     shape = *dims;
   } else if (std::optional<RankedTensorType> inferred = n.inferredOutputType(0)) {
     shape.assign(inferred->getShape().begin(), inferred->getShape().end());
@@ -2485,39 +2569,45 @@ ImportResult GraphImporter::run(const std::string &path) {
         Value()};
 
   // Arguments: graph inputs that are not initializers, all statically shaped.
+  // A bad input is reported and poisoned; the nodes are still imported so that
+  // every problem is listed in one run.
   SmallVector<Type> argTypes;
   SmallVector<const onnx::ValueInfoProto *> args;
   for (const auto &info : graph.input()) {
     if (constants.count(info.name()))
       continue;
     Location argLoc = NameLoc::get(StringAttr::get(ctx, info.name()));
+    const auto &tensorType = info.type().tensor_type();
+    std::optional<RankedTensorType> type = inferredType(info.name());
     if (!info.type().has_tensor_type()) {
       (void)error(argLoc, true,
-            "unsupported: graph input '" + info.name() +
-                "' is not a tensor (tessel takes tensor inputs)");
-      continue;
-    }
-    const auto &tensorType = info.type().tensor_type();
-    Type element = elementType(ctx, tensorType.elem_type());
-    if (!element) {
+                  "unsupported: graph input '" + info.name() +
+                      "' is not a tensor (tessel takes tensor inputs)");
+    } else if (!elementType(ctx, tensorType.elem_type())) {
       (void)error(argLoc, true,
-            "unsupported: graph input '" + info.name() + "' has element type " +
-                onnxTypeName(tensorType.elem_type()) +
-                " (tessel takes float, integer and bool tensors)");
-      continue;
-    }
-    std::optional<RankedTensorType> type = inferredType(info.name());
-    if (!type) {
+                  "unsupported: graph input '" + info.name() +
+                      "' has element type " +
+                      onnxTypeName(tensorType.elem_type()) +
+                      " (tessel takes float, integer and bool tensors)");
+    } else if (!type) {
       (void)error(argLoc, false,
-            "graph input '" + info.name() + "' has a dynamic shape " +
-                (tensorType.has_shape() ? shapeText(tensorType.shape())
-                                        : std::string("(unranked)")) +
-                " (export the model with static input shapes, or freeze the "
-                "input)");
+                  "graph input '" + info.name() + "' has a dynamic shape " +
+                      (tensorType.has_shape() ? shapeText(tensorType.shape())
+                                              : std::string("(unranked)")) +
+                      " (export the model with static input shapes, or freeze "
+                      "the input)");
+    } else if (!isSupportedShape(type->getShape())) {
+      (void)error(argLoc, false,
+                  "graph input '" + info.name() + "' has shape " +
+                      shapeText(type->getShape()) + ", beyond " +
+                      Twine(kMaxExtent) + " per dim or " + Twine(kMaxElements) +
+                      " elements");
+    } else {
+      argTypes.push_back(*type);
+      args.push_back(&info);
       continue;
     }
-    argTypes.push_back(*type);
-    args.push_back(&info);
+    poisoned.insert(info.name());
   }
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
@@ -2531,10 +2621,6 @@ ImportResult GraphImporter::run(const std::string &path) {
     func.setArgAttr(i, "tessel.name", StringAttr::get(ctx, info->name()));
     values[info->name()] = arg;
   }
-  if (sawInvalid || sawUnsupported) {
-    result.failure = sawInvalid ? ImportFailure::Invalid : ImportFailure::Unsupported;
-    return result;
-  }
 
   b.setInsertionPointToEnd(body);
   for (auto [index, node] : llvm::enumerate(graph.node()))
@@ -2546,16 +2632,8 @@ ImportResult GraphImporter::run(const std::string &path) {
       continue;
     Value v = values.lookup(info.name());
     std::string error;
-    if (!v && knownConstant(info.name(), error)) {
-      KnownConstant &known = constants[info.name()];
-      if (!known.materialized)
-        known.materialized = b.create<ConstantOp>(known.loc,
-                                                  TypeRange{known.attr.getType()},
-                                                  ValueRange{},
-                                                  b.getNamedAttr("value", known.attr))
-                                 ->getResult(0);
-      v = known.materialized;
-    }
+    if (!v && knownConstant(info.name(), error))
+      v = materialize(info.name());
     if (!v) {
       (void)this->error(fileLoc, !error.empty(),
                   "graph output '" + info.name() + "' is not produced" +
@@ -2678,6 +2756,114 @@ LogicalResult loadModel(MLIRContext *ctx, const std::string &path,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// ONNX checker and shape inference, in a child process
+//===----------------------------------------------------------------------===//
+
+/// Runs the ONNX checker, then shape inference with data propagation (which
+/// fills in `model`'s value_info and `propagated`). Returns the error, or ""
+/// when the model is valid.
+std::string checkAndInfer(onnx::ModelProto &model, PropagatedData &propagated) {
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    return std::string("ONNX checker: ") + e.what();
+  }
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/1,
+                                        /*enable_data_propagation=*/true);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), options, &propagated);
+  } catch (const std::exception &e) {
+    return std::string("ONNX shape inference: ") + e.what();
+  }
+  return "";
+}
+
+bool writeAll(int fd, const std::string &bytes) {
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    done += n;
+  }
+  return true;
+}
+
+/// checkAndInfer in a child process. ONNX 1.12's inference functions crash on
+/// some malformed nodes (SIGSEGV in LayerNormalization's for an out-of-range
+/// axis, SIGFPE in DepthToSpace's when blocksize^2 overflows); isolated, such
+/// a crash becomes a diagnostic instead of taking the compiler down. The
+/// child sends back what inference found: the graph's value_info and output
+/// types, and the propagated data (as inputs of a graph whose shapes hold it).
+std::string checkAndInferIsolated(onnx::ModelProto &model,
+                                  PropagatedData &propagated) {
+  int fds[2];
+  if (::pipe(fds) != 0)
+    return checkAndInfer(model, propagated);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return checkAndInfer(model, propagated);
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    // A crash must end the child, not run the parent's crash handlers.
+    for (int sig : {SIGSEGV, SIGFPE, SIGBUS, SIGILL, SIGABRT})
+      std::signal(sig, SIG_DFL);
+    onnx::ModelProto envelope;
+    envelope.set_doc_string(checkAndInfer(model, propagated));
+    onnx::GraphProto &found = *envelope.mutable_graph();
+    *found.mutable_value_info() = model.graph().value_info();
+    *found.mutable_output() = model.graph().output();
+    for (const auto &[name, data] : propagated) {
+      auto *value = found.add_input();
+      value->set_name(name);
+      *value->mutable_type()->mutable_tensor_type()->mutable_shape() = data;
+    }
+    std::string bytes;
+    bool sent = envelope.SerializeToString(&bytes) && writeAll(fds[1], bytes);
+    ::_exit(sent ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string bytes;
+  char buffer[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    bytes.append(buffer, n);
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  onnx::ModelProto envelope;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+      !envelope.ParseFromString(bytes)) {
+    std::string how = WIFSIGNALED(status)
+                          ? std::string(" (") + ::strsignal(WTERMSIG(status)) + ")"
+                          : std::string();
+    return "ONNX checker or shape inference crashed on this model" + how +
+           ": it is malformed";
+  }
+  if (!envelope.doc_string().empty())
+    return envelope.doc_string();
+  onnx::GraphProto &graph = *model.mutable_graph();
+  const onnx::GraphProto &found = envelope.graph();
+  *graph.mutable_value_info() = found.value_info();
+  for (int i = 0; i < graph.output_size() && i < found.output_size(); ++i)
+    *graph.mutable_output(i)->mutable_type() = found.output(i).type();
+  for (const auto &value : found.input())
+    propagated[value.name()] = value.type().tensor_type().shape();
+  return "";
+}
+
 } // namespace
 
 ImportResult importOnnxFile(MLIRContext &context, const std::string &path,
@@ -2695,21 +2881,10 @@ ImportResult importOnnxFile(MLIRContext &context, const std::string &path,
         failedResult.failure = ImportFailure::Unsupported;
       return failedResult;
     }
-    try {
-      onnx::checker::check_model(model);
-    } catch (const onnx::checker::ValidationError &e) {
-      emitError(fileLoc) << "ONNX checker: " << e.what();
-      return failedResult;
-    }
-    std::unordered_map<std::string, onnx::TensorShapeProto> propagated;
-    try {
-      onnx::ShapeInferenceOptions inference(/*check_type=*/true,
-                                            /*error_mode=*/1,
-                                            /*enable_data_propagation=*/true);
-      onnx::shape_inference::InferShapes(
-          model, onnx::OpSchemaRegistry::Instance(), inference, &propagated);
-    } catch (const std::exception &e) {
-      emitError(fileLoc) << "ONNX shape inference: " << e.what();
+    PropagatedData propagated;
+    std::string error = checkAndInferIsolated(model, propagated);
+    if (!error.empty()) {
+      emitError(fileLoc) << error;
       return failedResult;
     }
     GraphImporter importer(&context, model, propagated);
