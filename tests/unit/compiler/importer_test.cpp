@@ -621,6 +621,41 @@ TEST_F(ImporterTest, CheckerFailureIsInvalid) {
   EXPECT_TRUE(diagnosed("ONNX checker")) << allDiagnostics();
 }
 
+TEST_F(ImporterTest, OnnxInferenceCrashIsADiagnostic) {
+  // ONNX 1.12's LayerNormalization shape inference writes the Mean output's
+  // shape out of bounds for an axis outside the rank (SIGSEGV); it runs in a
+  // child process.
+  ModelBuilder m(17);
+  m.input("x", {3, 4});
+  m.input("scale", {3, 4});
+  m.input("bias", {3, 4});
+  for (const char *out : {"y", "mean", "inv_std_dev"})
+    m.output(out, {-1, -1});
+  ModelBuilder::intAttr(m.node("LayerNormalization", {"x", "scale", "bias"},
+                               {"y", "mean", "inv_std_dev"}, "ln"),
+                        "axis", -5);
+  result = import(m.save("inference_crash"));
+  EXPECT_FALSE(result.module);
+  EXPECT_EQ(result.failure, tessel::ImportFailure::Invalid);
+  EXPECT_TRUE(diagnosed("ONNX checker or shape inference crashed on this model"))
+      << allDiagnostics();
+}
+
+TEST_F(ImporterTest, HugeAttributeValuesAreInvalid) {
+  ModelBuilder m(13);
+  m.input("x", {1, 1, 5, 5});
+  m.input("w", {1, 1, 3, 3});
+  m.output("y", {-1, -1, -1, -1});
+  auto *conv = m.node("ConvTranspose", {"x", "w"}, {"y"}, "deconv");
+  ModelBuilder::intsAttr(conv, "strides", {int64_t{1} << 62, 1});
+  ModelBuilder::intsAttr(conv, "output_shape", {10, 10});
+  result = import(m.save("huge_strides"));
+  EXPECT_FALSE(result.module);
+  EXPECT_EQ(result.failure, tessel::ImportFailure::Invalid);
+  EXPECT_TRUE(diagnosed("deconv(ConvTranspose): ConvTranspose node 'deconv': strides "))
+      << allDiagnostics();
+}
+
 TEST_F(ImporterTest, GarbageAndTruncatedFilesAreInvalid) {
   llvm::SmallString<256> dir(::testing::TempDir());
   llvm::sys::path::append(dir, "tessel_importer_test");
