@@ -103,6 +103,7 @@ public:
 private:
   int32_t addTensor(Value value, std::string name, fb::Storage storage);
   int32_t tensorOf(Value value);
+  LogicalResult stepInputs(Operation &op, std::vector<int32_t> &indices);
   LogicalResult collect();
 
   func::FuncOp func;
@@ -124,6 +125,16 @@ int32_t Writer::addTensor(Value value, std::string name, fb::Storage storage) {
   tensors.push_back(record);
   constantBytes.emplace_back();
   return static_cast<int32_t>(tensors.size() - 1);
+}
+
+LogicalResult Writer::stepInputs(Operation &op, std::vector<int32_t> &indices) {
+  for (Value operand : engineOperands(&op)) {
+    int32_t index = operand ? tensorOf(operand) : -1;
+    if (operand && index < 0)
+      return op.emitOpError("uses a value the engine does not know");
+    indices.push_back(index);
+  }
+  return success();
 }
 
 int32_t Writer::tensorOf(Value value) {
@@ -171,12 +182,8 @@ LogicalResult Writer::collect() {
     if (op.getNumRegions() != 0)
       return op.emitOpError("has regions; the engine cannot hold it");
     StepRecord step{&op, op.getName().stripDialect().str(), {}, {}};
-    for (Value operand : op.getOperands()) {
-      int32_t index = tensorOf(operand);
-      if (index < 0)
-        return op.emitOpError("uses a value the engine does not know");
-      step.inputs.push_back(index);
-    }
+    if (failed(stepInputs(op, step.inputs)))
+      return failure();
     for (auto [i, result] : llvm::enumerate(op.getResults())) {
       if (!engineDType(cast<RankedTensorType>(result.getType()).getElementType()))
         return op.emitOpError("result element type has no engine dtype");
@@ -209,7 +216,8 @@ LogicalResult Writer::collect() {
     for (int32_t out : steps[s].outputs)
       tensors[out].firstStep = tensors[out].lastStep = s;
     for (int32_t in : steps[s].inputs)
-      tensors[in].lastStep = std::max<int64_t>(tensors[in].lastStep, s);
+      if (in >= 0)
+        tensors[in].lastStep = std::max<int64_t>(tensors[in].lastStep, s);
   }
   return success();
 }

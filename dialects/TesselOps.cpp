@@ -81,10 +81,48 @@ LogicalResult verifyWindowAttrs(Operation *op, int64_t spatial,
   return success();
 }
 
+/// [N, spatial..., C] -> [N, C, spatial...]: verifiers check NHWC ops through
+/// their NCHW view, so each rule is written once.
+SmallVector<int64_t> channelsFirst(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> result(shape.begin(), shape.end());
+  if (result.size() >= 2) {
+    int64_t channels = result.back();
+    result.pop_back();
+    result.insert(result.begin() + 1, channels);
+  }
+  return result;
+}
+
+LogicalResult verifyLayout(Operation *op, StringRef layout) {
+  if (layout != "NCHW" && layout != "NHWC")
+    return op->emitOpError("layout must be NCHW or NHWC, not ") << layout;
+  return success();
+}
+
+LogicalResult verifyActivation(Operation *op, StringRef activation) {
+  static constexpr StringRef known[] = {"none",    "relu", "clip",      "leaky_relu",
+                                        "sigmoid", "tanh", "hard_swish"};
+  if (!llvm::is_contained(known, activation))
+    return op->emitOpError("unknown epilogue activation '") << activation << "'";
+  return success();
+}
+
 template <typename ConvLike>
 LogicalResult verifyConvCommon(ConvLike op, bool transposed) {
-  ArrayRef<int64_t> in = shapeOf(op.getInput()), w = shapeOf(op.getWeight()),
-                    out = shapeOf(op.getOutput());
+  SmallVector<int64_t> in(shapeOf(op.getInput())), w(shapeOf(op.getWeight())),
+      out(shapeOf(op.getOutput()));
+  if constexpr (std::is_same_v<ConvLike, ConvOp>) {
+    if (failed(verifyLayout(op, op.getLayout())) ||
+        failed(verifyActivation(op, op.getActivation())))
+      return failure();
+    if (op.getResidual() && op.getResidual().getType() != op.getOutput().getType())
+      return op.emitOpError("residual must have the result's type");
+    if (op.getLayout() == "NHWC") {
+      in = channelsFirst(in);
+      w = channelsFirst(w);
+      out = channelsFirst(out);
+    }
+  }
   if (in.size() < 3 || w.size() != in.size() || out.size() != in.size())
     return op.emitOpError("input, weight and result must have the same rank >= 3");
   int64_t spatial = in.size() - 2;
@@ -173,6 +211,8 @@ LogicalResult ConvOp::verify() { return verifyConvCommon(*this, false); }
 LogicalResult ConvTransposeOp::verify() { return verifyConvCommon(*this, true); }
 
 LogicalResult GemmOp::verify() {
+  if (failed(verifyActivation(*this, getActivation())))
+    return failure();
   ArrayRef<int64_t> a = shapeOf(getA()), b = shapeOf(getB()),
                     out = shapeOf(getOutput());
   if (a.size() != 2 || b.size() != 2 || out.size() != 2)
@@ -227,7 +267,13 @@ LogicalResult BatchNormOp::verify() {
 }
 
 template <typename PoolOp> static LogicalResult verifyPool(PoolOp op) {
-  ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op.getOutput());
+  if (failed(verifyLayout(op, op.getLayout())))
+    return failure();
+  SmallVector<int64_t> in(shapeOf(op.getInput())), out(shapeOf(op.getOutput()));
+  if (op.getLayout() == "NHWC") {
+    in = channelsFirst(in);
+    out = channelsFirst(out);
+  }
   if (in.size() < 3 || out.size() != in.size() || out[0] != in[0] ||
       out[1] != in[1])
     return op.emitOpError("input and result must be N x C x spatial...");

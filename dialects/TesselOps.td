@@ -139,18 +139,38 @@ def Tessel_WhereOp : Tessel_Op<"where"> {
 // Tensor Core candidates: convolution and matrix products
 //===----------------------------------------------------------------------===//
 
-def Tessel_ConvOp : Tessel_Op<"conv"> {
-  let summary = "N-d convolution, NCHW and OIHW, ONNX Conv semantics";
+// The epilogue a Tensor Core kernel applies to its f32 accumulators before the
+// one store: + bias, + residual, then the activation.
+def Tessel_ActivationAttr : DefaultValuedStrAttr<StrAttr, "none">;
+
+def Tessel_ConvOp : Tessel_Op<"conv", [AttrSizedOperandSegments]> {
+  let summary = "N-d convolution with a fused epilogue, ONNX Conv semantics";
   let description = [{
     `pads` holds all spatial begins, then all spatial ends (ONNX order), after
     auto_pad has been resolved by the importer.
+
+    `layout` "NCHW": input N x C x spatial, weight M x C/group x k..., result
+    N x M x spatial. `layout` "NHWC": input N x spatial x C, weight
+    M x k... x C/group (OHWI, so that the implicit GEMM's K dimension is
+    contiguous), result N x spatial x M.
+
+    The epilogue, applied in f32 before the result is stored:
+    `y = act(conv(x, w) + bias + residual)`, `act` one of none, relu, clip
+    (alpha = min, beta = max), leaky_relu (alpha), sigmoid, tanh, hard_swish.
   }];
   let arguments = (ins Tessel_Tensor:$input, Tessel_Tensor:$weight,
-                   Optional<Tessel_Tensor>:$bias,
+                   Optional<Tessel_Tensor>:$bias, Optional<Tessel_Tensor>:$residual,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
-                   DenseI64ArrayAttr:$dilations, I64Attr:$group);
+                   DenseI64ArrayAttr:$dilations, I64Attr:$group,
+                   Tessel_ActivationAttr:$activation,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$alpha,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$beta,
+                   DefaultValuedStrAttr<StrAttr, "NCHW">:$layout);
   let results = (outs Tessel_Tensor:$output);
-  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 
@@ -170,9 +190,16 @@ def Tessel_ConvTransposeOp : Tessel_Op<"conv_transpose"> {
 }
 
 def Tessel_GemmOp : Tessel_Op<"gemm"> {
-  let summary = "alpha * op(A) * op(B) + beta * C, ONNX Gemm (C broadcast to M x N)";
+  let summary = "act(alpha * op(A) * op(B) + beta * C), ONNX Gemm with a fused activation";
+  let description = [{
+    C broadcasts to M x N. The activation is the conv's epilogue set
+    (none, relu, clip, leaky_relu, sigmoid, tanh, hard_swish with alpha/beta).
+  }];
   let arguments = (ins Tessel_Tensor:$a, Tessel_Tensor:$b, Optional<Tessel_Tensor>:$c,
-                   F32Attr:$alpha, F32Attr:$beta, BoolAttr:$transA, BoolAttr:$transB);
+                   F32Attr:$alpha, F32Attr:$beta, BoolAttr:$transA, BoolAttr:$transB,
+                   Tessel_ActivationAttr:$activation,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$act_alpha,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$act_beta);
   let results = (outs Tessel_Tensor:$output);
   let assemblyFormat = "$a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -224,14 +251,15 @@ def Tessel_LrnOp : Tessel_Op<"lrn", [SameOperandsAndResultType]> {
 }
 
 class Tessel_PoolOp<string mnemonic, dag params> : Tessel_Op<mnemonic> {
-  let summary = "N-d " # mnemonic # ", NCHW; pads are begins then ends";
+  let summary = "N-d " # mnemonic # ", NCHW or NHWC (`layout`); pads are begins then ends";
   let description = [{
     The result type carries the output shape (ceil_mode resolved by the
     importer); windows are clipped to the padded input.
   }];
   let arguments = !con((ins Tessel_Tensor:$input, DenseI64ArrayAttr:$kernel_shape,
                         DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
-                        DenseI64ArrayAttr:$dilations), params);
+                        DenseI64ArrayAttr:$dilations,
+                        DefaultValuedStrAttr<StrAttr, "NCHW">:$layout), params);
   let results = (outs Tessel_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -46,9 +46,14 @@ bool foldOp(Operation *op, int64_t maxElements) {
   if (!kernel || op->getNumResults() == 0)
     return false;
 
+  SmallVector<Value> operands = engineOperands(op);
   std::vector<Buffer> inputs;
-  inputs.reserve(op->getNumOperands());
-  for (Value operand : op->getOperands()) {
+  inputs.reserve(operands.size());
+  for (Value operand : operands) {
+    if (!operand) {
+      inputs.emplace_back(); // absent optional operand
+      continue;
+    }
     auto constant = operand.getDefiningOp<ConstantOp>();
     if (!constant)
       return false;
@@ -70,9 +75,9 @@ bool foldOp(Operation *op, int64_t maxElements) {
   }
 
   std::vector<const cpu::TensorView *> in;
-  for (Buffer &b : inputs) {
+  for (auto [operand, b] : llvm::zip(operands, inputs)) {
     b.view.data = b.bytes.data();
-    in.push_back(&b.view);
+    in.push_back(operand ? &b.view : nullptr);
   }
   std::vector<cpu::TensorView *> out;
   for (Buffer &b : outputs) {

@@ -78,11 +78,34 @@ DenseElementsAttr bytesToElements(RankedTensorType type,
   return DenseElementsAttr::getFromRawBuffer(type, raw);
 }
 
+SmallVector<Value> engineOperands(Operation *op) {
+  auto segments = op->getAttrOfType<DenseI32ArrayAttr>("operandSegmentSizes");
+  if (!segments)
+    return SmallVector<Value>(op->getOperands());
+  SmallVector<Value> operands;
+  unsigned next = 0;
+  for (int32_t size : segments.asArrayRef()) {
+    if (size == 0)
+      operands.push_back(Value());
+    for (int32_t i = 0; i < size; ++i)
+      operands.push_back(op->getOperand(next++));
+  }
+  return operands;
+}
+
 FailureOr<EngineAttrs> engineAttrs(Operation *op) {
   EngineAttrs attrs;
-  for (NamedAttribute named : op->getAttrs()) {
+  // Default-valued attributes an op was built without are written too, so
+  // that kernels never need to know ODS defaults.
+  NamedAttrList all(op->getAttrDictionary());
+  if (std::optional<RegisteredOperationName> info = op->getRegisteredInfo())
+    info->populateDefaultAttrs(all);
+  for (NamedAttribute named : all) {
     std::string name = named.getName().str();
     Attribute attr = named.getValue();
+    // Operand positions are encoded in the step's input list instead.
+    if (name == "operandSegmentSizes")
+      continue;
     if (auto b = dyn_cast<BoolAttr>(attr))
       attrs.emplace_back(name, int64_t(b.getValue()));
     else if (auto i = dyn_cast<IntegerAttr>(attr))
@@ -97,7 +120,7 @@ FailureOr<EngineAttrs> engineAttrs(Operation *op) {
     else
       return op->emitOpError("attribute '") << name << "' has no engine encoding";
   }
-  // getAttrs() is already sorted by name; the engine relies on it.
+  // NamedAttrList keeps names sorted; the engine relies on it.
   return attrs;
 }
 

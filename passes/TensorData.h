@@ -37,6 +37,11 @@ std::vector<uint8_t> elementsToBytes(mlir::ElementsAttr attr);
 mlir::DenseElementsAttr bytesToElements(mlir::RankedTensorType type,
                                         const std::vector<uint8_t> &bytes);
 
+/// An op's operands at their engine positions: ops with several optional
+/// operands (conv's bias and residual) keep fixed positions, an absent one is
+/// a null Value (a step input of -1), so a kernel can tell them apart.
+llvm::SmallVector<mlir::Value> engineOperands(mlir::Operation *op);
+
 /// An op's attributes as the engine encodes them, sorted by name: integers and
 /// bools as Int, floats as Float, i64 arrays as Ints, strings as String.
 /// Fails (emitting at the op) on an attribute the engine cannot hold.
