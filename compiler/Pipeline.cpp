@@ -9,6 +9,17 @@ namespace tessel {
 void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   (void)options;
   mlir::OpPassManager &func = pm.nest<mlir::func::FuncOp>();
+  // 1. Evaluate what is constant (shape subgraphs) and canonicalize
+  //    (reshape/transpose chains).
+  func.addPass(createFoldConstants());
+  func.addPass(mlir::createCanonicalizerPass());
+  // 2. BatchNormalization into the preceding conv/gemm.   [fold-batch-norm]
+  // 3. Bias, residual and activation into conv/gemm.      [fuse-epilogue]
+  // 4. f16 storage and Tensor Core math, f32 accumulate.  [lower-precision]
+  // 5. NHWC activations, transposes cancelled.            [to-nhwc]
+  // 6. Channels padded to the Tensor Core multiple.       [pad-channels]
+  // 7. Fold the compile-time work the passes above left (permuted, padded,
+  //    converted weights) and clean up.
   func.addPass(createFoldConstants());
   func.addPass(mlir::createCanonicalizerPass());
   func.addPass(mlir::createCSEPass());
