@@ -13,8 +13,11 @@
 // ConstantOfShape), small integer arithmetic on those (evaluated here, see
 // evaluateShapeArithmetic), or data that ONNX shape inference propagated.
 //
-// Problems are reported at the ONNX node (`loc("name(OpType)")`); import goes on
-// past unsupported nodes so that one run lists all of them.
+// Problems are reported at the ONNX node (`loc("name(OpType)")`); import goes
+// on past unsupported nodes so that one run lists all of them. Nothing escapes
+// as an exception, and a malformed model never crashes the importer: sizes are
+// bounded before any shape arithmetic, and the ONNX checker and shape
+// inference (which crash on some malformed nodes) run in a child process.
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
@@ -30,7 +33,6 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -46,7 +48,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
-#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -158,20 +159,34 @@ const char *onnxTypeName(int32_t type) {
 Type elementType(MLIRContext *ctx, int32_t type) {
   Builder b(ctx);
   switch (type) {
-  case onnx::TensorProto::FLOAT: return b.getF32Type();
-  case onnx::TensorProto::FLOAT16: return b.getF16Type();
-  case onnx::TensorProto::DOUBLE: return b.getF64Type();
-  case onnx::TensorProto::BFLOAT16: return b.getBF16Type();
-  case onnx::TensorProto::BOOL: return b.getI1Type();
-  case onnx::TensorProto::INT8: return b.getIntegerType(8);
-  case onnx::TensorProto::INT16: return b.getIntegerType(16);
-  case onnx::TensorProto::INT32: return b.getIntegerType(32);
-  case onnx::TensorProto::INT64: return b.getIntegerType(64);
-  case onnx::TensorProto::UINT8: return b.getIntegerType(8, /*isSigned=*/false);
-  case onnx::TensorProto::UINT16: return b.getIntegerType(16, false);
-  case onnx::TensorProto::UINT32: return b.getIntegerType(32, false);
-  case onnx::TensorProto::UINT64: return b.getIntegerType(64, false);
-  default: return {};
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  case onnx::TensorProto::INT8:
+    return b.getIntegerType(8);
+  case onnx::TensorProto::INT16:
+    return b.getIntegerType(16);
+  case onnx::TensorProto::INT32:
+    return b.getIntegerType(32);
+  case onnx::TensorProto::INT64:
+    return b.getIntegerType(64);
+  case onnx::TensorProto::UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
+  case onnx::TensorProto::UINT16:
+    return b.getIntegerType(16, false);
+  case onnx::TensorProto::UINT32:
+    return b.getIntegerType(32, false);
+  case onnx::TensorProto::UINT64:
+    return b.getIntegerType(64, false);
+  default:
+    return {};
   }
 }
 
@@ -211,8 +226,8 @@ DenseElementsAttr integerAttr(RankedTensorType type, ArrayRef<int64_t> values) {
   SmallVector<APInt> bits;
   bits.reserve(values.size());
   for (int64_t v : values)
-    bits.push_back(APInt(64, static_cast<uint64_t>(v), /*isSigned=*/true)
-                       .trunc(width));
+    bits.push_back(
+        APInt(64, static_cast<uint64_t>(v), /*isSigned=*/true).trunc(width));
   return DenseElementsAttr::get(type, bits);
 }
 
@@ -270,8 +285,8 @@ FailureOr<DenseElementsAttr> tensorToAttr(MLIRContext *ctx,
   };
 
   if (tensor.has_raw_data())
-    return fromBytes(ArrayRef<char>(tensor.raw_data().data(),
-                                    tensor.raw_data().size()));
+    return fromBytes(
+        ArrayRef<char>(tensor.raw_data().data(), tensor.raw_data().size()));
 
   std::vector<char> bytes;
   bytes.reserve(count * width);
@@ -476,7 +491,9 @@ public:
 
   // Outputs.
   int numOutputs() const { return proto.output_size(); }
-  bool wants(int i) const { return i < numOutputs() && !proto.output(i).empty(); }
+  bool wants(int i) const {
+    return i < numOutputs() && !proto.output(i).empty();
+  }
   /// The static type ONNX shape inference gave output `i`, if any.
   std::optional<RankedTensorType> inferredOutputType(int i);
   /// Binds output `i`; its type must be what ONNX shape inference found (if
@@ -553,8 +570,8 @@ Node::Node(GraphImporter &graph, const onnx::NodeProto &proto, int64_t index)
       opset(graph.opset) {}
 
 LogicalResult Node::unsupported(const Twine &what, const Twine &instead) {
-  std::string text = ("unsupported: " + opType() + " node '" + name + "': " +
-                      what).str();
+  std::string text =
+      ("unsupported: " + opType() + " node '" + name + "': " + what).str();
   std::string hint = instead.str();
   if (!hint.empty())
     text += " (" + hint + ")";
@@ -667,7 +684,8 @@ FailureOr<std::string> Node::getString(StringRef attrName, StringRef dflt) {
   return a->s();
 }
 
-FailureOr<std::optional<SmallVector<int64_t>>> Node::getInts(StringRef attrName) {
+FailureOr<std::optional<SmallVector<int64_t>>>
+Node::getInts(StringRef attrName) {
   const onnx::AttributeProto *a = attr(attrName);
   if (!a)
     return std::optional<SmallVector<int64_t>>();
@@ -678,7 +696,8 @@ FailureOr<std::optional<SmallVector<int64_t>>> Node::getInts(StringRef attrName)
 }
 
 LogicalResult Node::checkSizes(ArrayRef<int64_t> values, const Twine &what) {
-  if (llvm::any_of(values, [](int64_t v) { return v < -kMaxExtent || v > kMaxExtent; }))
+  if (llvm::any_of(values,
+                   [](int64_t v) { return v < -kMaxExtent || v > kMaxExtent; }))
     return invalid(what + " " + shapeText(values) + " are out of range");
   return success();
 }
@@ -771,7 +790,8 @@ std::optional<DenseElementsAttr> evaluateShapeArithmetic(Operation *op) {
     for (int64_t o = 0; o < outer; ++o)
       for (auto [values, attr] : llvm::zip(in, attrs)) {
         int64_t chunk = product(attr.getType().getShape().drop_front(axis));
-        out.append(values.begin() + o * chunk, values.begin() + (o + 1) * chunk);
+        out.append(values.begin() + o * chunk,
+                   values.begin() + (o + 1) * chunk);
       }
     return integerAttr(resultType, out);
   }
@@ -827,8 +847,8 @@ std::optional<DenseElementsAttr> evaluateShapeArithmetic(Operation *op) {
       out.push_back(static_cast<int64_t>(a - c));
     else if (isa<MulOp>(op))
       out.push_back(static_cast<int64_t>(a * c));
-    else if (in[1][r] == 0 ||
-             (in[1][r] == -1 && in[0][l] == std::numeric_limits<int64_t>::min()))
+    else if (in[1][r] == 0 || (in[1][r] == -1 &&
+                               in[0][l] == std::numeric_limits<int64_t>::min()))
       ok = false;
     else
       out.push_back(in[0][l] / in[1][r]);
@@ -844,9 +864,8 @@ LogicalResult Node::setOutput(int i, Value value, bool matchInference) {
   const std::string &valueName = proto.output(i);
   if (!isSupportedShape(shapeOf(value)))
     return invalid("output '" + valueName + "' would have shape " +
-                   shapeText(shapeOf(value)) + ", beyond " +
-                   Twine(kMaxExtent) + " per dim or " + Twine(kMaxElements) +
-                   " elements");
+                   shapeText(shapeOf(value)) + ", beyond " + Twine(kMaxExtent) +
+                   " per dim or " + Twine(kMaxElements) + " elements");
   std::optional<RankedTensorType> inferred = graph.inferredType(valueName);
   if (matchInference && inferred && *inferred != value.getType())
     return invalid("output '" + valueName + "': computed type " +
@@ -882,7 +901,8 @@ GraphImporter::knownConstant(StringRef valueName, std::string &error) {
   if (it != constants.end()) {
     KnownConstant &known = it->second;
     if (!known.attr) {
-      FailureOr<DenseElementsAttr> attr = tensorToAttr(ctx, *known.proto, error);
+      FailureOr<DenseElementsAttr> attr =
+          tensorToAttr(ctx, *known.proto, error);
       if (failed(attr))
         return std::nullopt;
       known.attr = *attr;
@@ -905,10 +925,10 @@ GraphImporter::knownConstant(StringRef valueName, std::string &error) {
       type->getNumElements() != static_cast<int64_t>(data.size()))
     return std::nullopt;
   DenseElementsAttr attr = integerAttr(*type, data);
-  constants.insert({valueName, KnownConstant{nullptr, attr,
-                                             NameLoc::get(StringAttr::get(
-                                                 ctx, valueName)),
-                                             Value()}});
+  constants.insert(
+      {valueName,
+       KnownConstant{nullptr, attr,
+                     NameLoc::get(StringAttr::get(ctx, valueName)), Value()}});
   return attr;
 }
 
@@ -922,7 +942,8 @@ Value GraphImporter::materialize(StringRef valueName) {
   return known.materialized;
 }
 
-std::optional<RankedTensorType> GraphImporter::inferredType(StringRef valueName) {
+std::optional<RankedTensorType>
+GraphImporter::inferredType(StringRef valueName) {
   const onnx::TypeProto *type = onnxTypes.lookup(valueName);
   if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape())
     return std::nullopt;
@@ -956,7 +977,8 @@ struct FloatAttrDefault {
 };
 
 template <typename OpT>
-LogicalResult importUnaryWithAttrs(Node &n, ArrayRef<FloatAttrDefault> defaults) {
+LogicalResult importUnaryWithAttrs(Node &n,
+                                   ArrayRef<FloatAttrDefault> defaults) {
   FailureOr<Value> x = n.input(0);
   if (failed(x))
     return failure();
@@ -978,8 +1000,9 @@ FailureOr<Value> createBinary(Node &n, Value lhs, Value rhs) {
       std::is_same_v<OpT, LessEqualOp> || std::is_same_v<OpT, GreaterOp> ||
       std::is_same_v<OpT, GreaterEqualOp>;
   if (!std::is_same_v<OpT, PowOp> && elementOf(lhs) != elementOf(rhs))
-    return n.invalid("operand element types differ: " + typeText(elementOf(lhs)) +
-                     " vs " + typeText(elementOf(rhs)));
+    return n.invalid(
+        "operand element types differ: " + typeText(elementOf(lhs)) + " vs " +
+        typeText(elementOf(rhs)));
   std::optional<SmallVector<int64_t>> shape =
       broadcastShapes(shapeOf(lhs), shapeOf(rhs));
   if (!shape)
@@ -999,7 +1022,8 @@ template <typename OpT> LogicalResult importBinary(Node &n) {
 
 /// Variadic Max, Min, Sum, Mean: a chain of binary ops (Mean then divides by
 /// the input count); one input is an identity.
-template <typename OpT, bool mean = false> LogicalResult importVariadic(Node &n) {
+template <typename OpT, bool mean = false>
+LogicalResult importVariadic(Node &n) {
   FailureOr<Value> acc = n.input(0);
   if (failed(acc))
     return failure();
@@ -1033,9 +1057,9 @@ LogicalResult importWhere(Node &n) {
     shape = broadcastShapes(*shape, shapeOf(*y));
   if (!shape)
     return n.invalid("operand shapes do not broadcast");
-  return n.setOutput(0, n.create<WhereOp>(
-                            RankedTensorType::get(*shape, elementOf(*x)),
-                            {*cond, *x, *y}));
+  return n.setOutput(
+      0, n.create<WhereOp>(RankedTensorType::get(*shape, elementOf(*x)),
+                           {*cond, *x, *y}));
 }
 
 LogicalResult importClip(Node &n) {
@@ -1058,12 +1082,12 @@ LogicalResult importClip(Node &n) {
       unsigned width = integer.getWidth();
       bool isUnsigned = integer.isUnsigned();
       lo = isUnsigned ? 0.0
-                      : static_cast<double>(APInt::getSignedMinValue(width)
-                                                .getSExtValue());
-      hi = isUnsigned ? static_cast<double>(
-                            APInt::getMaxValue(width).getZExtValue())
-                      : static_cast<double>(APInt::getSignedMaxValue(width)
-                                                .getSExtValue());
+                      : static_cast<double>(
+                            APInt::getSignedMinValue(width).getSExtValue());
+      hi = isUnsigned
+               ? static_cast<double>(APInt::getMaxValue(width).getZExtValue())
+               : static_cast<double>(
+                     APInt::getSignedMaxValue(width).getSExtValue());
     } else {
       lo = -std::numeric_limits<double>::infinity();
       hi = std::numeric_limits<double>::infinity();
@@ -1103,9 +1127,9 @@ LogicalResult importCast(Node &n) {
       return failure();
     target = elementType(n.ctx, static_cast<int32_t>(*to));
     if (!target)
-      return n.unsupported(Twine("cast to ") +
-                               onnxTypeName(static_cast<int32_t>(*to)),
-                           "tessel casts between float, integer and bool types");
+      return n.unsupported(
+          Twine("cast to ") + onnxTypeName(static_cast<int32_t>(*to)),
+          "tessel casts between float, integer and bool types");
   }
   auto type = RankedTensorType::get(shapeOf(*x), target);
   if (type == x->getType())
@@ -1127,8 +1151,8 @@ FailureOr<Window> resolveWindow(Node &n, ArrayRef<int64_t> input,
                                 ArrayRef<int64_t> kernel, bool ceilMode) {
   size_t spatial = input.size();
   Window w;
-  auto ints = [&](StringRef name, int64_t dflt, size_t count)
-      -> FailureOr<SmallVector<int64_t>> {
+  auto ints = [&](StringRef name, int64_t dflt,
+                  size_t count) -> FailureOr<SmallVector<int64_t>> {
     FailureOr<std::optional<SmallVector<int64_t>>> values = n.getInts(name);
     if (failed(values))
       return failure();
@@ -1181,9 +1205,10 @@ FailureOr<Window> resolveWindow(Node &n, ArrayRef<int64_t> input,
     if (span < 0)
       return n.invalid("the window (" + Twine(effective) +
                        ") is larger than the padded input (" +
-                       Twine(span + effective) + ") in spatial dim " + Twine(i));
-    int64_t out = (ceilMode ? ceilDiv(span, w.strides[i])
-                            : span / w.strides[i]) + 1;
+                       Twine(span + effective) + ") in spatial dim " +
+                       Twine(i));
+    int64_t out =
+        (ceilMode ? ceilDiv(span, w.strides[i]) : span / w.strides[i]) + 1;
     // ceil_mode: a last window starting past the input and its begin padding
     // would only read end padding; it is dropped (as PyTorch does).
     if (ceilMode && (out - 1) * w.strides[i] >= input[i] + w.pads[i])
@@ -1216,8 +1241,8 @@ LogicalResult importConv(Node &n) {
       n.getInts("kernel_shape");
   if (failed(group) || failed(kernelShape))
     return failure();
-  if (*group < 1 || *group > xs[1] || xs[1] % *group != 0 || ws[1] * *group != xs[1] ||
-      ws[0] % *group != 0)
+  if (*group < 1 || *group > xs[1] || xs[1] % *group != 0 ||
+      ws[1] * *group != xs[1] || ws[0] % *group != 0)
     return n.invalid("weight " + shapeText(ws) + " does not match input " +
                      shapeText(xs) + " with group " + Twine(*group));
   if (*kernelShape && ArrayRef<int64_t>(**kernelShape) != ws.drop_front(2))
@@ -1244,9 +1269,9 @@ LogicalResult importConv(Node &n) {
   if constexpr (ConvOp::hasTrait<OpTrait::AttrSizedOperandSegments>())
     attrs.push_back(n.named("operandSegmentSizes",
                             n.b.getDenseI32ArrayAttr({1, 1, bias ? 1 : 0, 0})));
-  return n.setOutput(0, n.create<ConvOp>(
-                            RankedTensorType::get(shape, elementOf(*x)),
-                            operands, attrs));
+  return n.setOutput(
+      0, n.create<ConvOp>(RankedTensorType::get(shape, elementOf(*x)), operands,
+                          attrs));
 }
 
 LogicalResult importConvTranspose(Node &n) {
@@ -1265,8 +1290,9 @@ LogicalResult importConvTranspose(Node &n) {
     return n.invalid("input " + shapeText(xs) + " and weight " + shapeText(ws) +
                      " must have the same rank >= 3");
   if (xs.size() > 5)
-    return n.unsupported(Twine(xs.size() - 2) + " spatial dims",
-                         "1-D, 2-D and 3-D transposed convolutions are supported");
+    return n.unsupported(
+        Twine(xs.size() - 2) + " spatial dims",
+        "1-D, 2-D and 3-D transposed convolutions are supported");
   size_t spatial = xs.size() - 2;
   FailureOr<int64_t> group = n.getInt("group", 1);
   FailureOr<std::string> autoPad = n.getString("auto_pad", "NOTSET");
@@ -1327,8 +1353,8 @@ LogicalResult importConvTranspose(Node &n) {
       return n.invalid("strides and dilations must be positive, pads and "
                        "output_padding non-negative");
     // The full transposed convolution's extent, before cropping by pads.
-    int64_t full = s * (xs[i + 2] - 1) + (**outputPadding)[i] +
-                   (kernel[i] - 1) * d + 1;
+    int64_t full =
+        s * (xs[i + 2] - 1) + (**outputPadding)[i] + (kernel[i] - 1) * d + 1;
     int64_t out;
     if (*outputShape || same) {
       // ONNX: total padding from the requested output, split per auto_pad;
@@ -1370,8 +1396,10 @@ LogicalResult importGemm(Node &n) {
       return failure();
     operands.push_back(*c);
   }
-  FailureOr<float> alpha = n.getFloat("alpha", 1.0f), beta = n.getFloat("beta", 1.0f);
-  FailureOr<int64_t> transA = n.getInt("transA", 0), transB = n.getInt("transB", 0);
+  FailureOr<float> alpha = n.getFloat("alpha", 1.0f),
+                   beta = n.getFloat("beta", 1.0f);
+  FailureOr<int64_t> transA = n.getInt("transA", 0),
+                     transB = n.getInt("transB", 0);
   if (failed(alpha) || failed(beta) || failed(transA) || failed(transB))
     return failure();
   ArrayRef<int64_t> as = shapeOf(*a), bs = shapeOf(*bm);
@@ -1381,7 +1409,8 @@ LogicalResult importGemm(Node &n) {
   int64_t m = *transA ? as[1] : as[0], ka = *transA ? as[0] : as[1];
   int64_t kb = *transB ? bs[1] : bs[0], cols = *transB ? bs[0] : bs[1];
   if (ka != kb)
-    return n.invalid("inner dimensions differ: " + Twine(ka) + " vs " + Twine(kb));
+    return n.invalid("inner dimensions differ: " + Twine(ka) + " vs " +
+                     Twine(kb));
   return n.setOutput(
       0, n.create<GemmOp>(RankedTensorType::get({m, cols}, elementOf(*a)),
                           operands,
@@ -1402,9 +1431,9 @@ LogicalResult importMatMul(Node &n) {
   if (ka != kb)
     return n.invalid("inner dimensions differ: " + shapeText(a) + " x " +
                      shapeText(bs));
-  std::optional<SmallVector<int64_t>> shape = broadcastShapes(
-      a.size() > 2 ? a.drop_back(2) : ArrayRef<int64_t>(),
-      bs.size() > 2 ? bs.drop_back(2) : ArrayRef<int64_t>());
+  std::optional<SmallVector<int64_t>> shape =
+      broadcastShapes(a.size() > 2 ? a.drop_back(2) : ArrayRef<int64_t>(),
+                      bs.size() > 2 ? bs.drop_back(2) : ArrayRef<int64_t>());
   if (!shape)
     return n.invalid("batch dimensions of " + shapeText(a) + " and " +
                      shapeText(bs) + " do not broadcast");
@@ -1412,8 +1441,8 @@ LogicalResult importMatMul(Node &n) {
     shape->push_back(a[a.size() - 2]);
   if (bs.size() > 1)
     shape->push_back(bs.back());
-  return n.setOutput(0, n.create<MatMulOp>(
-                            RankedTensorType::get(*shape, elementOf(*lhs)),
+  return n.setOutput(
+      0, n.create<MatMulOp>(RankedTensorType::get(*shape, elementOf(*lhs)),
                             {*lhs, *rhs}));
 }
 
@@ -1445,9 +1474,10 @@ LogicalResult importBatchNorm(Node &n) {
   }
   if (shapeOf(operands[0]).size() < 2)
     return n.invalid("input must have rank >= 2");
-  return n.setOutput(0, n.create<BatchNormOp>(
-                            operands[0].getType(), operands,
-                            {n.named("epsilon", n.b.getF32FloatAttr(*epsilon))}));
+  return n.setOutput(0,
+                     n.create<BatchNormOp>(
+                         operands[0].getType(), operands,
+                         {n.named("epsilon", n.b.getF32FloatAttr(*epsilon))}));
 }
 
 LogicalResult importInstanceNorm(Node &n) {
@@ -1455,9 +1485,10 @@ LogicalResult importInstanceNorm(Node &n) {
   FailureOr<Value> x = n.input(0), scale = n.input(1), bias = n.input(2);
   if (failed(epsilon) || failed(x) || failed(scale) || failed(bias))
     return failure();
-  return n.setOutput(0, n.create<InstanceNormOp>(
-                            x->getType(), {*x, *scale, *bias},
-                            {n.named("epsilon", n.b.getF32FloatAttr(*epsilon))}));
+  return n.setOutput(0,
+                     n.create<InstanceNormOp>(
+                         x->getType(), {*x, *scale, *bias},
+                         {n.named("epsilon", n.b.getF32FloatAttr(*epsilon))}));
 }
 
 template <typename OpT>
@@ -1479,7 +1510,8 @@ Value createReduce(Node &n, Value x, ArrayRef<int64_t> axes, bool keepdims,
 LogicalResult importLayerNorm(Node &n) {
   FailureOr<int64_t> axisAttr = n.getInt("axis", -1);
   FailureOr<float> epsilon = n.getFloat("epsilon", 1e-5f);
-  FailureOr<int64_t> stashType = n.getInt("stash_type", onnx::TensorProto::FLOAT);
+  FailureOr<int64_t> stashType =
+      n.getInt("stash_type", onnx::TensorProto::FLOAT);
   FailureOr<Value> x = n.input(0), scale = n.input(1);
   if (failed(axisAttr) || failed(epsilon) || failed(stashType) || failed(x) ||
       failed(scale))
@@ -1514,8 +1546,7 @@ LogicalResult importLayerNorm(Node &n) {
   Value xs = *x;
   if (elementOf(xs) != f32)
     xs = n.create<CastOp>(RankedTensorType::get(shapeOf(xs), f32), xs);
-  SmallVector<int64_t> axes =
-      llvm::to_vector(llvm::seq<int64_t>(*axis, rank));
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(*axis, rank));
   Value mean = createReduce<ReduceMeanOp>(n, xs, axes, /*keepdims=*/true);
   if (failed(n.setOutput(1, mean)))
     return failure();
@@ -1540,9 +1571,11 @@ LogicalResult importLayerNorm(Node &n) {
 LogicalResult importLrn(Node &n) {
   FailureOr<Value> x = n.input(0);
   FailureOr<int64_t> size = n.getInt("size", 0);
-  FailureOr<float> alpha = n.getFloat("alpha", 1e-4f), beta = n.getFloat("beta", 0.75f),
+  FailureOr<float> alpha = n.getFloat("alpha", 1e-4f),
+                   beta = n.getFloat("beta", 0.75f),
                    bias = n.getFloat("bias", 1.0f);
-  if (failed(x) || failed(size) || failed(alpha) || failed(beta) || failed(bias))
+  if (failed(x) || failed(size) || failed(alpha) || failed(beta) ||
+      failed(bias))
     return failure();
   if (*size < 1)
     return n.invalid("attribute 'size' must be positive");
@@ -1557,7 +1590,8 @@ LogicalResult importLrn(Node &n) {
 template <typename OpT> LogicalResult importPool(Node &n) {
   constexpr bool isMax = std::is_same_v<OpT, MaxPoolOp>;
   FailureOr<Value> x = n.input(0);
-  FailureOr<std::optional<SmallVector<int64_t>>> kernel = n.getInts("kernel_shape");
+  FailureOr<std::optional<SmallVector<int64_t>>> kernel =
+      n.getInts("kernel_shape");
   FailureOr<int64_t> ceilMode = n.getInt("ceil_mode", 0);
   FailureOr<int64_t> storageOrder = n.getInt("storage_order", 0);
   FailureOr<int64_t> countIncludePad = n.getInt("count_include_pad", 0);
@@ -1575,7 +1609,8 @@ template <typename OpT> LogicalResult importPool(Node &n) {
     return n.invalid("input " + shapeText(xs) + " must be N x C x spatial...");
   if (!*kernel || (*kernel)->size() != xs.size() - 2)
     return n.invalid("kernel_shape needs " + Twine(xs.size() - 2) + " values");
-  FailureOr<Window> w = resolveWindow(n, xs.drop_front(2), **kernel, *ceilMode != 0);
+  FailureOr<Window> w =
+      resolveWindow(n, xs.drop_front(2), **kernel, *ceilMode != 0);
   if (failed(w))
     return failure();
   SmallVector<int64_t> shape = {xs[0], xs[1]};
@@ -1588,7 +1623,8 @@ template <typename OpT> LogicalResult importPool(Node &n) {
   if (!isMax)
     attrs.push_back(
         n.named("count_include_pad", n.b.getBoolAttr(*countIncludePad != 0)));
-  Value pooled = n.create<OpT>(RankedTensorType::get(shape, elementOf(*x)), *x, attrs);
+  Value pooled =
+      n.create<OpT>(RankedTensorType::get(shape, elementOf(*x)), *x, attrs);
   // With ceil_mode, ONNX 1.12 shape inference keeps a last window that starts
   // in the end padding, which resolveWindow drops: ours is the result type.
   return n.setOutput(0, pooled, /*matchInference=*/*ceilMode == 0);
@@ -1656,7 +1692,8 @@ template <typename OpT> LogicalResult importReduce(Node &n) {
 
 template <typename OpT> LogicalResult importArgReduce(Node &n) {
   FailureOr<Value> x = n.input(0);
-  FailureOr<int64_t> axisAttr = n.getInt("axis", 0), keepdims = n.getInt("keepdims", 1),
+  FailureOr<int64_t> axisAttr = n.getInt("axis", 0),
+                     keepdims = n.getInt("keepdims", 1),
                      last = n.getInt("select_last_index", 0);
   if (failed(x) || failed(axisAttr) || failed(keepdims) || failed(last))
     return failure();
@@ -1671,10 +1708,11 @@ template <typename OpT> LogicalResult importArgReduce(Node &n) {
   else
     shape.erase(shape.begin() + *axis);
   return n.setOutput(
-      0, n.create<OpT>(RankedTensorType::get(shape, n.b.getI64Type()), *x,
-                       {n.named("axis", n.b.getI64IntegerAttr(*axis)),
-                        n.named("keepdims", n.b.getBoolAttr(*keepdims != 0)),
-                        n.named("select_last_index", n.b.getBoolAttr(*last != 0))}));
+      0, n.create<OpT>(
+             RankedTensorType::get(shape, n.b.getI64Type()), *x,
+             {n.named("axis", n.b.getI64IntegerAttr(*axis)),
+              n.named("keepdims", n.b.getBoolAttr(*keepdims != 0)),
+              n.named("select_last_index", n.b.getBoolAttr(*last != 0))}));
 }
 
 template <typename OpT> LogicalResult importSoftmax(Node &n) {
@@ -1684,11 +1722,14 @@ template <typename OpT> LogicalResult importSoftmax(Node &n) {
     return failure();
   ArrayRef<int64_t> shape = shapeOf(*x);
   int64_t rank = shape.size();
-  std::optional<int64_t> axis = normalizeAxis(*axisAttr, std::max<int64_t>(rank, 1));
+  std::optional<int64_t> axis =
+      normalizeAxis(*axisAttr, std::max<int64_t>(rank, 1));
   if (!axis)
     return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
                      Twine(rank));
-  auto axisAttrOf = [&](int64_t a) { return n.named("axis", n.b.getI64IntegerAttr(a)); };
+  auto axisAttrOf = [&](int64_t a) {
+    return n.named("axis", n.b.getI64IntegerAttr(a));
+  };
   // Before opset 13 the input is coerced to 2-D [prod(dims < axis),
   // prod(dims >= axis)] and normalized along dim 1. That is softmax along
   // `axis` itself when every later dim is 1.
@@ -1697,7 +1738,8 @@ template <typename OpT> LogicalResult importSoftmax(Node &n) {
   SmallVector<int64_t> flat = {product(shape.take_front(*axis)),
                                product(shape.drop_front(*axis))};
   Value reshaped = n.reshape(*x, flat);
-  Value normalized = n.create<OpT>(reshaped.getType(), reshaped, {axisAttrOf(1)});
+  Value normalized =
+      n.create<OpT>(reshaped.getType(), reshaped, {axisAttrOf(1)});
   return n.setOutput(0, n.reshape(normalized, shape));
 }
 
@@ -1721,7 +1763,8 @@ LogicalResult importDropout(Node &n) {
     if (failed(training))
       return failure();
     if (*training != 0)
-      return n.unsupported("training_mode=true", "export the model in eval mode");
+      return n.unsupported("training_mode=true",
+                           "export the model in eval mode");
   }
   return importIdentity(n);
 }
@@ -1766,8 +1809,9 @@ LogicalResult importReshape(Node &n) {
   for (auto [i, d] : llvm::enumerate(*dims)) {
     if (d == 0 && !*allowZero) {
       if (i >= in.size())
-        return n.invalid("shape " + shapeText(*dims) + " copies dim " + Twine(i) +
-                         " of the rank-" + Twine(in.size()) + " input");
+        return n.invalid("shape " + shapeText(*dims) + " copies dim " +
+                         Twine(i) + " of the rank-" + Twine(in.size()) +
+                         " input");
       d = in[i];
     } else if (d == -1) {
       if (inferredDim)
@@ -1815,7 +1859,8 @@ LogicalResult importSqueeze(Node &n) {
   ArrayRef<int64_t> in = shapeOf(*x);
   SmallVector<int64_t> drop;
   if (*axes) {
-    FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(n, **axes, in.size());
+    FailureOr<SmallVector<int64_t>> normalized =
+        normalizeAxes(n, **axes, in.size());
     if (failed(normalized))
       return failure();
     drop = *normalized;
@@ -1904,7 +1949,8 @@ LogicalResult importConcat(Node &n) {
   shape[*axis] = 0;
   for (Value v : inputs) {
     ArrayRef<int64_t> s = shapeOf(v);
-    bool matches = s.size() == shape.size() && elementOf(v) == elementOf(inputs[0]);
+    bool matches =
+        s.size() == shape.size() && elementOf(v) == elementOf(inputs[0]);
     for (size_t d = 0; matches && d < s.size(); ++d)
       matches = static_cast<int64_t>(d) == *axis || s[d] == shape[d];
     if (!matches)
@@ -1913,9 +1959,10 @@ LogicalResult importConcat(Node &n) {
                        Twine(*axis));
     shape[*axis] += s[*axis];
   }
-  return n.setOutput(0, n.create<ConcatOp>(
-                            RankedTensorType::get(shape, elementOf(inputs[0])),
-                            inputs, {n.named("axis", n.b.getI64IntegerAttr(*axis))}));
+  return n.setOutput(
+      0, n.create<ConcatOp>(RankedTensorType::get(shape, elementOf(inputs[0])),
+                            inputs,
+                            {n.named("axis", n.b.getI64IntegerAttr(*axis))}));
 }
 
 Value createSlice(Node &n, Value x, ArrayRef<int64_t> starts,
@@ -2028,12 +2075,14 @@ LogicalResult importSlice(Node &n) {
   for (size_t i = 0; i < starts.size(); ++i) {
     std::optional<int64_t> axis = normalizeAxis(axes[i], rank);
     if (!axis || seen[*axis])
-      return n.invalid("axes " + shapeText(axes) + " are out of range or repeat");
+      return n.invalid("axes " + shapeText(axes) +
+                       " are out of range or repeat");
     seen[*axis] = true;
     // Any step longer than the dim takes one element; clamping it keeps the
     // arithmetic below in range.
     int64_t dim = in[*axis];
-    int64_t step = std::clamp<int64_t>(steps[i], -kMaxExtent - 1, kMaxExtent + 1);
+    int64_t step =
+        std::clamp<int64_t>(steps[i], -kMaxExtent - 1, kMaxExtent + 1);
     if (step == 0)
       return n.invalid("steps must be non-zero");
     // ONNX clamping: negative values count from the end; then starts and
@@ -2125,8 +2174,8 @@ LogicalResult importGather(Node &n) {
   SmallVector<int64_t> shape(ds.take_front(*axis));
   llvm::append_range(shape, shapeOf(*indices));
   llvm::append_range(shape, ds.drop_front(*axis + 1));
-  return n.setOutput(0, n.create<GatherOp>(
-                            RankedTensorType::get(shape, elementOf(*data)),
+  return n.setOutput(
+      0, n.create<GatherOp>(RankedTensorType::get(shape, elementOf(*data)),
                             {*data, *indices},
                             {n.named("axis", n.b.getI64IntegerAttr(*axis))}));
 }
@@ -2148,13 +2197,14 @@ LogicalResult importExpand(Node &n) {
     if (!shape)
       return n.invalid("input " + shapeText(shapeOf(*x)) +
                        " does not broadcast to " + shapeText(*dims));
-  } else if (std::optional<RankedTensorType> inferred = n.inferredOutputType(0)) {
+  } else if (std::optional<RankedTensorType> inferred =
+                 n.inferredOutputType(0)) {
     shape = SmallVector<int64_t>(inferred->getShape());
   } else {
     return n.requireConstant(1, "shape");
   }
-  return n.setOutput(0, n.create<ExpandOp>(
-                            RankedTensorType::get(*shape, elementOf(*x)), *x));
+  return n.setOutput(
+      0, n.create<ExpandOp>(RankedTensorType::get(*shape, elementOf(*x)), *x));
 }
 
 LogicalResult importTile(Node &n) {
@@ -2173,13 +2223,14 @@ LogicalResult importTile(Node &n) {
       return failure();
     for (auto [d, r] : llvm::zip(in, *repeats))
       shape.push_back(d * r);
-  } else if (std::optional<RankedTensorType> inferred = n.inferredOutputType(0)) {
+  } else if (std::optional<RankedTensorType> inferred =
+                 n.inferredOutputType(0)) {
     shape.assign(inferred->getShape().begin(), inferred->getShape().end());
   } else {
     return n.requireConstant(1, "repeats");
   }
-  return n.setOutput(0, n.create<TileOp>(
-                            RankedTensorType::get(shape, elementOf(*x)), *x));
+  return n.setOutput(
+      0, n.create<TileOp>(RankedTensorType::get(shape, elementOf(*x)), *x));
 }
 
 /// DepthToSpace and SpaceToDepth: reshape, transpose, reshape.
@@ -2277,7 +2328,8 @@ LogicalResult importConstantOfShape(Node &n) {
                        Twine(kMaxExtent) + " per dim and " +
                        Twine(kMaxElements) + " elements");
     shape = *dims;
-  } else if (std::optional<RankedTensorType> inferred = n.inferredOutputType(0)) {
+  } else if (std::optional<RankedTensorType> inferred =
+                 n.inferredOutputType(0)) {
     shape.assign(inferred->getShape().begin(), inferred->getShape().end());
   } else {
     return n.requireConstant(0, "shape");
@@ -2371,9 +2423,13 @@ const OpEntry kOps[] = {
     {"Tanh", importUnary<TanhOp>},
     // Unary with float attributes, defaults per the ONNX spec.
     {"Celu",
-     [](Node &n) { return importUnaryWithAttrs<CeluOp>(n, {{"alpha", 1.0f}}); }},
+     [](Node &n) {
+       return importUnaryWithAttrs<CeluOp>(n, {{"alpha", 1.0f}});
+     }},
     {"Elu",
-     [](Node &n) { return importUnaryWithAttrs<EluOp>(n, {{"alpha", 1.0f}}); }},
+     [](Node &n) {
+       return importUnaryWithAttrs<EluOp>(n, {{"alpha", 1.0f}});
+     }},
     {"HardSigmoid",
      [](Node &n) {
        return importUnaryWithAttrs<HardSigmoidOp>(
@@ -2391,7 +2447,8 @@ const OpEntry kOps[] = {
      }},
     {"Shrink",
      [](Node &n) {
-       return importUnaryWithAttrs<ShrinkOp>(n, {{"bias", 0.0f}, {"lambd", 0.5f}});
+       return importUnaryWithAttrs<ShrinkOp>(n,
+                                             {{"bias", 0.0f}, {"lambd", 0.5f}});
      }},
     {"ThresholdedRelu",
      [](Node &n) {
@@ -2514,7 +2571,8 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, int64_t index) {
     return poison();
   // Models older than opset 7 are accepted where the op is unchanged since.
   if (opset < kMinOpset) {
-    const auto *old = onnx::OpSchemaRegistry::Schema(proto.op_type(), opset, "");
+    const auto *old =
+        onnx::OpSchemaRegistry::Schema(proto.op_type(), opset, "");
     const auto *base =
         onnx::OpSchemaRegistry::Schema(proto.op_type(), kMinOpset, "");
     if (!old || !base || old->SinceVersion() != base->SinceVersion()) {
@@ -2636,18 +2694,20 @@ ImportResult GraphImporter::run(const std::string &path) {
       v = materialize(info.name());
     if (!v) {
       (void)this->error(fileLoc, !error.empty(),
-                  "graph output '" + info.name() + "' is not produced" +
-                      (error.empty() ? "" : ": " + error));
+                        "graph output '" + info.name() + "' is not produced" +
+                            (error.empty() ? "" : ": " + error));
       continue;
     }
     results.push_back(v);
   }
   if (sawInvalid || sawUnsupported) {
-    result.failure = sawInvalid ? ImportFailure::Invalid : ImportFailure::Unsupported;
+    result.failure =
+        sawInvalid ? ImportFailure::Invalid : ImportFailure::Unsupported;
     return result;
   }
   b.create<func::ReturnOp>(fileLoc, results);
-  func.setFunctionType(FunctionType::get(ctx, argTypes, ValueRange(results).getTypes()));
+  func.setFunctionType(
+      FunctionType::get(ctx, argTypes, ValueRange(results).getTypes()));
   for (auto [i, info] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "tessel.name", StringAttr::get(ctx, info.name()));
   sweepDeadConstants(func);
@@ -2676,8 +2736,8 @@ LogicalResult loadModel(MLIRContext *ctx, const std::string &path,
 
   // Opsets first: a newer model gets 'unsupported', not a checker error.
   for (const auto &entry : model.opset_import()) {
-    if (!isDefaultDomain(entry.domain()) || (entry.version() >= 1 &&
-                                             entry.version() <= kMaxOpset))
+    if (!isDefaultDomain(entry.domain()) ||
+        (entry.version() >= 1 && entry.version() <= kMaxOpset))
       continue;
     unsupported = true;
     return emitError(fileLoc)
@@ -2702,16 +2762,17 @@ LogicalResult loadModel(MLIRContext *ctx, const std::string &path,
     return failure();
 
   for (const auto &[name, file] : options.frozenInputs) {
-    auto input = llvm::find_if(graph.input(), [&, &name = name](const auto &in) {
-      return in.name() == name;
-    });
+    auto input =
+        llvm::find_if(graph.input(), [&, &name = name](const auto &in) {
+          return in.name() == name;
+        });
     if (input == graph.input().end()) {
       std::string names;
       for (const auto &in : graph.input())
         names += (names.empty() ? "" : ", ") + in.name();
-      return emitError(fileLoc) << "cannot freeze '" << name
-                                << "': it is not a graph input (inputs: "
-                                << names << ")";
+      return emitError(fileLoc)
+             << "cannot freeze '" << name
+             << "': it is not a graph input (inputs: " << names << ")";
     }
     onnx::TensorProto tensor;
     if (!parseProtoFile(file, tensor))
@@ -2741,10 +2802,9 @@ LogicalResult loadModel(MLIRContext *ctx, const std::string &path,
                                                  tensor.dims().end()))
                << ", the graph declares " << shapeText(declared.shape());
     }
-    auto existing = llvm::find_if(*graph.mutable_initializer(), [&, &name = name](
-                                                                   const auto &t) {
-      return t.name() == name;
-    });
+    auto existing = llvm::find_if(
+        *graph.mutable_initializer(),
+        [&, &name = name](const auto &t) { return t.name() == name; });
     if (existing != graph.mutable_initializer()->end())
       *existing = tensor;
     else
@@ -2846,9 +2906,10 @@ std::string checkAndInferIsolated(onnx::ModelProto &model,
   onnx::ModelProto envelope;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
       !envelope.ParseFromString(bytes)) {
-    std::string how = WIFSIGNALED(status)
-                          ? std::string(" (") + ::strsignal(WTERMSIG(status)) + ")"
-                          : std::string();
+    std::string how =
+        WIFSIGNALED(status)
+            ? std::string(" (") + ::strsignal(WTERMSIG(status)) + ")"
+            : std::string();
     return "ONNX checker or shape inference crashed on this model" + how +
            ": it is malformed";
   }
@@ -2890,7 +2951,8 @@ ImportResult importOnnxFile(MLIRContext &context, const std::string &path,
     GraphImporter importer(&context, model, propagated);
     return importer.run(path);
   } catch (const std::exception &e) {
-    emitError(fileLoc) << "cannot import ONNX model " << path << ": " << e.what();
+    emitError(fileLoc) << "cannot import ONNX model " << path << ": "
+                       << e.what();
   } catch (...) {
     emitError(fileLoc) << "cannot import ONNX model " << path
                        << ": unknown error";

@@ -176,7 +176,8 @@ class ImporterTest : public ::testing::Test {
 protected:
   ImporterTest()
       : handler(&context, [this](Diagnostic &diag) {
-          diagnostics.push_back(locName(diag.getLocation()) + ": " + diag.str());
+          diagnostics.push_back(locName(diag.getLocation()) + ": " +
+                                diag.str());
           return success();
         }) {}
 
@@ -230,7 +231,8 @@ protected:
 
 TEST_F(ImporterTest, ConvWithStridesAndPadding) {
   REQUIRE_CONFORMANCE();
-  func::FuncOp main = importMain(conformanceModel("test_conv_with_strides_padding"));
+  func::FuncOp main =
+      importMain(conformanceModel("test_conv_with_strides_padding"));
   ASSERT_TRUE(main);
   // Arguments and results carry the ONNX names.
   ASSERT_EQ(main.getNumArguments(), 2u);
@@ -238,8 +240,9 @@ TEST_F(ImporterTest, ConvWithStridesAndPadding) {
   EXPECT_EQ(main.getArgAttrOfType<StringAttr>(1, "tessel.name").str(), "W");
   ASSERT_EQ(main.getNumResults(), 1u);
   EXPECT_EQ(main.getResultAttrOfType<StringAttr>(0, "tessel.name").str(), "y");
-  EXPECT_EQ(typeText(main.getFunctionType()),
-            "(tensor<1x1x7x5xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x4x3xf32>");
+  EXPECT_EQ(
+      typeText(main.getFunctionType()),
+      "(tensor<1x1x7x5xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x4x3xf32>");
 
   std::vector<Operation *> ops = bodyOps(main);
   ASSERT_EQ(ops.size(), 1u);
@@ -256,7 +259,8 @@ TEST_F(ImporterTest, ConvWithStridesAndPadding) {
 
 TEST_F(ImporterTest, ConvAutoPadSameLowerBecomesExplicitPads) {
   REQUIRE_CONFORMANCE();
-  func::FuncOp main = importMain(conformanceModel("test_conv_with_autopad_same"));
+  func::FuncOp main =
+      importMain(conformanceModel("test_conv_with_autopad_same"));
   ASSERT_TRUE(main);
   auto conv = dyn_cast<tessel::ConvOp>(bodyOps(main).at(0));
   ASSERT_TRUE(conv);
@@ -299,8 +303,10 @@ TEST_F(ImporterTest, ReshapeWithFrozenShapeInput) {
   REQUIRE_CONFORMANCE();
   tessel::ImportOptions options;
   options.frozenInputs = {
-      {"shape", conformanceDir() + "/test_reshape_negative_dim/test_data_set_0/input_1.pb"}};
-  func::FuncOp main = importMain(conformanceModel("test_reshape_negative_dim"), options);
+      {"shape", conformanceDir() +
+                    "/test_reshape_negative_dim/test_data_set_0/input_1.pb"}};
+  func::FuncOp main =
+      importMain(conformanceModel("test_reshape_negative_dim"), options);
   ASSERT_TRUE(main);
   // The frozen input is no longer an argument; -1 is resolved.
   ASSERT_EQ(main.getNumArguments(), 1u);
@@ -331,8 +337,9 @@ TEST_F(ImporterTest, ReshapeWithUnknownShapeInputIsUnsupported) {
   result = import(m.save("reshape_dynamic"));
   EXPECT_FALSE(result.module);
   EXPECT_EQ(result.failure, tessel::ImportFailure::Unsupported);
-  EXPECT_TRUE(diagnosed("r(Reshape): unsupported: Reshape node 'r': shape 'shape' "
-                        "is a graph input, not a compile-time constant (freeze it"))
+  EXPECT_TRUE(
+      diagnosed("r(Reshape): unsupported: Reshape node 'r': shape 'shape' "
+                "is a graph input, not a compile-time constant (freeze it"))
       << allDiagnostics();
 }
 
@@ -353,7 +360,9 @@ TEST_F(ImporterTest, LstmIsUnsupportedAndNamed) {
   EXPECT_FALSE(result.module);
   EXPECT_EQ(result.failure, tessel::ImportFailure::Unsupported);
   ASSERT_EQ(diagnostics.size(), 1u) << allDiagnostics();
-  EXPECT_EQ(diagnostics[0].rfind("LSTM_0(LSTM): unsupported: LSTM node 'LSTM_0': ", 0), 0u)
+  EXPECT_EQ(diagnostics[0].rfind(
+                "LSTM_0(LSTM): unsupported: LSTM node 'LSTM_0': ", 0),
+            0u)
       << diagnostics[0];
 }
 
@@ -393,8 +402,10 @@ TEST_F(ImporterTest, EveryUnsupportedNodeIsReported) {
   EXPECT_FALSE(result.module);
   EXPECT_EQ(result.failure, tessel::ImportFailure::Unsupported);
   ASSERT_EQ(diagnostics.size(), 2u) << allDiagnostics();
-  EXPECT_TRUE(diagnosed("first(Hardmax): unsupported: Hardmax node 'first'")) << allDiagnostics();
-  EXPECT_TRUE(diagnosed("second(Mod): unsupported: Mod node 'second'")) << allDiagnostics();
+  EXPECT_TRUE(diagnosed("first(Hardmax): unsupported: Hardmax node 'first'"))
+      << allDiagnostics();
+  EXPECT_TRUE(diagnosed("second(Mod): unsupported: Mod node 'second'"))
+      << allDiagnostics();
 }
 
 TEST_F(ImporterTest, InitializersBecomeConstantsThatRoundTrip) {
@@ -420,7 +431,8 @@ TEST_F(ImporterTest, InitializersBecomeConstantsThatRoundTrip) {
   std::string text;
   llvm::raw_string_ostream os(text);
   result.module->print(os);
-  OwningOpRef<ModuleOp> reparsed = parseSourceString<ModuleOp>(os.str(), &context);
+  OwningOpRef<ModuleOp> reparsed =
+      parseSourceString<ModuleOp>(os.str(), &context);
   ASSERT_TRUE(reparsed) << text;
   tessel::ConstantOp again;
   reparsed->walk([&](tessel::ConstantOp op) { again = op; });
@@ -466,7 +478,8 @@ TEST_F(ImporterTest, ExternalDataIsLoadedAndBoundsChecked) {
   result = import(m.save("external"));
   EXPECT_FALSE(result.module);
   EXPECT_EQ(result.failure, tessel::ImportFailure::Invalid);
-  EXPECT_TRUE(diagnosed("tensor 'w': external data [4, 24) is outside")) << allDiagnostics();
+  EXPECT_TRUE(diagnosed("tensor 'w': external data [4, 24) is outside"))
+      << allDiagnostics();
 
   // Nothing outside the model's directory is read.
   w->mutable_external_data(0)->set_value("../external/weights.bin");
@@ -500,8 +513,8 @@ TEST_F(ImporterTest, ShapeArithmeticIsEvaluatedAtImport) {
   m.node("Shape", {"x"}, {"s"}, "shape");
   m.node("Gather", {"s", "zero"}, {"n"}, "gather");
   m.node("Unsqueeze", {"n", "axes"}, {"n1"}, "unsqueeze");
-  ModelBuilder::intAttr(m.node("Concat", {"n1", "minus_one"}, {"target"}, "concat"),
-                        "axis", 0);
+  ModelBuilder::intAttr(
+      m.node("Concat", {"n1", "minus_one"}, {"target"}, "concat"), "axis", 0);
   m.node("Reshape", {"x", "target"}, {"y"}, "reshape");
   func::FuncOp main = importMain(m.save("shape_arithmetic"));
   ASSERT_TRUE(main);
@@ -580,7 +593,8 @@ TEST_F(ImporterTest, FreezingSomethingThatIsNotAnInputIsInvalid) {
   options.frozenInputs = {{"nope", "/nonexistent.pb"}};
   result = import(m.save("freeze_missing"), options);
   EXPECT_EQ(result.failure, tessel::ImportFailure::Invalid);
-  EXPECT_TRUE(diagnosed("cannot freeze 'nope': it is not a graph input (inputs: x)"))
+  EXPECT_TRUE(
+      diagnosed("cannot freeze 'nope': it is not a graph input (inputs: x)"))
       << allDiagnostics();
 }
 
@@ -591,7 +605,8 @@ TEST_F(ImporterTest, NewerOpsetIsUnsupported) {
   m.node("Relu", {"x"}, {"y"}, "relu");
   result = import(m.save("opset18"));
   EXPECT_EQ(result.failure, tessel::ImportFailure::Unsupported);
-  EXPECT_TRUE(diagnosed("uses opset 18 of the default domain")) << allDiagnostics();
+  EXPECT_TRUE(diagnosed("uses opset 18 of the default domain"))
+      << allDiagnostics();
 }
 
 TEST_F(ImporterTest, OldOpsetIsAcceptedWhereTheOpIsUnchanged) {
@@ -606,7 +621,8 @@ TEST_F(ImporterTest, OldOpsetIsAcceptedWhereTheOpIsUnchanged) {
   result = import(m.save("opset6"));
   EXPECT_EQ(result.failure, tessel::ImportFailure::Unsupported);
   ASSERT_EQ(diagnostics.size(), 1u) << allDiagnostics();
-  EXPECT_TRUE(diagnosed("add(Add): unsupported: Add node 'add': opset 6 semantics"))
+  EXPECT_TRUE(
+      diagnosed("add(Add): unsupported: Add node 'add': opset 6 semantics"))
       << allDiagnostics();
 }
 
@@ -637,7 +653,8 @@ TEST_F(ImporterTest, OnnxInferenceCrashIsADiagnostic) {
   result = import(m.save("inference_crash"));
   EXPECT_FALSE(result.module);
   EXPECT_EQ(result.failure, tessel::ImportFailure::Invalid);
-  EXPECT_TRUE(diagnosed("ONNX checker or shape inference crashed on this model"))
+  EXPECT_TRUE(
+      diagnosed("ONNX checker or shape inference crashed on this model"))
       << allDiagnostics();
 }
 
@@ -652,7 +669,8 @@ TEST_F(ImporterTest, HugeAttributeValuesAreInvalid) {
   result = import(m.save("huge_strides"));
   EXPECT_FALSE(result.module);
   EXPECT_EQ(result.failure, tessel::ImportFailure::Invalid);
-  EXPECT_TRUE(diagnosed("deconv(ConvTranspose): ConvTranspose node 'deconv': strides "))
+  EXPECT_TRUE(
+      diagnosed("deconv(ConvTranspose): ConvTranspose node 'deconv': strides "))
       << allDiagnostics();
 }
 
@@ -668,7 +686,8 @@ TEST_F(ImporterTest, GarbageAndTruncatedFilesAreInvalid) {
   result = import(garbage);
   EXPECT_FALSE(result.module);
   EXPECT_EQ(result.failure, tessel::ImportFailure::Invalid);
-  EXPECT_TRUE(diagnosed("cannot parse ONNX model " + garbage)) << allDiagnostics();
+  EXPECT_TRUE(diagnosed("cannot parse ONNX model " + garbage))
+      << allDiagnostics();
 
   // Every prefix of a real model fails cleanly (parse, checker or missing
   // graph), never crashes.
