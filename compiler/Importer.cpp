@@ -1266,9 +1266,8 @@ LogicalResult importConv(Node &n) {
   // The epilogue's optional operands (bias, then the residual that fusion
   // adds) are told apart by segment sizes; the importer gives no residual and
   // leaves the epilogue attributes at their defaults (no activation).
-  if constexpr (ConvOp::hasTrait<OpTrait::AttrSizedOperandSegments>())
-    attrs.push_back(n.named("operandSegmentSizes",
-                            n.b.getDenseI32ArrayAttr({1, 1, bias ? 1 : 0, 0})));
+  attrs.push_back(n.named("operandSegmentSizes",
+                          n.b.getDenseI32ArrayAttr({1, 1, bias ? 1 : 0, 0})));
   return n.setOutput(
       0, n.create<ConvOp>(RankedTensorType::get(shape, elementOf(*x)), operands,
                           attrs));
