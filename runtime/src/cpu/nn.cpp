@@ -234,64 +234,117 @@ struct ConvGeometry {
   Window window;
 };
 
+// Convolution as chunked im2col + GEMM: for each (n, group) and each chunk of
+// output rows, col[(c, tap), position] holds the input element each tap reads
+// (0 in the padding), and y[m, position] = sum over (c, tap) of w * col, in
+// float (or double) accumulation, taps in (c, kernel row-major) order.
 template <typename C>
 void convCore(const ConvGeometry &g, const C *x, const C *w, const TensorView *bias, C *y) {
   const size_t ns = g.inSpatial.size();
   const int64_t inSize = product(g.inSpatial), outSize = product(g.outSpatial);
   const int64_t kSize = product(g.kernel);
   const int64_t cg = g.inChannels / g.group, mg = g.outChannels / g.group;
-  // Row strides of the input (elements) per spatial dim.
-  std::vector<int64_t> inStride(ns, 1), outStride(ns, 1);
-  for (size_t d = ns - 1; d-- > 0;) {
+  const int64_t taps = cg * kSize;
+  std::vector<int64_t> inStride(ns, 1);
+  for (size_t d = ns - 1; d-- > 0;)
     inStride[d] = inStride[d + 1] * g.inSpatial[d + 1];
-    outStride[d] = outStride[d + 1] * g.outSpatial[d + 1];
-  }
-  const int64_t last = static_cast<int64_t>(ns) - 1;
+  const size_t last = ns - 1;
   const int64_t sL = g.window.strides[last], pL = g.window.padBegin[last];
   const int64_t dL = g.window.dilations[last];
   const int64_t inL = g.inSpatial[last], outL = g.outSpatial[last];
-  std::vector<int64_t> kIndex;
+  if (outSize == 0)
+    return;
+  const int64_t rows = outSize / outL; // output rows (all dims but the last)
+  const std::vector<int64_t> outerShape(g.outSpatial.begin(), g.outSpatial.end() - 1);
+
+  // Kernel taps as multi-indices.
+  std::vector<std::vector<int64_t>> tapIndex(static_cast<size_t>(kSize));
+  for (int64_t kp = 0; kp < kSize; ++kp)
+    unflatten(kp, g.kernel, tapIndex[kp]);
+  // Output rows as multi-indices (outer dims).
+  std::vector<std::vector<int64_t>> rowIndex(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r)
+    unflatten(r, outerShape, rowIndex[r]);
+
+  // A 1x1, stride-1, unpadded conv reads the input as is: no im2col.
+  bool direct = true;
+  for (size_t d = 0; d < ns; ++d)
+    direct = direct && g.kernel[d] == 1 && g.window.strides[d] == 1 &&
+             g.window.padBegin[d] == 0 && g.inSpatial[d] == g.outSpatial[d];
+
+  // Rows per chunk: keep the col buffer near 2^20 elements.
+  const int64_t rowsPerChunk =
+      direct ? rows : std::max<int64_t>(1, std::min<int64_t>(rows, (int64_t(1) << 20) / std::max<int64_t>(1, taps * outL)));
+  std::vector<C> col;
+  if (!direct)
+    col.resize(static_cast<size_t>(taps * rowsPerChunk * outL));
+
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t grp = 0; grp < g.group; ++grp) {
-      for (int64_t m = 0; m < mg; ++m) {
-        const int64_t mo = grp * mg + m;
-        C *acc = y + (n * g.outChannels + mo) * outSize;
-        std::fill(acc, acc + outSize, C(0));
-        for (int64_t c = 0; c < cg; ++c) {
-          const C *xin = x + (n * g.inChannels + grp * cg + c) * inSize;
-          const C *wk = w + (mo * cg + c) * kSize;
-          for (int64_t kp = 0; kp < kSize; ++kp) {
-            const C wv = wk[kp];
-            unflatten(kp, g.kernel, kIndex);
-            // Valid output range along the last dim for this kernel tap.
-            const int64_t off = kIndex[last] * dL - pL;
-            const int64_t lo = std::max<int64_t>(0, ceilDiv(-off, sL));
-            const int64_t hi = std::min<int64_t>(outL, floorDiv(inL - 1 - off, sL) + 1);
-            if (lo >= hi)
-              continue;
-            forEachOuter(g.outSpatial, [&](const std::vector<int64_t> &o) {
-              int64_t inOff = 0, outOff = 0;
-              for (size_t d = 0; d + 1 < ns; ++d) {
-                int64_t i = o[d] * g.window.strides[d] - g.window.padBegin[d] +
-                            kIndex[d] * g.window.dilations[d];
-                if (i < 0 || i >= g.inSpatial[d])
-                  return;
-                inOff += i * inStride[d];
-                outOff += o[d] * outStride[d];
+      const C *xg = x + (n * g.inChannels + grp * cg) * inSize;
+      for (int64_t r0 = 0; r0 < rows; r0 += rowsPerChunk) {
+        const int64_t r1 = std::min(rows, r0 + rowsPerChunk);
+        const int64_t pc = (r1 - r0) * outL; // positions in this chunk
+        const C *colData;
+        int64_t colStride; // elements between consecutive taps' rows
+        if (direct) {
+          colData = xg;
+          colStride = inSize;
+        } else {
+          for (int64_t c = 0; c < cg; ++c) {
+            const C *xin = xg + c * inSize;
+            for (int64_t kp = 0; kp < kSize; ++kp) {
+              const std::vector<int64_t> &k = tapIndex[kp];
+              C *dst = col.data() + (c * kSize + kp) * pc;
+              const int64_t off = k[last] * dL - pL;
+              const int64_t lo = std::min(outL, std::max<int64_t>(0, ceilDiv(-off, sL)));
+              const int64_t hi = std::max(lo, std::min<int64_t>(outL, floorDiv(inL - 1 - off, sL) + 1));
+              for (int64_t r = r0; r < r1; ++r, dst += outL) {
+                int64_t inOff = 0;
+                bool inside = true;
+                for (size_t d = 0; d < last; ++d) {
+                  const int64_t i = rowIndex[r][d] * g.window.strides[d] - g.window.padBegin[d] +
+                                    k[d] * g.window.dilations[d];
+                  inside = inside && i >= 0 && i < g.inSpatial[d];
+                  inOff += i * inStride[d];
+                }
+                if (!inside) {
+                  std::fill(dst, dst + outL, C(0));
+                  continue;
+                }
+                const C *xr = xin + inOff + off;
+                std::fill(dst, dst + lo, C(0));
+                for (int64_t ox = lo; ox < hi; ++ox)
+                  dst[ox] = xr[ox * sL];
+                std::fill(dst + hi, dst + outL, C(0));
               }
-              const C *xr = xin + inOff + off;
-              C *yr = acc + outOff;
-              for (int64_t ox = lo; ox < hi; ++ox)
-                yr[ox] += wv * xr[ox * sL];
-            });
+            }
+          }
+          colData = col.data();
+          colStride = pc;
+        }
+        // y[m, chunk] = sum_t w[m, t] * col[t, chunk]
+        for (int64_t m = 0; m < mg; ++m) {
+          const int64_t mo = grp * mg + m;
+          C *yr = y + (n * g.outChannels + mo) * outSize + r0 * outL;
+          const C *wr = w + mo * taps;
+          std::fill(yr, yr + pc, C(0));
+          for (int64_t t = 0; t < taps; ++t) {
+            const C wv = wr[t];
+            const C *cr = colData + t * colStride;
+            for (int64_t j = 0; j < pc; ++j)
+              yr[j] += wv * cr[j];
           }
         }
-        if (bias) {
+      }
+      if (bias)
+        for (int64_t m = 0; m < mg; ++m) {
+          const int64_t mo = grp * mg + m;
           const C b = static_cast<C>(readDouble(*bias, mo));
+          C *acc = y + (n * g.outChannels + mo) * outSize;
           for (int64_t i = 0; i < outSize; ++i)
             acc[i] += b;
         }
-      }
     }
   }
 }

@@ -919,6 +919,9 @@ const ConvCase kConvCases[] = {
     {1, 8, 5, 1, {4, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, {0, 0}, false},
     // stride larger than kernel, big padding
     {1, 3, 4, 1, {8, 8}, {2, 2}, {3, 3}, {2, 1, 0, 2}, {1, 1}, {2, 1}, true},
+    // large enough (16*25 taps x 60x60 positions) for conv's im2col to work in
+    // several row chunks
+    {1, 16, 2, 1, {62, 60}, {5, 5}, {1, 1}, {1, 2, 1, 2}, {1, 1}, {0, 0}, true},
 };
 
 TEST(KernelConv, MatchesNaiveReference) {
