@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -50,6 +51,79 @@ std::string mib(uint64_t bytes) {
   return text;
 }
 
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\', out += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+      out += escaped;
+    } else
+      out += c;
+  }
+  return out + "\"";
+}
+
+template <typename Vector> std::string jsonList(const Vector *values) {
+  std::string text = "[";
+  if (values)
+    for (size_t i = 0; i < values->size(); ++i)
+      text += (i ? "," : "") + std::to_string(values->Get(i));
+  return text + "]";
+}
+
+/// The same facts as the text form, for scripts and tests.
+void printJson(const rt::Engine &loaded) {
+  const engine::Engine *fb = loaded.fb();
+  static const char *storage[] = {"arena", "constant", "input", "output"};
+  std::printf("{\"format_version\": %u, \"arena_size\": %llu, \"arena_unplanned_size\": %llu, "
+              "\"constants_size\": %llu,\n \"inputs\": %s, \"outputs\": %s,\n \"tensors\": [",
+              loaded.header().format_version, (unsigned long long)fb->arena_size(),
+              (unsigned long long)fb->arena_unplanned_size(),
+              (unsigned long long)loaded.constantsSize(), jsonList(fb->inputs()).c_str(),
+              jsonList(fb->outputs()).c_str());
+  for (size_t i = 0; i < fb->tensors()->size(); ++i) {
+    const engine::Tensor *t = fb->tensors()->Get(i);
+    std::printf("%s\n  {\"name\": %s, \"dtype\": \"%s\", \"shape\": %s, \"storage\": \"%s\", "
+                "\"offset\": %llu, \"size\": %llu}",
+                i ? "," : "", jsonString(rt::fbString(t->name())).c_str(),
+                cpu::dtypeName(static_cast<cpu::DType>(t->dtype())), jsonList(t->shape()).c_str(),
+                storage[int(t->storage())], (unsigned long long)t->offset(),
+                (unsigned long long)t->size());
+  }
+  std::printf("],\n \"steps\": [");
+  size_t stepCount = fb->steps() ? fb->steps()->size() : 0;
+  for (size_t i = 0; i < stepCount; ++i) {
+    const engine::Step *step = fb->steps()->Get(i);
+    std::printf("%s\n  {\"op\": %s, \"location\": %s, \"inputs\": %s, \"outputs\": %s, \"attrs\": {",
+                i ? "," : "", jsonString(rt::fbString(step->op())).c_str(),
+                jsonString(rt::fbString(step->location())).c_str(),
+                jsonList(step->inputs()).c_str(), jsonList(step->outputs()).c_str());
+    if (step->attrs())
+      for (size_t a = 0; a < step->attrs()->size(); ++a) {
+        const engine::Attr *attr = step->attrs()->Get(a);
+        std::string value = attrText(attr);
+        // JSON has no inf/nan literals (clip bounds can be infinite).
+        if (attr->kind() == engine::AttrKind::String ||
+            value.find_first_of("in") != std::string::npos)
+          value = attr->kind() == engine::AttrKind::String
+                      ? jsonString(rt::fbString(attr->s()))
+                      : jsonString(value);
+        std::printf("%s%s: %s", a ? ", " : "", jsonString(rt::fbString(attr->name())).c_str(),
+                    value.c_str());
+      }
+    std::printf("}, \"variants\": [");
+    if (step->variants())
+      for (size_t v = 0; v < step->variants()->size(); ++v)
+        std::printf("%s%s", v ? ", " : "",
+                    jsonString(rt::fbString(step->variants()->Get(v)->tier())).c_str());
+    std::printf("]}");
+  }
+  std::printf("]}\n");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -57,7 +131,9 @@ int main(int argc, char **argv) {
   std::string path;
   bool showSteps = true;
   app.add_option("engine", path, "engine file (.tsl)")->required();
+  bool json = false;
   app.add_flag("!--no-steps", showSteps, "omit the step list");
+  app.add_flag("--json", json, "print everything as JSON");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -69,6 +145,10 @@ int main(int argc, char **argv) {
   if (!status.ok()) {
     std::fprintf(stderr, "error: %s\n", status.message().c_str());
     return 3;
+  }
+  if (json) {
+    printJson(*loaded);
+    return 0;
   }
   const engine::Engine *fb = loaded->fb();
   const format::Header &header = loaded->header();
