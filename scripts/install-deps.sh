@@ -10,7 +10,8 @@ packages=(
   libcli11-dev libspdlog-dev libfmt-dev
   googletest libgtest-dev
   libflatbuffers-dev flatbuffers-compiler
-  python3-onnx python3-numpy python3-torch python3-torchvision
+  python3-onnx python3-numpy python3-torch python3-torchvision python3-pil
+  python-matplotlib-data
   zlib1g-dev libzstd-dev libxml2-dev libedit-dev libcurl4-openssl-dev
 )
 

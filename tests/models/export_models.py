@@ -28,11 +28,33 @@ import numpy_ref  # noqa: E402
 
 MODELS = {
     "resnet18": torchvision.models.resnet18,
+    "resnet50": torchvision.models.resnet50,
     "mobilenet_v2": torchvision.models.mobilenet_v2,
     "squeezenet1_1": torchvision.models.squeezenet1_1,
 }
 OPSET = 13
 INPUT_SHAPE = (1, 3, 224, 224)  # batch 1 keeps the CPU-tier run short
+# A real photograph for the top-1 checks, from Debian's python-matplotlib-data
+# (scripts/install-deps.sh installs it): matplotlib's sample of Grace Hopper.
+IMAGE = "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"
+
+
+def load_image():
+    """The photo as torchvision's ImageNet preprocessing makes it: resize the
+    short side to 256, center-crop 224, scale to [0, 1], normalize per channel."""
+    from PIL import Image
+    image = Image.open(IMAGE).convert("RGB")
+    w, h = image.size
+    scale = 256 / min(w, h)
+    image = image.resize((round(w * scale), round(h * scale)), Image.BILINEAR)
+    w, h = image.size
+    left, top = (w - 224) // 2, (h - 224) // 2
+    image = image.crop((left, top, left + 224, top + 224))
+    x = np.asarray(image, dtype=np.float32) / 255.0
+    mean = np.array([0.485, 0.456, 0.406], dtype=np.float32)
+    std = np.array([0.229, 0.224, 0.225], dtype=np.float32)
+    x = (x - mean) / std
+    return np.ascontiguousarray(x.transpose(2, 0, 1)[None])
 
 
 def paths(outdir, name):
@@ -78,7 +100,9 @@ def calibrate_batchnorm(model, batches=2, batch_size=8):
 
 def export(name, outdir, force=False, check=True):
     model_path, input_path, output_path = paths(outdir, name)
-    if not force and all(os.path.exists(p) for p in (model_path, input_path, output_path)):
+    stem = os.path.join(outdir, name)
+    complete = (model_path, input_path, output_path, stem + ".image.pb", stem + ".image_output.pb")
+    if not force and all(os.path.exists(p) for p in complete):
         print("%s: up to date" % name)
         return
     start = time.time()
@@ -98,10 +122,20 @@ def export(name, outdir, force=False, check=True):
         torch.onnx.export(model, torch.from_numpy(x), tmp_model,
                           opset_version=OPSET,
                           input_names=["input"], output_names=["output"],
-                          do_constant_folding=True)
+                          do_constant_folding=True,
+                          # Keep BatchNormalization nodes (eval mode would fold
+                          # them into the convs): folding them is Tessel's job.
+                          training=torch.onnx.TrainingMode.PRESERVE)
     onnx.checker.check_model(onnx.load(tmp_model))
     save_tensor(x, "input", input_path)
     save_tensor(y, "output", output_path)
+    # The photo and PyTorch's output on it, for the top-1 agreement check.
+    image = load_image()
+    with torch.no_grad():
+        image_y = model(torch.from_numpy(image)).numpy()
+    stem = os.path.join(outdir, name)
+    save_tensor(image, "input", stem + ".image.pb")
+    save_tensor(image_y, "output", stem + ".image_output.pb")
     os.replace(tmp_model, model_path)  # last: the .onnx marks a complete set
 
     onnx_model = onnx.load(model_path)
