@@ -1,6 +1,10 @@
 //===- tessel-opt.cpp - mlir-opt with Tessel's dialect and passes ---------===//
 #include "Passes.h"
 #include "TesselDialect.h"
+#include "WmmaGemm.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -13,6 +17,13 @@ int main(int argc, char **argv) {
   tessel::registerTesselPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  // Codegen: the gpu/nvvm dialects, the NVVM target and the lowering to PTX.
+  tessel::codegen::registerCodegenDialects(registry);
+  mlir::registerSCFToControlFlowPass();
+  mlir::registerConvertGpuOpsToNVVMOpsPass();
+  mlir::registerReconcileUnrealizedCastsPass();
+  mlir::registerGpuNVVMAttachTargetPass();
+  mlir::registerGpuModuleToBinaryPassPass();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Tessel optimizer driver\n", registry));
 }

@@ -24,3 +24,12 @@ config.substitutions.append(("%tessel_run", os.path.join(tessel_bin, "tessel-run
 config.substitutions.append(("%tessel_inspect", os.path.join(tessel_bin, "tessel-inspect")))
 config.substitutions.append(("%conformance", conformance))
 config.substitutions.append(("%python", "/usr/bin/python3"))
+
+# CUDA's ptxas checks that generated PTX assembles (tests/lit/codegen); where it
+# is absent those tests are UNSUPPORTED, and the run says why.
+ptxas = params.get("ptxas", "/usr/local/cuda/bin/ptxas")
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+else:
+    lit_config.note("ptxas not found at " + ptxas + ": PTX assembly tests are UNSUPPORTED")
