@@ -1,0 +1,298 @@
+//===- wmma_gemm_check.cpp - run one generated GEMM kernel on the GPU -----===//
+//
+// Usage: tessel-gpu-gemm-check kernel.ptx M N K
+//
+// Loads the PTX written by tessel-codegen-gemm (its first line gives the
+// kernel name and launch shape), runs C = A * B on random f16 A and B, and
+// compares C with a float64 CPU reference by ||C - ref|| / ||ref||.
+// Prints PASS or FAIL with the relative error; exits 0 on PASS, 1 otherwise.
+//
+// Nothing of CUDA is linked: libcuda.so.1 is opened with dlopen, so the
+// binary builds and runs anywhere; without a driver it prints SKIP, exits 0.
+//
+//===----------------------------------------------------------------------===//
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+// The few driver API types and entry points this check needs.
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
+
+struct Driver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuCtxCreate)(CUcontext *, unsigned, CUdevice);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void **, void **);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+};
+
+template <typename F> bool resolve(void *lib, const char *name, F &fn) {
+  fn = reinterpret_cast<F>(dlsym(lib, name));
+  if (!fn)
+    std::fprintf(stderr, "FAIL: libcuda.so.1 has no %s\n", name);
+  return fn != nullptr;
+}
+
+Driver *driver = nullptr;
+
+bool check(CUresult r, const char *what) {
+  if (r == 0)
+    return true;
+  const char *msg = "unknown error";
+  if (driver->cuGetErrorString)
+    driver->cuGetErrorString(r, &msg);
+  std::fprintf(stderr, "FAIL: %s: CUDA error %d (%s)\n", what, r, msg);
+  return false;
+}
+
+// IEEE binary16 <-> binary32, round to nearest even.
+uint16_t toHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u, absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) // inf or nan
+    return sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u);
+  if (absx >= 0x477ff000u) // rounds to >= 65520: inf
+    return sign | 0x7c00u;
+  if (absx < 0x38800000u) { // subnormal half
+    float a;
+    std::memcpy(&a, &absx, 4);
+    return sign | uint16_t(std::nearbyint(a * 16777216.0f)); // a / 2^-24
+  }
+  uint32_t mant = absx & 0x7fffffu;
+  uint32_t h = ((absx >> 23) - 112) << 10 | (mant >> 13);
+  uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
+    ++h;
+  return uint16_t(sign | h);
+}
+
+float fromHalf(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f,
+           mant = h & 0x3ffu;
+  float v;
+  if (exp == 0) {
+    v = std::ldexp(float(mant), -24);
+    return sign ? -v : v;
+  }
+  uint32_t x = sign | (exp == 31 ? 0x7f800000u | (mant << 13)
+                                 : ((exp + 112) << 23) | (mant << 13));
+  std::memcpy(&v, &x, 4);
+  return v;
+}
+
+struct Launch {
+  std::string kernel, out;
+  unsigned grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+  unsigned shared = 0;
+  long m = 0, n = 0, k = 0;
+};
+
+bool parseLaunch(const std::string &ptx, Launch &l) {
+  std::istringstream in(ptx.substr(0, ptx.find('\n')));
+  std::string word;
+  in >> word >> word;
+  if (word != "tessel-launch")
+    return false;
+  while (in >> word) {
+    size_t eq = word.find('=');
+    std::string key = word.substr(0, eq), v = word.substr(eq + 1);
+    if (key == "kernel")
+      l.kernel = v;
+    else if (key == "out")
+      l.out = v;
+    else if (key == "grid")
+      std::sscanf(v.c_str(), "%u,%u,%u", &l.grid[0], &l.grid[1], &l.grid[2]);
+    else if (key == "block")
+      std::sscanf(v.c_str(), "%u,%u,%u", &l.block[0], &l.block[1],
+                  &l.block[2]);
+    else if (key == "shared")
+      l.shared = unsigned(std::stoul(v));
+    else if (key == "m")
+      l.m = std::stol(v);
+    else if (key == "n")
+      l.n = std::stol(v);
+    else if (key == "k")
+      l.k = std::stol(v);
+  }
+  return !l.kernel.empty() && l.grid[0] && l.block[0] &&
+         (l.out == "f32" || l.out == "f16");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: %s kernel.ptx M N K\n", argv[0]);
+    return 2;
+  }
+  std::ifstream file(argv[1], std::ios::binary);
+  std::string ptx((std::istreambuf_iterator<char>(file)), {});
+  Launch l;
+  if (ptx.empty() || !parseLaunch(ptx, l)) {
+    std::fprintf(stderr,
+                 "FAIL: %s has no '// tessel-launch' first line "
+                 "(write it with tessel-codegen-gemm)\n",
+                 argv[1]);
+    return 1;
+  }
+  const long m = std::atol(argv[2]), n = std::atol(argv[3]),
+             k = std::atol(argv[4]);
+  if (m != l.m || n != l.n || k != l.k) {
+    std::fprintf(stderr, "FAIL: %s was generated for %ldx%ldx%ld, not %ldx%ldx%ld\n",
+                 argv[1], l.m, l.n, l.k, m, n, k);
+    return 1;
+  }
+
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    std::printf("SKIP: no CUDA driver (libcuda.so.1 not found)\n");
+    return 0;
+  }
+  static Driver d{};
+  driver = &d;
+  bool ok = resolve(lib, "cuInit", d.cuInit) &&
+            resolve(lib, "cuDeviceGet", d.cuDeviceGet) &&
+            resolve(lib, "cuDeviceGetAttribute", d.cuDeviceGetAttribute) &&
+            resolve(lib, "cuCtxCreate_v2", d.cuCtxCreate) &&
+            resolve(lib, "cuModuleLoadData", d.cuModuleLoadData) &&
+            resolve(lib, "cuModuleGetFunction", d.cuModuleGetFunction) &&
+            resolve(lib, "cuMemAlloc_v2", d.cuMemAlloc) &&
+            resolve(lib, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD) &&
+            resolve(lib, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH) &&
+            resolve(lib, "cuLaunchKernel", d.cuLaunchKernel) &&
+            resolve(lib, "cuCtxSynchronize", d.cuCtxSynchronize) &&
+            resolve(lib, "cuMemFree_v2", d.cuMemFree) &&
+            resolve(lib, "cuGetErrorString", d.cuGetErrorString);
+  if (!ok)
+    return 1;
+  CUresult init = d.cuInit(0);
+  if (init == 100 /* CUDA_ERROR_NO_DEVICE */) {
+    std::printf("SKIP: CUDA driver present but no GPU\n");
+    return 0;
+  }
+  CUdevice dev;
+  CUcontext ctx;
+  int major = 0, minor = 0;
+  if (!check(init, "cuInit") || !check(d.cuDeviceGet(&dev, 0), "cuDeviceGet") ||
+      !check(d.cuDeviceGetAttribute(&major, kComputeCapabilityMajor, dev),
+             "cuDeviceGetAttribute") ||
+      !check(d.cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, dev),
+             "cuDeviceGetAttribute") ||
+      !check(d.cuCtxCreate(&ctx, 0, dev), "cuCtxCreate"))
+    return 1;
+  std::printf("device sm_%d%d, kernel %s, %ldx%ldx%ld, C %s, grid %u,%u,%u "
+              "block %u,%u,%u\n",
+              major, minor, l.kernel.c_str(), m, n, k, l.out.c_str(),
+              l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+              l.block[2]);
+
+  CUmodule module;
+  CUfunction fn;
+  if (!check(d.cuModuleLoadData(&module, ptx.c_str()), "cuModuleLoadData") ||
+      !check(d.cuModuleGetFunction(&fn, module, l.kernel.c_str()),
+             "cuModuleGetFunction"))
+    return 1;
+
+  // Random f16 operands, never zero, from a fixed seed.
+  std::mt19937 rng(20261122);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  auto fill = [&](std::vector<uint16_t> &h, std::vector<double> &v) {
+    for (size_t i = 0; i < h.size(); ++i) {
+      float x;
+      do
+        x = fromHalf(toHalf(dist(rng)));
+      while (x == 0.0f);
+      h[i] = toHalf(x);
+      v[i] = x;
+    }
+  };
+  std::vector<uint16_t> aH(m * k), bH(k * n);
+  std::vector<double> a(m * k), b(k * n), ref(m * n, 0.0);
+  fill(aH, a);
+  fill(bH, b);
+  for (long i = 0; i < m; ++i)
+    for (long p = 0; p < k; ++p)
+      for (long j = 0; j < n; ++j)
+        ref[i * n + j] += a[i * k + p] * b[p * n + j];
+
+  const bool outF16 = l.out == "f16";
+  const size_t cBytes = size_t(m * n) * (outF16 ? 2 : 4);
+  // Poison C (all-ones bytes: NaN in f32 and f16) so that an element the
+  // kernel never writes fails the comparison.
+  std::vector<unsigned char> cHost(cBytes, 0xff);
+  CUdeviceptr dA, dB, dC;
+  if (!check(d.cuMemAlloc(&dA, aH.size() * 2), "cuMemAlloc A") ||
+      !check(d.cuMemAlloc(&dB, bH.size() * 2), "cuMemAlloc B") ||
+      !check(d.cuMemAlloc(&dC, cBytes), "cuMemAlloc C") ||
+      !check(d.cuMemcpyHtoD(dA, aH.data(), aH.size() * 2), "copy A") ||
+      !check(d.cuMemcpyHtoD(dB, bH.data(), bH.size() * 2), "copy B") ||
+      !check(d.cuMemcpyHtoD(dC, cHost.data(), cBytes), "poison C"))
+    return 1;
+  void *args[] = {&dA, &dB, &dC};
+  if (!check(d.cuLaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0],
+                              l.block[1], l.block[2], 0, nullptr, args,
+                              nullptr),
+             "cuLaunchKernel") ||
+      !check(d.cuCtxSynchronize(), "kernel") ||
+      !check(d.cuMemcpyDtoH(cHost.data(), dC, cBytes), "copy C"))
+    return 1;
+  d.cuMemFree(dA);
+  d.cuMemFree(dB);
+  d.cuMemFree(dC);
+
+  double errSq = 0, refSq = 0;
+  long bad = 0;
+  for (long i = 0; i < m * n; ++i) {
+    double c;
+    if (outF16) {
+      uint16_t h;
+      std::memcpy(&h, &cHost[i * 2], 2);
+      c = fromHalf(h);
+    } else {
+      float f;
+      std::memcpy(&f, &cHost[i * 4], 4);
+      c = f;
+    }
+    if (!std::isfinite(c))
+      ++bad;
+    errSq += (c - ref[i]) * (c - ref[i]);
+    refSq += ref[i] * ref[i];
+  }
+  double rel = std::sqrt(errSq / refSq);
+  // f16 operands are exact in f32 accumulation, so f32 C differs from the
+  // float64 reference only by f32 rounding; f16 C adds one f16 rounding.
+  double tolerance = outF16 ? 1e-3 : 1e-5;
+  bool pass = bad == 0 && rel < tolerance;
+  std::printf("%s: relative error %.3g (tolerance %.0e), %ld non-finite of %ld\n",
+              pass ? "PASS" : "FAIL", rel, tolerance, bad, m * n);
+  return pass ? 0 : 1;
+}
