@@ -1046,6 +1046,334 @@ TEST(KernelConvTranspose, MatchesNaiveReference) {
 }
 
 //===----------------------------------------------------------------------===//
+// conv epilogue (bias, residual, activation) and the NHWC layout
+//===----------------------------------------------------------------------===//
+
+// The activations of the conv/gemm epilogue, with the parameters the tests
+// use (clip: alpha = min, beta = max; leaky_relu: alpha = slope).
+struct ActCase {
+  const char *name;
+  double alpha, beta;
+};
+
+const ActCase kActivations[] = {{"none", 0, 0},       {"relu", 0, 0},    {"clip", -0.3, 0.4},
+                                {"leaky_relu", 0.1, 0}, {"sigmoid", 0, 0}, {"tanh", 0, 0},
+                                {"hard_swish", 0, 0}};
+
+// ONNX's definitions, in double.
+double refActivation(const ActCase &a, double v) {
+  const std::string n = a.name;
+  if (n == "relu")
+    return std::max(0.0, v);
+  if (n == "clip")
+    return std::min(std::max(v, a.alpha), a.beta);
+  if (n == "leaky_relu")
+    return v < 0 ? a.alpha * v : v;
+  if (n == "sigmoid")
+    return 1.0 / (1.0 + std::exp(-v));
+  if (n == "tanh")
+    return std::tanh(v);
+  if (n == "hard_swish")
+    return v * std::min(std::max(v / 6.0 + 0.5, 0.0), 1.0);
+  return v;
+}
+
+// Tolerance of a fused conv/gemm result (float accumulation, one rounding):
+//  - f32: the float accumulation error as in accTol (1e-5 of sum|terms|),
+//    times 1.5, the steepest slope of any epilogue activation (hard_swish on
+//    [-3, 3]), plus the activation's own float evaluation (a few ulp: 2^-20
+//    of |result|).
+//  - f16: f16 storage with f32 accumulation. The operands hold f16 values
+//    exactly and the reference reads those values, so their rounding does
+//    not enter here (against an f32 model it would add ~2^-11 * sum|x*w|, the
+//    per-element bound 2^-11 * (|y| + sum|x*w|) of the precision policy).
+//    What remains is the f32 error e32 above and ONE rounding of the result
+//    to half: |round(v) - v| <= 2^-11 * |v| in the normal range and 2^-25
+//    (half the subnormal spacing) below it, with |v| <= |ref| + e32. An f16
+//    accumulation would be off by ~K * 2^-11 * sum|terms| and fails this.
+//  - f64: 1.5e-12 of sum|terms|.
+std::vector<double> fusedTol(DType t, const std::vector<double> &ref, const std::vector<double> &mag) {
+  std::vector<double> tol(ref.size());
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double r = std::fabs(ref[i]);
+    const double e32 = 1.5e-5 * mag[i] + std::ldexp(r, -20) + 1e-30;
+    switch (t) {
+    case DType::F32: tol[i] = e32; break;
+    case DType::F16: tol[i] = std::ldexp(r + e32, -11) + e32 + std::ldexp(1.0, -25); break;
+    default: tol[i] = 1.5e-12 * mag[i] + 1e-14 * r + 1e-300; break;
+    }
+  }
+  return tol;
+}
+
+// Moves dim 1 to the end: N,C,spatial -> N,spatial,C; for conv weights
+// M,C/group,k -> M,k,C/group (OIHW -> OHWI).
+Tensor channelsLast(const Tensor &t) {
+  const Shape &s = t.shape();
+  Shape ls{s[0]};
+  ls.insert(ls.end(), s.begin() + 2, s.end());
+  ls.push_back(s[1]);
+  Tensor r(t.dtype(), ls);
+  const size_t e = dtypeSize(t.dtype());
+  for (int64_t i = 0; i < t.size(); ++i) {
+    const Shape idx = unravel(i, s);
+    Shape li{idx[0]};
+    li.insert(li.end(), idx.begin() + 2, idx.end());
+    li.push_back(idx[1]);
+    std::memcpy(r.as<uint8_t>() + ravel(li, ls) * e, t.as<uint8_t>() + i * e, e);
+  }
+  return r;
+}
+
+// The inverse: N,spatial,C -> N,C,spatial.
+Tensor channelsFirst(const Tensor &t) {
+  const Shape &s = t.shape();
+  Shape fs{s[0], s.back()};
+  fs.insert(fs.end(), s.begin() + 1, s.end() - 1);
+  Tensor r(t.dtype(), fs);
+  const size_t e = dtypeSize(t.dtype());
+  for (int64_t i = 0; i < r.size(); ++i) {
+    const Shape idx = unravel(i, fs);
+    Shape li{idx[0]};
+    li.insert(li.end(), idx.begin() + 2, idx.end());
+    li.push_back(idx[1]);
+    std::memcpy(r.as<uint8_t>() + i * e, t.as<uint8_t>() + ravel(li, s) * e, e);
+  }
+  return r;
+}
+
+Shape convOutShape(const ConvCase &cc) {
+  const size_t ns = cc.in.size();
+  Shape os{cc.n, cc.m};
+  for (size_t d = 0; d < ns; ++d) {
+    const int64_t span = (cc.kernel[d] - 1) * cc.dilations[d] + 1;
+    os.push_back((cc.in[d] + cc.pads[d] + cc.pads[ns + d] - span) / cc.strides[d] + 1);
+  }
+  return os;
+}
+
+// Naive float64 conv on NCHW operands: ref = act(conv(x, w) + bias +
+// residual), mag = sum of |terms| (products, bias, residual) per element.
+void refConv(const ConvCase &cc, const Tensor &x, const Tensor &w, const Tensor *bias,
+             const Tensor *residual, const ActCase &act, std::vector<double> &ref,
+             std::vector<double> &mag) {
+  const size_t ns = cc.in.size();
+  const Shape os = convOutShape(cc), &xs = x.shape(), &ws = w.shape();
+  const int64_t cg = cc.c / cc.group, mg = cc.m / cc.group;
+  const Shape kSp(cc.kernel);
+  ref.assign(numel(os), 0);
+  mag.assign(numel(os), 0);
+  for (int64_t i = 0; i < numel(os); ++i) {
+    const Shape oi = unravel(i, os);
+    const int64_t n = oi[0], m = oi[1], g = m / mg;
+    double acc = 0, s = 0;
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t kp = 0; kp < numel(kSp); ++kp) {
+        const Shape k = unravel(kp, kSp);
+        Shape xi{n, g * cg + c};
+        bool inside = true;
+        for (size_t d = 0; d < ns; ++d) {
+          const int64_t p = oi[2 + d] * cc.strides[d] - cc.pads[d] + k[d] * cc.dilations[d];
+          inside = inside && p >= 0 && p < cc.in[d];
+          xi.push_back(p);
+        }
+        if (!inside)
+          continue;
+        Shape wi{m, c};
+        wi.insert(wi.end(), k.begin(), k.end());
+        const double term = x.get(ravel(xi, xs)) * w.get(ravel(wi, ws));
+        acc += term;
+        s += std::fabs(term);
+      }
+    if (bias) {
+      acc += bias->get(m);
+      s += std::fabs(bias->get(m));
+    }
+    if (residual) {
+      acc += residual->get(i);
+      s += std::fabs(residual->get(i));
+    }
+    ref[i] = refActivation(act, acc);
+    mag[i] = s;
+  }
+}
+
+Attrs convAttrs(const ConvCase &cc, const char *layout, const ActCase &act) {
+  Attrs a;
+  a.set("strides", cc.strides);
+  a.set("pads", cc.pads);
+  a.set("dilations", cc.dilations);
+  a.set("group", cc.group);
+  if (layout)
+    a.set("layout", std::string(layout));
+  a.set("activation", std::string(act.name));
+  a.set("alpha", act.alpha);
+  a.set("beta", act.beta);
+  return a;
+}
+
+// Random conv shapes: 1-3 spatial dims, strides, asymmetric pads, dilations,
+// 1x1 kernels, groups and depthwise (with channel multipliers), channel counts
+// past one 16-wide weight panel.
+std::vector<ConvCase> randomConvCases(std::mt19937 &rng, int count) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  std::vector<ConvCase> cases;
+  for (int i = 0; i < count; ++i) {
+    ConvCase cc;
+    const int64_t kind = pick(0, 5); // 0-2 dense, 3 grouped, 4 depthwise, 5 1x1
+    const size_t ns = static_cast<size_t>(pick(0, 5) == 0 ? pick(1, 3) : 2);
+    cc.n = pick(1, 2);
+    cc.group = kind == 3 ? pick(2, 3) : 1;
+    int64_t cg = pick(1, 9), mg = pick(1, 40);
+    if (kind == 4) {
+      cc.group = pick(2, 12);
+      cg = 1;
+      mg = pick(1, 3);
+    }
+    cc.c = cg * cc.group;
+    cc.m = mg * cc.group;
+    cc.pads.assign(2 * ns, 0);
+    for (size_t d = 0; d < ns; ++d) {
+      const int64_t k = kind == 5 ? 1 : pick(1, 4);
+      const int64_t dil = pick(0, 3) == 0 ? 2 : 1;
+      const int64_t s = pick(0, 2) == 0 ? pick(2, 3) : 1;
+      cc.kernel.push_back(k);
+      cc.dilations.push_back(dil);
+      cc.strides.push_back(kind == 5 && pick(0, 1) ? 1 : s);
+      cc.pads[d] = kind == 5 ? 0 : pick(0, 2);
+      cc.pads[ns + d] = kind == 5 ? 0 : pick(0, 2);
+      const int64_t span = (k - 1) * dil + 1;
+      cc.in.push_back(std::max<int64_t>(1, span - cc.pads[d] - cc.pads[ns + d]) + pick(0, ns == 1 ? 12 : 6));
+      cc.outputPadding.push_back(0);
+    }
+    cc.bias = pick(0, 1) != 0;
+    cases.push_back(cc);
+  }
+  return cases;
+}
+
+std::string convCaseName(const ConvCase &cc) {
+  return "n" + std::to_string(cc.n) + " c" + std::to_string(cc.c) + " m" + std::to_string(cc.m) +
+         " g" + std::to_string(cc.group) + " in" + shapeStr(cc.in) + " k" + shapeStr(cc.kernel) +
+         " s" + shapeStr(cc.strides) + " p" + shapeStr(cc.pads) + " d" + shapeStr(cc.dilations);
+}
+
+// More fixed shapes for the NHWC paths: several 16-wide weight panels, a
+// direct (1x1, stride 1) conv, a depthwise conv with channel multiplier 2, a
+// strided 1x1 (ResNet downsample), ResNet's stem.
+const ConvCase kNhwcCases[] = {
+    {1, 8, 37, 1, {9, 7}, {3, 3}, {1, 2}, {1, 1, 1, 1}, {1, 1}, {0, 0}, true},
+    {2, 24, 40, 1, {5, 6}, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, {0, 0}, true},
+    {1, 6, 12, 6, {7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, {0, 0}, true},
+    {1, 32, 48, 1, {8, 8}, {1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}, {0, 0}, false},
+    {1, 3, 16, 1, {30, 30}, {7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, {0, 0}, true},
+    {1, 40, 20, 4, {6, 5}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, {0, 0}, true},
+};
+
+// conv in NHWC (input N,spatial,C; weight OHWI; result N,spatial,M) is the
+// NCHW conv on transposed data: the kernel runs on channelsLast operands and
+// its result, moved back to channels-first, is compared with the float64
+// reference of the NCHW operands.
+TEST(KernelConvNhwc, MatchesReferenceOnTransposedData) {
+  std::mt19937 rng(101);
+  std::vector<ConvCase> cases(std::begin(kConvCases), std::end(kConvCases));
+  cases.insert(cases.end(), std::begin(kNhwcCases), std::end(kNhwcCases));
+  const std::vector<ConvCase> random = randomConvCases(rng, 40);
+  cases.insert(cases.end(), random.begin(), random.end());
+  const ActCase none = kActivations[0];
+  for (DType t : {DType::F32, DType::F16, DType::F64}) {
+    for (const ConvCase &cc : cases) {
+      Shape xs{cc.n, cc.c}, ws{cc.m, cc.c / cc.group};
+      xs.insert(xs.end(), cc.in.begin(), cc.in.end());
+      ws.insert(ws.end(), cc.kernel.begin(), cc.kernel.end());
+      const Shape os = convOutShape(cc);
+      Tensor x = randomTensor(t, xs, rng), w = randomTensor(t, ws, rng), b = randomTensor(t, {cc.m}, rng);
+      std::vector<double> ref, mag;
+      refConv(cc, x, w, cc.bias ? &b : nullptr, nullptr, none, ref, mag);
+      const Tensor xl = channelsLast(x), wl = channelsLast(w);
+      Tensor yl(t, channelsLast(Tensor(t, os)).shape());
+      RUN_OK("conv", convAttrs(cc, "NHWC", none), {&xl, &wl, cc.bias ? &b : nullptr}, yl);
+      expectClose(channelsFirst(yl), ref, fusedTol(t, ref, mag),
+                  std::string("conv NHWC ") + dtypeName(t) + " " + convCaseName(cc));
+    }
+  }
+}
+
+// The epilogue y = act(conv + bias + residual), each activation, both
+// layouts, with and without bias and residual (a missing residual given as
+// nullptr or by a 3-operand list).
+TEST(KernelConvEpilogue, BiasResidualAndEachActivation) {
+  std::mt19937 rng(103);
+  std::vector<ConvCase> cases = {kConvCases[0], kConvCases[2], kConvCases[3], kConvCases[4],
+                                 kNhwcCases[0], kNhwcCases[2]};
+  for (DType t : {DType::F32, DType::F16, DType::F64}) {
+    for (const ConvCase &cc : cases) {
+      Shape xs{cc.n, cc.c}, ws{cc.m, cc.c / cc.group};
+      xs.insert(xs.end(), cc.in.begin(), cc.in.end());
+      ws.insert(ws.end(), cc.kernel.begin(), cc.kernel.end());
+      const Shape os = convOutShape(cc);
+      Tensor x = randomTensor(t, xs, rng), w = randomTensor(t, ws, rng);
+      Tensor b = randomTensor(t, {cc.m}, rng), r = randomTensor(t, os, rng, -2, 2);
+      const Tensor xl = channelsLast(x), wl = channelsLast(w), rl = channelsLast(r);
+      for (const ActCase &act : kActivations)
+        for (int operands = 0; operands < 4; ++operands) {
+          const bool withBias = operands & 1, withResidual = operands & 2;
+          std::vector<double> ref, mag;
+          refConv(cc, x, w, withBias ? &b : nullptr, withResidual ? &r : nullptr, act, ref, mag);
+          const std::string what = std::string("conv ") + dtypeName(t) + " " + act.name +
+                                   (withBias ? " +bias" : "") + (withResidual ? " +residual" : "") +
+                                   " " + convCaseName(cc);
+          for (const char *layout : {"NCHW", "NHWC"}) {
+            const bool nhwc = layout[1] == 'H';
+            Tensor y(t, nhwc ? rl.shape() : os);
+            std::vector<const Tensor *> ins{nhwc ? &xl : &x, nhwc ? &wl : &w,
+                                            withBias ? &b : nullptr};
+            if (withResidual || operands == 0) // operands == 0: explicit nullptr residual
+              ins.push_back(withResidual ? (nhwc ? &rl : &r) : nullptr);
+            RUN_OK("conv", convAttrs(cc, layout, act), ins, y);
+            expectClose(nhwc ? channelsFirst(y) : y, ref, fusedTol(t, ref, mag),
+                        what + " " + layout);
+          }
+        }
+    }
+  }
+}
+
+// An absent or empty layout attribute is NCHW: the three give the same bits.
+TEST(KernelConvEpilogue, AbsentLayoutIsNchw) {
+  std::mt19937 rng(107);
+  const ConvCase &cc = kConvCases[0];
+  Shape xs{cc.n, cc.c}, ws{cc.m, cc.c / cc.group};
+  xs.insert(xs.end(), cc.in.begin(), cc.in.end());
+  ws.insert(ws.end(), cc.kernel.begin(), cc.kernel.end());
+  Tensor x = randomTensor(DType::F32, xs, rng), w = randomTensor(DType::F32, ws, rng);
+  Tensor y0(DType::F32, convOutShape(cc)), y1 = y0, y2 = y0;
+  RUN_OK("conv", convAttrs(cc, "NCHW", kActivations[1]), {&x, &w}, y0);
+  RUN_OK("conv", convAttrs(cc, "", kActivations[1]), {&x, &w}, y1);
+  RUN_OK("conv", convAttrs(cc, nullptr, kActivations[1]), {&x, &w}, y2);
+  EXPECT_EQ(y0.bytes, y1.bytes);
+  EXPECT_EQ(y0.bytes, y2.bytes);
+}
+
+TEST(KernelConvEpilogue, BadAttributesAndOperandsReturnErrors) {
+  Tensor x(DType::F32, {1, 4, 5, 5}), w(DType::F32, {6, 4, 3, 3}), y(DType::F32, {1, 6, 3, 3});
+  Tensor res(DType::F32, {1, 6, 3, 3}), badRes(DType::F32, {1, 6, 9}), bias(DType::F32, {6});
+  ConvCase cc{1, 4, 6, 1, {5, 5}, {3, 3}, {1, 1}, {0, 0, 0, 0}, {1, 1}, {0, 0}, false};
+  EXPECT_TRUE(run("conv", convAttrs(cc, "NCHW", kActivations[0]), {&x, &w, &bias, &res}, y).ok());
+  KernelStatus s = run("conv", convAttrs(cc, "NCWH", kActivations[0]), {&x, &w}, y);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.error.find("layout"), std::string::npos) << s.error;
+  s = run("conv", convAttrs(cc, "NCHW", ActCase{"gelu", 0, 0}), {&x, &w}, y);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.error.find("gelu"), std::string::npos) << s.error;
+  EXPECT_FALSE(run("conv", convAttrs(cc, "NCHW", kActivations[0]), {&x, &w, &bias, &badRes}, y).ok());
+  // NHWC reads channels from the last dim: these NCHW shapes do not fit.
+  EXPECT_FALSE(run("conv", convAttrs(cc, "NHWC", kActivations[0]), {&x, &w}, y).ok());
+}
+
+//===----------------------------------------------------------------------===//
 // gemm, matmul
 //===----------------------------------------------------------------------===//
 
@@ -1092,6 +1420,65 @@ TEST(KernelGemm, TransposesAlphaBetaAndBiasBroadcast) {
                           " tB=" + std::to_string(transB) + " C#" + std::to_string(ci));
         }
   }
+}
+
+// gemm's fused activation: act(alpha * op(A) op(B) + beta * C), each
+// activation, shapes past one 16-wide panel and one 256-deep K block, and
+// more rows than one 6-row tile.
+TEST(KernelGemm, FusedActivations) {
+  std::mt19937 rng(109);
+  const struct {
+    int64_t M, N, K;
+  } sizes[] = {{5, 7, 33}, {13, 37, 300}, {1, 20, 9}};
+  for (DType t : {DType::F32, DType::F16, DType::F64})
+    for (const auto &sz : sizes)
+      for (const ActCase &act : kActivations)
+        for (int variant = 0; variant < 4; ++variant) {
+          const int64_t M = sz.M, N = sz.N, K = sz.K;
+          const bool transA = variant & 1, transB = variant & 2, withC = variant != 3;
+          const double alpha = variant == 2 ? 0.5 : 1.0, beta = variant == 1 ? -0.75 : 1.0;
+          Tensor A = randomTensor(t, transA ? Shape{K, M} : Shape{M, K}, rng);
+          Tensor B = randomTensor(t, transB ? Shape{N, K} : Shape{K, N}, rng);
+          const Shape cs = variant == 0 ? Shape{N} : Shape{M, N};
+          Tensor C = randomTensor(t, cs, rng, -2, 2);
+          Tensor y(t, {M, N});
+          Attrs a;
+          a.set("alpha", alpha);
+          a.set("beta", beta);
+          a.set("transA", int64_t(transA));
+          a.set("transB", int64_t(transB));
+          a.set("activation", std::string(act.name));
+          a.set("act_alpha", act.alpha);
+          a.set("act_beta", act.beta);
+          RUN_OK("gemm", a, {&A, &B, withC ? &C : nullptr}, y);
+          std::vector<double> ref(M * N), mag(M * N);
+          for (int64_t i = 0; i < M; ++i)
+            for (int64_t j = 0; j < N; ++j) {
+              double acc = 0, s = 0;
+              for (int64_t k = 0; k < K; ++k) {
+                const double term = A.get(transA ? k * M + i : i * K + k) *
+                                    B.get(transB ? j * K + k : k * N + j);
+                acc += term;
+                s += std::fabs(term);
+              }
+              double r = alpha * acc, sm = std::fabs(alpha) * s;
+              if (withC) {
+                const double c = C.get(broadcastIndex({i, j}, cs));
+                r += beta * c;
+                sm += std::fabs(beta * c);
+              }
+              ref[i * N + j] = refActivation(act, r);
+              mag[i * N + j] = sm;
+            }
+          expectClose(y, ref, fusedTol(t, ref, mag),
+                      std::string("gemm ") + dtypeName(t) + " " + act.name + " M" +
+                          std::to_string(M) + " N" + std::to_string(N) + " K" +
+                          std::to_string(K) + " variant " + std::to_string(variant));
+        }
+  Tensor A(DType::F32, {2, 3}), B(DType::F32, {3, 2}), y(DType::F32, {2, 2});
+  Attrs bad;
+  bad.set("activation", std::string("softmax"));
+  EXPECT_FALSE(run("gemm", bad, {&A, &B}, y).ok());
 }
 
 TEST(KernelMatMul, NumpySemanticsWithBatchBroadcast) {
@@ -1413,6 +1800,59 @@ TEST(KernelPool, AvgPool) {
       }
     }
   }
+}
+
+// NHWC pools are the NCHW pools on transposed data: the same windows, the
+// same tap order and the same arithmetic, so the results agree bit for bit
+// (the NCHW kernels are checked against the reference above).
+TEST(KernelPool, NhwcMatchesNchwOnTransposedData) {
+  std::mt19937 rng(113);
+  for (DType t : {DType::F32, DType::F16, DType::F64, DType::I8, DType::U8, DType::I32}) {
+    for (int op = 0; op < 3; ++op) { // max_pool, avg_pool, avg_pool count_include_pad
+      if (op > 0 && (t != DType::F32 && t != DType::F16 && t != DType::F64))
+        continue;
+      int index = 0;
+      for (const PoolCase &p : kPoolCases) {
+        Shape xs{2, 5}, os{2, 5};
+        xs.insert(xs.end(), p.in.begin(), p.in.end());
+        const Shape osp = poolOutShape(p);
+        os.insert(os.end(), osp.begin(), osp.end());
+        Tensor x = randomTensor(t, xs, rng, t == DType::U8 ? 0 : -100, 100);
+        Tensor y(t, os);
+        Attrs a;
+        a.set("kernel_shape", p.kernel);
+        a.set("strides", p.strides);
+        a.set("pads", p.pads);
+        a.set("dilations", p.dilations);
+        if (op > 0)
+          a.set("count_include_pad", int64_t(op == 2));
+        const char *name = op == 0 ? "max_pool" : "avg_pool";
+        RUN_OK(name, a, {&x}, y); // no layout attribute: NCHW
+        Attrs nhwc = a;
+        nhwc.set("layout", std::string("NHWC"));
+        const Tensor xl = channelsLast(x);
+        Tensor yl(t, channelsLast(y).shape());
+        RUN_OK(name, nhwc, {&xl}, yl);
+        const Tensor back = channelsFirst(yl);
+        EXPECT_EQ(back.bytes, y.bytes) << name << " " << op << " " << dtypeName(t) << " case "
+                                       << index;
+        Attrs nchw = a;
+        nchw.set("layout", std::string("NCHW"));
+        Tensor y2(t, os);
+        RUN_OK(name, nchw, {&x}, y2);
+        EXPECT_EQ(y2.bytes, y.bytes) << name << " explicit NCHW case " << index;
+        ++index;
+      }
+    }
+  }
+  Tensor x(DType::F32, {1, 2, 4, 4}), y(DType::F32, {1, 2, 2, 2});
+  Attrs bad;
+  bad.set("kernel_shape", Shape{2, 2});
+  bad.set("strides", Shape{2, 2});
+  bad.set("layout", std::string("CHWN"));
+  EXPECT_FALSE(run("max_pool", bad, {&x}, y).ok());
+  bad.set("layout", std::string("NHWC")); // channels (last dim) 4 vs result's 2
+  EXPECT_FALSE(run("avg_pool", bad, {&x}, y).ok());
 }
 
 TEST(KernelPool, OnnxAveragePoolCeilExample) {
