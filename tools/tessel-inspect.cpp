@@ -2,10 +2,15 @@
 //
 // Prints an engine's header, producer and options, IO signature, memory plan,
 // tiers and step list (with each step's ONNX node and kernel variants).
+// --device prints instead what this machine offers (the CUDA driver and its
+// devices, or why there are none) and, for an engine, the tier each step
+// would run on here under TESSEL_TIER_AUTO, with the reason.
 // Exit status: 0 printed; 2 usage; 3 the file is not a valid engine.
 //
 //===----------------------------------------------------------------------===//
 #include "engine.h"
+#include "gpu/driver.h"
+#include "gpu/tiers.h"
 
 #include <CLI/CLI.hpp>
 
@@ -124,27 +129,70 @@ void printJson(const rt::Engine &loaded) {
   std::printf("]}\n");
 }
 
+/// The device probe and, for an engine, each step's tier on this machine.
+void printDevice(const rt::Engine *loaded, const std::string &path) {
+  const rt::gpu::Driver &driver = rt::gpu::Driver::get();
+  std::printf("device probe:\n");
+  if (driver.version())
+    std::printf("  driver: CUDA %s (%s)\n", driver.versionText().c_str(),
+                driver.library().c_str());
+  if (!driver.available())
+    std::printf("  %s (%s)\n", driver.version() ? "no usable GPU" : "driver: none",
+                driver.status().message().c_str());
+  for (const rt::gpu::DeviceInfo &d : driver.devices())
+    std::printf("  device %d: %s, compute capability %d.%d (%s), %d SMs, %s, Tensor Cores: %s\n",
+                d.ordinal, d.name.c_str(), d.ccMajor, d.ccMinor, d.arch().c_str(), d.smCount,
+                mib(d.memoryBytes).c_str(), d.tensorCores() ? "yes" : "no");
+  if (!loaded)
+    return;
+  rt::gpu::AutoChoice choice = rt::gpu::chooseAuto(*loaded, driver);
+  std::printf("engine: %s (tiers: %s)\n", path.c_str(), rt::gpu::engineTiers(*loaded).c_str());
+  std::printf("  tier auto on this machine: %s%s%s\n",
+              choice.tier == TESSEL_TIER_CPU ? "cpu" : "gpu",
+              choice.notice.empty() ? "" : ": ", choice.notice.c_str());
+  const engine::Engine *fb = loaded->fb();
+  for (size_t i = 0; i < choice.steps.size(); ++i) {
+    const engine::Step *step = fb->steps()->Get(i);
+    std::printf("  [%zu] %s at %s: %s (%s)\n", i, rt::fbString(step->op()),
+                rt::fbString(step->location()), choice.steps[i].tier.c_str(),
+                choice.steps[i].reason.c_str());
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   CLI::App app{"tessel-inspect: print what a Tessel engine holds"};
   std::string path;
   bool showSteps = true;
-  app.add_option("engine", path, "engine file (.tsl)")->required();
-  bool json = false;
+  app.add_option("engine", path, "engine file (.tsl); optional with --device");
+  bool json = false, device = false;
   app.add_flag("!--no-steps", showSteps, "omit the step list");
   app.add_flag("--json", json, "print everything as JSON");
+  app.add_flag("--device", device,
+               "print the CUDA driver and devices this machine has and, for the engine, the "
+               "tier each step would run on here");
   try {
     app.parse(argc, argv);
+    if (path.empty() && !device)
+      throw CLI::RequiredError("engine");
+    if (json && device)
+      throw CLI::ExcludesError("--json", "--device");
   } catch (const CLI::ParseError &e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
   std::shared_ptr<const rt::Engine> loaded;
-  rt::Status status = rt::Engine::openFile(path, loaded);
-  if (!status.ok()) {
-    std::fprintf(stderr, "error: %s\n", status.message().c_str());
-    return 3;
+  if (!path.empty()) {
+    rt::Status status = rt::Engine::openFile(path, loaded);
+    if (!status.ok()) {
+      std::fprintf(stderr, "error: %s\n", status.message().c_str());
+      return 3;
+    }
+  }
+  if (device) {
+    printDevice(loaded.get(), path);
+    return 0;
   }
   if (json) {
     printJson(*loaded);

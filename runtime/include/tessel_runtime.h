@@ -136,6 +136,49 @@ TESSEL_API tessel_status_t tessel_context_run(tessel_context_t *context);
 /* The tier the context runs on: "cpu", "simt" or "tc". */
 TESSEL_API const char *tessel_context_tier(const tessel_context_t *context);
 
+/* Devices.
+ *
+ * The runtime links no CUDA library: it opens the CUDA driver (libcuda.so.1)
+ * with dlopen on first use and probes its devices once per process. Any of
+ * the calls below, or creating a context with TESSEL_TIER_AUTO, SIMT or TC,
+ * triggers the probe; TESSEL_TIER_CPU never does. All are thread-safe.
+ *
+ * Environment (read once, at the probe):
+ *   TESSEL_LIBCUDA  the driver library to open instead of libcuda.so.1
+ *                   (a path or a soname); tests use it to simulate a missing
+ *                   or broken driver.
+ *   TESSEL_QUIET=1  silences the one line a TESSEL_TIER_AUTO context prints
+ *                   on stderr (once per process) when it runs on the cpu tier
+ *                   although a GPU tier was looked for, naming the reason. */
+
+/* NULL when the driver loaded, initialized and reports at least one device;
+ * otherwise TESSEL_UNSUPPORTED with the reason, e.g. "no CUDA driver:
+ * libcuda.so.1 not found (dlopen: ...)" or "cuInit failed:
+ * CUDA_ERROR_NO_DEVICE (...)". Free it with tessel_status_free. */
+TESSEL_API tessel_status_t tessel_driver_status(void);
+
+/* The driver's CUDA version as cuDriverGetVersion reports it (12040 for
+ * 12.4); 0 when no driver library could be loaded. */
+TESSEL_API int tessel_driver_version(void);
+
+/* The number of usable CUDA devices: 0 whenever tessel_driver_status fails. */
+TESSEL_API size_t tessel_device_count(void);
+
+typedef struct tessel_device_info_s {
+  const char *name;                 /* e.g. "NVIDIA H100 80GB HBM3"; valid
+                                       for the life of the process */
+  int compute_capability_major;     /* 9 for sm_90 */
+  int compute_capability_minor;     /* 0 for sm_90 */
+  int sm_count;                     /* streaming multiprocessors */
+  uint64_t memory_bytes;            /* total device memory */
+  int tensor_cores;                 /* 1 if compute capability >= 7.0 */
+} tessel_device_info_t;
+
+/* Device `index` (0 .. tessel_device_count() - 1). TESSEL_INVALID_ARGUMENT
+ * for a NULL info or an index out of range (the message says why there are
+ * no devices, if so); *info is left untouched on failure. */
+TESSEL_API tessel_status_t tessel_device_info(size_t index, tessel_device_info_t *info);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

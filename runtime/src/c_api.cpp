@@ -9,6 +9,7 @@
 
 #include "engine.h"
 #include "executor.h"
+#include "gpu/driver.h"
 
 #include <exception>
 #include <memory>
@@ -220,6 +221,49 @@ tessel_status_t tessel_context_run(tessel_context_t *context) {
 
 const char *tessel_context_tier(const tessel_context_t *context) {
   return context ? context->context->tier() : "";
+}
+
+tessel_status_t tessel_driver_status(void) {
+  return guarded([] { return tessel::rt::gpu::Driver::get().status(); });
+}
+
+int tessel_driver_version(void) {
+  try {
+    return tessel::rt::gpu::Driver::get().version();
+  } catch (...) {
+    return 0; // the probe ran out of memory
+  }
+}
+
+size_t tessel_device_count(void) {
+  try {
+    return tessel::rt::gpu::Driver::get().devices().size();
+  } catch (...) {
+    return 0;
+  }
+}
+
+tessel_status_t tessel_device_info(size_t index, tessel_device_info_t *info) {
+  if (!info)
+    return invalidArgument("info is NULL");
+  return guarded([&] {
+    const tessel::rt::gpu::Driver &driver = tessel::rt::gpu::Driver::get();
+    const auto &devices = driver.devices();
+    if (index >= devices.size())
+      return tessel::rt::invalidArgument(
+          "device index " + std::to_string(index) + " is out of range: " +
+          (devices.empty() ? "there is no usable device (" + driver.status().message() + ")"
+                           : "the machine has " + std::to_string(devices.size()) + " device" +
+                                 (devices.size() == 1 ? "" : "s")));
+    const tessel::rt::gpu::DeviceInfo &device = devices[index];
+    info->name = device.name.c_str();
+    info->compute_capability_major = device.ccMajor;
+    info->compute_capability_minor = device.ccMinor;
+    info->sm_count = device.smCount;
+    info->memory_bytes = device.memoryBytes;
+    info->tensor_cores = device.tensorCores() ? 1 : 0;
+    return Status();
+  });
 }
 
 } // extern "C"

@@ -1,6 +1,9 @@
 //===- executor.cpp - prepare and run an engine's steps -------------------===//
 #include "executor.h"
 
+#include "gpu/driver.h"
+#include "gpu/tiers.h"
+
 #include <cstdint>
 #include <string>
 
@@ -8,24 +11,6 @@ namespace tessel::rt {
 namespace fb = tessel::engine;
 
 namespace {
-
-const char *tierName(tessel_tier_t tier) {
-  switch (tier) {
-  case TESSEL_TIER_AUTO: return "auto";
-  case TESSEL_TIER_CPU: return "cpu";
-  case TESSEL_TIER_SIMT: return "simt";
-  case TESSEL_TIER_TC: return "tc";
-  }
-  return "invalid";
-}
-
-std::string engineTiers(const Engine &engine) {
-  std::string list;
-  if (const auto *tiers = engine.fb()->tiers())
-    for (const flatbuffers::String *tier : *tiers)
-      list += (list.empty() ? "" : ", ") + tier->str();
-  return list.empty() ? "none listed" : list;
-}
 
 std::string shapeText(const std::vector<int64_t> &shape) {
   std::string text = "[";
@@ -75,17 +60,24 @@ Status Context::create(std::shared_ptr<const Engine> engine, tessel_tier_t tier,
                        std::unique_ptr<Context> &context) {
   if (!engine)
     return invalidArgument("no engine");
+  std::string notice;
   switch (tier) {
-  case TESSEL_TIER_AUTO: // the best available: the CPU tier in this build
+  case TESSEL_TIER_AUTO: {
+    // Probes the device (once per process). Engines carry cpu kernels only
+    // today, so AUTO always lands on the cpu tier, and says why.
+    gpu::AutoChoice choice = gpu::chooseAuto(*engine, gpu::Driver::get());
+    notice = std::move(choice.notice);
+    break;
+  }
   case TESSEL_TIER_CPU:
     break;
   case TESSEL_TIER_SIMT:
-  case TESSEL_TIER_TC:
-    return Status(TESSEL_UNSUPPORTED,
-                  std::string("tier '") + tierName(tier) +
-                      "' requested, but this runtime build has no GPU tier (it runs the "
-                      "'cpu' tier only; the engine has tiers: " +
-                      engineTiers(*engine) + "); use TESSEL_TIER_AUTO or TESSEL_TIER_CPU");
+  case TESSEL_TIER_TC: {
+    // The probe's reason, the GPU's or the engine's; the runtime cannot
+    // launch GPU kernels yet, so this never succeeds today.
+    Status refused = gpu::checkForced(*engine, gpu::Driver::get(), tier);
+    return refused.ok() ? Status(TESSEL_INTERNAL, "GPU tiers are not implemented") : refused;
+  }
   default:
     return invalidArgument("invalid tier value " + std::to_string(static_cast<int>(tier)));
   }
@@ -93,6 +85,8 @@ Status Context::create(std::shared_ptr<const Engine> engine, tessel_tier_t tier,
   if (Status s = candidate->prepare(); !s.ok())
     return s;
   context = std::move(candidate);
+  if (!notice.empty())
+    gpu::noticeOnce(notice);
   return {};
 }
 

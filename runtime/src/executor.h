@@ -23,9 +23,13 @@ namespace tessel::rt {
 
 class Context {
 public:
-  /// Prepares `engine` for the requested tier. TESSEL_TIER_AUTO and
-  /// TESSEL_TIER_CPU run on the CPU tier; the GPU tiers are TESSEL_UNSUPPORTED
-  /// in this build. A step whose op has no CPU kernel is TESSEL_UNSUPPORTED.
+  /// Prepares `engine` for the requested tier. TESSEL_TIER_AUTO probes the
+  /// device (gpu::Driver, once per process) and runs on the CPU tier, saying
+  /// why once per process on stderr (gpu::chooseAuto; TESSEL_QUIET=1
+  /// silences it); TESSEL_TIER_CPU runs on the CPU tier without probing.
+  /// Forced GPU tiers are TESSEL_UNSUPPORTED with the reason
+  /// (gpu::checkForced). A step whose op has no CPU kernel is
+  /// TESSEL_UNSUPPORTED.
   /// Throws std::bad_alloc only (e.g. an arena too large for the machine).
   static Status create(std::shared_ptr<const Engine> engine, tessel_tier_t tier,
                        std::unique_ptr<Context> &context);
