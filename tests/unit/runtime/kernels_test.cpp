@@ -27,7 +27,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -1299,6 +1301,58 @@ TEST(KernelConvNhwc, MatchesReferenceOnTransposedData) {
                   std::string("conv NHWC ") + dtypeName(t) + " " + convCaseName(cc));
     }
   }
+}
+
+// Timing, not correctness (run with --gtest_also_run_disabled_tests): the 53
+// convolutions of ResNet-50 at batch 1 (4.1 GMAC), each with bias + relu
+// (+ residual on the blocks' last conv), in both layouts and f32/f16.
+TEST(KernelConvNhwc, DISABLED_ResNet50ConvStackTiming) {
+  struct Layer {
+    int64_t cin, cout, k, stride, pad, hw;
+    bool residual;
+  };
+  std::vector<Layer> layers = {{3, 64, 7, 2, 3, 224, false}};
+  int64_t in = 64, hw = 56;
+  const int64_t widths[] = {64, 128, 256, 512}, blocks[] = {3, 4, 6, 3};
+  for (int st = 0; st < 4; ++st)
+    for (int64_t b = 0; b < blocks[st]; ++b) {
+      const int64_t w = widths[st], s = st > 0 && b == 0 ? 2 : 1, out = hw / s;
+      layers.push_back({in, w, 1, 1, 0, hw, false});
+      layers.push_back({w, w, 3, s, 1, hw, false});
+      layers.push_back({w, 4 * w, 1, 1, 0, out, true});
+      if (b == 0)
+        layers.push_back({in, 4 * w, 1, s, 0, hw, false});
+      in = 4 * w;
+      hw = out;
+    }
+  double macs = 0;
+  for (const Layer &l : layers) {
+    const int64_t o = (l.hw + 2 * l.pad - l.k) / l.stride + 1;
+    macs += double(o * o) * l.cout * l.cin * l.k * l.k;
+  }
+  std::printf("%zu convs, %.2f GMAC\n", layers.size(), macs * 1e-9);
+  std::mt19937 rng(1);
+  for (DType t : {DType::F32, DType::F16})
+    for (const char *layout : {"NHWC", "NCHW"}) {
+      const bool nhwc = layout[1] == 'H';
+      double seconds = 0;
+      for (const Layer &l : layers) {
+        const int64_t o = (l.hw + 2 * l.pad - l.k) / l.stride + 1;
+        Tensor x = randomTensor(t, nhwc ? Shape{1, l.hw, l.hw, l.cin} : Shape{1, l.cin, l.hw, l.hw}, rng);
+        Tensor w = randomTensor(t, nhwc ? Shape{l.cout, l.k, l.k, l.cin} : Shape{l.cout, l.cin, l.k, l.k}, rng);
+        Tensor b = randomTensor(t, {l.cout}, rng);
+        const Shape os = nhwc ? Shape{1, o, o, l.cout} : Shape{1, l.cout, o, o};
+        Tensor r = randomTensor(t, os, rng), y(t, os);
+        ConvCase cc{1, l.cin, l.cout, 1, {l.hw, l.hw}, {l.k, l.k}, {l.stride, l.stride},
+                    {l.pad, l.pad, l.pad, l.pad}, {1, 1}, {0, 0}, true};
+        const Attrs a = convAttrs(cc, layout, kActivations[1]);
+        const auto start = std::chrono::steady_clock::now();
+        RUN_OK("conv", a, {&x, &w, &b, l.residual ? &r : nullptr}, y);
+        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }
+      std::printf("%s %s: %.3f s (%.1f GFLOP/s)\n", dtypeName(t), layout, seconds,
+                  2 * macs / seconds * 1e-9);
+    }
 }
 
 // The epilogue y = act(conv + bias + residual), each activation, both
