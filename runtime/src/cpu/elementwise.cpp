@@ -14,6 +14,7 @@
 #include "kernels.h"
 #include "registry.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -113,6 +114,10 @@ template <typename T> T wrapNeg(T a) {
 // Broadcasting
 //===----------------------------------------------------------------------===//
 
+// Broadcast state lives in fixed arrays (ranks up to kMaxRank, as the
+// movement kernels): iterating allocates nothing.
+constexpr size_t kMaxRank = 16;
+
 // Iterates the output of an N-ary numpy-broadcast op. For each input, its
 // element strides in the output index space (0 along broadcast dims).
 template <size_t K> class Broadcast {
@@ -120,13 +125,16 @@ public:
   // Returns an error message when an input does not broadcast to `out`.
   std::string init(const std::vector<int64_t> &out,
                    const std::array<const std::vector<int64_t> *, K> &ins) {
-    shape = out;
+    if (out.size() > kMaxRank)
+      return "rank " + std::to_string(out.size()) + " is beyond the limit of " +
+             std::to_string(kMaxRank);
     rank = out.size();
+    std::copy(out.begin(), out.end(), shape.begin());
     for (size_t k = 0; k < K; ++k) {
       const std::vector<int64_t> &in = *ins[k];
       if (in.size() > rank)
         return "input " + std::to_string(k) + " has higher rank than the result";
-      strides[k].assign(rank, 0);
+      strides[k].fill(0);
       int64_t stride = 1;
       for (size_t j = 0; j < in.size(); ++j) {
         size_t i = in.size() - 1 - j;   // input dim
@@ -147,8 +155,8 @@ public:
   // f(outIndex, offsets) for every output element, in row-major order.
   template <typename F> void forEach(F &&f) const {
     int64_t total = 1;
-    for (int64_t d : shape)
-      total *= d;
+    for (size_t d = 0; d < rank; ++d)
+      total *= shape[d];
     if (total == 0)
       return;
     if (rank == 0) {
@@ -160,7 +168,7 @@ public:
     std::array<int64_t, K> innerStride;
     for (size_t k = 0; k < K; ++k)
       innerStride[k] = strides[k][rank - 1];
-    std::vector<int64_t> index(rank, 0);
+    std::array<int64_t, kMaxRank> index{};
     std::array<int64_t, K> base{};
     for (int64_t o = 0; o < total; o += inner) {
       std::array<int64_t, K> offsets = base;
@@ -184,9 +192,9 @@ public:
   }
 
 private:
-  std::vector<int64_t> shape;
+  std::array<int64_t, kMaxRank> shape{};
   size_t rank = 0;
-  std::array<std::vector<int64_t>, K> strides;
+  std::array<std::array<int64_t, kMaxRank>, K> strides{};
 };
 
 //===----------------------------------------------------------------------===//

@@ -21,6 +21,7 @@
 #include "half.h"
 #include "kernels.h"
 #include "registry.h"
+#include "scratch.h"
 
 #include <algorithm>
 #include <cmath>
@@ -93,36 +94,6 @@ template <typename F> void withFloatType(DType dtype, F &&f) {
 }
 
 template <typename C, typename T> inline C loadAs(T v) { return static_cast<C>(loadElem(v)); }
-
-//===----------------------------------------------------------------------===//
-// Per-thread scratch
-//===----------------------------------------------------------------------===//
-
-// The executor promises that a run allocates nothing. Kernels that need
-// scratch take it from these per-thread buffers, one per slot and element
-// type, which grow to the largest request and are then kept (they are freed
-// when the thread ends). A kernel uses each slot for one purpose at a time.
-enum ScratchSlot : int {
-  kSlotCol,     // im2col chunk
-  kSlotPacked,  // packed weights / B panels
-  kSlotAcc,     // accumulators
-  kSlotRow,     // one epilogue row
-  kSlotIndex,   // tap tables and window offsets
-  kSlotIndex2,  // row tables
-  kSlotA,       // a converted A operand
-  kSlotIn0,     // converted inputs (conv_transpose)
-  kSlotIn1,
-  kSlotOut,     // a float result before rounding (conv_transpose)
-  kSlotCount
-};
-
-template <typename T> T *scratch(ScratchSlot slot, size_t n) {
-  thread_local std::vector<T> buffers[kSlotCount];
-  std::vector<T> &b = buffers[slot];
-  if (b.size() < n)
-    b.resize(n);
-  return b.data();
-}
 
 // A float tensor as a dense array of the compute type C (float or double):
 // the tensor's own storage when it already is C, else a converted copy in a
@@ -1309,13 +1280,15 @@ KernelStatus instanceNormKernel(const Attrs &attrs,
   return {};
 }
 
-// Expands a parameter that broadcasts (numpy, right-aligned) to `shape`.
-bool expandParam(const TensorView &p, const std::vector<int64_t> &shape,
-                 std::vector<double> &values) {
-  if (p.shape.size() > shape.size())
+// Expands a parameter that broadcasts (numpy, right-aligned) to the shape
+// shape[0..rank) into values (row-major); `index` holds 2 * rank scratch.
+bool expandParam(const TensorView &p, const int64_t *shape, size_t rank, double *values,
+                 int64_t *index) {
+  if (p.shape.size() > rank)
     return false;
-  const size_t rank = shape.size(), off = rank - p.shape.size();
-  std::vector<int64_t> strides(rank, 0);
+  const size_t off = rank - p.shape.size();
+  int64_t *strides = index + rank;
+  std::fill(strides, strides + rank, int64_t(0));
   int64_t stride = 1;
   for (size_t i = p.shape.size(); i-- > 0;) {
     if (p.shape[i] != 1 && p.shape[i] != shape[off + i])
@@ -1323,14 +1296,15 @@ bool expandParam(const TensorView &p, const std::vector<int64_t> &shape,
     strides[off + i] = p.shape[i] == 1 ? 0 : stride;
     stride *= p.shape[i];
   }
-  const int64_t n = product(shape);
-  values.resize(static_cast<size_t>(n));
-  std::vector<int64_t> index;
+  int64_t n = 1;
+  for (size_t d = 0; d < rank; ++d)
+    n *= shape[d];
   for (int64_t i = 0; i < n; ++i) {
-    unflatten(i, shape, index);
-    int64_t o = 0;
-    for (size_t d = 0; d < rank; ++d)
-      o += index[d] * strides[d];
+    int64_t linear = i, o = 0;
+    for (size_t d = rank; d-- > 0;) {
+      o += (linear % shape[d]) * strides[d];
+      linear /= shape[d];
+    }
     values[i] = readDouble(p, o);
   }
   return true;
@@ -1355,13 +1329,19 @@ KernelStatus layerNormKernel(const Attrs &attrs, const std::vector<const TensorV
     axis += rank;
   if (axis < 0 || axis > rank)
     return fail("layer_norm: axis out of range");
-  std::vector<int64_t> normShape(x.shape.begin() + axis, x.shape.end());
-  std::vector<double> s, b;
-  if (!expandParam(scale, normShape, s) || (bias && !expandParam(*bias, normShape, b)))
-    return fail("layer_norm: scale/bias do not broadcast to " + shapeString(normShape));
+  // The normalized dims: x.shape[axis..rank).
+  const int64_t *normShape = x.shape.data() + axis;
+  const size_t normRank = static_cast<size_t>(rank - axis);
+  const int64_t inner = product(x.shape, static_cast<size_t>(axis));
+  double *s = scratch<double>(kSlotIn0, static_cast<size_t>(inner));
+  double *b = scratch<double>(kSlotIn1, static_cast<size_t>(inner));
+  int64_t *index = scratch<int64_t>(kSlotIndex, 2 * normRank);
+  if (!expandParam(scale, normShape, normRank, s, index) ||
+      (bias && !expandParam(*bias, normShape, normRank, b, index)))
+    return fail("layer_norm: scale/bias do not broadcast to " +
+                shapeString(std::vector<int64_t>(x.shape.begin() + axis, x.shape.end())));
   const double eps = attrs.getFloat("epsilon", 1e-5);
   const int64_t outer = product(x.shape, 0, static_cast<size_t>(axis));
-  const int64_t inner = product(normShape);
   double *v = scratch<double>(kSlotRow, static_cast<size_t>(inner));
   for (int64_t r = 0; r < outer; ++r) {
     const int64_t base = r * inner;

@@ -15,8 +15,10 @@
 #include "half.h"
 #include "kernels.h"
 #include "registry.h"
+#include "scratch.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -97,26 +99,31 @@ const char *reduceName(R op) {
   return names[static_cast<int>(op)];
 }
 
+// Ranks up to kMaxRank (as the movement kernels): the map lives in fixed
+// arrays and the accumulators in per-thread scratch, so a reduction allocates
+// nothing after its first call.
+constexpr size_t kMaxRank = 16;
+
 // Maps every input element to its output element: outStride[d] is 0 along
 // reduced dims and the row-major stride of the kept dims otherwise.
 struct ReduceMap {
-  std::vector<int64_t> shape, outStride;
+  std::array<int64_t, kMaxRank> shape{}, outStride{};
+  size_t rank = 0;
   int64_t numOut = 1, count = 1; // results, elements per result
 
   // f(inputIndex, outputIndex) for every input element, in row-major order.
   template <typename F> void forEach(F &&f) const {
     int64_t total = 1;
-    for (int64_t d : shape)
-      total *= d;
+    for (size_t d = 0; d < rank; ++d)
+      total *= shape[d];
     if (total == 0)
       return;
-    const size_t rank = shape.size();
     if (rank == 0) {
       f(int64_t(0), int64_t(0));
       return;
     }
     const int64_t inner = shape[rank - 1], innerStride = outStride[rank - 1];
-    std::vector<int64_t> index(rank, 0);
+    std::array<int64_t, kMaxRank> index{};
     int64_t base = 0;
     for (int64_t i = 0; i < total; i += inner) {
       int64_t o = base;
@@ -137,10 +144,13 @@ struct ReduceMap {
 KernelStatus planReduce(const char *op, const Attrs &attrs, const TensorView &in,
                         const TensorView &out, ReduceMap &map) {
   const int64_t rank = static_cast<int64_t>(in.shape.size());
-  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  if (in.shape.size() > kMaxRank)
+    return fail(std::string(op) + ": rank " + std::to_string(rank) + " is beyond the limit of " +
+                std::to_string(kMaxRank));
+  std::array<bool, kMaxRank> reduced{};
   const std::vector<int64_t> &axes = attrs.getInts("axes");
   if (axes.empty()) {
-    std::fill(reduced.begin(), reduced.end(), true);
+    std::fill(reduced.begin(), reduced.begin() + rank, true);
   } else {
     for (int64_t a : axes) {
       int64_t axis = normalizeAxis(a, rank);
@@ -149,8 +159,9 @@ KernelStatus planReduce(const char *op, const Attrs &attrs, const TensorView &in
       reduced[static_cast<size_t>(axis)] = true;
     }
   }
-  map.shape = in.shape;
-  map.outStride.assign(static_cast<size_t>(rank), 0);
+  map.rank = in.shape.size();
+  std::copy(in.shape.begin(), in.shape.end(), map.shape.begin());
+  map.outStride.fill(0);
   int64_t stride = 1;
   for (int64_t d = rank - 1; d >= 0; --d) {
     if (reduced[d]) {
@@ -172,10 +183,13 @@ KernelStatus planReduce(const char *op, const Attrs &attrs, const TensorView &in
 template <R op, typename T> void reduceFloat(const ReduceMap &map, const T *x, T *y) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   const double init = op == R::Max ? -inf : op == R::Min ? inf : op == R::Prod ? 1.0 : 0.0;
-  std::vector<double> acc(static_cast<size_t>(map.numOut), init);
-  std::vector<double> peak; // log_sum_exp: per-result max
+  const size_t numOut = static_cast<size_t>(map.numOut);
+  double *acc = scratch<double>(kSlotAcc, numOut);
+  std::fill(acc, acc + numOut, init);
+  double *peak = nullptr; // log_sum_exp: per-result max
   if (op == R::LogSumExp) {
-    peak.assign(static_cast<size_t>(map.numOut), -inf);
+    peak = scratch<double>(kSlotRow, numOut);
+    std::fill(peak, peak + numOut, -inf);
     map.forEach([&](int64_t i, int64_t o) {
       double v = loadElem(x[i]);
       if (v > peak[o] || std::isnan(v))
@@ -221,25 +235,27 @@ template <R op, typename T> void reduceInt(const ReduceMap &map, const T *x, T *
   // products wrap through uint64 arithmetic (no overflow UB).
   using W = std::conditional_t<std::is_signed<T>::value, int64_t, uint64_t>;
   if constexpr (op == R::Max || op == R::Min) {
-    std::vector<T> acc(static_cast<size_t>(map.numOut),
-                       op == R::Max ? std::numeric_limits<T>::lowest()
-                                    : std::numeric_limits<T>::max());
+    T *acc = scratch<T>(kSlotAcc, static_cast<size_t>(map.numOut));
+    std::fill(acc, acc + map.numOut,
+              op == R::Max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max());
     map.forEach([&](int64_t i, int64_t o) {
       if (op == R::Max ? x[i] > acc[o] : x[i] < acc[o])
         acc[o] = x[i];
     });
-    std::copy(acc.begin(), acc.end(), y);
+    std::copy(acc, acc + map.numOut, y);
   } else if constexpr (op == R::LogSumExp) {
-    std::vector<double> peak(static_cast<size_t>(map.numOut),
-                             -std::numeric_limits<double>::infinity());
-    std::vector<double> acc(static_cast<size_t>(map.numOut), 0.0);
+    double *peak = scratch<double>(kSlotRow, static_cast<size_t>(map.numOut));
+    double *acc = scratch<double>(kSlotAcc, static_cast<size_t>(map.numOut));
+    std::fill(peak, peak + map.numOut, -std::numeric_limits<double>::infinity());
+    std::fill(acc, acc + map.numOut, 0.0);
     map.forEach([&](int64_t i, int64_t o) { peak[o] = std::max(peak[o], double(x[i])); });
     map.forEach([&](int64_t i, int64_t o) { acc[o] += std::exp(double(x[i]) - peak[o]); });
     for (int64_t o = 0; o < map.numOut; ++o)
       y[o] = fromDouble<T>(map.count ? std::log(acc[o]) + peak[o]
                                      : -std::numeric_limits<double>::infinity());
   } else {
-    std::vector<uint64_t> acc(static_cast<size_t>(map.numOut), op == R::Prod ? 1u : 0u);
+    uint64_t *acc = scratch<uint64_t>(kSlotAcc, static_cast<size_t>(map.numOut));
+    std::fill(acc, acc + map.numOut, op == R::Prod ? uint64_t(1) : uint64_t(0));
     map.forEach([&](int64_t i, int64_t o) {
       const uint64_t v = static_cast<uint64_t>(static_cast<W>(x[i]));
       switch (op) {
@@ -323,7 +339,7 @@ KernelStatus softmaxKernel(const Attrs &attrs, const std::vector<const TensorVie
     using T = typename decltype(tag)::type;
     const T *x = static_cast<const T *>(in.data);
     T *y = static_cast<T *>(out.data);
-    std::vector<double> v(static_cast<size_t>(s.length));
+    double *v = scratch<double>(kSlotRow, static_cast<size_t>(s.length));
     for (int64_t o = 0; o < s.outer; ++o)
       for (int64_t i = 0; i < s.inner; ++i) {
         const int64_t base = o * s.length * s.inner + i;
@@ -369,7 +385,9 @@ KernelStatus argKernel(const Attrs &attrs, const std::vector<const TensorView *>
     return fail(std::string(name) + ": result element count does not match");
   if (s.length == 0 && s.outer * s.inner != 0)
     return fail(std::string(name) + ": cannot take the index of an empty axis");
-  const bool last = attrs.getInt("select_last_index", 0) != 0;
+  // The key is longer than the small-string buffer: build it once.
+  static const std::string kSelectLastIndex = "select_last_index";
+  const bool last = attrs.getInt(kSelectLastIndex, 0) != 0;
   bool handled = dispatch(in.dtype, kNumeric, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = MathType<T>;
