@@ -140,9 +140,10 @@ void printDevice(const rt::Engine *loaded, const std::string &path) {
     std::printf("  %s (%s)\n", driver.version() ? "no usable GPU" : "driver: none",
                 driver.status().message().c_str());
   for (const rt::gpu::DeviceInfo &d : driver.devices())
-    std::printf("  device %d: %s, compute capability %d.%d (%s), %d SMs, %s, Tensor Cores: %s\n",
+    std::printf("  device %d: %s, compute capability %d.%d (%s), %d SMs, %.1f GiB, Tensor Cores: "
+                "%s\n",
                 d.ordinal, d.name.c_str(), d.ccMajor, d.ccMinor, d.arch().c_str(), d.smCount,
-                mib(d.memoryBytes).c_str(), d.tensorCores() ? "yes" : "no");
+                d.memoryBytes / 1073741824.0, d.tensorCores() ? "yes" : "no");
   if (!loaded)
     return;
   rt::gpu::AutoChoice choice = rt::gpu::chooseAuto(*loaded, driver);

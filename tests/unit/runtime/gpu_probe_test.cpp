@@ -29,6 +29,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tessel::test {
@@ -384,6 +385,32 @@ TEST_F(GpuProbeEnvironment, ANonCudaLibraryReportsMissingEntryPoints) {
 TEST_F(GpuProbeEnvironment, QuietSilencesTheNotice) {
   EXPECT_EXIT(runChild("/nonexistent/libcuda.so.1", "1",
                        [] { return checkNoDriverThroughTheCApi("no CUDA driver: ", 0); }),
+              ::testing::ExitedWithCode(0), "CHILD OK");
+}
+
+TEST_F(GpuProbeEnvironment, TheFirstProbeIsThreadSafe) {
+  EXPECT_EXIT(runChild("/nonexistent/libcuda.so.1", "1",
+                       [] {
+                         // Many threads race to the first probe; all must see
+                         // the same result, and the C++ instance is one object.
+                         std::vector<std::string> seen(16);
+                         std::vector<const Driver *> instances(16);
+                         std::vector<std::thread> threads;
+                         for (size_t i = 0; i < seen.size(); ++i)
+                           threads.emplace_back([&, i] {
+                             tessel_status_t s = tessel_driver_status();
+                             seen[i] = tessel_status_message(s);
+                             tessel_status_free(s);
+                             instances[i] = &Driver::get();
+                           });
+                         for (std::thread &t : threads)
+                           t.join();
+                         for (size_t i = 0; i < seen.size(); ++i)
+                           if (seen[i] != seen[0] || seen[i].empty() ||
+                               instances[i] != instances[0])
+                             return "thread " + std::to_string(i) + " saw '" + seen[i] + "'";
+                         return std::string();
+                       }),
               ::testing::ExitedWithCode(0), "CHILD OK");
 }
 
