@@ -34,6 +34,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -2217,6 +2218,209 @@ TEST(KernelArg, ArgMaxArgMinWithTies) {
             }
           }
   }
+}
+
+//===----------------------------------------------------------------------===//
+// f16 coverage: every kernel that takes float data runs on f16
+//===----------------------------------------------------------------------===//
+
+// At --precision fp16, f16 is the storage type of activations and weights,
+// and the precision policy may leave any op in f16. Every CPU kernel follows
+// "f16 storage, f32 (or f64) math, one rounding": on inputs that are f16
+// values, the f16 kernel must give exactly the f32 kernel's result rounded to
+// half (each f32 kernel is checked against float64 elsewhere in this file).
+// The table covers every registered kernel except the bool-only ones; a new
+// kernel must be added here (the test checks the registry against it).
+struct F16Case {
+  std::string op;
+  Attrs attrs;
+  // Per input: shape and kind: 'f' float in [-2, 2), 'p' positive float in
+  // [0.25, 2), 'b' bool, 'i' i64 indices in [0, 3).
+  std::vector<std::pair<Shape, char>> inputs;
+  Shape out;
+  char outKind = 'f'; // 'f' float, 'b' bool, 'i' i64
+};
+
+Attrs makeAttrs(std::initializer_list<std::pair<const char *, AttrValue>> values) {
+  Attrs a;
+  for (const auto &[name, value] : values)
+    a.set(name, value);
+  return a;
+}
+
+std::vector<F16Case> f16Cases() {
+  using V = std::vector<int64_t>;
+  const Shape s{2, 3, 4, 5};
+  std::vector<F16Case> cases;
+  for (const char *op :
+       {"relu", "sigmoid", "tanh", "abs", "neg", "exp", "floor", "ceil", "round", "sign", "erf",
+        "sin", "cos", "tan", "atan", "sinh", "cosh", "asinh", "softplus", "softsign",
+        "hard_swish", "identity", "copy"})
+    cases.push_back({op, {}, {{s, 'f'}}, s});
+  for (const char *op : {"log", "sqrt", "reciprocal"})
+    cases.push_back({op, {}, {{s, 'p'}}, s});
+  cases.push_back({"asin", {}, {{s, 'f'}}, s}); // NaN outside [-1, 1] on both sides
+  cases.push_back({"acos", {}, {{s, 'f'}}, s});
+  cases.push_back({"atanh", {}, {{s, 'f'}}, s});
+  cases.push_back({"acosh", {}, {{s, 'p'}}, s});
+  cases.push_back({"leaky_relu", makeAttrs({{"alpha", 0.1}}), {{s, 'f'}}, s});
+  cases.push_back({"elu", makeAttrs({{"alpha", 1.0}}), {{s, 'f'}}, s});
+  cases.push_back({"celu", makeAttrs({{"alpha", 0.7}}), {{s, 'f'}}, s});
+  cases.push_back({"selu", makeAttrs({{"alpha", 1.67}, {"gamma", 1.05}}), {{s, 'f'}}, s});
+  cases.push_back({"thresholded_relu", makeAttrs({{"alpha", 0.5}}), {{s, 'f'}}, s});
+  cases.push_back({"hard_sigmoid", makeAttrs({{"alpha", 0.2}, {"beta", 0.5}}), {{s, 'f'}}, s});
+  cases.push_back({"shrink", makeAttrs({{"bias", 0.1}, {"lambd", 0.5}}), {{s, 'f'}}, s});
+  cases.push_back({"clip", makeAttrs({{"min", -0.3}, {"max", 0.7001}}), {{s, 'f'}}, s});
+  for (const char *op : {"add", "sub", "mul", "div", "max", "min", "prelu"})
+    cases.push_back({op, {}, {{s, 'f'}, {Shape{3, 1, 5}, 'f'}}, s});
+  cases.push_back({"pow", {}, {{s, 'p'}, {Shape{5}, 'f'}}, s});
+  for (const char *op : {"equal", "less", "less_equal", "greater", "greater_equal"})
+    cases.push_back({op, {}, {{s, 'f'}, {Shape{4, 1}, 'f'}}, s, 'b'});
+  cases.push_back({"where", {}, {{Shape{3, 1, 5}, 'b'}, {s, 'f'}, {Shape{5}, 'f'}}, s});
+  // conv in both layouts with its epilogue; conv_transpose; gemm; matmul.
+  cases.push_back({"conv",
+                   makeAttrs({{"strides", V{1, 2}}, {"pads", V{1, 0, 1, 1}}, {"dilations", V{1, 1}},
+                              {"group", int64_t(1)}, {"activation", std::string("relu")}}),
+                   {{Shape{1, 6, 7, 8}, 'f'}, {Shape{20, 6, 3, 3}, 'f'}, {Shape{20}, 'f'},
+                    {Shape{1, 20, 7, 4}, 'f'}},
+                   Shape{1, 20, 7, 4}});
+  cases.push_back({"conv",
+                   makeAttrs({{"strides", V{1, 1}}, {"pads", V{1, 1, 1, 1}}, {"dilations", V{1, 1}},
+                              {"group", int64_t(2)}, {"layout", std::string("NHWC")},
+                              {"activation", std::string("hard_swish")}}),
+                   {{Shape{1, 7, 8, 6}, 'f'}, {Shape{20, 3, 3, 3}, 'f'}, {Shape{20}, 'f'},
+                    {Shape{1, 7, 8, 20}, 'f'}},
+                   Shape{1, 7, 8, 20}});
+  cases.push_back({"conv",
+                   makeAttrs({{"strides", V{2, 2}}, {"pads", V{1, 1, 1, 1}}, {"dilations", V{1, 1}},
+                              {"group", int64_t(6)}, {"layout", std::string("NHWC")},
+                              {"activation", std::string("clip")}, {"alpha", 0.0}, {"beta", 6.0}}),
+                   {{Shape{1, 7, 8, 6}, 'f'}, {Shape{6, 3, 3, 1}, 'f'}},
+                   Shape{1, 4, 4, 6}});
+  cases.push_back({"conv_transpose",
+                   makeAttrs({{"strides", V{2, 1}}, {"pads", V{0, 1, 0, 1}}, {"dilations", V{1, 1}},
+                              {"group", int64_t(1)}}),
+                   {{Shape{1, 4, 3, 5}, 'f'}, {Shape{4, 3, 3, 3}, 'f'}, {Shape{3}, 'f'}},
+                   Shape{1, 3, 7, 5}});
+  cases.push_back({"gemm",
+                   makeAttrs({{"alpha", 0.5}, {"beta", 1.0}, {"transA", int64_t(0)},
+                              {"transB", int64_t(1)}, {"activation", std::string("tanh")}}),
+                   {{Shape{7, 30}, 'f'}, {Shape{19, 30}, 'f'}, {Shape{19}, 'f'}},
+                   Shape{7, 19}});
+  cases.push_back({"matmul", {}, {{Shape{2, 5, 9}, 'f'}, {Shape{9, 17}, 'f'}}, Shape{2, 5, 17}});
+  // Norms.
+  cases.push_back({"batch_norm", makeAttrs({{"epsilon", 1e-5}}),
+                   {{s, 'f'}, {Shape{3}, 'f'}, {Shape{3}, 'f'}, {Shape{3}, 'f'}, {Shape{3}, 'p'}},
+                   s});
+  cases.push_back({"instance_norm", makeAttrs({{"epsilon", 1e-5}}),
+                   {{s, 'f'}, {Shape{3}, 'f'}, {Shape{3}, 'f'}}, s});
+  cases.push_back({"layer_norm", makeAttrs({{"axis", int64_t(2)}, {"epsilon", 1e-5}}),
+                   {{s, 'f'}, {Shape{4, 5}, 'f'}, {Shape{5}, 'f'}}, s});
+  cases.push_back({"lrn",
+                   makeAttrs({{"size", int64_t(3)}, {"alpha", 1e-2}, {"beta", 0.75}, {"bias", 1.0}}),
+                   {{s, 'f'}}, s});
+  // Pools in both layouts.
+  for (const char *op : {"max_pool", "avg_pool"}) {
+    Attrs a = makeAttrs({{"kernel_shape", V{3, 2}}, {"strides", V{2, 1}}, {"pads", V{1, 0, 1, 1}},
+                         {"dilations", V{1, 1}}, {"count_include_pad", int64_t(1)}});
+    cases.push_back({op, a, {{s, 'f'}}, Shape{2, 3, 2, 5}});
+    a.set("layout", std::string("NHWC"));
+    cases.push_back({op, a, {{Shape{2, 4, 5, 3}, 'f'}}, Shape{2, 2, 5, 3}});
+  }
+  // Reductions, softmax, arg*.
+  const Attrs axes = makeAttrs({{"axes", V{1, 3}}, {"keepdims", int64_t(1)}});
+  for (const char *op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+                         "reduce_l1", "reduce_l2", "reduce_log_sum_exp", "reduce_sum_square"})
+    cases.push_back({op, axes, {{s, 'f'}}, Shape{2, 1, 4, 1}});
+  cases.push_back({"reduce_log_sum", axes, {{s, 'p'}}, Shape{2, 1, 4, 1}});
+  cases.push_back({"softmax", makeAttrs({{"axis", int64_t(1)}}), {{s, 'f'}}, s});
+  cases.push_back({"log_softmax", makeAttrs({{"axis", int64_t(3)}}), {{s, 'f'}}, s});
+  for (const char *op : {"argmax", "argmin"})
+    cases.push_back({op,
+                     makeAttrs({{"axis", int64_t(2)}, {"keepdims", int64_t(0)},
+                                {"select_last_index", int64_t(0)}}),
+                     {{s, 'f'}}, Shape{2, 3, 5}, 'i'});
+  // Data movement (bytewise, and pad's fill value converted to half).
+  cases.push_back({"reshape", {}, {{s, 'f'}}, Shape{6, 20}});
+  cases.push_back({"transpose", makeAttrs({{"perm", V{0, 2, 3, 1}}}), {{s, 'f'}}, Shape{2, 4, 5, 3}});
+  cases.push_back({"slice", makeAttrs({{"starts", V{0, 1, 3, 0}}, {"steps", V{1, 1, -1, 2}}}),
+                   {{s, 'f'}}, Shape{2, 2, 4, 3}});
+  cases.push_back({"concat", makeAttrs({{"axis", int64_t(1)}}),
+                   {{s, 'f'}, {Shape{2, 2, 4, 5}, 'f'}}, Shape{2, 5, 4, 5}});
+  cases.push_back({"pad",
+                   makeAttrs({{"pads", V{0, 1, 0, 2, 0, 0, 1, 0}}, {"mode", std::string("constant")},
+                              {"value", 0.3}}),
+                   {{s, 'f'}}, Shape{2, 4, 5, 7}});
+  cases.push_back({"gather", makeAttrs({{"axis", int64_t(1)}}), {{s, 'f'}, {Shape{4}, 'i'}},
+                   Shape{2, 4, 4, 5}});
+  cases.push_back({"expand", {}, {{Shape{3, 1, 5}, 'f'}}, s});
+  cases.push_back({"tile", {}, {{Shape{1, 3, 2, 5}, 'f'}}, Shape{2, 3, 4, 5}});
+  return cases;
+}
+
+TEST(KernelF16, EveryFloatKernelIsItsF32KernelRoundedOnce) {
+  std::mt19937 rng(127);
+  std::set<std::string> covered;
+  for (const F16Case &c : f16Cases()) {
+    covered.insert(c.op);
+    std::vector<Tensor> in16, in32;
+    for (const auto &[shape, kind] : c.inputs) {
+      if (kind == 'f' || kind == 'p') {
+        Tensor h = kind == 'f' ? randomTensor(DType::F16, shape, rng, -2, 2)
+                               : randomTensor(DType::F16, shape, rng, 0.25, 2);
+        Tensor f(DType::F32, shape);
+        for (int64_t i = 0; i < h.size(); ++i)
+          f.set(i, h.get(i)); // exact: every half is a float
+        in16.push_back(h);
+        in32.push_back(f);
+      } else {
+        Tensor t = kind == 'b' ? randomTensor(DType::Bool, shape, rng, 0, 2)
+                               : randomTensor(DType::I64, shape, rng, 0, 3);
+        in16.push_back(t);
+        in32.push_back(t);
+      }
+    }
+    const DType outType = c.outKind == 'b' ? DType::Bool : c.outKind == 'i' ? DType::I64 : DType::F16;
+    Tensor y16(outType, c.out), y32(c.outKind == 'f' ? DType::F32 : outType, c.out);
+    std::vector<const Tensor *> p16, p32;
+    for (size_t i = 0; i < in16.size(); ++i) {
+      p16.push_back(&in16[i]);
+      p32.push_back(&in32[i]);
+    }
+    const KernelStatus s16 = run(c.op, c.attrs, p16, y16);
+    ASSERT_TRUE(s16.ok()) << c.op << " f16: " << s16.error;
+    RUN_OK(c.op, c.attrs, p32, y32);
+    int failures = 0;
+    for (int64_t i = 0; i < y16.size(); ++i) {
+      bool same;
+      if (c.outKind == 'f') {
+        const uint16_t want = refDoubleToHalf(y32.get(i)), got = y16.as<uint16_t>()[i];
+        same = got == want || (std::isnan(y32.get(i)) && std::isnan(y16.get(i)));
+        if (!same && ++failures <= 3)
+          ADD_FAILURE() << c.op << " element " << i << ": f16 " << y16.get(i) << ", f32 "
+                        << y32.get(i) << " rounds to " << refHalfToDouble(want);
+      } else {
+        same = y16.getI(i) == y32.getI(i);
+        if (!same && ++failures <= 3)
+          ADD_FAILURE() << c.op << " element " << i;
+      }
+    }
+    EXPECT_EQ(failures, 0) << c.op;
+  }
+  // cast f16 <-> f32: exact widening, and one correct rounding.
+  Tensor h = randomTensor(DType::F16, {64}, rng, -70000, 70000), f(DType::F32, {64});
+  RUN_OK("cast", Attrs{}, {&h}, f);
+  for (int64_t i = 0; i < 64; ++i)
+    EXPECT_EQ(f.get(i), h.get(i));
+  Tensor g = randomTensor(DType::F32, {64}, rng, -70000, 70000), gh(DType::F16, {64});
+  RUN_OK("cast", Attrs{}, {&g}, gh);
+  for (int64_t i = 0; i < 64; ++i)
+    EXPECT_EQ(gh.as<uint16_t>()[i], refDoubleToHalf(g.get(i)));
+  covered.insert("cast");
+  // The bool-only kernels have no f16 form; every other kernel is covered.
+  for (const std::string &name : kernelNames())
+    if (name != "and" && name != "or" && name != "xor" && name != "not")
+      EXPECT_TRUE(covered.count(name)) << name << " has no f16 case";
 }
 
 //===----------------------------------------------------------------------===//
