@@ -732,9 +732,9 @@ void convNhwc(const ConvGeometry &g, const ConvOperands &o, const int64_t *tapOf
   }
 }
 
-// NCHW: im2col chunks stored k-major, col[(c, tap), position] (a whole
-// number of output rows along the last spatial dim per chunk), read by the
-// GEMM as A(p, k) = col[k * positions + p].
+// NCHW: im2col chunks stored k-major, col[(c, tap), position] for a range
+// of output positions (whole or partial rows along the last spatial dim),
+// read by the GEMM as A(p, k) = col[k * positions + p].
 template <typename T, typename C>
 void convNchw(const ConvGeometry &g, const ConvOperands &o, const int64_t *tapOffset) {
   const T *x = static_cast<const T *>(o.x.data);
@@ -747,43 +747,31 @@ void convNchw(const ConvGeometry &g, const ConvOperands &o, const int64_t *tapOf
   const Dims inStride = g.inSpatial.strides();
   const int64_t sL = g.window.strides[last], pL = g.window.padBegin[last];
   const int64_t inL = g.inSpatial[last], outL = g.outSpatial[last];
-  const int64_t rows = outSize / outL; // output rows (all dims but the last)
+  Dims outer; // output rows: all dims but the last
+  outer.assign(g.outSpatial.v, g.outSpatial.v + last);
 
   bool direct = std::is_same<T, C>::value;
   for (size_t d = 0; d < ns; ++d)
     direct = direct && g.kernel[d] == 1 && g.window.strides[d] == 1 &&
              g.window.padBegin[d] == 0 && g.inSpatial[d] == g.outSpatial[d];
 
-  // Rows per chunk: the col chunk (K x positions) and the accumulators
-  // (positions x Mp) near kChunkElements each.
-  const int64_t perRow = outL * (direct ? Mp : std::max(K, Mp));
-  const int64_t rowsPerChunk =
-      std::max<int64_t>(1, std::min<int64_t>(rows, kChunkElements / std::max<int64_t>(1, perRow)));
-  const int64_t chunkPositions = rowsPerChunk * outL;
+  const int64_t chunk = chunkRows(outSize, direct ? Mp : std::max(K, Mp));
   C *wp = scratch<C>(kSlotPacked, static_cast<size_t>(Mp * K));
-  C *col = direct ? nullptr : scratch<C>(kSlotCol, static_cast<size_t>(K * chunkPositions));
-  C *acc = scratch<C>(kSlotAcc, static_cast<size_t>(chunkPositions * Mp));
-  C *row = scratch<C>(kSlotRow, static_cast<size_t>(chunkPositions));
-  // Outer (all but the last dim) multi-index of every output row.
-  int64_t *rowIndex = scratch<int64_t>(kSlotIndex2, static_cast<size_t>(rows * std::max<size_t>(last, 1)));
-  {
-    Dims outer;
-    outer.assign(g.outSpatial.v, g.outSpatial.v + last);
-    for (int64_t r = 0; r < rows; ++r)
-      unflatten(r, outer, rowIndex + r * last);
-  }
+  C *col = direct ? nullptr : scratch<C>(kSlotCol, static_cast<size_t>(K * chunk));
+  C *acc = scratch<C>(kSlotAcc, static_cast<size_t>(chunk * Mp));
+  C *row = scratch<C>(kSlotRow, static_cast<size_t>(chunk));
+  int64_t rowIndex[kMaxSpatial];
 
   for (int64_t grp = 0; grp < g.group; ++grp) {
     packPanels<C>(o.w, grp * mg * K, 1, K, K, mg, wp);
     for (int64_t n = 0; n < g.batch; ++n) {
       const T *xg = x + (n * Cin + grp * cg) * inSize;
-      for (int64_t r0 = 0; r0 < rows; r0 += rowsPerChunk) {
-        const int64_t r1 = std::min(rows, r0 + rowsPerChunk);
-        const int64_t pc = (r1 - r0) * outL; // positions in this chunk
+      for (int64_t p0 = 0; p0 < outSize; p0 += chunk) {
+        const int64_t pc = std::min(chunk, outSize - p0); // positions in this chunk
         const C *a;
         int64_t csa;
         if (direct) {
-          a = reinterpret_cast<const C *>(xg) + r0 * outL;
+          a = reinterpret_cast<const C *>(xg) + p0;
           csa = inSize;
         } else {
           for (int64_t c = 0; c < cg; ++c) {
@@ -791,28 +779,37 @@ void convNchw(const ConvGeometry &g, const ConvOperands &o, const int64_t *tapOf
             for (int64_t kp = 0; kp < kSize; ++kp) {
               const int64_t *k = tapOffset + kp * ns; // k[d] * dilation[d]
               C *dst = col + (c * kSize + kp) * pc;
+              // Along the last dim, output ox reads input ox * sL + off, inside
+              // for ox in [lo, hi).
               const int64_t off = k[last] - pL;
               const int64_t lo = std::min(outL, std::max<int64_t>(0, ceilDiv(-off, sL)));
               const int64_t hi =
                   std::max(lo, std::min<int64_t>(outL, floorDiv(inL - 1 - off, sL) + 1));
-              for (int64_t r = r0; r < r1; ++r, dst += outL) {
+              // Row segments [ox0, ox1) of the positions p0 .. p0 + pc.
+              for (int64_t p = p0; p < p0 + pc;) {
+                const int64_t r = p / outL, ox0 = p % outL;
+                const int64_t ox1 = std::min(outL, ox0 + (p0 + pc - p));
+                unflatten(r, outer, rowIndex);
                 int64_t inOff = 0;
                 bool inside = true;
                 for (size_t d = 0; d < last; ++d) {
-                  const int64_t i = rowIndex[r * last + d] * g.window.strides[d] -
-                                    g.window.padBegin[d] + k[d];
+                  const int64_t i =
+                      rowIndex[d] * g.window.strides[d] - g.window.padBegin[d] + k[d];
                   inside = inside && i >= 0 && i < g.inSpatial[d];
                   inOff += i * inStride[d];
                 }
-                if (!inside) {
-                  std::fill(dst, dst + outL, C(0));
-                  continue;
+                // Inputs for [a0, a1), zeros around it.
+                const int64_t a0 = inside ? std::min(ox1, std::max(ox0, lo)) : ox1;
+                const int64_t a1 = inside ? std::max(a0, std::min(ox1, hi)) : ox1;
+                std::fill(dst, dst + (a0 - ox0), C(0));
+                if (a1 > a0) {
+                  const T *xr = xin + inOff + off;
+                  for (int64_t ox = a0; ox < a1; ++ox)
+                    dst[ox - ox0] = loadAs<C>(xr[ox * sL]);
                 }
-                const T *xr = xin + inOff + off;
-                std::fill(dst, dst + lo, C(0));
-                for (int64_t ox = lo; ox < hi; ++ox)
-                  dst[ox] = loadAs<C>(xr[ox * sL]);
-                std::fill(dst + hi, dst + outL, C(0));
+                std::fill(dst + (a1 - ox0), dst + (ox1 - ox0), C(0));
+                dst += ox1 - ox0;
+                p += ox1 - ox0;
               }
             }
           }
@@ -824,7 +821,7 @@ void convNchw(const ConvGeometry &g, const ConvOperands &o, const int64_t *tapOf
           const int64_t mo = grp * mg + m;
           for (int64_t j = 0; j < pc; ++j)
             row[j] = acc[j * Mp + m];
-          const int64_t outOffset = (n * M + mo) * outSize + r0 * outL;
+          const int64_t outOffset = (n * M + mo) * outSize + p0;
           epilogueRow<C>(row, pc, 1.0, Addend{o.bias, mo, 0, 1.0},
                          Addend{o.residual, outOffset, 1, 1.0}, o.act, o.out, outOffset);
         }

@@ -24,7 +24,6 @@ enum ScratchSlot : int {
   kSlotAcc,    // accumulators
   kSlotRow,    // one epilogue row, one softmax row, per-result peaks
   kSlotIndex,  // tap tables, window offsets, batch strides
-  kSlotIndex2, // row tables
   kSlotA,      // a converted A operand
   kSlotIn0,    // converted inputs (conv_transpose, lrn)
   kSlotIn1,

@@ -925,6 +925,8 @@ const ConvCase kConvCases[] = {
     // large enough (16*25 taps x 60x60 positions) for conv's im2col to work in
     // several row chunks
     {1, 16, 2, 1, {62, 60}, {5, 5}, {1, 1}, {1, 2, 1, 2}, {1, 1}, {0, 0}, true},
+    // a long 1-D conv: its chunks end inside the one output row
+    {1, 64, 3, 1, {2000}, {5}, {1}, {2, 2}, {1}, {0}, true},
 };
 
 TEST(KernelConv, MatchesNaiveReference) {
