@@ -61,8 +61,12 @@ struct KernelStatus {
   bool ok() const { return error.empty(); }
 };
 
-// inputs[i] is nullptr for an absent optional operand (a step input of -1).
-// Outputs are preallocated with their final shape and dtype.
+// inputs[i] is nullptr for an absent optional operand (a step input of -1);
+// trailing optional operands may also be left out of the list (conv takes
+// [input, weight, bias?, residual?] as 2 to 4 entries). Outputs are
+// preallocated with their final shape and dtype. Kernels take scratch from
+// per-thread buffers that grow on first use (scratch.h): called again with
+// shapes no larger, a kernel allocates nothing.
 using Kernel = KernelStatus (*)(const Attrs &attrs,
                                 const std::vector<const TensorView *> &inputs,
                                 const std::vector<TensorView *> &outputs);

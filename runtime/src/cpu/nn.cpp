@@ -14,8 +14,8 @@
 // conv, gemm and matmul share one packed GEMM (6 x 16 register tile, K in
 // blocks of 256, an AVX2+FMA build of it chosen at run time on x86-64).
 // Scratch comes from per-thread buffers that grow to the largest request and
-// are kept, so after an engine's first run conv, gemm, matmul and the pools
-// allocate nothing.
+// are kept (scratch.h), so after an engine's first run these kernels allocate
+// nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "half.h"
