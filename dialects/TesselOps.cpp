@@ -169,7 +169,40 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
     return getInput();
   if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
     return dense.reshape(getType());
+  // Only the final shape of a reshape chain matters: read the chain's source.
+  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
+    if (inner.getInput().getType() == getType())
+      return inner.getInput();
+    getInputMutable().assign(inner.getInput());
+    return getResult();
+  }
   return {};
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  ArrayRef<int64_t> perm = getPerm();
+  for (auto [i, p] : llvm::enumerate(perm))
+    if (p != static_cast<int64_t>(i))
+      return {};
+  return getInput();
+}
+
+/// transpose(transpose(x, inner), outer) is transpose(x, inner[outer[i]]):
+/// result dim i is the inner result's dim outer[i], which is x's dim
+/// inner[outer[i]]. The fold above removes the result if that is identity.
+LogicalResult TransposeOp::canonicalize(TransposeOp op, PatternRewriter &rewriter) {
+  auto inner = op.getInput().getDefiningOp<TransposeOp>();
+  if (!inner)
+    return failure();
+  SmallVector<int64_t> perm;
+  for (int64_t p : op.getPerm())
+    perm.push_back(inner.getPerm()[p]);
+  // Both ONNX nodes live on in the one transpose: diagnostics name them.
+  Location loc = rewriter.getFusedLoc({inner.getLoc(), op.getLoc()});
+  rewriter.replaceOp(op, rewriter.create<TransposeOp>(
+                             loc, op.getType(), inner.getInput(),
+                             rewriter.getDenseI64ArrayAttr(perm)));
+  return success();
 }
 
 #define TESSEL_BINARY_VERIFIER(Op)                                             \

@@ -333,6 +333,10 @@ def Tessel_TransposeOp : Tessel_Op<"transpose"> {
   let results = (outs Tessel_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  // Folds an identity perm away; canonicalizes a transpose of a transpose
+  // into one (to-nhwc's layout converts meet the model's own transposes).
+  let hasFolder = 1;
+  let hasCanonicalizeMethod = 1;
 }
 
 def Tessel_ConcatOp : Tessel_Op<"concat"> {

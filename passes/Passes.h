@@ -4,6 +4,7 @@
 
 #include "TesselDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 namespace tessel {
@@ -13,6 +14,11 @@ namespace tessel {
 
 #define GEN_PASS_REGISTRATION
 #include "Passes.h.inc"
+
+/// The rewrites of --tessel-fold-batch-norm and --tessel-fuse-epilogue, for
+/// drivers that run them with other patterns.
+void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
+void populateFuseEpiloguePatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace tessel
 

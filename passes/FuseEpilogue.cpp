@@ -1,0 +1,233 @@
+//===- FuseEpilogue.cpp - --tessel-fuse-epilogue --------------------------===//
+//
+// Moves the elementwise work that follows a conv or gemm into its epilogue,
+// which a Tensor Core kernel applies to its f32 accumulators before the one
+// store: y = act(conv(x, w) + bias + residual). Each fusion saves a full read
+// and write of the activation tensor.
+//
+// The order of that formula is the rule: a per-channel constant add joins the
+// bias and a same-shaped add becomes the residual only while the activation
+// is still none; an activation fuses while none is set. An add after an
+// activation stays an add.
+//
+//===----------------------------------------------------------------------===//
+#include "Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace tessel {
+#define GEN_PASS_DEF_FUSEEPILOGUE
+#include "Passes.h.inc"
+} // namespace tessel
+
+using namespace mlir;
+
+namespace tessel {
+
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// The conv producing `v` if its epilogue can still take a bias or a
+/// residual: `v` is its only use (nothing else sees the pre-add value), and
+/// it has no residual and no activation, which apply after the bias.
+ConvOp convBeforeActivation(Value v) {
+  auto conv = v.getDefiningOp<ConvOp>();
+  if (!conv || !conv->hasOneUse() || conv.getResidual() || conv.getActivation() != "none")
+    return {};
+  return conv;
+}
+
+/// Whether adding `c` (numpy broadcasting) to a result of shape `result`
+/// adds one value per channel: every dim of `c` is 1 except, possibly, the
+/// one aligned with the channel axis. ([M] in NCHW is aligned with W.)
+bool isPerChannel(ArrayRef<int64_t> result, int64_t channelAxis, ArrayRef<int64_t> c) {
+  if (c.size() > result.size())
+    return false;
+  int64_t offset = result.size() - c.size();
+  for (auto [i, extent] : llvm::enumerate(c))
+    if (extent != 1 && !(offset + int64_t(i) == channelAxis && extent == result[channelAxis]))
+      return false;
+  return true;
+}
+
+/// add(conv, c), c a per-channel constant -> conv with bias + c.
+struct FuseConvBias : OpRewritePattern<AddOp> {
+  // Before FuseConvResidual: a constant of the result's shape can be both,
+  // and a bias is the cheaper epilogue.
+  FuseConvBias(MLIRContext *context) : OpRewritePattern(context, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(AddOp add, PatternRewriter &rewriter) const override {
+    for (auto [mine, other] : {std::pair(add.getLhs(), add.getRhs()),
+                               std::pair(add.getRhs(), add.getLhs())}) {
+      ConvOp conv = convBeforeActivation(mine);
+      if (!conv || !other.getDefiningOp<ConstantOp>() || add.getType() != conv.getType())
+        continue;
+      ArrayRef<int64_t> shape = conv.getType().getShape();
+      int64_t channelAxis = conv.getLayout() == "NHWC" ? shape.size() - 1 : 1;
+      if (!isPerChannel(shape, channelAxis, typeOf(other).getShape()))
+        continue;
+
+      rewriter.setInsertionPoint(add);
+      int64_t channels = shape[channelAxis];
+      Type element = conv.getType().getElementType();
+      auto vectorType = RankedTensorType::get({channels}, element);
+      Value bias = other;
+      if (typeOf(other).getNumElements() == channels) {
+        if (typeOf(other) != vectorType)
+          bias = rewriter.create<ReshapeOp>(add.getLoc(), vectorType, other);
+      } else {
+        // One value for all channels.
+        bias = rewriter.create<ReshapeOp>(add.getLoc(),
+                                          RankedTensorType::get({1}, element), other);
+        bias = rewriter.create<ExpandOp>(add.getLoc(), vectorType, bias);
+      }
+      if (Value existing = conv.getBias())
+        bias = rewriter.create<AddOp>(add.getLoc(), vectorType, existing, bias);
+
+      Location loc = rewriter.getFusedLoc({conv.getLoc(), add.getLoc()});
+      rewriter.modifyOpInPlace(conv, [&] {
+        conv.getBiasMutable().assign(bias);
+        conv->setLoc(loc);
+      });
+      rewriter.moveOpBefore(conv, add);
+      rewriter.replaceOp(add, conv.getResult());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(add, "not a conv plus a per-channel constant");
+  }
+};
+
+/// add(conv, r) or add(r, conv), r of the conv's result type -> conv with
+/// residual r (ResNet's shortcut).
+struct FuseConvResidual : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add, PatternRewriter &rewriter) const override {
+    for (auto [mine, other] : {std::pair(add.getLhs(), add.getRhs()),
+                               std::pair(add.getRhs(), add.getLhs())}) {
+      ConvOp conv = convBeforeActivation(mine);
+      if (!conv || other.getType() != conv.getType() || add.getType() != conv.getType())
+        continue;
+      Location loc = rewriter.getFusedLoc({conv.getLoc(), add.getLoc()});
+      rewriter.modifyOpInPlace(conv, [&] {
+        conv.getResidualMutable().assign(other);
+        conv->setLoc(loc);
+      });
+      // `other` may be computed after the conv: the conv moves down to the
+      // add, which its operands dominate because it did.
+      rewriter.moveOpBefore(conv, add);
+      rewriter.replaceOp(add, conv.getResult());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(add, "not a conv plus a tensor of its type");
+  }
+};
+
+/// An activation op as the epilogue names it.
+struct Activation {
+  StringRef name;
+  float alpha = 0.0f, beta = 0.0f;
+};
+
+Activation activationOf(ReluOp) { return {"relu"}; }
+Activation activationOf(SigmoidOp) { return {"sigmoid"}; }
+Activation activationOf(TanhOp) { return {"tanh"}; }
+Activation activationOf(HardSwishOp) { return {"hard_swish"}; }
+Activation activationOf(LeakyReluOp op) {
+  return {"leaky_relu", op.getAlpha().convertToFloat()};
+}
+Activation activationOf(ClipOp op) {
+  return {"clip", static_cast<float>(op.getMin().convertToDouble()),
+          static_cast<float>(op.getMax().convertToDouble())};
+}
+
+/// act(conv) or act(gemm) -> the producer with that activation, while its
+/// activation is none (a second one would apply after the first).
+template <typename ActivationOp> struct FuseActivation : OpRewritePattern<ActivationOp> {
+  using OpRewritePattern<ActivationOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ActivationOp op, PatternRewriter &rewriter) const override {
+    Operation *producer = op.getInput().getDefiningOp();
+    if (!producer || !isa<ConvOp, GemmOp>(producer) || !producer->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "input is not a conv or gemm used only here");
+    Activation act = activationOf(op);
+    Location loc = rewriter.getFusedLoc({producer->getLoc(), op.getLoc()});
+    if (auto conv = dyn_cast<ConvOp>(producer)) {
+      if (conv.getActivation() != "none")
+        return rewriter.notifyMatchFailure(op, "conv already has an activation");
+      rewriter.modifyOpInPlace(conv, [&] {
+        conv.setActivation(act.name);
+        conv.setAlpha(APFloat(act.alpha));
+        conv.setBeta(APFloat(act.beta));
+        conv->setLoc(loc);
+      });
+    } else {
+      auto gemm = cast<GemmOp>(producer);
+      if (gemm.getActivation() != "none")
+        return rewriter.notifyMatchFailure(op, "gemm already has an activation");
+      rewriter.modifyOpInPlace(gemm, [&] {
+        gemm.setActivation(act.name);
+        gemm.setActAlpha(APFloat(act.alpha));
+        gemm.setActBeta(APFloat(act.beta));
+        gemm->setLoc(loc);
+      });
+    }
+    rewriter.replaceOp(op, producer->getResults());
+    return success();
+  }
+};
+
+/// add(matmul(a, B), c) with a 2-D, B a 2-D constant and c a constant of
+/// shape [N] or [1, N] -> gemm(a, B, c): a Linear layer exported as MatMul +
+/// Add, so that it gets gemm's epilogue (bias, then activation).
+struct FuseMatMulBias : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add, PatternRewriter &rewriter) const override {
+    for (auto [mine, other] : {std::pair(add.getLhs(), add.getRhs()),
+                               std::pair(add.getRhs(), add.getLhs())}) {
+      auto matmul = mine.getDefiningOp<MatMulOp>();
+      if (!matmul || !matmul->hasOneUse() || add.getType() != matmul.getType())
+        continue;
+      if (typeOf(matmul.getLhs()).getRank() != 2 || typeOf(matmul.getRhs()).getRank() != 2 ||
+          !matmul.getRhs().getDefiningOp<ConstantOp>() || !other.getDefiningOp<ConstantOp>())
+        continue;
+      int64_t n = matmul.getType().getDimSize(1);
+      ArrayRef<int64_t> c = typeOf(other).getShape();
+      if (c != ArrayRef<int64_t>{n} && c != ArrayRef<int64_t>{1, n})
+        continue;
+      Location loc = rewriter.getFusedLoc({matmul.getLoc(), add.getLoc()});
+      auto gemm = rewriter.create<GemmOp>(
+          loc, add.getType(), matmul.getLhs(), matmul.getRhs(), other,
+          /*alpha=*/APFloat(1.0f), /*beta=*/APFloat(1.0f), /*transA=*/false,
+          /*transB=*/false, /*activation=*/"none", APFloat(0.0f), APFloat(0.0f));
+      rewriter.replaceOp(add, gemm.getResult());
+      rewriter.eraseOp(matmul);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(add, "not a 2-D matmul by a constant plus a row");
+  }
+};
+
+struct FuseEpiloguePass : impl::FuseEpilogueBase<FuseEpiloguePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFuseEpiloguePatterns(patterns);
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void populateFuseEpiloguePatterns(RewritePatternSet &patterns) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<FuseConvBias, FuseConvResidual, FuseMatMulBias>(context);
+  patterns.add<FuseActivation<ReluOp>, FuseActivation<ClipOp>, FuseActivation<LeakyReluOp>,
+               FuseActivation<SigmoidOp>, FuseActivation<TanhOp>,
+               FuseActivation<HardSwishOp>>(context);
+}
+
+} // namespace tessel
