@@ -14,7 +14,13 @@ void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   func.addPass(createFoldConstants());
   func.addPass(mlir::createCanonicalizerPass());
   // 2. BatchNormalization into the preceding conv/gemm.   [fold-batch-norm]
+  func.addPass(createFoldBatchNorm());
   // 3. Bias, residual and activation into conv/gemm.      [fuse-epilogue]
+  func.addPass(createFuseEpilogue());
+  //    The folded and merged weights become f32 constants here, so that
+  //    lower-precision rounds each to f16 once instead of computing them
+  //    in f16.
+  func.addPass(createFoldConstants());
   // 4. f16 storage and Tensor Core math, f32 accumulate.  [lower-precision]
   // 5. NHWC activations, transposes cancelled.            [to-nhwc]
   // 6. Channels padded to the Tensor Core multiple.       [pad-channels]
