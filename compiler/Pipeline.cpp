@@ -7,7 +7,6 @@
 namespace tessel {
 
 void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
-  (void)options;
   mlir::OpPassManager &func = pm.nest<mlir::func::FuncOp>();
   // 1. Evaluate what is constant (shape subgraphs) and canonicalize
   //    (reshape/transpose chains).
@@ -22,6 +21,7 @@ void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   //    in f16.
   func.addPass(createFoldConstants());
   // 4. f16 storage and Tensor Core math, f32 accumulate.  [lower-precision]
+  func.addPass(createLowerPrecision({options.precision}));
   // 5. NHWC activations, transposes cancelled.            [to-nhwc]
   // 6. Channels padded to the Tensor Core multiple.       [pad-channels]
   // 7. Fold the compile-time work the passes above left (permuted, padded,

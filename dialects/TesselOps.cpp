@@ -164,6 +164,23 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 OpFoldResult IdentityOp::fold(FoldAdaptor) { return getInput(); }
 
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // x -> wider -> back is x when the widening represents every x exactly
+  // (f16 -> f32, bf16 -> f32, f32 -> f64); a narrowing in between is not.
+  auto inner = getInput().getDefiningOp<CastOp>();
+  if (!inner || inner.getInput().getType() != getType())
+    return {};
+  auto from = dyn_cast<FloatType>(elementOf(inner.getInput()));
+  auto through = dyn_cast<FloatType>(elementOf(inner.getOutput()));
+  if (from && through &&
+      llvm::APFloat::isRepresentableAsNormalIn(from.getFloatSemantics(),
+                                               through.getFloatSemantics()))
+    return inner.getInput();
+  return {};
+}
+
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();

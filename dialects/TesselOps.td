@@ -43,9 +43,15 @@ def Tessel_IdentityOp : Tessel_Op<"identity", [SameOperandsAndResultType]> {
 
 def Tessel_CastOp : Tessel_Op<"cast", [SameOperandsAndResultShape]> {
   let summary = "element type conversion (ONNX Cast); the result type names the target";
+  let description = [{
+    Folds away when it converts to the type it is given, and when it undoes
+    an exact widening (`cast(cast(x : f16 -> f32) : f32 -> f16)` is `x`), so
+    that precision changes never leave round trips behind.
+  }];
   let arguments = (ins Tessel_Tensor:$input);
   let results = (outs Tessel_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -141,6 +147,11 @@ def Tessel_WhereOp : Tessel_Op<"where"> {
 
 // The epilogue a Tensor Core kernel applies to its f32 accumulators before the
 // one store: + bias, + residual, then the activation.
+//
+// Precision: on f16 tensors (--tessel-lower-precision) these ops multiply f16
+// operands, accumulate the products in f32 and apply the epilogue in f32; the
+// result is rounded to f16 once, at the store. The CPU kernels do the same
+// (runtime/src/cpu/nn.cpp), so the CPU tier checks the Tensor Core numerics.
 def Tessel_ActivationAttr : DefaultValuedStrAttr<StrAttr, "none">;
 
 def Tessel_ConvOp : Tessel_Op<"conv", [AttrSizedOperandSegments]> {
@@ -157,6 +168,9 @@ def Tessel_ConvOp : Tessel_Op<"conv", [AttrSizedOperandSegments]> {
     The epilogue, applied in f32 before the result is stored:
     `y = act(conv(x, w) + bias + residual)`, `act` one of none, relu, clip
     (alpha = min, beta = max), leaky_relu (alpha), sigmoid, tanh, hard_swish.
+
+    On f16 tensors: f16 operands, f32 accumulation and epilogue, one rounding
+    to f16 at the store.
   }];
   let arguments = (ins Tessel_Tensor:$input, Tessel_Tensor:$weight,
                    Optional<Tessel_Tensor>:$bias, Optional<Tessel_Tensor>:$residual,
@@ -179,6 +193,9 @@ def Tessel_ConvTransposeOp : Tessel_Op<"conv_transpose"> {
   let description = [{
     `pads` are the resolved begins then ends; the result type carries the
     output shape (output_shape and output_padding resolved by the importer).
+
+    On f16 tensors: f16 operands, f32 accumulation (bias included), one
+    rounding to f16 at the store.
   }];
   let arguments = (ins Tessel_Tensor:$input, Tessel_Tensor:$weight,
                    Optional<Tessel_Tensor>:$bias,
@@ -194,6 +211,9 @@ def Tessel_GemmOp : Tessel_Op<"gemm"> {
   let description = [{
     C broadcasts to M x N. The activation is the conv's epilogue set
     (none, relu, clip, leaky_relu, sigmoid, tanh, hard_swish with alpha/beta).
+
+    On f16 tensors: f16 operands, f32 accumulation and epilogue (alpha, beta,
+    C, activation), one rounding to f16 at the store.
   }];
   let arguments = (ins Tessel_Tensor:$a, Tessel_Tensor:$b, Optional<Tessel_Tensor>:$c,
                    F32Attr:$alpha, F32Attr:$beta, BoolAttr:$transA, BoolAttr:$transB,
@@ -207,6 +227,10 @@ def Tessel_GemmOp : Tessel_Op<"gemm"> {
 
 def Tessel_MatMulOp : Tessel_Op<"matmul"> {
   let summary = "numpy matmul with batch broadcasting, ONNX MatMul";
+  let description = [{
+    On f16 tensors: f16 operands, f32 accumulation, one rounding to f16 at
+    the store.
+  }];
   let arguments = (ins Tessel_Tensor:$lhs, Tessel_Tensor:$rhs);
   let results = (outs Tessel_Tensor:$output);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";

@@ -64,15 +64,23 @@ bool foldOp(Operation *op, int64_t maxElements) {
     inputs.push_back(std::move(*buffer));
   }
   std::vector<Buffer> outputs;
+  size_t operandBytes = 0, resultBytes = 0;
+  for (const Buffer &b : inputs)
+    operandBytes += b.bytes.size();
+  bool large = false;
   for (Value result : op->getResults()) {
     auto type = cast<RankedTensorType>(result.getType());
-    if (type.getNumElements() > maxElements)
-      return false;
+    large |= type.getNumElements() > maxElements;
     std::optional<Buffer> buffer = bufferFor(type);
     if (!buffer)
       return false;
+    resultBytes += buffer->bytes.size();
     outputs.push_back(std::move(*buffer));
   }
+  // A result smaller than its operands (an f16 copy of f32 weights, a slice)
+  // never grows the engine: it folds whatever its size.
+  if (large && resultBytes >= operandBytes)
+    return false;
 
   std::vector<const cpu::TensorView *> in;
   for (auto [operand, b] : llvm::zip(operands, inputs)) {

@@ -11,7 +11,9 @@ def FoldConstants : Pass<"tessel-fold-constants", "mlir::func::FuncOp"> {
     `tessel.constant`s and replaces it with a constant: shape-computing
     subgraphs (Shape -> Gather -> Concat -> Reshape and the like) and weight
     preprocessing disappear before code generation. Ops producing more than
-    `max-elements` elements are left alone to keep engines small.
+    `max-elements` elements are left alone to keep engines small, unless the
+    result is smaller than the constants it is computed from (weights
+    converted to f16, slices): those always fold.
   }];
   let options = [
     Option<"maxElements", "max-elements", "int64_t", /*default=*/"1 << 24",
@@ -57,6 +59,59 @@ def FuseEpilogue : Pass<"tessel-fuse-epilogue", "mlir::func::FuncOp"> {
     shape [N] or [1, N] becomes `gemm(a, B, c)`. The fused op's location is
     the producer's fused with every absorbed op's.
   }];
+  let dependentDialects = ["::tessel::TesselDialect"];
+}
+
+def LowerPrecision : Pass<"tessel-lower-precision", "mlir::func::FuncOp"> {
+  let summary = "f16 storage, f32 accumulation; numerically sensitive ops in f32";
+  let description = [{
+    `precision=fp32` changes nothing. `precision=fp16` retypes the f32 tensors
+    of the graph by a per-op policy (`precisionClass` in LowerPrecision.h; the
+    compile report prints the same classes):
+
+    - Tensor Core ops (conv, conv_transpose, gemm, matmul): every float operand
+      (input, weight, bias, residual, C) and the result in f16; the kernels
+      accumulate and apply the epilogue in f32 and round once, at the store.
+    - f16 ops, whose condition number is at most ~1 so that f16 storage costs
+      one rounding (u = 2^-11) per result: add, sub, mul, div, prelu, sigmoid,
+      tanh, sqrt, reciprocal, atan, asinh, softplus, softsign, hard_swish,
+      hard_sigmoid, leaky_relu, elu, celu, selu, shrink, avg_pool. Their CPU
+      kernels widen to f32 (avg_pool: f64), compute, and round the result.
+    - f32 ops, numerically sensitive: softmax, log_softmax, reduce_sum,
+      reduce_mean (the global average pool), reduce_prod, reduce_l1, reduce_l2,
+      reduce_log_sum, reduce_log_sum_exp, reduce_sum_square (long sums, results
+      beyond f16's range), batch_norm, instance_norm, layer_norm, lrn
+      (statistics), exp, pow, sinh, cosh (results beyond f16's range: exp
+      overflows it above 11.09), log, erf, sin, cos, tan, asin, acos, acosh,
+      atanh (they amplify the input's rounding: log near 1, erf inside
+      GELU's 1 + erf, trig functions by |x|). Their operands are widened to
+      f32 and their results stay f32 until a consumer that runs in f16. So is
+      every op the policy does not name.
+    - Exact ops, whose result is one of their operands' elements: data
+      movement (reshape, transpose, concat, slice, pad, gather, expand, tile,
+      identity), selection (relu, abs, neg, sign, floor, ceil, round,
+      thresholded_relu, clip, max, min, where, max_pool, reduce_max (the global
+      max pool), reduce_min, argmax, argmin) and comparisons. They run in the
+      type their operands arrive in (f32 if any non-constant operand is f32,
+      widening the rest exactly; else f16), so that a precision change never
+      round-trips through them: reduce_mean -> reshape -> output stays f32.
+
+    Constants of f32 type are converted where used: a `tessel.cast` on the
+    constant, which fold-constants (after this pass in the pipeline) turns
+    into an f16 constant; weights of f32 ops (norm statistics) stay f32.
+    Graph inputs and outputs keep the model's types: a cast follows each f32
+    input where an f16 op first uses it and precedes each output produced in
+    f16. Casts are inserted only where an operand's type differs from the type
+    its op runs in, one per value and type, located at the ONNX node that
+    needs the other precision. Tensors the model did not give f32 (i64 shape
+    arithmetic, bool masks, the model's own f16 or f64, a model Cast's
+    result) are never retyped; a model Cast takes its operand in whatever
+    type it arrives.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp16\"",
+           "fp16 (f16 storage, f32 accumulation) or fp32 (no change)">
+  ];
   let dependentDialects = ["::tessel::TesselDialect"];
 }
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "EngineWriter.h"
 #include "Importer.h"
+#include "LowerPrecision.h"
 #include "Pipeline.h"
 #include "TesselDialect.h"
 
@@ -20,6 +21,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <vector>
 
 namespace {
 
@@ -45,8 +47,11 @@ int main(int argc, char **argv) {
   int verbosity = 0;
   app.add_option("model", input, "ONNX model (.onnx)");
   app.add_option("-o,--output", output, "engine file to write (.tsl)");
-  app.add_option("--precision", options.precision, "compute precision")
-      ->check(CLI::IsMember({"fp32"}));
+  app.add_option("--precision", options.precision,
+                 "fp32, or fp16: f16 storage and Tensor Core math with f32 accumulation, "
+                 "numerically sensitive ops in f32 (docs/architecture.md, Precision policy)")
+      ->check(CLI::IsMember({"fp16", "fp32"}))
+      ->capture_default_str();
   app.add_option("--freeze", freeze,
                  "NAME=FILE.pb: replace graph input NAME by a constant TensorProto")
       ->type_name("NAME=FILE");
@@ -136,23 +141,37 @@ int main(int argc, char **argv) {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  std::map<std::string, int> opCounts;
-  int steps = 0;
+  // The report: steps per precision, per op type and precision (-v), per
+  // ONNX node (-vv). tessel::describePrecision reads the policy the
+  // lower-precision pass applied.
+  std::map<std::pair<std::string, std::string>, int> opCounts;
+  std::map<std::string, int> precisionCounts;
+  std::vector<std::string> nodes;
   module.walk([&](mlir::Operation *op) {
-    if (mlir::isa<tessel::TesselDialect>(op->getDialect()) && !mlir::isa<tessel::ConstantOp>(op)) {
-      ++opCounts[op->getName().stripDialect().str()];
-      ++steps;
-    }
+    if (!mlir::isa<tessel::TesselDialect>(op->getDialect()) || mlir::isa<tessel::ConstantOp>(op))
+      return;
+    std::string name = op->getName().stripDialect().str();
+    std::string precision = tessel::describePrecision(op);
+    ++opCounts[{name, precision}];
+    ++precisionCounts[mlir::isa<tessel::CastOp>(op) ? "cast" : precision];
+    nodes.push_back(fmt::format("    {:<32} {:<20} {}", locationText(op->getLoc()), name, precision));
   });
   spdlog::info("tessel-compile {} -> {}", input, output);
   std::string tiers;
   for (const std::string &tier : options.tiers)
     tiers += (tiers.empty() ? "" : ",") + tier;
   spdlog::info("  options: precision={} tiers={}", options.precision, tiers);
-  spdlog::info("  steps: {}", steps);
-  if (verbosity >= 1)
-    for (const auto &[op, count] : opCounts)
-      spdlog::info("    {:<20} {}", op, count);
+  std::string byPrecision;
+  for (const auto &[precision, count] : precisionCounts)
+    byPrecision += (byPrecision.empty() ? "" : ", ") + std::to_string(count) + " " + precision;
+  spdlog::info("  steps: {} ({})", nodes.size(), byPrecision);
+  if (verbosity >= 1) {
+    spdlog::info("    {:<20} {:<22} {}", "op", "precision", "count");
+    for (const auto &[key, count] : opCounts)
+      spdlog::info("    {:<20} {:<22} {}", key.first, key.second, count);
+  }
+  for (const std::string &line : nodes)
+    spdlog::debug("{}", line);
   spdlog::info("  engine: {} bytes, compiled in {:.3f} s", engine->size(), seconds);
   return kOk;
 }

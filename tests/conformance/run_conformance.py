@@ -14,7 +14,8 @@ Exit status: 1 if any test failed, 0 otherwise (2 on a usage/setup error).
 
 SKIP means: an op outside `tessel-compile --list-ops`, a subgraph (If/Loop/Scan),
 a sequence/optional input or output, tessel-compile exit 3 (`unsupported: ...`),
-or test data that contradicts the model's declared types (see checked_data_file).
+test data that contradicts the model's declared types (see checked_data_file),
+or, with --precision fp16, data that f16 storage cannot hold (FP16_UNREPRESENTABLE).
 FAIL means: any other compile error, a crash, a mismatch, or the per-test timeout.
 
 Needs Debian's python3-onnx (run it with /usr/bin/python3).
@@ -34,6 +35,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 import onnx
 from onnx import numpy_helper
 
@@ -50,20 +52,64 @@ DEFAULT_SUITE = os.path.join(REPO_ROOT, "..", "shared", "conformance", "onnx-nod
 # expect(); the same defaults in onnx/backend/test/loader/__init__.py,
 # load_model_tests: `rtol = 1e-3`, `atol = 1e-7`).
 #
-# fp16 (placeholder mode until the lower-precision pass lands): storage in
-# binary16 (11-bit significand, unit roundoff u = 2^-11 ~ 4.9e-4) with f32
-# accumulation. Each value that passes through an f16 buffer (graph input,
-# weights, each stored intermediate, the output) picks up a relative error of at
-# most u, so a short chain of stores costs a few u (~1.5e-3..2e-3); f32
-# accumulation keeps the summation error itself near 1e-7 * K. rtol = 1e-2 (~20u)
-# leaves room for a handful of chained stores and mild conditioning; atol = 1e-3
-# covers outputs that are small because of cancellation, whose error is ~u times
-# the magnitude of the summed terms (O(1) for these tests' inputs), not u times
-# the (near-zero) result.
+# fp16 (--tessel-lower-precision): f16 storage (binary16, 11-bit significand,
+# unit roundoff u = 2^-11 = 4.9e-4) with f32 math and accumulation inside every
+# kernel; softmax, norms, sums, exp, log, pow... computed and stored in f32
+# (docs/architecture.md, "Precision policy"). Each f16 store of a value v errs
+# by at most u*|v| (at most 2^-25 absolutely below 2^-14, f16's subnormals).
+# - rtol = 1e-2 (~20u): an output whose terms do not cancel carries a few
+#   roundings of values of its own size (the operands' stores, the result's),
+#   times a condition number <= ~2 for the ops run in f16; an f32 accumulation
+#   adds ~K * 2^-24, negligible here.
+# - atol scales with the data: an output that is small because its terms
+#   cancel (x - mean, a dot product of mixed signs, a - b) carries the rounding
+#   of the terms, u times THEIR magnitude, not u times the result's. The terms
+#   live at the scale of the test's outputs: M = max |expected| of the data set
+#   (for these tests' standard-normal data and products of it, M is 0.5-8).
+#   atol = 4 u M counts the two operand stores, the result's store and one
+#   intermediate store at that scale (expanded functions: x - mean(x) ->
+#   * 1/std), floored at 2^-24 (one f16 subnormal step). A fixed atol cannot
+#   follow from f16 storage: 1e-3 (the earlier placeholder) is 2u, below the
+#   rounding of two operands of magnitude 2.5 (test_add, test_sub: u(|a| + |b|)
+#   reaches 2.5e-3 where a ~ -b; they passed by luck of the draw), and it is
+#   hundreds of times too loose for outputs of scale 1e-3. Measured (CPU tier):
+#   every passing test uses at most 22% of this tolerance (layer_norm_*_expanded,
+#   whose x - mean is then scaled by gamma / std).
+# Tests whose data f16 cannot hold are SKIPs at fp16, listed in
+# FP16_UNREPRESENTABLE with the arithmetic; a test's own f16 tensors are the
+# model's and not lowered.
+F16_UNIT_ROUNDOFF = 2.0 ** -11
 TOLERANCES = {
     "fp32": (1e-3, 1e-7),
-    "fp16": (1e-2, 1e-3),
+    "fp16": (1e-2, None),  # atol = fp16_atol(expected outputs)
 }
+
+FP16_UNREPRESENTABLE = {
+    # x = [[0, 1, 2, 3], [10000, 10001, 10002, 10003]]: the expanded graph
+    # subtracts reduce_max(x) in an f16 op (sub), and f16's spacing at 1e4 is
+    # 8, so the second row is stored as [10000, 10000, 10000, 10000] before the
+    # subtraction: the differences that decide the result are lost in the
+    # input's own storage, and any f16 implementation answers [.25, .25, .25,
+    # .25] for [.032, .087, .237, .644]. The non-expanded tests (softmax in
+    # f32, fed by the f32 graph input) pass.
+    "test_softmax_large_number_expanded": "inputs up to 10003, whose f16 spacing (8) "
+                                          "exceeds the differences that decide the result",
+    "test_logsoftmax_large_number_expanded": "inputs up to 10003, whose f16 spacing (8) "
+                                             "exceeds the differences that decide the result",
+}
+
+
+def fp16_atol(expected_paths):
+    """4 u M with M = max |expected| over the float outputs (see TOLERANCES)."""
+    scale = 0.0
+    for path in expected_paths:
+        values = numpy_helper.to_array(onnx.load_tensor(path))
+        if values.dtype.kind == "f" and values.size:
+            finite = np.abs(values[np.isfinite(values)].astype(np.float64))
+            if finite.size:
+                scale = max(scale, float(finite.max()))
+    return max(4 * F16_UNIT_ROUNDOFF * scale, 2.0 ** -24)
+
 
 # Operand positions that a static-shape compiler needs as compile-time constants
 # (shapes, axes, sizes, counts, pads, scalar bounds). When the test feeds such an
@@ -297,6 +343,8 @@ def run_one_unguarded(test_dir, args, supported_ops):
     except Exception as e:
         return result("FAIL", "cannot read test data: %s" % e)
 
+    if args.precision == "fp16" and name in FP16_UNREPRESENTABLE:
+        return result("SKIP", "fp16: " + FP16_UNREPRESENTABLE[name])
     rtol, atol = TOLERANCES[args.precision]
     if any(vi.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16 for vi in graph.output):
         # bfloat16 results: ONNX 1.12 leaves Cast's float->bfloat16 rounding
@@ -339,7 +387,8 @@ def run_one_unguarded(test_dir, args, supported_ops):
             cmd = [args.run, engine] + inputs
             if args.tier:
                 cmd += ["--tier", args.tier]
-            cmd += ["--rtol", repr(rtol), "--atol", repr(atol), "--compare"] + outs
+            set_atol = fp16_atol(outs) if atol is None else atol
+            cmd += ["--rtol", repr(rtol), "--atol", repr(set_atol), "--compare"] + outs
             proc = run_tool(cmd, deadline)
             lines = [l.strip() for l in proc.stdout.splitlines()
                      if l.strip().startswith("output ")]
@@ -447,7 +496,7 @@ def main(argv=None):
             "suite": os.path.abspath(args.suite),
             "precision": args.precision,
             "rtol": rtol,
-            "atol": atol,
+            "atol": atol if atol is not None else "4 * 2^-11 * max|expected|",
             "tier": args.tier,
             "seconds": round(elapsed, 2),
             "passed": counts["PASS"],

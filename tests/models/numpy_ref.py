@@ -104,14 +104,24 @@ def pool(x, attrs, kind):
     return np.nanmean(win, axis=(4, 5))
 
 
-def run(model, feeds):
-    """Evaluates model (onnx.ModelProto) on feeds {name: array}; float64 math."""
+def round_to_f16(value):
+    """A float tensor as f16 storage would hold it (round to nearest even)."""
+    return value.astype(np.float16).astype(np.float64) if value.dtype.kind == "f" else value
+
+
+def run(model, feeds, store=None):
+    """Evaluates model (onnx.ModelProto) on feeds {name: array}; float64 math.
+
+    store, if given, is applied to every tensor the evaluation keeps (inputs,
+    initializers, each node's output): store=round_to_f16 emulates f16 storage
+    with wide math, the error an fp16 engine must be expected to have."""
+    store = store or (lambda value: value)
     env = {}
     for t in model.graph.initializer:
         env[t.name] = numpy_helper.to_array(t)
     for name, value in feeds.items():
         env[name] = np.asarray(value)
-    env = {k: (v.astype(np.float64) if v.dtype.kind == "f" else v) for k, v in env.items()}
+    env = {k: store(v.astype(np.float64) if v.dtype.kind == "f" else v) for k, v in env.items()}
     for node in model.graph.node:
         a = _attrs(node)
         x = [env[i] if i else None for i in node.input]
@@ -165,7 +175,7 @@ def run(model, feeds):
             y = x[0].reshape(shape)
         else:
             raise NotImplementedError("numpy_ref: no %s" % op)
-        env[node.output[0]] = y
+        env[node.output[0]] = store(np.asarray(y))
     return [env[o.name] for o in model.graph.output]
 
 

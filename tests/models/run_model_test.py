@@ -23,6 +23,9 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy_ref  # noqa: E402
+
 # Tolerances, as tessel-run applies them: |actual - expected| <= atol + rtol * |expected|.
 #
 # fp32 (CPU tier, f32 storage and math) against PyTorch fp32. The two differ
@@ -44,16 +47,45 @@ from onnx import numpy_helper
 # reordering (PyTorch itself: 2.5e-3 on mobilenet_v2). Do not loosen these to
 # make a failure go away: a failure is a bug to report.
 #
-# fp16 (placeholder until the lower-precision pass lands): f16 storage of
-# activations and weights (u = 2^-11 = 4.9e-4 per stored value) with f32
-# accumulation over tens of layers; the errors of successive layers add, so
-# expect ~1e-2 relative on the logits. rtol = 5e-2, atol = 5e-2 is a
-# placeholder to be replaced by measured numbers (the meaningful fp16 check
-# for classifiers is top-1/top-5 agreement).
+# fp16 (--precision fp16: f16 storage of weights and activations, f32
+# accumulation, sensitive ops in f32) against PyTorch fp32. Each f16 store
+# rounds a value by up to u = 2^-11 = 4.9e-4 relative; the logits' error is the
+# sum of every stored tensor's rounding, each amplified by the layers after
+# it. That amplification is a property of the model, not of Tessel, and these
+# random-weight networks have a lot of it: perturbing the input of the f32
+# model by a relative 5.8e-4 (rms) moves its logits by 1.7x that (resnet18),
+# 18x (mobilenet_v2), 33x (resnet50) and 0.1x (squeezenet1_1). So no single
+# tolerance follows from u; the expected error is measured per model, by an
+# evaluation independent of Tessel: numpy_ref's float64 evaluation of the same
+# .onnx with every stored tensor rounded to f16 (input, weights, each node's
+# output; numpy_ref.round_to_f16). Its max abs error E against the reference
+# is the error f16 storage implies (it rounds a little more often than the
+# engine does: BatchNorm and the activations are rounded separately from the
+# conv, the softmax in f16). atol = 2E, rtol = 0 (the error is a sum of many
+# small contributions, of the same size for every logit). Measured (CPU tier,
+# BatchNorm folded and epilogues fused; E / engine's max abs error): tiny_cnn
+# 2.2e-4 / 5.6e-5, squeezenet1_1 8.7e-4 / 8.5e-4, resnet18 3.2e-3 / 2.3e-3,
+# mobilenet_v2 1.2e-2 / 7.5e-3, resnet50 6.2e-2 / 5.8e-2; PyTorch itself, with
+# every module's output, the input and the weights rounded to f16, is off by
+# 2.4e-3, 8.5e-3 and 5.1e-2 on the last three. The engine is within E
+# everywhere, and an fp16 mistake (f16 accumulation, a sensitive op lowered, a
+# lost cast) shows as a multiple of it. The degenerate-reference guard asks
+# for max|y| >= 10 atol at fp16 (100 at fp32): at 2-3% of the logits' scale
+# (resnet50, mobilenet_v2) 100x is not available, and 10x still fails any
+# wrong layer, whose error is O(max|y|).
 TOLERANCES = {
     "fp32": (1e-3, 1e-4),
-    "fp16": (5e-2, 5e-2),
+    "fp16": (0.0, None),  # atol = 2 * fp16_storage_error(...)
 }
+GUARD = {"fp32": 100, "fp16": 10}
+
+
+def fp16_storage_error(model_path, input_path, expected):
+    """Max |f16-storage emulation - expected| (numpy_ref, see TOLERANCES)."""
+    model = onnx.load(model_path)
+    emulated = numpy_ref.run(model, {model.graph.input[0].name: load_array(input_path)},
+                             store=numpy_ref.round_to_f16)[0]
+    return float(np.abs(emulated - expected.astype(np.float64)).max())
 
 # tessel-run prints, per output:
 #   output 0 'y' f32[1,1000]: max_abs_err=1e-06 max_rel_err=2e-05 (rtol=0.001 atol=0.0001) PASS
@@ -113,11 +145,15 @@ def main(argv=None):
             print("FAIL %s: missing %s (run export_models.py first)" % (name, p))
             return 2
     rtol, atol = TOLERANCES[args.precision]
+    ref = load_array(exp)
+    if atol is None:
+        error = fp16_storage_error(model, inp, ref)
+        atol = 2 * error
+        print("f16 storage emulated (numpy_ref): max_abs_err=%.3g -> atol=%.3g" % (error, atol))
 
     # A reference whose values all sit inside atol would pass anything.
-    ref = load_array(exp)
     scale = float(np.abs(ref).max())
-    if not scale >= 100 * atol:
+    if not scale >= GUARD[args.precision] * atol:
         print("FAIL %s: degenerate reference output (max|y|=%.3g vs atol=%g)" % (name, scale, atol))
         return 1
 

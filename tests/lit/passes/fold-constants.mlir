@@ -49,3 +49,16 @@ func.func @no_fold_large() -> tensor<3xf32> {
   %r = tessel.relu %a : tensor<3xf32>
   return %r : tensor<3xf32>
 }
+
+// -----
+
+// Over max-elements but smaller than its operand (f32 weights converted to
+// f16 by lower-precision): folds anyway, it shrinks the engine.
+// SMALL-LABEL: func @fold_narrowing_cast
+// SMALL-NEXT: %[[C:.*]] = tessel.constant dense<[1.000000e+00, -2.000000e+00, 3.000000e+00]> : tensor<3xf16>
+// SMALL-NEXT: return %[[C]]
+func.func @fold_narrowing_cast() -> tensor<3xf16> {
+  %a = tessel.constant dense<[1.0, -2.0, 3.0]> : tensor<3xf32>
+  %h = tessel.cast %a : tensor<3xf32> -> tensor<3xf16>
+  return %h : tensor<3xf16>
+}

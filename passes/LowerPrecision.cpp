@@ -1,0 +1,200 @@
+//===- LowerPrecision.cpp - --tessel-lower-precision ----------------------===//
+//
+// Retypes the graph for f16 storage: each op gets the element type its
+// precision class asks for (LowerPrecision.h), and a tessel.cast is inserted
+// wherever an operand arrives in another type. One walk in program order
+// rather than local patterns: an exact op (reshape, max_pool, relu...) runs in
+// the type its producer chose, so each decision needs its operands' final
+// types.
+//
+//===----------------------------------------------------------------------===//
+#include "LowerPrecision.h"
+#include "Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace tessel {
+#define GEN_PASS_DEF_LOWERPRECISION
+#include "Passes.h.inc"
+} // namespace tessel
+
+using namespace mlir;
+
+namespace tessel {
+
+PrecisionClass precisionClass(Operation *op) {
+  if (isa<ConvOp, ConvTransposeOp, GemmOp, MatMulOp>(op))
+    return PrecisionClass::TensorCore;
+  // The result is an operand's element (or an attribute bound, rounded like a
+  // stored element): no rounding that the operand's own storage did not have.
+  if (isa<IdentityOp, CastOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp,
+          GatherOp, ExpandOp, TileOp, ReluOp, AbsOp, NegOp, SignOp, FloorOp,
+          CeilOp, RoundOp, ThresholdedReluOp, ClipOp, MaxOp, MinOp, WhereOp,
+          MaxPoolOp, ReduceMaxOp, ReduceMinOp, ArgMaxOp, ArgMinOp, EqualOp,
+          LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, NotOp, AndOp, OrOp,
+          XorOp>(op))
+    return PrecisionClass::Exact;
+  // Condition number <= ~1 and a result within f16's range whenever the
+  // operands are in it: one more rounding (u = 2^-11) per stored result.
+  if (isa<AddOp, SubOp, MulOp, DivOp, PReluOp, SigmoidOp, TanhOp, SqrtOp,
+          ReciprocalOp, AtanOp, AsinhOp, SoftplusOp, SoftsignOp, HardSwishOp,
+          HardSigmoidOp, LeakyReluOp, EluOp, CeluOp, SeluOp, ShrinkOp,
+          AvgPoolOp>(op))
+    return PrecisionClass::F16;
+  // Everything else, named here so that the list is the policy: long sums and
+  // statistics (softmax, log_softmax, reduce_sum/mean/prod/l1/l2/log_sum/
+  // log_sum_exp/sum_square, batch/instance/layer norm, lrn), results that
+  // leave f16's range (exp, pow, sinh, cosh) and functions that amplify the
+  // input's rounding (log, erf, sin, cos, tan, asin, acos, acosh, atanh).
+  return PrecisionClass::F32;
+}
+
+namespace {
+
+Type elementOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+/// The element type an op computes on: its first float operand, else its
+/// first float result, else its first operand (shape arithmetic).
+Type computeElement(Operation *op) {
+  for (ValueRange values :
+       {ValueRange(op->getOperands()), ValueRange(op->getResults())})
+    for (Value v : values)
+      if (isa<RankedTensorType>(v.getType()) && isa<FloatType>(elementOf(v)))
+        return elementOf(v);
+  for (Value v : op->getOperands())
+    if (isa<RankedTensorType>(v.getType()))
+      return elementOf(v);
+  return {};
+}
+
+std::string typeText(Type t) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  t.print(os);
+  return text;
+}
+
+} // namespace
+
+std::string describePrecision(Operation *op) {
+  if (auto conversion = dyn_cast<CastOp>(op))
+    return typeText(elementOf(conversion.getInput())) + "->" +
+           typeText(elementOf(conversion.getOutput()));
+  Type element = computeElement(op);
+  if (!element)
+    return "-";
+  std::string text = typeText(element);
+  if (precisionClass(op) == PrecisionClass::TensorCore && element.isF16())
+    text += " (f32 accumulate)";
+  return text;
+}
+
+namespace {
+
+/// The rewrite of one function. Values the model gave f32 are "lowerable";
+/// tensors of any other element type (i64 shapes, bool masks, a model's own
+/// f16 or f64) are never touched.
+class Lowering {
+public:
+  explicit Lowering(MLIRContext *ctx)
+      : f16(Float16Type::get(ctx)), f32(Float32Type::get(ctx)) {}
+
+  void run(func::FuncOp func) {
+    SmallVector<Operation *> ops;
+    for (Block &block : func.getBody())
+      for (Operation &op : block)
+        ops.push_back(&op);
+    for (Operation *op : ops)
+      lower(op);
+  }
+
+private:
+  bool isLowerable(Value v) const {
+    return elementOf(v) == f32 || lowered.contains(v);
+  }
+
+  /// The float element type `op` runs in.
+  Type targetOf(Operation *op, PrecisionClass cls) const {
+    switch (cls) {
+    case PrecisionClass::TensorCore:
+    case PrecisionClass::F16:
+      return f16;
+    case PrecisionClass::F32:
+      return f32;
+    case PrecisionClass::Exact:
+      // f32 when an f32 activation arrives: widening the others is exact,
+      // narrowing it would round. Constants do not vote (weights are f16).
+      for (Value v : op->getOperands())
+        if (elementOf(v) == f32 && !v.getDefiningOp<ConstantOp>())
+          return f32;
+      return f16;
+    }
+    llvm_unreachable("unknown precision class");
+  }
+
+  void lower(Operation *op) {
+    if (isa<ConstantOp>(op))
+      return; // converted where used, by a cast that fold-constants folds
+    // A conversion the model wrote takes any operand type and keeps its result
+    // type: it is the model's own choice of precision.
+    bool conversion = isa<CastOp>(op);
+    PrecisionClass cls = precisionClass(op);
+    Type target = targetOf(op, cls);
+    if (!conversion)
+      for (OpOperand &operand : op->getOpOperands())
+        if (isa<RankedTensorType>(operand.get().getType()) &&
+            isLowerable(operand.get()) && elementOf(operand.get()) != target)
+          operand.set(convert(operand.get(), target, op));
+    if (conversion || target != f16)
+      return;
+    for (Value result : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type || type.getElementType() != f32)
+        continue;
+      result.setType(type.clone(f16));
+      lowered.insert(result);
+    }
+  }
+
+  /// `value` as `element`, through one cast per (value, type): the cast sits
+  /// before the first user and carries its location (the ONNX node that
+  /// needs the other precision); a function result's cast carries the
+  /// producer's.
+  Value convert(Value value, Type element, Operation *user) {
+    Value &converted = casts[{value, element}];
+    if (converted)
+      return converted;
+    OpBuilder builder(user);
+    Location loc = isa<TesselDialect>(user->getDialect()) ? user->getLoc()
+                                                           : value.getLoc();
+    auto type = cast<RankedTensorType>(value.getType()).clone(element);
+    converted = builder.create<CastOp>(loc, type, value);
+    return converted;
+  }
+
+  Type f16, f32;
+  llvm::DenseSet<Value> lowered;
+  llvm::DenseMap<std::pair<Value, Type>, Value> casts;
+};
+
+struct LowerPrecisionPass : impl::LowerPrecisionBase<LowerPrecisionPass> {
+  using LowerPrecisionBase::LowerPrecisionBase;
+
+  void runOnOperation() override {
+    if (precision == "fp32")
+      return markAllAnalysesPreserved();
+    if (precision != "fp16") {
+      getOperation().emitError("precision must be fp16 or fp32, not '")
+          << precision << "'";
+      return signalPassFailure();
+    }
+    Lowering(&getContext()).run(getOperation());
+  }
+};
+
+} // namespace
+} // namespace tessel
