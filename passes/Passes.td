@@ -115,4 +115,70 @@ def LowerPrecision : Pass<"tessel-lower-precision", "mlir::func::FuncOp"> {
   let dependentDialects = ["::tessel::TesselDialect"];
 }
 
+def ToNHWC : Pass<"tessel-to-nhwc", "mlir::func::FuncOp"> {
+  let summary = "NHWC for 4-D activations; transposes cancelled";
+  let description = [{
+    A Tensor Core conv is an implicit GEMM whose reduction dim (window x input
+    channels) must be contiguous: NHWC activations with OHWI weights. Each 4-D
+    NCHW conv becomes `transpose(conv(transpose(x), w', b, transpose(r))
+    NHWC)`, w' the OIHW weight transposed to OHWI (a transpose of the
+    constant, which fold-constants evaluates); 4-D max_pool and avg_pool
+    likewise.
+
+    Then the transposes move: NHWC->NCHW transposes sink towards the graph
+    outputs, NCHW->NHWC ones rise towards the graph inputs (the latter only
+    through ops with one use and never multiplying), through layout-agnostic
+    ops: elementwise unary ops and cast; binary ops and where when each other
+    operand is transposed alike, a constant (transposed at compile time) or a
+    broadcast operand whose permutation is a reshape (a [C, 1, 1] bias becomes
+    [1, 1, C]); concat, softmax, log_softmax, argmax/argmin (axis remapped),
+    the reductions (axes remapped; without keepdims the kept dims are
+    permuted back); slice and pad (per-dim lists permuted). Where they meet
+    they compose away; a transpose that moves only size-1 dims (the global
+    pool's [N, C, 1, 1]) becomes a reshape, and reshape chains collapse.
+    batch_norm, instance_norm, lrn, conv_transpose, gemm and everything else
+    keep their layout with transposes around them. On a CNN the transposes
+    left are after the graph inputs and before the graph outputs.
+
+    3-D and 5-D convs and pools are not rewritten.
+  }];
+  let dependentDialects = ["::tessel::TesselDialect"];
+}
+
+def PadChannels : Pass<"tessel-pad-channels", "mlir::func::FuncOp"> {
+  let summary = "Pad conv channel counts to the Tensor Core multiple (8)";
+  let description = [{
+    A Tensor Core MMA consumes channels in 16-byte vectors: 8 f16. An NHWC
+    conv (group 1, constant weight and bias) whose input channels C or output
+    channels M are not a multiple of 8 gets C8 = roundup(C, 8) input and
+    M8 = roundup(M, 8) output channels: the activation is zero-padded by a
+    `tessel.pad` (unless its producer already yields C8 channels), the OHWI
+    weight to M8 x k x k x C8, the bias to M8 and the residual to M8 channels
+    with zeros (pads of the constants, for fold-constants).
+
+    Invariant: the extra channels of a padded tensor hold arbitrary *finite*
+    values (sigmoid(0) = 0.5 is one), and every consumer either ignores them
+    or receives a slice that removes them. So the padding propagates, in
+    program order, only through ops that keep channels independent and finite
+    values finite: relu, sigmoid, tanh and the other bounded elementwise
+    unary ops, cast; add, sub, mul, max, min and prelu whose other operands
+    are padded alike, broadcast along channels, or constants with a value per
+    channel (zero-padded); div by such a constant (padded with ones); NHWC
+    max_pool and avg_pool; reductions not over the channel axis; the next
+    eligible conv (whose weights are zero for the extra input channels: 0 x
+    finite = 0). Every other consumer (channel reductions, softmax, reshape,
+    gemm, matmul, concat, transposes, graph outputs, anything unknown) reads
+    a `tessel.slice` back to the real channels. exp, log, sqrt, reciprocal
+    and the like stop the padding, as they can turn finite values into
+    inf/NaN, which a zero weight does not cancel.
+
+    Grouped and depthwise convs are left unpadded: they are not one GEMM over
+    the channels (each group reduces over its own C/group channels, a
+    depthwise one over the window only), so they do not run on the Tensor
+    Core path that needs the multiple, and padding the channel tail would move
+    channels across groups.
+  }];
+  let dependentDialects = ["::tessel::TesselDialect"];
+}
+
 #endif // TESSEL_PASSES_TD

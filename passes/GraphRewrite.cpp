@@ -1,0 +1,55 @@
+//===- GraphRewrite.cpp - helpers the layout passes share -----------------===//
+#include "GraphRewrite.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+
+using namespace mlir;
+
+namespace tessel {
+
+bool isConstantLike(Value v) {
+  SmallVector<Value> worklist = {v};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || !isa<TesselDialect>(def->getDialect()))
+      return false;
+    if (!seen.insert(def).second || isa<ConstantOp>(def))
+      continue;
+    if (def->getNumOperands() == 0)
+      return false;
+    llvm::append_range(worklist, def->getOperands());
+  }
+  return true;
+}
+
+bool isElementwiseUnary(Operation *op) {
+  return isa<ReluOp, SigmoidOp, TanhOp, AbsOp, NegOp, ExpOp, LogOp, SqrtOp,
+             ReciprocalOp, FloorOp, CeilOp, RoundOp, SignOp, ErfOp, SinOp,
+             CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp,
+             AcoshOp, AtanhOp, SoftplusOp, SoftsignOp, HardSwishOp, NotOp,
+             LeakyReluOp, EluOp, CeluOp, SeluOp, ThresholdedReluOp,
+             HardSigmoidOp, ShrinkOp, ClipOp, CastOp, IdentityOp>(op);
+}
+
+bool isElementwiseBinary(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, PReluOp, EqualOp,
+             LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp, OrOp,
+             XorOp>(op);
+}
+
+RankedTensorType withShape(Type type, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape,
+                               cast<RankedTensorType>(type).getElementType());
+}
+
+Operation *rebuild(OpBuilder &builder, Operation *op, ValueRange operands,
+                   TypeRange results, DictionaryAttr attrs) {
+  OperationState state(op->getLoc(), op->getName());
+  state.addOperands(operands);
+  state.addTypes(results);
+  state.addAttributes(attrs ? attrs.getValue() : op->getAttrs());
+  return builder.create(state);
+}
+
+} // namespace tessel

@@ -1,0 +1,229 @@
+//===- PadChannels.cpp - --tessel-pad-channels ----------------------------===//
+//
+// Pads the channel counts of NHWC convs to the Tensor Core multiple (8 f16,
+// one 16-byte vector) and carries the padded channels forward as far as they
+// stay harmless, slicing them off before any op they would change.
+//
+// Whether an op may consume a padded tensor depends on how its producers were
+// padded, so this is a walk in program order with a map from each real value
+// to its padded form rather than a set of local patterns.
+//
+//===----------------------------------------------------------------------===//
+#include "GraphRewrite.h"
+#include "Passes.h"
+
+namespace tessel {
+#define GEN_PASS_DEF_PADCHANNELS
+#include "Passes.h.inc"
+} // namespace tessel
+
+using namespace mlir;
+
+namespace tessel {
+
+namespace {
+
+constexpr int64_t kChannelMultiple = 8;
+
+int64_t roundUp(int64_t channels) {
+  return llvm::divideCeil(channels, kChannelMultiple) * kChannelMultiple;
+}
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// `type` with `channels` in its last dim.
+RankedTensorType withChannels(Type type, int64_t channels) {
+  SmallVector<int64_t> shape(cast<RankedTensorType>(type).getShape());
+  shape.back() = channels;
+  return withShape(type, shape);
+}
+
+/// `v` grown at the end of each dim by `extra`, filled with `value`.
+Value padEnd(OpBuilder &builder, Location loc, Value v, ArrayRef<int64_t> extra,
+             double value) {
+  if (llvm::all_of(extra, [](int64_t e) { return e == 0; }))
+    return v;
+  SmallVector<int64_t> pads(extra.size(), 0), shape(shapeOf(v));
+  llvm::append_range(pads, extra);
+  for (auto [dim, e] : llvm::zip(shape, extra))
+    dim += e;
+  return builder.create<PadOp>(
+      loc, withShape(v.getType(), shape), v, builder.getDenseI64ArrayAttr(pads),
+      builder.getStringAttr("constant"), builder.getF64FloatAttr(value));
+}
+
+Value padChannels(OpBuilder &builder, Location loc, Value v, int64_t channels,
+                  double value) {
+  SmallVector<int64_t> extra(shapeOf(v).size(), 0);
+  extra.back() = channels - shapeOf(v).back();
+  return padEnd(builder, loc, v, extra, value);
+}
+
+/// Elementwise ops that map finite values to finite values (and so keep the
+/// padded channels harmless for a zero weight).
+bool keepsFinite(Operation *op) {
+  return isa<ReluOp, SigmoidOp, TanhOp, AbsOp, NegOp, FloorOp, CeilOp, RoundOp,
+             SignOp, ErfOp, SinOp, CosOp, AtanOp, AsinhOp, SoftplusOp,
+             SoftsignOp, HardSwishOp, NotOp, LeakyReluOp, EluOp, CeluOp, SeluOp,
+             ThresholdedReluOp, HardSigmoidOp, ShrinkOp, ClipOp, CastOp,
+             IdentityOp>(op);
+}
+
+/// Reductions whose results stay finite on finite inputs.
+bool isFiniteReduction(Operation *op) {
+  return isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceL1Op,
+             ReduceL2Op, ReduceSumSquareOp>(op);
+}
+
+struct ChannelPadder {
+  OpBuilder builder;
+  /// A value with real channels only -> the same value with its channels
+  /// padded (its producer, before the slice that restores the real ones).
+  DenseMap<Value, Value> padded;
+  SmallVector<Operation *> slices;
+
+  explicit ChannelPadder(MLIRContext *context) : builder(context) {}
+
+  /// Replaces `op`'s result by a slice of `wide`, the same result with padded
+  /// channels, and remembers the pair.
+  void replaceWithPadded(Operation *op, Value wide) {
+    Value result = op->getResult(0);
+    builder.setInsertionPointAfterValue(wide);
+    auto type = cast<RankedTensorType>(result.getType());
+    SmallVector<int64_t> starts(type.getRank(), 0), steps(type.getRank(), 1);
+    auto slice =
+        builder.create<SliceOp>(op->getLoc(), type, wide, starts, steps);
+    result.replaceAllUsesWith(slice.getResult());
+    op->erase();
+    padded[slice] = wide;
+    slices.push_back(slice);
+  }
+
+  static bool isEligible(ConvOp conv) {
+    ArrayRef<int64_t> in = shapeOf(conv.getInput()),
+                      w = shapeOf(conv.getWeight());
+    if (conv.getLayout() != "NHWC" || in.size() != 4 || conv.getGroup() != 1 ||
+        !isConstantLike(conv.getWeight()) ||
+        (conv.getBias() && !isConstantLike(conv.getBias())))
+      return false;
+    return in.back() % kChannelMultiple != 0 || w[0] % kChannelMultiple != 0;
+  }
+
+  void padConv(ConvOp conv) {
+    Location loc = conv.getLoc();
+    int64_t c = shapeOf(conv.getInput()).back(),
+            m = shapeOf(conv.getWeight())[0];
+    int64_t c8 = roundUp(c), m8 = roundUp(m);
+    builder.setInsertionPoint(conv);
+    auto widened = [&](Value v, int64_t channels) {
+      if (Value wide = padded.lookup(v))
+        return wide;
+      return padChannels(builder, loc, v, channels, 0.0);
+    };
+    SmallVector<Value> operands = {
+        widened(conv.getInput(), c8),
+        padEnd(builder, loc, conv.getWeight(), {m8 - m, 0, 0, c8 - c}, 0.0)};
+    if (Value bias = conv.getBias())
+      operands.push_back(padEnd(builder, loc, bias, {m8 - m}, 0.0));
+    if (Value residual = conv.getResidual())
+      operands.push_back(widened(residual, m8));
+    Operation *wide =
+        rebuild(builder, conv, operands, withChannels(conv.getType(), m8));
+    if (m8 == m) {
+      conv.replaceAllUsesWith(wide->getResult(0));
+      conv.erase();
+      return;
+    }
+    replaceWithPadded(conv, wide->getResult(0));
+  }
+
+  /// Whether `op` may take padded operands: it keeps channels independent and
+  /// finite values finite, and reads the channel dim as the last one.
+  static bool isChannelwise(Operation *op) {
+    if (auto pool = dyn_cast<MaxPoolOp>(op))
+      return pool.getLayout() == "NHWC";
+    if (auto pool = dyn_cast<AvgPoolOp>(op))
+      return pool.getLayout() == "NHWC";
+    if (isFiniteReduction(op)) {
+      int64_t channelAxis = shapeOf(op->getOperand(0)).size() - 1;
+      return !llvm::is_contained(
+          op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef(),
+          channelAxis);
+    }
+    return keepsFinite(op) ||
+           isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PReluOp>(op);
+  }
+
+  /// Rebuilds `op` on padded operands when one of them is padded and the
+  /// padding stays harmless through it.
+  void propagate(Operation *op) {
+    if (op->getNumResults() != 1 ||
+        llvm::none_of(op->getOperands(),
+                      [&](Value v) { return padded.count(v); }))
+      return;
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    if (type.getRank() == 0 || !isChannelwise(op))
+      return;
+    int64_t channels = type.getShape().back(), c8 = roundUp(channels);
+    // Each operand: padded, broadcast along the channels, or a constant with
+    // one value per channel to pad (a divisor with ones: 0/0 would be NaN).
+    enum class Kind { Padded, Broadcast, Constant };
+    SmallVector<Kind> kinds;
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      ArrayRef<int64_t> shape = shapeOf(v);
+      bool divisor = isa<DivOp>(op) && i == 1;
+      if (padded.count(v) && !divisor && shape.back() == channels)
+        kinds.push_back(Kind::Padded);
+      else if (!shape.empty() && shape.back() == 1 && op->getNumOperands() > 1)
+        kinds.push_back(Kind::Broadcast);
+      else if (shape.empty() && op->getNumOperands() > 1)
+        kinds.push_back(Kind::Broadcast);
+      else if (!shape.empty() && shape.back() == channels && isConstantLike(v))
+        kinds.push_back(Kind::Constant);
+      else
+        return;
+    }
+    if (!llvm::is_contained(kinds, Kind::Padded))
+      return;
+    builder.setInsertionPoint(op);
+    SmallVector<Value> operands;
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      if (kinds[i] == Kind::Padded)
+        operands.push_back(padded.lookup(v));
+      else if (kinds[i] == Kind::Broadcast)
+        operands.push_back(v);
+      else
+        operands.push_back(padChannels(builder, op->getLoc(), v, c8,
+                                       isa<DivOp>(op) && i == 1 ? 1.0 : 0.0));
+    }
+    Operation *wide = rebuild(builder, op, operands, withChannels(type, c8));
+    replaceWithPadded(op, wide->getResult(0));
+  }
+
+  void run(func::FuncOp func) {
+    for (Block &block : func.getBody())
+      for (Operation &op : llvm::make_early_inc_range(block)) {
+        if (auto conv = dyn_cast<ConvOp>(op)) {
+          if (isEligible(conv))
+            padConv(conv);
+          continue;
+        }
+        propagate(&op);
+      }
+    // Slices whose every consumer took the padded value instead.
+    for (Operation *slice : llvm::reverse(slices))
+      if (slice->use_empty())
+        slice->erase();
+  }
+};
+
+struct PadChannelsPass : impl::PadChannelsBase<PadChannelsPass> {
+  void runOnOperation() override {
+    ChannelPadder(&getContext()).run(getOperation());
+  }
+};
+
+} // namespace
+} // namespace tessel

@@ -1,0 +1,136 @@
+// RUN: tessel-opt %s --tessel-pad-channels -split-input-file | FileCheck %s
+
+// conv 3 -> 16 (3x3) -> relu -> conv 16 -> 10 -> a reduction over the
+// channels. The first conv's input and weight get 8 input channels; the
+// second conv computes 16 output channels (zero weights and bias for the
+// extra 6), and a slice gives the reduction its 10 real ones.
+// CHECK-LABEL: func @first_conv
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8x8x3xf32>)
+// CHECK-DAG: %[[W1:.*]] = tessel.constant dense<5.000000e-01> : tensor<16x3x3x3xf32>
+// CHECK-DAG: %[[B1:.*]] = tessel.constant dense<1.000000e-01> : tensor<16xf32>
+// CHECK-DAG: %[[W2:.*]] = tessel.constant dense<2.500000e-01> : tensor<10x3x3x16xf32>
+// CHECK-DAG: %[[B2:.*]] = tessel.constant dense<2.000000e-01> : tensor<10xf32>
+// CHECK: %[[XP:.*]] = tessel.pad %[[X]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 5>, value = 0.000000e+00 : f64} : (tensor<1x8x8x3xf32>) -> tensor<1x8x8x8xf32>
+// CHECK: %[[W1P:.*]] = tessel.pad %[[W1]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 5>, value = 0.000000e+00 : f64} : (tensor<16x3x3x3xf32>) -> tensor<16x3x3x8xf32>
+// CHECK: %[[C1:.*]] = tessel.conv %[[XP]], %[[W1P]] bias %[[B1]] {{.*}} : (tensor<1x8x8x8xf32>, tensor<16x3x3x8xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
+// CHECK: %[[R:.*]] = tessel.relu %[[C1]] : tensor<1x8x8x16xf32>
+// CHECK: %[[W2P:.*]] = tessel.pad %[[W2]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 6, 0, 0, 0>, value = 0.000000e+00 : f64} : (tensor<10x3x3x16xf32>) -> tensor<16x3x3x16xf32>
+// CHECK: %[[B2P:.*]] = tessel.pad %[[B2]] {mode = "constant", pads = array<i64: 0, 6>, value = 0.000000e+00 : f64} : (tensor<10xf32>) -> tensor<16xf32>
+// CHECK: %[[C2:.*]] = tessel.conv %[[R]], %[[W2P]] bias %[[B2P]] {{.*}} : (tensor<1x8x8x16xf32>, tensor<16x3x3x16xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
+// CHECK: %[[S:.*]] = tessel.slice %[[C2]] {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x16xf32>) -> tensor<1x8x8x10xf32>
+// CHECK: %[[SUM:.*]] = tessel.reduce_sum %[[S]] {axes = array<i64: 3>, keepdims = true} : (tensor<1x8x8x10xf32>) -> tensor<1x8x8x1xf32>
+// CHECK: return %[[SUM]]
+func.func @first_conv(%x: tensor<1x8x8x3xf32>) -> tensor<1x8x8x1xf32> {
+  %w1 = tessel.constant dense<0.5> : tensor<16x3x3x3xf32>
+  %b1 = tessel.constant dense<0.1> : tensor<16xf32>
+  %w2 = tessel.constant dense<0.25> : tensor<10x3x3x16xf32>
+  %b2 = tessel.constant dense<0.2> : tensor<10xf32>
+  %c1 = tessel.conv %x, %w1 bias %b1 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x3xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
+  %r = tessel.relu %c1 : tensor<1x8x8x16xf32>
+  %c2 = tessel.conv %r, %w2 bias %b2 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x16xf32>, tensor<10x3x3x16xf32>, tensor<10xf32>) -> tensor<1x8x8x10xf32>
+  %s = tessel.reduce_sum %c2 {axes = array<i64: 3>, keepdims = true} : (tensor<1x8x8x10xf32>) -> tensor<1x8x8x1xf32>
+  return %s : tensor<1x8x8x1xf32>
+}
+
+// -----
+
+// The padding goes through channel-wise ops into the next conv, which takes
+// the 16 channels as they are (zero weights for the extra 4): no slice is
+// left. A per-channel constant is padded with zeros, a divisor with ones;
+// the extra channels of sigmoid's epilogue are 0.5, harmless.
+// CHECK-LABEL: func @propagate
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8x8x8xf32>)
+// CHECK-DAG: %[[BIAS:.*]] = tessel.constant {{.*}} : tensor<12xf32>
+// CHECK-DAG: %[[SCALE:.*]] = tessel.constant dense<2.000000e+00> : tensor<1x1x1x12xf32>
+// CHECK: %[[C1:.*]] = tessel.conv %[[X]], %{{.*}} {activation = "sigmoid"{{.*}}} : (tensor<1x8x8x8xf32>, tensor<16x1x1x8xf32>) -> tensor<1x8x8x16xf32>
+// CHECK: %[[BP:.*]] = tessel.pad %[[BIAS]] {mode = "constant", pads = array<i64: 0, 4>, value = 0.000000e+00 : f64} : (tensor<12xf32>) -> tensor<16xf32>
+// CHECK: %[[A:.*]] = tessel.add %[[C1]], %[[BP]] : (tensor<1x8x8x16xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
+// CHECK: %[[SP:.*]] = tessel.pad %[[SCALE]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 4>, value = 1.000000e+00 : f64} : (tensor<1x1x1x12xf32>) -> tensor<1x1x1x16xf32>
+// CHECK: %[[D:.*]] = tessel.div %[[A]], %[[SP]] : (tensor<1x8x8x16xf32>, tensor<1x1x1x16xf32>) -> tensor<1x8x8x16xf32>
+// CHECK: %[[T:.*]] = tessel.tanh %[[D]] : tensor<1x8x8x16xf32>
+// CHECK: %[[M:.*]] = tessel.mul %[[T]], %[[C1]] : (tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+// CHECK: %[[P:.*]] = tessel.max_pool %[[M]] {{.*}} : (tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32>
+// CHECK: %[[W2P:.*]] = tessel.pad %{{.*}} {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 4>, value = 0.000000e+00 : f64} : (tensor<16x1x1x12xf32>) -> tensor<16x1x1x16xf32>
+// CHECK: %[[C2:.*]] = tessel.conv %[[P]], %[[W2P]] {{.*}} : (tensor<1x4x4x16xf32>, tensor<16x1x1x16xf32>) -> tensor<1x4x4x16xf32>
+// CHECK-NOT: tessel.slice
+// CHECK: return %[[C2]]
+func.func @propagate(%x: tensor<1x8x8x8xf32>) -> tensor<1x4x4x16xf32> {
+  %w1 = tessel.constant dense<0.5> : tensor<12x1x1x8xf32>
+  %bias = tessel.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]> : tensor<12xf32>
+  %scale = tessel.constant dense<2.0> : tensor<1x1x1x12xf32>
+  %w2 = tessel.constant dense<0.25> : tensor<16x1x1x12xf32>
+  %c1 = tessel.conv %x, %w1 {activation = "sigmoid", dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x8xf32>, tensor<12x1x1x8xf32>) -> tensor<1x8x8x12xf32>
+  %a = tessel.add %c1, %bias : (tensor<1x8x8x12xf32>, tensor<12xf32>) -> tensor<1x8x8x12xf32>
+  %d = tessel.div %a, %scale : (tensor<1x8x8x12xf32>, tensor<1x1x1x12xf32>) -> tensor<1x8x8x12xf32>
+  %t = tessel.tanh %d : tensor<1x8x8x12xf32>
+  %m = tessel.mul %t, %c1 : (tensor<1x8x8x12xf32>, tensor<1x8x8x12xf32>) -> tensor<1x8x8x12xf32>
+  %p = tessel.max_pool %m {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, layout = "NHWC", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x8x8x12xf32>) -> tensor<1x4x4x12xf32>
+  %c2 = tessel.conv %p, %w2 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x4x12xf32>, tensor<16x1x1x12xf32>) -> tensor<1x4x4x16xf32>
+  return %c2 : tensor<1x4x4x16xf32>
+}
+
+// -----
+
+// Residuals: a graph input is zero-padded; a padded conv result is taken as
+// it is. exp may turn finite extra channels into inf (and 0 x inf is NaN), so
+// it reads the real channels through a slice.
+// CHECK-LABEL: func @residual
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8x8x8xf32>, %[[R:.*]]: tensor<1x8x8x12xf32>)
+// CHECK: %[[RP:.*]] = tessel.pad %[[R]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 4>, value = 0.000000e+00 : f64} : (tensor<1x8x8x12xf32>) -> tensor<1x8x8x16xf32>
+// CHECK: %[[C1:.*]] = tessel.conv %[[X]], %{{.*}} residual %[[RP]] {{.*}} -> tensor<1x8x8x16xf32>
+// CHECK: %[[W2P:.*]] = tessel.pad %{{.*}} {mode = "constant", pads = array<i64: 0, 0, 0, 0, 4, 0, 0, 4>, value = 0.000000e+00 : f64} : (tensor<12x1x1x12xf32>) -> tensor<16x1x1x16xf32>
+// CHECK: %[[C2:.*]] = tessel.conv %[[C1]], %[[W2P]] residual %[[C1]] {{.*}} -> tensor<1x8x8x16xf32>
+// CHECK: %[[S:.*]] = tessel.slice %[[C2]] {{.*}} : (tensor<1x8x8x16xf32>) -> tensor<1x8x8x12xf32>
+// CHECK: %[[E:.*]] = tessel.exp %[[S]] : tensor<1x8x8x12xf32>
+// CHECK: return %[[E]]
+func.func @residual(%x: tensor<1x8x8x8xf32>, %r: tensor<1x8x8x12xf32>) -> tensor<1x8x8x12xf32> {
+  %w1 = tessel.constant dense<0.5> : tensor<12x1x1x8xf32>
+  %w2 = tessel.constant dense<0.5> : tensor<12x1x1x12xf32>
+  %c1 = tessel.conv %x, %w1 residual %r {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x8xf32>, tensor<12x1x1x8xf32>, tensor<1x8x8x12xf32>) -> tensor<1x8x8x12xf32>
+  %c2 = tessel.conv %c1, %w2 residual %c1 {activation = "relu", dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x12xf32>, tensor<12x1x1x12xf32>, tensor<1x8x8x12xf32>) -> tensor<1x8x8x12xf32>
+  %e = tessel.exp %c2 : tensor<1x8x8x12xf32>
+  return %e : tensor<1x8x8x12xf32>
+}
+
+// -----
+
+// Padded channels never reach a concat, a depthwise conv (left unpadded) or
+// a graph output: each reads a slice of the real channels.
+// CHECK-LABEL: func @slices
+// CHECK: %[[C:.*]] = tessel.conv {{.*}} -> tensor<1x8x8x16xf32>
+// CHECK: %[[R:.*]] = tessel.relu %[[C]] : tensor<1x8x8x16xf32>
+// CHECK: %[[S:.*]] = tessel.slice %[[R]] {{.*}} : (tensor<1x8x8x16xf32>) -> tensor<1x8x8x12xf32>
+// CHECK: %[[D:.*]] = tessel.conv %[[S]], %{{.*}} {{{.*}}group = 12 : i64{{.*}}} : (tensor<1x8x8x12xf32>, tensor<12x3x3x1xf32>) -> tensor<1x8x8x12xf32>
+// CHECK: %[[CAT:.*]] = tessel.concat %[[S]], %[[D]] {axis = 3 : i64}
+// CHECK: return %[[CAT]], %[[S]]
+func.func @slices(%x: tensor<1x8x8x8xf32>) -> (tensor<1x8x8x24xf32>, tensor<1x8x8x12xf32>) {
+  %w1 = tessel.constant dense<0.5> : tensor<12x1x1x8xf32>
+  %wd = tessel.constant dense<0.5> : tensor<12x3x3x1xf32>
+  %c = tessel.conv %x, %w1 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x8xf32>, tensor<12x1x1x8xf32>) -> tensor<1x8x8x12xf32>
+  %r = tessel.relu %c : tensor<1x8x8x12xf32>
+  %d = tessel.conv %r, %wd {dilations = array<i64: 1, 1>, group = 12 : i64, layout = "NHWC", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x12xf32>, tensor<12x3x3x1xf32>) -> tensor<1x8x8x12xf32>
+  %cat = tessel.concat %r, %d {axis = 3 : i64} : (tensor<1x8x8x12xf32>, tensor<1x8x8x12xf32>) -> tensor<1x8x8x24xf32>
+  return %cat, %r : tensor<1x8x8x24xf32>, tensor<1x8x8x12xf32>
+}
+
+// -----
+
+// Must NOT be padded: channels already multiples of 8; a depthwise conv; an
+// NCHW conv (the layout pass runs first; what it leaves NCHW stays so).
+// CHECK-LABEL: func @untouched
+// CHECK-NOT: tessel.pad
+// CHECK-NOT: tessel.slice
+// CHECK: tessel.conv %arg0, %{{.*}} : (tensor<1x8x8x8xf32>, tensor<16x3x3x8xf32>) -> tensor<1x8x8x16xf32>
+// CHECK: tessel.conv %arg1, %{{.*}} : (tensor<1x8x8x12xf32>, tensor<12x3x3x1xf32>) -> tensor<1x8x8x12xf32>
+// CHECK: tessel.conv %arg2, %{{.*}} : (tensor<1x12x8x8xf32>, tensor<12x12x1x1xf32>) -> tensor<1x12x8x8xf32>
+// CHECK-NOT: tessel.pad
+// CHECK-NOT: tessel.slice
+func.func @untouched(%x: tensor<1x8x8x8xf32>, %y: tensor<1x8x8x12xf32>, %z: tensor<1x12x8x8xf32>) -> (tensor<1x8x8x16xf32>, tensor<1x8x8x12xf32>, tensor<1x12x8x8xf32>) {
+  %w1 = tessel.constant dense<0.5> : tensor<16x3x3x8xf32>
+  %c1 = tessel.conv %x, %w1 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x8xf32>, tensor<16x3x3x8xf32>) -> tensor<1x8x8x16xf32>
+  %w2 = tessel.constant dense<0.5> : tensor<12x3x3x1xf32>
+  %c2 = tessel.conv %y, %w2 {dilations = array<i64: 1, 1>, group = 12 : i64, layout = "NHWC", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x12xf32>, tensor<12x3x3x1xf32>) -> tensor<1x8x8x12xf32>
+  %w3 = tessel.constant dense<0.5> : tensor<12x12x1x1xf32>
+  %c3 = tessel.conv %z, %w3 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x12x8x8xf32>, tensor<12x12x1x1xf32>) -> tensor<1x12x8x8xf32>
+  return %c1, %c2, %c3 : tensor<1x8x8x16xf32>, tensor<1x8x8x12xf32>, tensor<1x12x8x8xf32>
+}
