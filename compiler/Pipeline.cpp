@@ -23,7 +23,9 @@ void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   // 4. f16 storage and Tensor Core math, f32 accumulate.  [lower-precision]
   func.addPass(createLowerPrecision({options.precision}));
   // 5. NHWC activations, transposes cancelled.            [to-nhwc]
+  func.addPass(createToNHWC());
   // 6. Channels padded to the Tensor Core multiple.       [pad-channels]
+  func.addPass(createPadChannels());
   // 7. Fold the compile-time work the passes above left (permuted, padded,
   //    converted weights) and clean up.
   func.addPass(createFoldConstants());
