@@ -13,7 +13,7 @@ namespace tessel {
 /// Every option that changes the engine. They flow here from the command line
 /// and nowhere else, and are recorded in the engine.
 struct CompileOptions {
-  std::string precision = "fp32";
+  std::string precision = "fp16";
   std::vector<std::string> tiers = {"cpu"};
 };
 
