@@ -18,7 +18,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <cstring>
 
 using namespace mlir;
 namespace fb = tessel::engine;
@@ -298,26 +297,7 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
       constants.size(), &tierOffsets);
   fb::FinishEngineBuffer(builder, engine);
 
-  size_t payloadSize = builder.GetSize();
-  size_t constantsOffset =
-      format::alignUp(format::kHeaderSize + payloadSize, format::kConstantAlignment);
-  std::vector<uint8_t> file(constantsOffset + constants.size(), 0);
-  std::memcpy(file.data() + format::kHeaderSize, builder.GetBufferPointer(), payloadSize);
-  if (!constants.empty())
-    std::memcpy(file.data() + constantsOffset, constants.data(), constants.size());
-
-  format::Header header{};
-  std::memcpy(header.magic, format::kMagic, sizeof(header.magic));
-  header.format_version = format::kFormatVersion;
-  header.header_size = format::kHeaderSize;
-  header.payload_offset = format::kHeaderSize;
-  header.payload_size = payloadSize;
-  header.constants_offset = constantsOffset;
-  header.constants_size = constants.size();
-  header.checksum = format::checksum(file.data() + format::kHeaderSize,
-                                     file.size() - format::kHeaderSize);
-  std::memcpy(file.data(), &header, sizeof(header));
-  return file;
+  return format::assembleFile(builder.GetBufferPointer(), builder.GetSize(), constants);
 }
 
 } // namespace

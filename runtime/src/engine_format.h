@@ -10,6 +10,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 namespace tessel::format {
 
@@ -46,6 +48,37 @@ inline uint64_t checksum(const uint8_t *data, size_t size,
 
 inline size_t alignUp(size_t value, size_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
+}
+
+/// Recomputes the header's checksum over everything after the header.
+inline void sealChecksum(std::vector<uint8_t> &file) {
+  Header header;
+  std::memcpy(&header, file.data(), sizeof(header));
+  header.checksum = checksum(file.data() + kHeaderSize, file.size() - kHeaderSize);
+  std::memcpy(file.data(), &header, sizeof(header));
+}
+
+/// Header, FlatBuffer payload, zero padding to kConstantAlignment, constants:
+/// the whole engine file, checksum included. The compiler's writer and the
+/// runtime's tests both assemble files with this.
+inline std::vector<uint8_t> assembleFile(const uint8_t *payload, size_t payloadSize,
+                                         const std::vector<uint8_t> &constants) {
+  size_t constantsOffset = alignUp(kHeaderSize + payloadSize, kConstantAlignment);
+  std::vector<uint8_t> file(constantsOffset + constants.size(), 0);
+  std::memcpy(file.data() + kHeaderSize, payload, payloadSize);
+  if (!constants.empty())
+    std::memcpy(file.data() + constantsOffset, constants.data(), constants.size());
+  Header header{};
+  std::memcpy(header.magic, kMagic, sizeof(header.magic));
+  header.format_version = kFormatVersion;
+  header.header_size = kHeaderSize;
+  header.payload_offset = kHeaderSize;
+  header.payload_size = payloadSize;
+  header.constants_offset = constantsOffset;
+  header.constants_size = constants.size();
+  std::memcpy(file.data(), &header, sizeof(header));
+  sealChecksum(file);
+  return file;
 }
 
 } // namespace tessel::format

@@ -10,6 +10,7 @@
 // integer division by zero yields 0 rather than trapping.
 //
 //===----------------------------------------------------------------------===//
+#include "dispatch.h"
 #include "half.h"
 #include "kernels.h"
 #include "registry.h"
@@ -24,14 +25,6 @@
 namespace tessel::cpu {
 namespace {
 
-template <typename T> struct Tag { using type = T; };
-
-KernelStatus fail(std::string message) { return KernelStatus{std::move(message)}; }
-
-KernelStatus unsupported(const char *op, DType dtype) {
-  return fail(std::string(op) + ": unsupported dtype " + dtypeName(dtype));
-}
-
 KernelStatus checkArity(const char *op, const std::vector<const TensorView *> &inputs,
                         const std::vector<TensorView *> &outputs, size_t numInputs) {
   if (inputs.size() < numInputs || outputs.empty())
@@ -43,57 +36,6 @@ KernelStatus checkArity(const char *op, const std::vector<const TensorView *> &i
   if (!outputs[0] || (!outputs[0]->data && outputs[0]->numElements() != 0))
     return fail(std::string(op) + ": missing output");
   return {};
-}
-
-// Calls f(Tag<T>{}) for the element type of `dtype` if it is in the family;
-// returns false when it is not.
-enum Family : unsigned {
-  kFloat = 1,    // f32 f64 f16
-  kSigned = 2,   // i8 i16 i32 i64
-  kUnsigned = 4, // u8 u16 u32 u64
-  kBool = 8,
-  kInt = kSigned | kUnsigned,
-  kNumeric = kFloat | kInt,
-  kAll = kNumeric | kBool,
-};
-
-template <typename F> bool dispatch(DType dtype, unsigned families, F &&f) {
-  switch (dtype) {
-  case DType::F32: if (families & kFloat) { f(Tag<float>{}); return true; } break;
-  case DType::F64: if (families & kFloat) { f(Tag<double>{}); return true; } break;
-  case DType::F16: if (families & kFloat) { f(Tag<Half>{}); return true; } break;
-  case DType::I8: if (families & kSigned) { f(Tag<int8_t>{}); return true; } break;
-  case DType::I16: if (families & kSigned) { f(Tag<int16_t>{}); return true; } break;
-  case DType::I32: if (families & kSigned) { f(Tag<int32_t>{}); return true; } break;
-  case DType::I64: if (families & kSigned) { f(Tag<int64_t>{}); return true; } break;
-  case DType::U8: if (families & kUnsigned) { f(Tag<uint8_t>{}); return true; } break;
-  case DType::U16: if (families & kUnsigned) { f(Tag<uint16_t>{}); return true; } break;
-  case DType::U32: if (families & kUnsigned) { f(Tag<uint32_t>{}); return true; } break;
-  case DType::U64: if (families & kUnsigned) { f(Tag<uint64_t>{}); return true; } break;
-  case DType::Bool: if (families & kBool) { f(Tag<bool>{}); return true; } break;
-  default: break;
-  }
-  return false;
-}
-
-template <typename T> constexpr bool isFloatElem() {
-  return std::is_floating_point<T>::value || std::is_same<T, Half>::value;
-}
-
-// Saturating double -> integer conversion (NaN -> 0); no UB for any input.
-template <typename T> T saturateCast(double v) {
-  if constexpr (std::is_integral<T>::value) {
-    if (std::isnan(v))
-      return 0;
-    if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
-      return std::numeric_limits<T>::lowest();
-    // max() may round up when converted to double (int64/uint64): compare >=.
-    if (v >= static_cast<double>(std::numeric_limits<T>::max()))
-      return std::numeric_limits<T>::max();
-    return static_cast<T>(v);
-  } else {
-    return storeElem<T>(static_cast<MathType<T>>(v));
-  }
 }
 
 // Integer wrap-around arithmetic through uint64 (no signed-overflow UB).

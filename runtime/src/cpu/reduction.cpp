@@ -12,6 +12,7 @@
 // log(0) = -inf for log_sum and log_sum_exp, and NaN for mean.
 //
 //===----------------------------------------------------------------------===//
+#include "dispatch.h"
 #include "half.h"
 #include "kernels.h"
 #include "registry.h"
@@ -26,14 +27,6 @@
 namespace tessel::cpu {
 namespace {
 
-template <typename T> struct Tag { using type = T; };
-
-KernelStatus fail(std::string message) { return KernelStatus{std::move(message)}; }
-
-KernelStatus unsupported(const char *op, DType dtype) {
-  return fail(std::string(op) + ": unsupported dtype " + dtypeName(dtype));
-}
-
 KernelStatus checkUnary(const char *op, const std::vector<const TensorView *> &inputs,
                         const std::vector<TensorView *> &outputs) {
   if (inputs.empty() || outputs.empty() || !inputs[0] || !outputs[0])
@@ -42,45 +35,6 @@ KernelStatus checkUnary(const char *op, const std::vector<const TensorView *> &i
       (!outputs[0]->data && outputs[0]->numElements() != 0))
     return fail(std::string(op) + ": missing tensor data");
   return {};
-}
-
-enum Family : unsigned { kFloat = 1, kInt = 2, kNumeric = 3 };
-
-template <typename F> bool dispatch(DType dtype, unsigned families, F &&f) {
-  switch (dtype) {
-  case DType::F32: if (families & kFloat) { f(Tag<float>{}); return true; } break;
-  case DType::F64: if (families & kFloat) { f(Tag<double>{}); return true; } break;
-  case DType::F16: if (families & kFloat) { f(Tag<Half>{}); return true; } break;
-  case DType::I8: if (families & kInt) { f(Tag<int8_t>{}); return true; } break;
-  case DType::I16: if (families & kInt) { f(Tag<int16_t>{}); return true; } break;
-  case DType::I32: if (families & kInt) { f(Tag<int32_t>{}); return true; } break;
-  case DType::I64: if (families & kInt) { f(Tag<int64_t>{}); return true; } break;
-  case DType::U8: if (families & kInt) { f(Tag<uint8_t>{}); return true; } break;
-  case DType::U16: if (families & kInt) { f(Tag<uint16_t>{}); return true; } break;
-  case DType::U32: if (families & kInt) { f(Tag<uint32_t>{}); return true; } break;
-  case DType::U64: if (families & kInt) { f(Tag<uint64_t>{}); return true; } break;
-  default: break;
-  }
-  return false;
-}
-
-template <typename T> constexpr bool isFloatElem() {
-  return std::is_floating_point<T>::value || std::is_same<T, Half>::value;
-}
-
-// double -> T: floats round, integers truncate toward zero and saturate (NaN -> 0).
-template <typename T> T fromDouble(double v) {
-  if constexpr (std::is_integral<T>::value) {
-    if (std::isnan(v))
-      return 0;
-    if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
-      return std::numeric_limits<T>::lowest();
-    if (v >= static_cast<double>(std::numeric_limits<T>::max()))
-      return std::numeric_limits<T>::max();
-    return static_cast<T>(v);
-  } else {
-    return storeElem<T>(static_cast<MathType<T>>(v));
-  }
 }
 
 int64_t normalizeAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
@@ -251,7 +205,7 @@ template <R op, typename T> void reduceInt(const ReduceMap &map, const T *x, T *
     map.forEach([&](int64_t i, int64_t o) { peak[o] = std::max(peak[o], double(x[i])); });
     map.forEach([&](int64_t i, int64_t o) { acc[o] += std::exp(double(x[i]) - peak[o]); });
     for (int64_t o = 0; o < map.numOut; ++o)
-      y[o] = fromDouble<T>(map.count ? std::log(acc[o]) + peak[o]
+      y[o] = saturateCast<T>(map.count ? std::log(acc[o]) + peak[o]
                                      : -std::numeric_limits<double>::infinity());
   } else {
     uint64_t *acc = scratch<uint64_t>(kSlotAcc, static_cast<size_t>(map.numOut));
@@ -271,9 +225,9 @@ template <R op, typename T> void reduceInt(const ReduceMap &map, const T *x, T *
     for (int64_t o = 0; o < map.numOut; ++o) {
       const double sum = static_cast<double>(static_cast<W>(acc[o]));
       switch (op) {
-      case R::Mean: y[o] = fromDouble<T>(sum / static_cast<double>(map.count)); break;
-      case R::L2: y[o] = fromDouble<T>(std::sqrt(sum)); break;
-      case R::LogSum: y[o] = fromDouble<T>(std::log(sum)); break;
+      case R::Mean: y[o] = saturateCast<T>(sum / static_cast<double>(map.count)); break;
+      case R::L2: y[o] = saturateCast<T>(std::sqrt(sum)); break;
+      case R::LogSum: y[o] = saturateCast<T>(std::log(sum)); break;
       default: y[o] = static_cast<T>(acc[o]); break; // wraps, like the arithmetic
       }
     }
@@ -291,7 +245,7 @@ KernelStatus reduceKernel(const Attrs &attrs, const std::vector<const TensorView
   ReduceMap map;
   if (auto s = planReduce(name, attrs, in, out, map); !s.ok())
     return s;
-  bool handled = dispatch(in.dtype, kNumeric, [&](auto tag) {
+  bool handled = dispatchOnly<kNumeric>(in.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = static_cast<const T *>(in.data);
     T *y = static_cast<T *>(out.data);
@@ -335,7 +289,7 @@ KernelStatus softmaxKernel(const Attrs &attrs, const std::vector<const TensorVie
   AxisSplit s;
   if (!splitAxis(in.shape, attrs.getInt("axis", -1), s))
     return fail(std::string(name) + ": axis out of range");
-  bool handled = dispatch(in.dtype, kFloat, [&](auto tag) {
+  bool handled = dispatchOnly<kFloat>(in.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = static_cast<const T *>(in.data);
     T *y = static_cast<T *>(out.data);
@@ -388,7 +342,7 @@ KernelStatus argKernel(const Attrs &attrs, const std::vector<const TensorView *>
   // The key is longer than the small-string buffer: build it once.
   static const std::string kSelectLastIndex = "select_last_index";
   const bool last = attrs.getInt(kSelectLastIndex, 0) != 0;
-  bool handled = dispatch(in.dtype, kNumeric, [&](auto tag) {
+  bool handled = dispatchOnly<kNumeric>(in.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = MathType<T>;
     const T *x = static_cast<const T *>(in.data);

@@ -108,35 +108,9 @@ struct EngineSpec {
 };
 
 /// Recomputes the header checksum after a test edits the bytes on purpose.
-inline void reseal(std::vector<uint8_t> &file) {
-  format::Header header;
-  std::memcpy(&header, file.data(), sizeof(header));
-  header.checksum =
-      format::checksum(file.data() + format::kHeaderSize, file.size() - format::kHeaderSize);
-  std::memcpy(file.data(), &header, sizeof(header));
-}
+inline void reseal(std::vector<uint8_t> &file) { format::sealChecksum(file); }
 
-/// Header, FlatBuffer payload, zero padding to 256, constants: a valid file.
-inline std::vector<uint8_t> assembleFile(const uint8_t *payload, size_t payloadSize,
-                                         const std::vector<uint8_t> &constants) {
-  size_t constantsOffset =
-      format::alignUp(format::kHeaderSize + payloadSize, format::kConstantAlignment);
-  std::vector<uint8_t> file(constantsOffset + constants.size(), 0);
-  std::memcpy(file.data() + format::kHeaderSize, payload, payloadSize);
-  if (!constants.empty())
-    std::memcpy(file.data() + constantsOffset, constants.data(), constants.size());
-  format::Header header{};
-  std::memcpy(header.magic, format::kMagic, sizeof(header.magic));
-  header.format_version = format::kFormatVersion;
-  header.header_size = format::kHeaderSize;
-  header.payload_offset = format::kHeaderSize;
-  header.payload_size = payloadSize;
-  header.constants_offset = constantsOffset;
-  header.constants_size = constants.size();
-  std::memcpy(file.data(), &header, sizeof(header));
-  reseal(file);
-  return file;
-}
+using format::assembleFile;
 
 inline std::vector<uint8_t> buildEngine(const EngineSpec &spec) {
   flatbuffers::FlatBufferBuilder builder(1024);
