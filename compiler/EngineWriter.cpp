@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "EngineWriter.h"
 
+#include "KernelEmitter.h"
 #include "TensorData.h"
 #include "TesselDialect.h"
 
@@ -18,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <set>
 
 using namespace mlir;
 namespace fb = tessel::engine;
@@ -92,6 +94,23 @@ uint64_t planArena(std::vector<TensorRecord> &tensors) {
   return format::alignUp(arenaSize, format::kConstantAlignment);
 }
 
+std::vector<flatbuffers::Offset<fb::Launch>>
+serializeLaunchList(flatbuffers::FlatBufferBuilder &builder,
+                    const codegen::KernelVariant &variant) {
+  std::vector<flatbuffers::Offset<fb::Launch>> launches;
+  for (const codegen::Launch &launch : variant.launches) {
+    std::vector<flatbuffers::Offset<fb::KernelArg>> args;
+    for (const codegen::KernelArg &arg : launch.args)
+      args.push_back(fb::CreateKernelArgDirect(builder, arg.tensor,
+                                               arg.bytes.empty() ? nullptr : &arg.bytes));
+    std::vector<uint32_t> grid(launch.grid.begin(), launch.grid.end());
+    std::vector<uint32_t> block(launch.block.begin(), launch.block.end());
+    launches.push_back(fb::CreateLaunchDirect(builder, launch.module, launch.kernel.c_str(),
+                                              &grid, &block, launch.sharedBytes, &args));
+  }
+  return launches;
+}
+
 class Writer {
 public:
   Writer(func::FuncOp func, const CompileOptions &options)
@@ -104,6 +123,7 @@ private:
   int32_t tensorOf(Value value);
   LogicalResult stepInputs(Operation &op, std::vector<int32_t> &indices);
   LogicalResult collect();
+  FailureOr<codegen::KernelPlan> planStepKernels();
 
   func::FuncOp func;
   const CompileOptions &options;
@@ -221,6 +241,16 @@ LogicalResult Writer::collect() {
   return success();
 }
 
+FailureOr<codegen::KernelPlan> Writer::planStepKernels() {
+  std::vector<RankedTensorType> types;
+  for (const TensorRecord &t : tensors)
+    types.push_back(t.type);
+  std::vector<codegen::StepView> views;
+  for (const StepRecord &step : steps)
+    views.push_back(codegen::StepView{step.op, step.name, step.inputs, step.outputs, types});
+  return planKernels(*func->getContext(), views, options);
+}
+
 FailureOr<std::vector<uint8_t>> Writer::write() {
   if (failed(collect()))
     return failure();
@@ -250,8 +280,13 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
         t.type.getRank() == 4 ? "NCHW" : "", t.storage, t.offset, t.size));
   }
 
+  FailureOr<codegen::KernelPlan> kernels = planStepKernels();
+  if (failed(kernels))
+    return failure();
+
+  std::set<std::string> tierSet;
   std::vector<flatbuffers::Offset<fb::Step>> stepOffsets;
-  for (const StepRecord &step : steps) {
+  for (auto [stepIndex, step] : llvm::enumerate(steps)) {
     std::vector<flatbuffers::Offset<fb::Attr>> attrs;
     if (step.op) {
       FailureOr<EngineAttrs> encoded = engineAttrs(step.op);
@@ -268,33 +303,65 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
                                              floats, s ? s->c_str() : nullptr));
       }
     }
+    // GPU variants, best tier first, then the CPU tier, which every step has.
     std::vector<flatbuffers::Offset<fb::KernelVariant>> variants;
-    for (const std::string &tier : options.tiers)
+    for (const codegen::KernelVariant &variant : kernels->steps[stepIndex]) {
+      tierSet.insert(variant.tier);
+      std::vector<flatbuffers::Offset<fb::Launch>> launchList =
+          serializeLaunchList(builder, variant);
       variants.push_back(fb::CreateKernelVariantDirect(
-          builder, tier.c_str(), step.name.c_str(), /*min_compute_capability=*/0,
-          /*alignment=*/64));
+          builder, variant.tier.c_str(), variant.kernel.c_str(),
+          variant.minComputeCapability, variant.alignment, &launchList));
+    }
+    tierSet.insert("cpu");
+    variants.push_back(fb::CreateKernelVariantDirect(builder, "cpu", step.name.c_str(),
+                                                     /*min_compute_capability=*/0,
+                                                     /*alignment=*/64));
     std::string location = step.op ? locationName(step.op->getLoc()) : "output copy";
     stepOffsets.push_back(fb::CreateStepDirect(builder, step.name.c_str(),
                                                location.c_str(), &step.inputs,
                                                &step.outputs, &attrs, &variants));
   }
 
+  std::vector<std::string> targetNames;
+  for (int arch : options.targets)
+    targetNames.push_back("sm_" + std::to_string(arch));
+  std::string targetList;
+  for (const std::string &name : targetNames)
+    targetList += (targetList.empty() ? "" : ",") + name;
   std::vector<flatbuffers::Offset<fb::Option>> optionOffsets = {
       fb::CreateOptionDirect(builder, "precision", options.precision.c_str()),
   };
-  std::string tierList;
-  for (const std::string &tier : options.tiers)
-    tierList += (tierList.empty() ? "" : ",") + tier;
-  optionOffsets.push_back(fb::CreateOptionDirect(builder, "tiers", tierList.c_str()));
+  optionOffsets.push_back(fb::CreateOptionDirect(
+      builder, "targets", targetList.empty() ? "none" : targetList.c_str()));
 
+  // Tiers from the best to the CPU's, as the runtime prefers them.
   std::vector<flatbuffers::Offset<flatbuffers::String>> tierOffsets;
-  for (const std::string &tier : options.tiers)
-    tierOffsets.push_back(builder.CreateString(tier));
+  for (const char *tier : {"tc-sm90", "tc-sm80", "tc-sm70", "simt", "cpu"})
+    if (tierSet.count(tier))
+      tierOffsets.push_back(builder.CreateString(tier));
+  std::vector<flatbuffers::Offset<flatbuffers::String>> targetOffsets;
+  for (const std::string &name : targetNames)
+    targetOffsets.push_back(builder.CreateString(name));
+
+  std::vector<flatbuffers::Offset<fb::KernelModule>> moduleOffsets;
+  for (const codegen::KernelModule &module : kernels->modules) {
+    std::vector<flatbuffers::Offset<fb::KernelImage>> images;
+    for (const codegen::KernelImage &image : module.images) {
+      std::vector<uint8_t> data = image.data;
+      if (!image.cubin)
+        data.push_back(0); // PTX is handed to the driver as a C string
+      images.push_back(fb::CreateKernelImageDirect(
+          builder, image.cubin ? fb::ImageFormat::Cubin : fb::ImageFormat::PTX, image.arch,
+          &data));
+    }
+    moduleOffsets.push_back(fb::CreateKernelModuleDirect(builder, module.name.c_str(), &images));
+  }
 
   auto engine = fb::CreateEngineDirect(
       builder, format::kFormatVersion, "tessel-compile 0.1.0", &optionOffsets,
       &tensorOffsets, &inputs, &outputs, &stepOffsets, arenaSize, unplanned,
-      constants.size(), &tierOffsets);
+      constants.size(), &tierOffsets, &moduleOffsets, &targetOffsets);
   fb::FinishEngineBuffer(builder, engine);
 
   return format::assembleFile(builder.GetBufferPointer(), builder.GetSize(), constants);

@@ -14,7 +14,14 @@ namespace tessel {
 /// and nowhere else, and are recorded in the engine.
 struct CompileOptions {
   std::string precision = "fp16";
-  std::vector<std::string> tiers = {"cpu"};
+  // The format of the engine's inputs and outputs: "model" as the ONNX model
+  // declares them, or "nhwc" (4-D f32 tensors) and "f16" (f32 tensors), so
+  // that the pipeline's boundary converts disappear (--tessel-io-format).
+  std::string ioLayout = "model";
+  std::string ioDtype = "model";
+  /// GPU targets (major*10+minor) to assemble cubins for; PTX is carried
+  /// besides for older and newer GPUs. Empty: a CPU-only engine.
+  std::vector<int> targets = {75, 80, 90};
 };
 
 /// Appends the graph pipeline, in order, to `pm`.

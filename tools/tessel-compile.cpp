@@ -18,7 +18,9 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <fstream>
 #include <map>
 #include <vector>
@@ -38,6 +40,31 @@ std::string locationText(mlir::Location loc) {
 
 } // namespace
 
+/// "sm_75,sm_80" -> {75, 80}; "none" -> {}; sorted, without duplicates.
+std::optional<std::vector<int>> parseTargets(const std::string &text) {
+  std::vector<int> archs;
+  if (text == "none")
+    return archs;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(',', begin);
+    std::string item = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (item.size() < 5 || item.compare(0, 3, "sm_") != 0 ||
+        item.find_first_not_of("0123456789", 3) != std::string::npos || item.size() > 6)
+      return std::nullopt;
+    int arch = std::stoi(item.substr(3));
+    if (arch < 75)
+      return std::nullopt;
+    archs.push_back(arch);
+    if (end == std::string::npos)
+      break;
+    begin = end + 1;
+  }
+  std::sort(archs.begin(), archs.end());
+  archs.erase(std::unique(archs.begin(), archs.end()), archs.end());
+  return archs;
+}
+
 int main(int argc, char **argv) {
   CLI::App app{"tessel-compile: compile an ONNX model into a Tessel engine (.tsl)"};
   std::string input, output, emit = "engine";
@@ -51,6 +78,11 @@ int main(int argc, char **argv) {
                  "fp32, or fp16: f16 storage and Tensor Core math with f32 accumulation, "
                  "numerically sensitive ops in f32 (docs/architecture.md, Precision policy)")
       ->check(CLI::IsMember({"fp16", "fp32"}))
+      ->capture_default_str();
+  std::string targets = "sm_75,sm_80,sm_90";
+  app.add_option("--target", targets,
+                 "GPU targets to assemble cubins for, comma-separated (sm_75 and newer; "
+                 "PTX for older and newer GPUs is carried too), or 'none' for a CPU-only engine")
       ->capture_default_str();
   app.add_option("--freeze", freeze,
                  "NAME=FILE.pb: replace graph input NAME by a constant TensorProto")
@@ -75,6 +107,16 @@ int main(int argc, char **argv) {
   if (input.empty() || (emit == "engine" && output.empty())) {
     std::fprintf(stderr, "error: a model and -o OUTPUT are required\n%s",
                  app.help().c_str());
+    return kUsage;
+  }
+
+  if (std::optional<std::vector<int>> parsed = parseTargets(targets)) {
+    options.targets = *parsed;
+  } else {
+    std::fprintf(stderr,
+                 "error: --target expects a comma-separated list of sm_XY with XY >= 75 "
+                 "(e.g. sm_75,sm_80,sm_90) or 'none', got '%s'\n",
+                 targets.c_str());
     return kUsage;
   }
 
@@ -157,10 +199,7 @@ int main(int argc, char **argv) {
     nodes.push_back(fmt::format("    {:<32} {:<20} {}", locationText(op->getLoc()), name, precision));
   });
   spdlog::info("tessel-compile {} -> {}", input, output);
-  std::string tiers;
-  for (const std::string &tier : options.tiers)
-    tiers += (tiers.empty() ? "" : ",") + tier;
-  spdlog::info("  options: precision={} tiers={}", options.precision, tiers);
+  spdlog::info("  options: precision={} targets={}", options.precision, targets);
   std::string byPrecision;
   for (const auto &[precision, count] : precisionCounts)
     byPrecision += (byPrecision.empty() ? "" : ", ") + std::to_string(count) + " " + precision;

@@ -17,7 +17,7 @@ namespace tessel::format {
 
 inline constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'E', 'L', '\x1a', '\n'};
 // Bumped on any incompatible change of the header or the schema.
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr size_t kHeaderSize = 64;
 // Constants start on this boundary (relative to the file start), which
 // satisfies every vector width and cudaMemcpy fast path.

@@ -1,0 +1,81 @@
+//===- KernelPlan.h - GPU kernels of an engine, as plain data ---*- C++ -*-===//
+//
+// What codegen hands the engine writer: the kernel modules (PTX and cubins per
+// target) and, per step, the GPU variants with their launches. Plain data, in
+// the engine schema's terms (runtime/schema/engine.fbs: KernelModule,
+// KernelVariant, Launch, KernelArg), so that codegen needs no FlatBuffers and
+// the writer no MLIR GPU dialects.
+//
+// A planner sees each step as its graph op plus the engine tensor indices of
+// its operands and results; it binds kernel parameters to those indices.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_CODEGEN_KERNELPLAN_H
+#define TESSEL_CODEGEN_KERNELPLAN_H
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace tessel::codegen {
+
+/// One compiled form of a module: PTX text (no trailing NUL; the writer adds
+/// it) or a cubin, for `arch` = major*10+minor.
+struct KernelImage {
+  bool cubin = false;
+  int arch = 0;
+  std::vector<uint8_t> data;
+};
+
+struct KernelModule {
+  std::string name;
+  std::vector<KernelImage> images;
+};
+
+/// A kernel parameter: a tensor's device address, a null pointer (tensor -1,
+/// no bytes: an absent optional operand), or raw little-endian bytes.
+struct KernelArg {
+  int32_t tensor = -1;
+  std::vector<uint8_t> bytes;
+
+  static KernelArg tensorAddress(int32_t index) { return KernelArg{index, {}}; }
+  static KernelArg null() { return KernelArg{-1, {}}; }
+  template <typename T> static KernelArg value(const T &v) {
+    static_assert(std::is_trivially_copyable_v<T>, "kernel arguments are raw bytes");
+    KernelArg arg;
+    arg.bytes.resize(sizeof(T));
+    std::memcpy(arg.bytes.data(), &v, sizeof(T));
+    return arg;
+  }
+};
+
+struct Launch {
+  int32_t module = 0; ///< index into KernelPlan::modules
+  std::string kernel;
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  uint32_t sharedBytes = 0;
+  std::vector<KernelArg> args;
+};
+
+struct KernelVariant {
+  std::string tier; ///< "simt", "tc-sm70"
+  std::string kernel;
+  int minComputeCapability = 0;
+  int alignment = 16;
+  std::vector<Launch> launches;
+};
+
+/// Every GPU kernel of one engine.
+struct KernelPlan {
+  std::vector<KernelModule> modules;
+  /// Per step (the writer's step order), its GPU variants, best tier first.
+  std::vector<std::vector<KernelVariant>> steps;
+};
+
+} // namespace tessel::codegen
+
+#endif // TESSEL_CODEGEN_KERNELPLAN_H

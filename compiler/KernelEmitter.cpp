@@ -1,0 +1,67 @@
+//===- KernelEmitter.cpp - every step's GPU kernels, planned --------------===//
+#include "KernelEmitter.h"
+
+#include "ImplicitGemm.h"
+#include "KernelLibrary.h"
+
+namespace tessel {
+
+mlir::FailureOr<codegen::KernelPlan>
+planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
+            const CompileOptions &options) {
+  codegen::KernelPlan plan;
+  plan.steps.resize(steps.size());
+  codegen::Targets targets{options.targets};
+  if (targets.empty())
+    return plan;
+
+  codegen::GemmPlanner gemm(ctx, targets);
+  codegen::KernelLibrary library;
+  // Launches name modules by each planner's own numbering until every step
+  // is planned; then the library (if used) is module 0 and the GEMM modules
+  // follow.
+  std::vector<std::pair<size_t, size_t>> libraryVariants, gemmVariants;
+  for (auto [index, step] : llvm::enumerate(steps)) {
+    std::vector<codegen::KernelVariant> &variants = plan.steps[index];
+    if (step.op) {
+      mlir::FailureOr<std::vector<codegen::KernelVariant>> planned = gemm.plan(step);
+      if (mlir::failed(planned))
+        return mlir::failure();
+      for (codegen::KernelVariant &variant : *planned) {
+        gemmVariants.emplace_back(index, variants.size());
+        variants.push_back(std::move(variant));
+      }
+    }
+    // The library's variant goes after the GEMM codegen's (best tier first);
+    // it is the simt variant of a step the GEMM codegen gave none.
+    bool hasSimt = llvm::any_of(variants, [](const codegen::KernelVariant &v) {
+      return v.tier == "simt";
+    });
+    if (hasSimt)
+      continue;
+    mlir::FailureOr<std::optional<codegen::KernelVariant>> fromLibrary = library.plan(step);
+    if (mlir::failed(fromLibrary))
+      return mlir::failure();
+    if (*fromLibrary) {
+      libraryVariants.emplace_back(index, variants.size());
+      variants.push_back(std::move(**fromLibrary));
+    }
+  }
+
+  int32_t gemmBase = 0;
+  if (!libraryVariants.empty()) {
+    plan.modules.push_back(library.module(targets));
+    gemmBase = 1;
+  }
+  mlir::FailureOr<std::vector<codegen::KernelModule>> gemmModules = gemm.finish();
+  if (mlir::failed(gemmModules))
+    return mlir::failure();
+  for (codegen::KernelModule &module : *gemmModules)
+    plan.modules.push_back(std::move(module));
+  for (auto [step, variant] : gemmVariants)
+    for (codegen::Launch &launch : plan.steps[step][variant].launches)
+      launch.module += gemmBase;
+  return plan;
+}
+
+} // namespace tessel

@@ -1,0 +1,23 @@
+//===- KernelEmitter.h - every step's GPU kernels, planned ------*- C++ -*-===//
+#ifndef TESSEL_COMPILER_KERNELEMITTER_H
+#define TESSEL_COMPILER_KERNELEMITTER_H
+
+#include "Pipeline.h"
+#include "StepKernels.h"
+
+#include "mlir/Support/LogicalResult.h"
+
+namespace tessel {
+
+/// Plans the GPU variants of every step, in step order: the implicit-GEMM
+/// codegen takes the Tensor Core ops (conv, gemm, matmul), the CUDA kernel
+/// library every other op it covers; a step neither covers runs on the CPU
+/// tier only. Modules are numbered in first-use order (deterministic). With
+/// no targets the plan is empty: a CPU-only engine.
+mlir::FailureOr<codegen::KernelPlan>
+planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
+            const CompileOptions &options);
+
+} // namespace tessel
+
+#endif // TESSEL_COMPILER_KERNELEMITTER_H
