@@ -26,17 +26,31 @@ import torchvision
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_ref  # noqa: E402
 
+def skinny_mlp(weights=None):
+    """A batch-1 MLP: every GEMM has M = 1, the skinny shape where a 16x16x16
+    fragment wastes 15/16 of the Tensor Core (8x32x16 fits better)."""
+    del weights
+    return torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(),
+                               torch.nn.Linear(4096, 1024))
+
+
 MODELS = {
     "resnet18": torchvision.models.resnet18,
     "resnet50": torchvision.models.resnet50,
     "mobilenet_v2": torchvision.models.mobilenet_v2,
     "squeezenet1_1": torchvision.models.squeezenet1_1,
+    "skinny_mlp": skinny_mlp,
 }
 OPSET = 13
 INPUT_SHAPE = (1, 3, 224, 224)  # batch 1 keeps the CPU-tier run short
+# Models whose input is not an image.
+INPUT_SHAPES = {"skinny_mlp": (1, 1024)}
 # A real photograph for the top-1 checks, from Debian's python-matplotlib-data
 # (scripts/install-deps.sh installs it): matplotlib's sample of Grace Hopper.
 IMAGE = "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"
+# PyTorch 2.x exports through dynamo by default; these tests use the
+# TorchScript exporter that Debian's 1.13 has (opset 13, BatchNorm preserved).
+LEGACY_EXPORTER = {"dynamo": False} if int(torch.__version__.split(".")[0]) >= 2 else {}
 
 
 def load_image():
@@ -98,10 +112,14 @@ def calibrate_batchnorm(model, batches=2, batch_size=8):
             model(torch.randn(batch_size, *INPUT_SHAPE[1:]))
 
 
-def export(name, outdir, force=False, check=True):
-    model_path, input_path, output_path = paths(outdir, name)
-    stem = os.path.join(outdir, name)
-    complete = (model_path, input_path, output_path, stem + ".image.pb", stem + ".image_output.pb")
+def export(name, outdir, force=False, check=True, batch=1):
+    """Exports MODELS[name] at `batch` (files NAME_bB.* when batch > 1)."""
+    stem_name = name if batch == 1 else "%s_b%d" % (name, batch)
+    model_path, input_path, output_path = paths(outdir, stem_name)
+    stem = os.path.join(outdir, stem_name)
+    image_model = name not in INPUT_SHAPES and batch == 1 and os.path.exists(IMAGE)
+    complete = (model_path, input_path, output_path) + (
+        (stem + ".image.pb", stem + ".image_output.pb") if image_model else ())
     if not force and all(os.path.exists(p) for p in complete):
         print("%s: up to date" % name)
         return
@@ -113,7 +131,8 @@ def export(name, outdir, force=False, check=True):
 
     # The input: a fixed-seed standard normal, the scale of a normalized image.
     rng = np.random.default_rng(0)
-    x = rng.standard_normal(INPUT_SHAPE, dtype=np.float32)
+    shape = INPUT_SHAPES.get(name, INPUT_SHAPE)
+    x = rng.standard_normal((batch,) + tuple(shape[1:]), dtype=np.float32)
     with torch.no_grad():
         y = model(torch.from_numpy(x)).numpy()
 
@@ -125,25 +144,26 @@ def export(name, outdir, force=False, check=True):
                           do_constant_folding=True,
                           # Keep BatchNormalization nodes (eval mode would fold
                           # them into the convs): folding them is Tessel's job.
-                          training=torch.onnx.TrainingMode.PRESERVE)
+                          training=torch.onnx.TrainingMode.PRESERVE,
+                          **LEGACY_EXPORTER)
     onnx.checker.check_model(onnx.load(tmp_model))
     save_tensor(x, "input", input_path)
     save_tensor(y, "output", output_path)
     # The photo and PyTorch's output on it, for the top-1 agreement check.
-    image = load_image()
-    with torch.no_grad():
-        image_y = model(torch.from_numpy(image)).numpy()
-    stem = os.path.join(outdir, name)
-    save_tensor(image, "input", stem + ".image.pb")
-    save_tensor(image_y, "output", stem + ".image_output.pb")
+    if image_model:
+        image = load_image()
+        with torch.no_grad():
+            image_y = model(torch.from_numpy(image)).numpy()
+        save_tensor(image, "input", stem + ".image.pb")
+        save_tensor(image_y, "output", stem + ".image_output.pb")
     os.replace(tmp_model, model_path)  # last: the .onnx marks a complete set
 
     onnx_model = onnx.load(model_path)
     ops = sorted({n.op_type for n in onnx_model.graph.node})
     print("%s: exported in %.1fs, output %s, max|y|=%.3g, ops: %s" % (
-        name, time.time() - start, tuple(y.shape), float(np.abs(y).max()), " ".join(ops)))
+        stem_name, time.time() - start, tuple(y.shape), float(np.abs(y).max()), " ".join(ops)))
     if check:
-        verify(name, onnx_model, x, y)
+        verify(stem_name, onnx_model, x, y)
 
 
 def verify(name, onnx_model, x, y):
@@ -164,6 +184,8 @@ def main(argv=None):
     ap.add_argument("--models", default=",".join(MODELS),
                     help="comma-separated subset of: %s" % ", ".join(MODELS))
     ap.add_argument("--force", action="store_true", help="re-export even if present")
+    ap.add_argument("--batch", type=int, default=1,
+                    help="batch size (files are NAME_bN.* when N > 1)")
     ap.add_argument("--no-check", action="store_true",
                     help="skip the float64 numpy evaluation of each exported model")
     args = ap.parse_args(argv)
@@ -174,7 +196,7 @@ def main(argv=None):
     os.makedirs(args.outdir, exist_ok=True)
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     for name in names:
-        export(name, args.outdir, args.force, not args.no_check)
+        export(name, args.outdir, args.force, not args.no_check, args.batch)
     return 0
 
 
