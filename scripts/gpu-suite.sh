@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The GPU suite, run on the GPU machine from the repository root with the
+# device bundle (scripts/device-bundle.sh) carried beside it:
+#
+#   device tool: run(command="bash scripts/gpu-suite.sh", carry=["device-bundle"])
+#
+# It unpacks the bundle, then runs (SUITES, default all, in this order):
+#   unit         the runtime's tests on the GPU (GPU execution, fallback, graphs)
+#   codegen      the generated GEMM/conv kernels against float64 references
+#   conformance  the ONNX node tests compiled there, run on the tc, simt and
+#                cpu tiers (fp16, and fp32 on simt and cpu), same tolerances
+#                as CI's CPU run
+#   models       torchvision models exported there with PyTorch, compiled and
+#                run on each tier against PyTorch's own output
+#   timing       ResNet-50 batch 1 latency and batch 256 throughput, Tessel
+#                beside PyTorch (eager and CUDA graph) in the same run
+# Summaries go to $OUT/summary.txt (and stdout); logs to $OUT/*.log.
+set -u
+root=$(pwd)
+work=${WORK:-/tmp/tessel-gpu}
+out=${OUT:-$work/out}
+suites=${SUITES:-unit codegen conformance models timing}
+jobs=${JOBS:-$(nproc)}
+mkdir -p "$work" "$out"
+summary=$out/summary.txt
+: > "$summary"
+say() { echo "$*" | tee -a "$summary"; }
+
+tar -C "$work" -xJf device-bundle/payload.tar.xz || exit 2
+[ -d "$work/onnx-node" ] || tar -C "$work" -xJf device-bundle/conformance.tar.xz || exit 2
+export LD_LIBRARY_PATH=$work/lib:/usr/local/nvidia/lib64:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PATH=$PATH:/usr/local/cuda/bin
+export PYTHONUNBUFFERED=1
+bin=$work/bin
+say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+say "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+"$bin/tessel-inspect" --device 2>&1 | head -5 | tee -a "$summary"
+
+has() { [[ " $suites " == *" $1 "* ]]; }
+status=0
+
+if has unit; then
+  "$bin/tessel-runtime-tests" --gtest_brief=1 > "$out/unit.log" 2>&1 || status=1
+  say "unit: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/unit.log" | tr '\n' ' ')"
+fi
+
+if has codegen && [ -f device-bundle/codegen/run.sh ]; then
+  bash device-bundle/codegen/run.sh > "$out/codegen.log" 2>&1 || status=1
+  say "codegen: $(grep -c PASS "$out/codegen.log") PASS, $(grep -c FAIL "$out/codegen.log") FAIL"
+fi
+
+if has conformance; then
+  for run in fp16:tc fp16:simt fp16:cpu fp32:simt fp32:cpu; do
+    precision=${run%%:*} tier=${run##*:}
+    log=$out/conformance-$precision-$tier.log
+    python3 tests/conformance/run_conformance.py --compile "$bin/tessel-compile" \
+      --run "$bin/tessel-run" --suite "$work/onnx-node" --work "$work/conf-$precision-$tier" \
+      --precision "$precision" --tier "$tier" -j "$jobs" > "$log" 2>&1 || status=1
+    say "conformance $precision tier $tier: $(tail -1 "$log")"
+    grep '^FAIL' "$log" | head -20 | sed 's/^/    /' | tee -a "$summary"
+  done
+fi
+
+models="resnet18 resnet50 mobilenet_v2 squeezenet1_1 skinny_mlp"
+if has models || has timing; then
+  python3 tests/models/export_models.py "$work/models" --models "${models// /,}" --no-check \
+    > "$out/export.log" 2>&1 || { status=1; say "export failed: $(tail -3 "$out/export.log")"; }
+fi
+if has models; then
+  for precision in fp16 fp32; do
+    for tier in tc simt cpu; do
+      for model in $models; do
+        log=$out/models.log
+        echo "== $model $precision $tier" >> "$log"
+        python3 tests/models/run_model_test.py "$model" --compile "$bin/tessel-compile" \
+          --run "$bin/tessel-run" --data "$work/models" --work "$work/engines" \
+          --precision "$precision" --tier "$tier" > "$work/one.log" 2>&1 || status=1
+        cat "$work/one.log" >> "$log"
+        say "model $model $precision $tier: $(grep -E '^(PASS|FAIL)' "$work/one.log" | tail -1)"
+      done
+    done
+  done
+fi
+
+if has timing; then
+  python3 scripts/gpu-timing.py --bin "$bin" --models "$work/models" --work "$work/timing" \
+    > "$out/timing.log" 2>&1 || status=1
+  grep -E '^(resnet50|sass)' "$out/timing.log" | tee -a "$summary"
+fi
+
+say "gpu-suite: exit $status"
+exit $status
