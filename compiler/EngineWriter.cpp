@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "EngineWriter.h"
 
+#include "GraphRewrite.h"
 #include "KernelEmitter.h"
 #include "TensorData.h"
 #include "TesselDialect.h"
@@ -45,11 +46,15 @@ std::string locationName(Location loc) {
 struct TensorRecord {
   std::string name;
   RankedTensorType type;
+  std::string layout; // "NCHW", "NHWC" or "" (not an activation, or unknown)
   fb::Storage storage = fb::Storage::Arena;
   uint64_t offset = 0;
   uint64_t size = 0;
-  // Liveness in step indices, for arena tensors.
+  // Liveness in step indices, for arena tensors. A tensor that shares its
+  // buffer with others (in place) is a member of its root's group, and the
+  // root's lifetime is the group's.
   int64_t firstStep = 0, lastStep = 0;
+  int32_t root = -1; // the tensor whose offset this one takes, or -1
 };
 
 struct StepRecord {
@@ -58,13 +63,88 @@ struct StepRecord {
   std::vector<int32_t> inputs, outputs;
 };
 
-/// Greedy-by-size placement: the largest tensors first, each at the lowest
-/// offset that overlaps no already-placed tensor whose lifetime intersects
-/// its own. Deterministic: ties broken by tensor index.
+/// The operands a step's output may take the buffer of (engine operand
+/// positions), and whether the step is a pure alias: reshape and identity
+/// compute nothing, the output is the same bytes under another shape, and
+/// their kernels skip the copy when source and destination coincide.
+///
+/// Any other op listed here overwrites the operand in place, which is legal
+/// only for a kernel that reads element i of that operand before it writes
+/// element i of the output and reads no element of it after writing: the CPU
+/// tier's elementwise loops (`y[i] = f(x[i])`: unary math and activations,
+/// clip, not, cast between types of one width) and its numpy-broadcasting
+/// binary ops for an operand with the output's element count (its broadcast
+/// index is then the output's own), and a GPU kernel that maps one thread to
+/// one element. Not transpose, softmax, pools, convs or reductions, which read
+/// other elements after writing, nor where (its element copy is a memcpy,
+/// undefined on identical pointers).
+struct InPlace {
+  SmallVector<unsigned, 2> operands;
+  bool alias = false;
+};
+
+InPlace inPlaceOperands(Operation *op) {
+  if (!op || op->getNumResults() != 1)
+    return {};
+  if (isa<ReshapeOp, IdentityOp>(op))
+    return {{0}, true};
+  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  // Element i of the operand is element i of the output: the same count of
+  // elements of the same width (a cast from f32 to f16 halves the bytes).
+  auto elementwiseWith = [&](Value operand) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    return type.getNumElements() == result.getNumElements() &&
+           elementBytes(type.getElementType()) == elementBytes(result.getElementType());
+  };
+  InPlace inPlace;
+  if (isElementwiseUnary(op) || isElementwiseBinary(op))
+    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+      if (elementwiseWith(operand))
+        inPlace.operands.push_back(i);
+  return inPlace;
+}
+
+/// Lets step outputs take over an operand's arena buffer where inPlaceOperands
+/// allows it: the output joins the operand's group (chains of aliases and
+/// in-place steps form one group, one buffer). A pure alias may join a group
+/// that is still read later, as it writes nothing; an in-place write only
+/// joins a group whose every member is last read by this very step. Both need
+/// an arena operand (inputs, outputs and constants are not the planner's) of
+/// the output's byte size.
+void shareInPlace(std::vector<TensorRecord> &tensors,
+                      const std::vector<StepRecord> &steps) {
+  auto rootOf = [&](int32_t t) { return tensors[t].root < 0 ? t : tensors[t].root; };
+  for (auto [s, step] : llvm::enumerate(steps)) {
+    InPlace inPlace = inPlaceOperands(step.op);
+    if (inPlace.operands.empty())
+      continue;
+    int32_t out = step.outputs[0];
+    TensorRecord &output = tensors[out];
+    if (output.storage != fb::Storage::Arena)
+      continue;
+    for (unsigned position : inPlace.operands) {
+      int32_t in = step.inputs[position];
+      if (in < 0 || tensors[in].storage != fb::Storage::Arena ||
+          tensors[in].size != output.size)
+        continue;
+      TensorRecord &group = tensors[rootOf(in)];
+      if (!inPlace.alias && group.lastStep != static_cast<int64_t>(s))
+        continue;
+      output.root = rootOf(in);
+      group.lastStep = std::max(group.lastStep, output.lastStep);
+      break;
+    }
+  }
+}
+
+/// Greedy-by-size placement of the groups (a tensor that shares no buffer is
+/// a group of one): the largest first, each at the lowest offset that
+/// overlaps no already-placed group whose lifetime intersects its own; every
+/// member takes its root's offset. Deterministic: ties broken by tensor index.
 uint64_t planArena(std::vector<TensorRecord> &tensors) {
   std::vector<size_t> order;
   for (size_t i = 0; i < tensors.size(); ++i)
-    if (tensors[i].storage == fb::Storage::Arena)
+    if (tensors[i].storage == fb::Storage::Arena && tensors[i].root < 0)
       order.push_back(i);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return tensors[a].size > tensors[b].size;
@@ -91,6 +171,9 @@ uint64_t planArena(std::vector<TensorRecord> &tensors) {
     arenaSize = std::max<uint64_t>(arenaSize, candidate + t.size);
     placed.push_back(index);
   }
+  for (TensorRecord &t : tensors)
+    if (t.root >= 0)
+      t.offset = tensors[t.root].offset;
   return format::alignUp(arenaSize, format::kConstantAlignment);
 }
 
@@ -167,6 +250,9 @@ LogicalResult Writer::collect() {
     auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tessel.name");
     int32_t index = addTensor(arg, name ? name.str() : "input" + std::to_string(arg.getArgNumber()),
                               fb::Storage::Input);
+    // The layout --tessel-io-format recorded for the caller's buffer.
+    if (auto layout = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tessel.layout"))
+      tensors[index].layout = layout.str();
     valueTensor[arg] = index;
     inputs.push_back(index);
   }
@@ -183,6 +269,13 @@ LogicalResult Writer::collect() {
   auto resultName = [&](unsigned i) {
     auto name = func.getResultAttrOfType<StringAttr>(i, "tessel.name");
     return name ? name.str() : "output" + std::to_string(i);
+  };
+  // An output's layout is the one --tessel-io-format recorded; an
+  // intermediate's is its producer's when the producer has one (NHWC convs
+  // and pools), else unknown.
+  auto resultLayout = [&](unsigned i) {
+    auto layout = func.getResultAttrOfType<StringAttr>(i, "tessel.layout");
+    return layout ? layout.str() : std::string();
   };
 
   for (Operation &op : body.without_terminator()) {
@@ -212,6 +305,11 @@ LogicalResult Writer::collect() {
                                   : locationName(op.getLoc()) + ":" + std::to_string(i);
       int32_t index = addTensor(result, name,
                                 isOutput ? fb::Storage::Output : fb::Storage::Arena);
+      auto layout = op.getAttrOfType<StringAttr>("layout");
+      if (isOutput)
+        tensors[index].layout = resultLayout(it->second);
+      else if (layout && cast<RankedTensorType>(result.getType()).getRank() == 4)
+        tensors[index].layout = layout.str();
       valueTensor[result] = index;
       step.outputs.push_back(index);
     }
@@ -226,6 +324,7 @@ LogicalResult Writer::collect() {
     }
     int32_t source = tensorOf(value);
     int32_t index = addTensor(value, resultName(i), fb::Storage::Output);
+    tensors[index].layout = resultLayout(i);
     steps.push_back(StepRecord{nullptr, "copy", {source}, {index}});
     outputs.push_back(index);
   }
@@ -238,6 +337,7 @@ LogicalResult Writer::collect() {
       if (in >= 0)
         tensors[in].lastStep = std::max<int64_t>(tensors[in].lastStep, s);
   }
+  shareInPlace(tensors, steps);
   return success();
 }
 
@@ -277,7 +377,7 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
     tensorOffsets.push_back(fb::CreateTensorDirect(
         builder, t.name.c_str(),
         static_cast<fb::DType>(*engineDType(t.type.getElementType())), &shape,
-        t.type.getRank() == 4 ? "NCHW" : "", t.storage, t.offset, t.size));
+        t.layout.c_str(), t.storage, t.offset, t.size));
   }
 
   FailureOr<codegen::KernelPlan> kernels = planStepKernels();
@@ -330,6 +430,8 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
   for (const std::string &name : targetNames)
     targetList += (targetList.empty() ? "" : ",") + name;
   std::vector<flatbuffers::Offset<fb::Option>> optionOffsets = {
+      fb::CreateOptionDirect(builder, "io_dtype", options.ioDtype.c_str()),
+      fb::CreateOptionDirect(builder, "io_layout", options.ioLayout.c_str()),
       fb::CreateOptionDirect(builder, "precision", options.precision.c_str()),
   };
   optionOffsets.push_back(fb::CreateOptionDirect(

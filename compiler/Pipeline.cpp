@@ -26,7 +26,10 @@ void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   func.addPass(createToNHWC());
   // 6. Channels padded to the Tensor Core multiple.       [pad-channels]
   func.addPass(createPadChannels());
-  // 7. Fold the compile-time work the passes above left (permuted, padded,
+  // 7. Inputs and outputs in the caller's format; the boundary converts then
+  //    fold with their inverses below.                   [io-format]
+  func.addPass(createIOFormat({options.ioLayout, options.ioDtype}));
+  // 8. Fold the compile-time work the passes above left (permuted, padded,
   //    converted weights) and clean up.
   func.addPass(createFoldConstants());
   func.addPass(mlir::createCanonicalizerPass());

@@ -181,4 +181,34 @@ def PadChannels : Pass<"tessel-pad-channels", "mlir::func::FuncOp"> {
   let dependentDialects = ["::tessel::TesselDialect"];
 }
 
+def IOFormat : Pass<"tessel-io-format", "mlir::func::FuncOp"> {
+  let summary = "Inputs and outputs in NHWC and/or f16, so boundary converts fold";
+  let description = [{
+    After lower-precision and to-nhwc, a CNN still converts at its boundary:
+    each f32 NCHW input is transposed to NHWC and cast to f16, and each
+    output is cast back to f32 (and transposed back to NCHW). With
+    `layout=nhwc` the function's 4-D f32 arguments and results take the
+    NHWC shape; with `dtype=f16` its f32 arguments and results (any rank)
+    become f16. The inverse conversion is inserted right at the boundary
+    (`transpose` to NCHW and `cast` to f32 after an input, the opposite
+    before an output), ordered so that it meets its mirror image in the
+    graph; canonicalization then folds each transpose pair and each exact
+    cast pair (f16 -> f32 -> f16) away. A conversion with no counterpart
+    stays (an f16 input of an op that runs in f32 keeps its cast).
+
+    Tensors the model did not type f32 (i64 shapes, bool masks, a model's
+    own f16 or f64) are never changed, and only 4-D tensors change layout.
+    Every 4-D f32 argument and result gets a `tessel.layout` attribute,
+    "NHWC" or "NCHW" (the model's), which the engine records as the
+    tensor's layout. `layout=model dtype=model` changes nothing else.
+  }];
+  let options = [
+    Option<"layout", "layout", "std::string", /*default=*/"\"model\"",
+           "model (as the ONNX model declares) or nhwc (4-D f32 tensors)">,
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"model\"",
+           "model (as the ONNX model declares) or f16 (f32 tensors)">
+  ];
+  let dependentDialects = ["::tessel::TesselDialect"];
+}
+
 #endif // TESSEL_PASSES_TD

@@ -1,6 +1,8 @@
 //===- TensorFiles.cpp - ONNX TensorProto and .npy reading and writing ----===//
 #include "TensorFiles.h"
 
+#include "cpu/half.h"
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -354,18 +356,6 @@ bool writeTensorFile(const std::string &path, const HostTensor &t, std::string &
   return true;
 }
 
-static float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h >> 15) << 31, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-  float value;
-  if (exponent == 0)
-    value = std::ldexp(float(mantissa), -24);
-  else if (exponent == 31)
-    value = mantissa ? NAN : INFINITY;
-  else
-    value = std::ldexp(float(mantissa | 0x400), int(exponent) - 25);
-  return sign ? -value : value;
-}
-
 double elementAsDouble(const HostTensor &t, int64_t i) {
   const uint8_t *p = t.data.data() + size_t(i) * tessel_dtype_size(t.dtype);
   auto load = [p](auto zero) {
@@ -376,7 +366,7 @@ double elementAsDouble(const HostTensor &t, int64_t i) {
   switch (t.dtype) {
   case TESSEL_DTYPE_F32: return load(float{});
   case TESSEL_DTYPE_F64: return load(double{});
-  case TESSEL_DTYPE_F16: { uint16_t h; std::memcpy(&h, p, 2); return halfToFloat(h); }
+  case TESSEL_DTYPE_F16: { uint16_t h; std::memcpy(&h, p, 2); return cpu::halfToFloat(h); }
   case TESSEL_DTYPE_BF16: { uint16_t h; std::memcpy(&h, p, 2); uint32_t b = uint32_t(h) << 16; float f; std::memcpy(&f, &b, 4); return f; }
   case TESSEL_DTYPE_I8: return load(int8_t{});
   case TESSEL_DTYPE_I16: return load(int16_t{});

@@ -79,6 +79,16 @@ int main(int argc, char **argv) {
                  "numerically sensitive ops in f32 (docs/architecture.md, Precision policy)")
       ->check(CLI::IsMember({"fp16", "fp32"}))
       ->capture_default_str();
+  app.add_option("--io-layout", options.ioLayout,
+                 "layout of 4-D f32 inputs and outputs: model (as the ONNX model declares, "
+                 "NCHW), or nhwc, so that the engine needs no transpose at its boundary")
+      ->check(CLI::IsMember({"model", "nhwc"}))
+      ->capture_default_str();
+  app.add_option("--io-dtype", options.ioDtype,
+                 "element type of f32 inputs and outputs: model (as the ONNX model declares), "
+                 "or f16, so that an fp16 engine needs no cast at its boundary")
+      ->check(CLI::IsMember({"model", "f16"}))
+      ->capture_default_str();
   std::string targets = "sm_75,sm_80,sm_90";
   app.add_option("--target", targets,
                  "GPU targets to assemble cubins for, comma-separated (sm_75 and newer; "
@@ -200,6 +210,7 @@ int main(int argc, char **argv) {
   });
   spdlog::info("tessel-compile {} -> {}", input, output);
   spdlog::info("  options: precision={} targets={}", options.precision, targets);
+  spdlog::info("  io: layout={} dtype={}", options.ioLayout, options.ioDtype);
   std::string byPrecision;
   for (const auto &[precision, count] : precisionCounts)
     byPrecision += (byPrecision.empty() ? "" : ", ") + std::to_string(count) + " " + precision;

@@ -14,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -79,24 +80,49 @@ template <typename Vector> std::string jsonList(const Vector *values) {
   return text + "]";
 }
 
+/// Steps whose output takes the arena buffer of one of its inputs (in place,
+/// or a reshape as a pure alias). The engine says so by equal offsets: the
+/// planner never gives two tensors alive at the same step one offset
+/// otherwise.
+size_t inPlaceCount(const engine::Engine *fb) {
+  size_t count = 0;
+  auto arenaOffset = [&](int32_t index) -> int64_t {
+    if (index < 0)
+      return -1;
+    const engine::Tensor *t = fb->tensors()->Get(index);
+    return t->storage() == engine::Storage::Arena ? int64_t(t->offset()) : -1;
+  };
+  if (fb->steps())
+    for (const engine::Step *step : *fb->steps())
+      if (step->inputs() && step->outputs())
+        for (int32_t out : *step->outputs()) {
+          int64_t offset = arenaOffset(out);
+          count += offset >= 0 &&
+                   std::any_of(step->inputs()->begin(), step->inputs()->end(),
+                               [&](int32_t in) { return arenaOffset(in) == offset; });
+        }
+  return count;
+}
+
 /// The same facts as the text form, for scripts and tests.
 void printJson(const rt::Engine &loaded) {
   const engine::Engine *fb = loaded.fb();
   static const char *storage[] = {"arena", "constant", "input", "output"};
   std::printf("{\"format_version\": %u, \"arena_size\": %llu, \"arena_unplanned_size\": %llu, "
-              "\"constants_size\": %llu,\n \"inputs\": %s, \"outputs\": %s,\n \"tensors\": [",
+              "\"arena_in_place\": %zu, \"constants_size\": %llu,\n \"inputs\": %s, "
+              "\"outputs\": %s,\n \"tensors\": [",
               loaded.header().format_version, (unsigned long long)fb->arena_size(),
-              (unsigned long long)fb->arena_unplanned_size(),
+              (unsigned long long)fb->arena_unplanned_size(), inPlaceCount(fb),
               (unsigned long long)loaded.constantsSize(), jsonList(fb->inputs()).c_str(),
               jsonList(fb->outputs()).c_str());
   for (size_t i = 0; i < fb->tensors()->size(); ++i) {
     const engine::Tensor *t = fb->tensors()->Get(i);
-    std::printf("%s\n  {\"name\": %s, \"dtype\": \"%s\", \"shape\": %s, \"storage\": \"%s\", "
-                "\"offset\": %llu, \"size\": %llu}",
+    std::printf("%s\n  {\"name\": %s, \"dtype\": \"%s\", \"shape\": %s, \"layout\": %s, "
+                "\"storage\": \"%s\", \"offset\": %llu, \"size\": %llu}",
                 i ? "," : "", jsonString(rt::fbString(t->name())).c_str(),
                 cpu::dtypeName(static_cast<cpu::DType>(t->dtype())), jsonList(t->shape()).c_str(),
-                storage[int(t->storage())], (unsigned long long)t->offset(),
-                (unsigned long long)t->size());
+                jsonString(rt::fbString(t->layout())).c_str(), storage[int(t->storage())],
+                (unsigned long long)t->offset(), (unsigned long long)t->size());
   }
   std::printf("],\n \"steps\": [");
   size_t stepCount = fb->steps() ? fb->steps()->size() : 0;
@@ -231,8 +257,9 @@ int main(int argc, char **argv) {
     arenaCount += t->storage() == engine::Storage::Arena;
   }
   std::printf("  constants: %zu tensors, %s\n", constantCount, mib(loaded->constantsSize()).c_str());
-  std::printf("  arena: %s planned for %zu intermediates totalling %s\n",
-              mib(fb->arena_size()).c_str(), arenaCount, mib(fb->arena_unplanned_size()).c_str());
+  std::printf("  arena: %s planned for %zu intermediates totalling %s; %zu in place\n",
+              mib(fb->arena_size()).c_str(), arenaCount, mib(fb->arena_unplanned_size()).c_str(),
+              inPlaceCount(fb));
 
   size_t stepCount = fb->steps() ? fb->steps()->size() : 0;
   std::map<std::string, int> opCounts;

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TensorFiles.h"
+#include "cpu/half.h"
 #include "tessel_runtime.h"
 
 #include <CLI/CLI.hpp>
@@ -51,6 +52,11 @@ void fillRandom(HostTensor &t, std::mt19937_64 &rng) {
     uint8_t *p = t.data.data() + i * width;
     switch (t.dtype) {
     case TESSEL_DTYPE_F32: { float v = real(rng); std::memcpy(p, &v, 4); break; }
+    case TESSEL_DTYPE_F16: {
+      uint16_t v = tessel::cpu::floatToHalf(real(rng));
+      std::memcpy(p, &v, 2);
+      break;
+    }
     case TESSEL_DTYPE_F64: { double v = real(rng); std::memcpy(p, &v, 8); break; }
     case TESSEL_DTYPE_BOOL: *p = small(rng) & 1; break;
     default: {
@@ -59,6 +65,18 @@ void fillRandom(HostTensor &t, std::mt19937_64 &rng) {
     }
     }
   }
+}
+
+bool isFloat(tessel_dtype_t dtype) {
+  return dtype == TESSEL_DTYPE_F32 || dtype == TESSEL_DTYPE_F16 || dtype == TESSEL_DTYPE_F64 ||
+         dtype == TESSEL_DTYPE_BF16;
+}
+
+// "f16[1,224,224,3] NHWC": what the engine takes or gives, layout included.
+std::string describe(const tessel_tensor_info_t &info) {
+  std::vector<int64_t> shape(info.shape, info.shape + info.rank);
+  std::string text = tessel::tools::shapeText(info.dtype, shape);
+  return *info.layout ? text + " " + info.layout : text;
 }
 
 struct Comparison {
@@ -162,6 +180,7 @@ int main(int argc, char **argv) {
     if (failed(tessel_engine_input_info(engine.get(), i, &info), "input info"))
       return kError;
     HostTensor wanted = fromInfo(info);
+    std::printf("input %zu '%s' %s\n", i, info.name, describe(info).c_str());
     if (random) {
       fillRandom(wanted, rng);
       inputTensors[i] = std::move(wanted);
@@ -173,7 +192,7 @@ int main(int argc, char **argv) {
       }
       if (inputTensors[i].dtype != wanted.dtype || inputTensors[i].shape != wanted.shape) {
         std::fprintf(stderr, "error: input %zu '%s' expects %s, '%s' holds %s\n", i,
-                     info.name, wanted.describe().c_str(), inputs[i].c_str(),
+                     info.name, describe(info).c_str(), inputs[i].c_str(),
                      inputTensors[i].describe().c_str());
         return kError;
       }
@@ -185,11 +204,13 @@ int main(int argc, char **argv) {
   }
 
   std::vector<HostTensor> outputTensors(outputCount);
+  std::vector<std::string> outputText(outputCount);
   for (size_t i = 0; i < outputCount; ++i) {
     tessel_tensor_info_t info;
     if (failed(tessel_engine_output_info(engine.get(), i, &info), "output info"))
       return kError;
     outputTensors[i] = fromInfo(info);
+    outputText[i] = describe(info);
     // Poison: an output element the engine forgets to write cannot pass.
     std::fill(outputTensors[i].data.begin(), outputTensors[i].data.end(), 0xff);
     if (failed(tessel_context_bind_output(context.get(), i, outputTensors[i].data.data(),
@@ -213,7 +234,7 @@ int main(int argc, char **argv) {
   int exitCode = kOk;
   for (size_t i = 0; i < outputCount; ++i) {
     const HostTensor &out = outputTensors[i];
-    std::printf("output %zu '%s' %s", i, out.name.c_str(), out.describe().c_str());
+    std::printf("output %zu '%s' %s", i, out.name.c_str(), outputText[i].c_str());
     if (!expected.empty()) {
       HostTensor want;
       std::string error;
@@ -222,11 +243,16 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "error: %s\n", error.c_str());
         return kError;
       }
-      if (want.shape != out.shape || want.dtype != out.dtype) {
+      // A float output is compared by value with a float reference of any
+      // width: an engine built with --io-dtype f16 against a model's f32.
+      bool comparable = want.dtype == out.dtype || (isFloat(want.dtype) && isFloat(out.dtype));
+      if (want.shape != out.shape || !comparable) {
         std::printf(": FAIL (expected %s)\n", want.describe().c_str());
         exitCode = kMismatch;
         continue;
       }
+      if (want.dtype != out.dtype)
+        std::printf(" vs %s", want.describe().c_str());
       Comparison c = compare(out, want, rtol, atol);
       std::printf(": max_abs_err=%.3g max_rel_err=%.3g (rtol=%g atol=%g) %s", c.maxAbs,
                   c.maxRel, rtol, atol, c.mismatches ? "FAIL" : "PASS");

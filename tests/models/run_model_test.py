@@ -3,12 +3,18 @@
 tessel-run on the fixed input and compare with PyTorch's output.
 
     /usr/bin/python3 run_model_test.py --compile TESSEL_COMPILE --run TESSEL_RUN \\
-        --data DIR --work DIR NAME [--precision fp32] [--tier T]
+        --data DIR --work DIR NAME [--precision fp32] [--tier T] \\
+        [--io-layout nhwc] [--io-dtype f16]
 
 DIR holds NAME.onnx, NAME.input.pb and NAME.output.pb (export_models.py), or
 NAME.input.npy and NAME.expected.npy (the bundled example, examples/).
 Prints the compile and run times and tessel-run's per-output line
 (max_abs_err, max_rel_err), then `PASS NAME` or `FAIL NAME: why`.
+With --io-layout / --io-dtype the engine takes its inputs in that format
+(tessel-compile's options of the same name): the input is handed over
+transposed to NHWC and/or rounded to f16, and each output is compared by value
+with the same f32 reference (transposed to NHWC where the engine gives 4-D
+outputs in NHWC), under the same tolerances.
 Exit 0 on pass, 1 on fail, 2 on a usage/setup error.
 """
 
@@ -108,6 +114,25 @@ def load_array(path):
     return numpy_helper.to_array(onnx.load_tensor(path))
 
 
+def in_engine_format(array, args, is_input):
+    """`array` in the format an engine compiled with args.io_* takes or gives:
+    4-D NHWC, and inputs f32 rounded to f16 (the engine's own first cast at
+    --io-dtype model). References stay f32: tessel-run compares values."""
+    if args.io_layout == "nhwc" and array.ndim == 4 and array.dtype == np.float32:
+        array = array.transpose(0, 2, 3, 1)
+    if is_input and args.io_dtype == "f16" and array.dtype == np.float32:
+        array = array.astype(np.float16)
+    return np.ascontiguousarray(array)
+
+
+def io_files(inp, exp, args, stem):
+    """The input and the reference as .npy files in the engine's IO format."""
+    paths = (stem + ".input.npy", stem + ".expected.npy")
+    np.save(paths[0], in_engine_format(load_array(inp), args, True))
+    np.save(paths[1], in_engine_format(load_array(exp), args, False))
+    return paths
+
+
 def summarize(line):
     """'max_abs_err=.. max_rel_err=..' plus, on a failure, what follows FAIL."""
     m = ERRORS_RE.search(line)
@@ -130,6 +155,10 @@ def main(argv=None):
     ap.add_argument("--work", required=True, help="directory for the engine")
     ap.add_argument("--precision", choices=sorted(TOLERANCES), default="fp32")
     ap.add_argument("--tier", help="passed to tessel-run --tier")
+    ap.add_argument("--io-layout", choices=("model", "nhwc"), default="model",
+                    help="passed to tessel-compile; the input is transposed to match")
+    ap.add_argument("--io-dtype", choices=("model", "f16"), default="model",
+                    help="passed to tessel-compile; the input is rounded to match")
     ap.add_argument("--compile-timeout", type=float, default=600)
     ap.add_argument("--run-timeout", type=float, default=600)
     args = ap.parse_args(argv)
@@ -144,6 +173,8 @@ def main(argv=None):
         if not os.path.isfile(p):
             print("FAIL %s: missing %s (run export_models.py first)" % (name, p))
             return 2
+    if args.io_dtype == "f16" and args.precision != "fp16":
+        ap.error("--io-dtype f16 needs --precision fp16: only its tolerance covers an f16 input")
     rtol, atol = TOLERANCES[args.precision]
     ref = load_array(exp)
     if atol is None:
@@ -158,8 +189,13 @@ def main(argv=None):
         return 1
 
     os.makedirs(args.work, exist_ok=True)
-    engine = os.path.join(args.work, "%s.%s.tsl" % (name, args.precision))
+    io = (args.io_layout, args.io_dtype) != ("model", "model")
+    variant = args.precision + (".io_%s_%s" % (args.io_layout, args.io_dtype) if io else "")
+    engine = os.path.join(args.work, "%s.%s.tsl" % (name, variant))
     cmd = [args.compile, model, "-o", engine, "--precision", args.precision]
+    if io:
+        cmd += ["--io-layout", args.io_layout, "--io-dtype", args.io_dtype]
+        inp, exp = io_files(inp, exp, args, os.path.join(args.work, "%s.%s" % (name, variant)))
     print("$ " + " ".join(cmd), flush=True)
     t0 = time.monotonic()
     try:

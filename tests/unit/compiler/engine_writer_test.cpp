@@ -9,6 +9,7 @@
 #include "Pipeline.h"
 #include "TesselDialect.h"
 #include "engine_format.h"
+#include "engine_generated.h"
 #include "tessel_runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,7 +20,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
+#include <string>
 
 namespace {
 
@@ -150,6 +153,124 @@ func.func @main(%x: tensor<4xf32> {tessel.name = "x"}) -> (tensor<4xf32> {tessel
     EXPECT_EQ(out[2][j], -x[j]);
     EXPECT_EQ(out[3][j], -x[j]);
   }
+}
+
+// Where the planner put each tensor: name -> arena offset (-1 elsewhere).
+std::map<std::string, int64_t> arenaOffsets(const std::vector<uint8_t> &bytes) {
+  tessel::format::Header header;
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  const tessel::engine::Engine *engine =
+      tessel::engine::GetEngine(bytes.data() + header.payload_offset);
+  std::map<std::string, int64_t> offsets;
+  for (const tessel::engine::Tensor *t : *engine->tensors())
+    offsets[t->name()->str()] =
+        t->storage() == tessel::engine::Storage::Arena ? int64_t(t->offset()) : -1;
+  return offsets;
+}
+
+// Runs a one-input, one-output f32 engine on `x`.
+std::vector<float> run(const std::vector<uint8_t> &bytes, const std::vector<float> &x,
+                       size_t outputs) {
+  Engine e(bytes);
+  std::vector<float> y(outputs);
+  EXPECT_NE(e.context, nullptr);
+  if (!e.context)
+    return y;
+  EXPECT_EQ(tessel_context_bind_input(e.context, 0, x.data(), x.size() * 4), nullptr);
+  EXPECT_EQ(tessel_context_bind_output(e.context, 0, y.data(), y.size() * 4), nullptr);
+  EXPECT_EQ(tessel_context_run(e.context), nullptr);
+  return y;
+}
+
+// Each step below may take its operand's buffer: relu overwrites the exp it
+// is the last reader of, the reshapes alias (a chain: a reshape of a
+// reshape), the add overwrites its full-size operand (not the broadcast
+// constant), the cast between i32 and f32 (one width) overwrites its
+// operand. The whole chain lives in one buffer.
+TEST_F(EngineWriterTest, InPlaceWhereLegal) {
+  std::vector<uint8_t> bytes = compile(R"mlir(
+func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %k = tessel.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>
+  %a = tessel.exp %x : tensor<2x8xf32> loc("a")
+  %b = tessel.relu %a : tensor<2x8xf32> loc("b")
+  %r = tessel.reshape %b : (tensor<2x8xf32>) -> tensor<16xf32> loc("r")
+  %r2 = tessel.reshape %r : (tensor<16xf32>) -> tensor<2x8xf32> loc("r2")
+  %c = tessel.add %k, %r2 : (tensor<8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32> loc("c")
+  %i = tessel.cast %c : tensor<2x8xf32> -> tensor<2x8xi32> loc("i")
+  %f = tessel.cast %i : tensor<2x8xi32> -> tensor<2x8xf32> loc("f")
+  %y = tessel.neg %f : tensor<2x8xf32> loc("y")
+  return %y : tensor<2x8xf32>
+}
+)mlir");
+  ASSERT_FALSE(bytes.empty());
+  std::map<std::string, int64_t> offsets = arenaOffsets(bytes);
+  for (const char *name : {"b:0", "r:0", "r2:0", "c:0", "i:0", "f:0"}) {
+    EXPECT_GE(offsets[name], 0) << name;
+    EXPECT_EQ(offsets[name], offsets["a:0"]) << name;
+  }
+  std::vector<float> x(16);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = -2.0f + 0.3f * float(i);
+  std::vector<float> y = run(bytes, x, 16);
+  for (size_t i = 0; i < x.size(); ++i) {
+    double c = std::exp(double(x[i])) + double(i % 8 + 1);
+    EXPECT_EQ(y[i], -float(int32_t(float(c)))) << "element " << i;
+  }
+}
+
+// Where sharing would be wrong, each tensor keeps its own buffer: an
+// operand read again later (the relu's, although the reshape of it is a pure
+// alias that may share), a cast to a narrower type, a transpose (it reads
+// other elements after writing), a broadcast operand (smaller than the
+// result) and where.
+TEST_F(EngineWriterTest, NoInPlaceWhereIllegal) {
+  std::vector<uint8_t> bytes = compile(R"mlir(
+func.func @main(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %a = tessel.exp %x : tensor<4x4xf32> loc("a")
+  %v = tessel.reshape %a : (tensor<4x4xf32>) -> tensor<16xf32> loc("v")
+  %b = tessel.relu %a : tensor<4x4xf32> loc("b")
+  %s = tessel.add %b, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc("s")
+  %h = tessel.cast %s : tensor<4x4xf32> -> tensor<4x4xf16> loc("h")
+  %w = tessel.cast %h : tensor<4x4xf16> -> tensor<4x4xf32> loc("w")
+  %t = tessel.transpose %w {perm = array<i64: 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32> loc("t")
+  %row = tessel.reduce_sum %t {axes = array<i64: 0>, keepdims = true} : (tensor<4x4xf32>) -> tensor<1x4xf32> loc("row")
+  %m = tessel.mul %row, %t : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc("m")
+  %vm = tessel.reshape %v : (tensor<16xf32>) -> tensor<4x4xf32> loc("vm")
+  %p = tessel.greater %vm, %m : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xi1> loc("p")
+  %wh = tessel.where %p, %m, %vm : (tensor<4x4xi1>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc("wh")
+  %y = tessel.neg %wh : tensor<4x4xf32> loc("y")
+  return %y : tensor<4x4xf32>
+}
+)mlir");
+  ASSERT_FALSE(bytes.empty());
+  std::map<std::string, int64_t> offsets = arenaOffsets(bytes);
+  EXPECT_EQ(offsets["v:0"], offsets["a:0"]);  // a pure alias shares...
+  EXPECT_NE(offsets["b:0"], offsets["a:0"]);  // ...an overwrite does not: a is read later
+  EXPECT_NE(offsets["h:0"], offsets["s:0"]);  // f32 -> f16: half the bytes
+  EXPECT_NE(offsets["t:0"], offsets["w:0"]);  // transpose
+  EXPECT_NE(offsets["m:0"], offsets["row:0"]); // the broadcast operand
+  EXPECT_NE(offsets["wh:0"], offsets["m:0"]);   // where, on either value operand
+  EXPECT_NE(offsets["wh:0"], offsets["vm:0"]);
+  std::vector<float> x(16);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = -1.5f + 0.2f * float(i);
+  std::vector<float> y = run(bytes, x, 16);
+  // The same graph in float64, rounding where the engine stores f16.
+  double a[4][4], t[4][4], row[4];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      a[i][j] = float(std::exp(double(x[i * 4 + j])));
+      double s = float(std::max(a[i][j], 0.0) + a[i][j]);
+      t[j][i] = s; // the f16 round trip is checked by its own tolerance below
+    }
+  for (int j = 0; j < 4; ++j)
+    row[j] = t[0][j] + t[1][j] + t[2][j] + t[3][j];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      double m = row[j] * t[i][j];
+      double expected = -(a[i][j] > m ? m : a[i][j]);
+      EXPECT_NEAR(y[i * 4 + j], expected, 4e-3 * std::fabs(expected)) << i << "," << j;
+    }
 }
 
 } // namespace
