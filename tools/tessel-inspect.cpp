@@ -1,11 +1,14 @@
 //===- tessel-inspect.cpp - what an engine file holds ---------------------===//
 //
 // Prints an engine's header, producer and options, IO signature, memory plan,
-// tiers and step list (with each step's ONNX node and kernel variants).
-// --device prints instead what this machine offers (the CUDA driver and its
-// devices, or why there are none) and, for an engine, the tier each step
-// would run on here under TESSEL_TIER_AUTO, with the reason.
-// Exit status: 0 printed; 2 usage; 3 the file is not a valid engine.
+// tiers, GPU targets and kernel modules, and step list (with each step's ONNX
+// node and kernel variants and their launches). --device prints instead what
+// this machine offers (the CUDA driver and its devices, or why there are
+// none) and, for an engine, the image each module would load here and the
+// variant each step would run under TESSEL_TIER_AUTO, with the reason.
+// --dump-modules DIR writes every module image to DIR (for cuobjdump).
+// Exit status: 0 printed; 2 usage; 3 the file is not a valid engine, or DIR
+// cannot be written.
 //
 //===----------------------------------------------------------------------===//
 #include "engine.h"
@@ -15,8 +18,10 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 
 namespace {
@@ -104,6 +109,67 @@ size_t inPlaceCount(const engine::Engine *fb) {
   return count;
 }
 
+const char *imageFormat(const engine::KernelImage *image) {
+  return image->format() == engine::ImageFormat::Cubin ? "cubin" : "ptx";
+}
+
+/// An image's bytes without the NUL that ends a PTX.
+size_t imageBytes(const engine::KernelImage *image) {
+  size_t size = image->data() ? image->data()->size() : 0;
+  return image->format() == engine::ImageFormat::PTX && size ? size - 1 : size;
+}
+
+/// "ptx sm_70 (12345 bytes), cubin sm_80 (...)".
+std::string imagesText(const engine::KernelModule *module) {
+  std::string text;
+  if (module->images())
+    for (const engine::KernelImage *image : *module->images())
+      text += (text.empty() ? "" : ", ") + std::string(imageFormat(image)) + " sm_" +
+              std::to_string(image->arch()) + " (" + std::to_string(imageBytes(image)) +
+              " bytes)";
+  return text.empty() ? "no images" : text;
+}
+
+std::string listText(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>> *list) {
+  std::string text;
+  if (list)
+    for (const flatbuffers::String *item : *list)
+      text += (text.empty() ? "" : ", ") + item->str();
+  return text;
+}
+
+std::string dimsText(const flatbuffers::Vector<uint32_t> *dims) {
+  return std::to_string(dims->Get(0)) + "x" + std::to_string(dims->Get(1)) + "x" +
+         std::to_string(dims->Get(2));
+}
+
+/// Writes DIR/<module>.sm_<arch>.{ptx,cubin} for every image; false (and a
+/// message on stderr) when a file cannot be written.
+bool dumpModules(const engine::Engine *fb, const std::string &dir) {
+  if (!fb->modules())
+    return true;
+  for (const engine::KernelModule *module : *fb->modules()) {
+    if (!module->images())
+      continue;
+    for (const engine::KernelImage *image : *module->images()) {
+      std::string path = dir + "/" + rt::fbString(module->name()) + ".sm_" +
+                         std::to_string(image->arch()) + "." + imageFormat(image);
+      FILE *file = std::fopen(path.c_str(), "wb");
+      size_t size = imageBytes(image);
+      bool written = file && std::fwrite(image->data()->data(), 1, size, file) == size;
+      if (file && std::fclose(file) != 0)
+        written = false;
+      if (!written) {
+        std::fprintf(stderr, "error: cannot write '%s': %s\n", path.c_str(),
+                     std::strerror(errno));
+        return false;
+      }
+      std::printf("wrote %s (%zu bytes)\n", path.c_str(), size);
+    }
+  }
+  return true;
+}
+
 /// The same facts as the text form, for scripts and tests.
 void printJson(const rt::Engine &loaded) {
   const engine::Engine *fb = loaded.fb();
@@ -150,13 +216,54 @@ void printJson(const rt::Engine &loaded) {
       for (size_t v = 0; v < step->variants()->size(); ++v)
         std::printf("%s%s", v ? ", " : "",
                     jsonString(rt::fbString(step->variants()->Get(v)->tier())).c_str());
+    std::printf("], \"kernels\": [");
+    if (step->variants())
+      for (size_t v = 0; v < step->variants()->size(); ++v) {
+        const engine::KernelVariant *variant = step->variants()->Get(v);
+        std::printf("%s{\"tier\": %s, \"kernel\": %s, \"min_compute_capability\": %d, "
+                    "\"alignment\": %d, \"launches\": [",
+                    v ? ", " : "", jsonString(rt::fbString(variant->tier())).c_str(),
+                    jsonString(rt::fbString(variant->kernel())).c_str(),
+                    variant->min_compute_capability(), variant->alignment());
+        if (variant->launches())
+          for (size_t l = 0; l < variant->launches()->size(); ++l) {
+            const engine::Launch *launch = variant->launches()->Get(l);
+            std::printf("%s{\"module\": %d, \"kernel\": %s, \"grid\": %s, \"block\": %s, "
+                        "\"shared_bytes\": %u, \"args\": %u}",
+                        l ? ", " : "", launch->module_(),
+                        jsonString(rt::fbString(launch->kernel())).c_str(),
+                        jsonList(launch->grid()).c_str(), jsonList(launch->block()).c_str(),
+                        launch->shared_bytes(), launch->args() ? launch->args()->size() : 0u);
+          }
+        std::printf("]}");
+      }
     std::printf("]}");
   }
+  std::printf("],\n \"targets\": [");
+  if (fb->targets())
+    for (size_t i = 0; i < fb->targets()->size(); ++i)
+      std::printf("%s%s", i ? ", " : "", jsonString(fb->targets()->Get(i)->str()).c_str());
+  std::printf("],\n \"modules\": [");
+  if (fb->modules())
+    for (size_t m = 0; m < fb->modules()->size(); ++m) {
+      const engine::KernelModule *module = fb->modules()->Get(m);
+      std::printf("%s\n  {\"name\": %s, \"images\": [", m ? "," : "",
+                  jsonString(rt::fbString(module->name())).c_str());
+      if (module->images())
+        for (size_t i = 0; i < module->images()->size(); ++i) {
+          const engine::KernelImage *image = module->images()->Get(i);
+          std::printf("%s{\"format\": \"%s\", \"arch\": %d, \"bytes\": %zu}", i ? ", " : "",
+                      imageFormat(image), image->arch(), imageBytes(image));
+        }
+      std::printf("]}");
+    }
   std::printf("]}\n");
 }
 
-/// The device probe and, for an engine, each step's tier on this machine.
+/// The device probe and, for an engine, each module's image and each step's
+/// variant on this machine.
 void printDevice(const rt::Engine *loaded, const std::string &path) {
+  using rt::gpu::DeviceInfo;
   const rt::gpu::Driver &driver = rt::gpu::Driver::get();
   std::printf("device probe:\n");
   if (driver.version())
@@ -172,17 +279,34 @@ void printDevice(const rt::Engine *loaded, const std::string &path) {
                 d.memoryBytes / 1073741824.0, d.tensorCores() ? "yes" : "no");
   if (!loaded)
     return;
-  rt::gpu::AutoChoice choice = rt::gpu::chooseAuto(*loaded, driver);
-  std::printf("engine: %s (tiers: %s)\n", path.c_str(), rt::gpu::engineTiers(*loaded).c_str());
-  std::printf("  tier auto on this machine: %s%s%s\n",
-              choice.tier == TESSEL_TIER_CPU ? "cpu" : "gpu",
-              choice.notice.empty() ? "" : ": ", choice.notice.c_str());
+  const DeviceInfo *gpu = driver.available() ? &driver.devices().front() : nullptr;
+  rt::gpu::TierPlan plan;
+  // AUTO never fails.
+  (void)rt::gpu::planTiers(*loaded, driver, TESSEL_TIER_AUTO, plan);
   const engine::Engine *fb = loaded->fb();
-  for (size_t i = 0; i < choice.steps.size(); ++i) {
+  std::printf("engine: %s (tiers: %s; targets: %s)\n", path.c_str(),
+              rt::gpu::engineTiers(*loaded).c_str(),
+              fb->targets() && fb->targets()->size() ? listText(fb->targets()).c_str() : "none");
+  if (fb->modules())
+    for (size_t m = 0; m < fb->modules()->size(); ++m) {
+      const engine::KernelModule *module = fb->modules()->Get(m);
+      std::string loads = "not loaded: no GPU";
+      if (gpu) {
+        int image = rt::gpu::chooseImage(module, *gpu);
+        loads = image < 0 ? "no image for " + gpu->arch()
+                          : std::string("loads its ") + imageFormat(module->images()->Get(image)) +
+                                " sm_" + std::to_string(module->images()->Get(image)->arch());
+      }
+      std::printf("  module %zu '%s': %s\n", m, rt::fbString(module->name()), loads.c_str());
+    }
+  std::printf("  tier auto on this machine: %s%s%s\n", plan.selection.summary().c_str(),
+              plan.notice.empty() ? "" : ": ", plan.notice.c_str());
+  for (size_t i = 0; i < plan.selection.steps.size(); ++i) {
     const engine::Step *step = fb->steps()->Get(i);
-    std::printf("  [%zu] %s at %s: %s (%s)\n", i, rt::fbString(step->op()),
-                rt::fbString(step->location()), choice.steps[i].tier.c_str(),
-                choice.steps[i].reason.c_str());
+    const rt::gpu::StepChoice &choice = plan.selection.steps[i];
+    std::printf("  [%zu] %s at %s: %s (%s)%s%s\n", i, rt::fbString(step->op()),
+                rt::fbString(step->location()), choice.tier.c_str(), choice.kernel.c_str(),
+                choice.reason.empty() ? "" : ": ", choice.reason.c_str());
   }
 }
 
@@ -198,7 +322,10 @@ int main(int argc, char **argv) {
   app.add_flag("--json", json, "print everything as JSON");
   app.add_flag("--device", device,
                "print the CUDA driver and devices this machine has and, for the engine, the "
-               "tier each step would run on here");
+               "image each module and the variant each step would run here");
+  std::string dumpDir;
+  app.add_option("--dump-modules", dumpDir,
+                 "write every module image to DIR as <module>.sm_<arch>.{ptx,cubin}");
   try {
     app.parse(argc, argv);
     if (path.empty() && !device)
@@ -217,6 +344,12 @@ int main(int argc, char **argv) {
       return 3;
     }
   }
+  if (!dumpDir.empty() && !loaded) {
+    std::fprintf(stderr, "error: --dump-modules needs an engine\n");
+    return 2;
+  }
+  if (!dumpDir.empty())
+    return dumpModules(loaded->fb(), dumpDir) ? 0 : 3;
   if (device) {
     printDevice(loaded.get(), path);
     return 0;
@@ -236,11 +369,13 @@ int main(int argc, char **argv) {
   if (fb->options())
     for (const engine::Option *option : *fb->options())
       std::printf("  option %s = %s\n", rt::fbString(option->key()), rt::fbString(option->value()));
-  std::string tiers;
-  if (fb->tiers())
-    for (const flatbuffers::String *tier : *fb->tiers())
-      tiers += (tiers.empty() ? "" : ", ") + tier->str();
-  std::printf("  tiers: %s\n", tiers.c_str());
+  std::printf("  tiers: %s\n", listText(fb->tiers()).c_str());
+  if (fb->targets() && fb->targets()->size())
+    std::printf("  targets: %s\n", listText(fb->targets()).c_str());
+  if (fb->modules())
+    for (size_t m = 0; m < fb->modules()->size(); ++m)
+      std::printf("  module %zu '%s': %s\n", m, rt::fbString(fb->modules()->Get(m)->name()),
+                  imagesText(fb->modules()->Get(m)).c_str());
 
   auto printIo = [&](const char *kind, const std::vector<rt::TensorInfo> &infos) {
     for (size_t i = 0; i < infos.size(); ++i)
@@ -298,9 +433,17 @@ int main(int argc, char **argv) {
       for (const engine::Attr *a : *step->attrs())
         std::printf("        %s = %s\n", rt::fbString(a->name()), attrText(a).c_str());
     if (step->variants())
-      for (const engine::KernelVariant *v : *step->variants())
+      for (const engine::KernelVariant *v : *step->variants()) {
         std::printf("        variant %s: %s (sm >= %d, align %d)\n", rt::fbString(v->tier()),
                     rt::fbString(v->kernel()), v->min_compute_capability(), v->alignment());
+        if (v->launches())
+          for (const engine::Launch *launch : *v->launches())
+            std::printf("          launch %s in module %d: grid %s, block %s, %u bytes "
+                        "shared, %u args\n",
+                        rt::fbString(launch->kernel()), launch->module_(),
+                        dimsText(launch->grid()).c_str(), dimsText(launch->block()).c_str(),
+                        launch->shared_bytes(), launch->args() ? launch->args()->size() : 0u);
+      }
   }
   return 0;
 }

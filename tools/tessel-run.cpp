@@ -133,9 +133,16 @@ int main(int argc, char **argv) {
   app.add_option("--compare", expected, "expected outputs (.pb or .npy), in engine output order");
   app.add_option("--rtol", rtol, "relative tolerance for --compare");
   app.add_option("--atol", atol, "absolute tolerance for --compare");
-  app.add_option("--tier", tier, "execution tier")->check(CLI::IsMember({"auto", "cpu", "simt", "tc"}));
-  app.add_option("--iterations", iterations, "runs to time (the last one's outputs are kept)")
+  app.add_option("--tier", tier,
+                 "execution tier: auto (the best per step), cpu, simt (CUDA cores, else cpu "
+                 "per step) or tc (Tensor Cores, else simt, else cpu per step)")
+      ->check(CLI::IsMember({"auto", "cpu", "simt", "tc"}));
+  app.add_option("--iterations", iterations,
+                 "runs to time; prints the median wall-clock time of run() (which returns "
+                 "with the outputs in host memory); the last run's outputs are kept")
       ->check(CLI::PositiveNumber);
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "print the tier and kernel each step runs on");
   app.add_flag("--print", print, "print output values");
   try {
     app.parse(argc, argv);
@@ -228,7 +235,15 @@ int main(int argc, char **argv) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(times.begin(), times.end());
-  std::printf("tier: %s\n", tessel_context_tier(context.get()));
+  std::printf("tier: %s\n", tessel_context_tier_summary(context.get()));
+  if (verbose)
+    for (size_t i = 0, n = tessel_context_step_count(context.get()); i < n; ++i) {
+      tessel_step_info_t step;
+      if (failed(tessel_context_step_info(context.get(), i, &step), "step info"))
+        return kError;
+      std::printf("  [%zu] %s at %s: %s (%s)%s%s\n", i, step.op, step.location, step.tier,
+                  step.kernel, *step.reason ? ": " : "", step.reason);
+    }
   std::printf("time: median %.3f ms over %d run(s)\n", times[times.size() / 2], iterations);
 
   int exitCode = kOk;

@@ -17,6 +17,16 @@
  *   distinct contexts concurrently for parallelism.
  * - Memory: a context allocates its activation arena once, at creation;
  *   tessel_context_run allocates nothing.
+ * - GPU: a context runs each step on the best tier the device and the engine
+ *   share (Tensor Cores, then SIMT, then the CPU), per step: a step without a
+ *   usable GPU kernel runs on the CPU between GPU steps. A context with GPU
+ *   steps holds, on device 0, one stream and one device allocation (its
+ *   arena and a buffer per graph input and output); the engine's constants
+ *   and kernel modules are loaded once per engine and device, shared by its
+ *   contexts. tessel_context_run copies the bound inputs to the device,
+ *   launches the steps, copies the outputs back and returns when they are in
+ *   the bound buffers. When every step runs on the GPU, the second run
+ *   captures the launches into a CUDA graph and later runs replay it.
  */
 #ifndef TESSEL_RUNTIME_H
 #define TESSEL_RUNTIME_H
@@ -114,8 +124,15 @@ typedef struct tessel_context_options_s {
   tessel_tier_t tier;
 } tessel_context_options_t;
 
-/* options may be NULL (TESSEL_TIER_AUTO). Forcing a tier the machine or the
- * engine lacks is TESSEL_UNSUPPORTED, with the reason. */
+/* options may be NULL (TESSEL_TIER_AUTO). Per step the best variant the
+ * device runs and the tier allows: AUTO and TC any (tc-sm90 > tc-sm80 >
+ * tc-sm70 > simt > cpu), SIMT simt or cpu, CPU cpu only; a step without such
+ * a GPU variant runs on the CPU. AUTO never fails for want of a GPU: without
+ * one (or when it cannot be set up) every step runs on the CPU, saying why
+ * once per process on stderr. Forcing SIMT or TC on a machine without a
+ * usable GPU, or TC on a GPU without Tensor Cores, is TESSEL_UNSUPPORTED,
+ * with the reason; so is a forced tier's GPU failing to load a kernel module
+ * (the message carries the driver's JIT log). */
 TESSEL_API tessel_status_t
 tessel_context_create(const tessel_engine_t *engine,
                       const tessel_context_options_t *options,
@@ -131,10 +148,35 @@ TESSEL_API tessel_status_t tessel_context_bind_input(tessel_context_t *context,
 TESSEL_API tessel_status_t tessel_context_bind_output(tessel_context_t *context,
                                                       size_t index, void *data,
                                                       size_t size_bytes);
-/* Runs every step; fails if an input or output is unbound. */
+/* Runs every step; fails if an input or output is unbound, or with the
+ * failing step's index, op and ONNX node. A GPU kernel fault surfaces at the
+ * next synchronization and names the steps in flight; it leaves the device
+ * unusable for this process, so later runs fail too. */
 TESSEL_API tessel_status_t tessel_context_run(tessel_context_t *context);
-/* The tier the context runs on: "cpu", "simt" or "tc". */
+/* The tier every step runs on: "cpu", "simt", "tc-sm70", "tc-sm80" or
+ * "tc-sm90"; "mixed" when steps run on different tiers. "" for NULL. The
+ * strings stay valid while the context lives. */
 TESSEL_API const char *tessel_context_tier(const tessel_context_t *context);
+/* tessel_context_tier, or for a mixed context the steps per tier, best
+ * first: "mixed: 50 tc-sm80, 10 simt, 3 cpu". */
+TESSEL_API const char *tessel_context_tier_summary(const tessel_context_t *context);
+
+/* What each step of a context runs on. */
+typedef struct tessel_step_info_s {
+  const char *op;       /* the graph op, e.g. "conv" */
+  const char *location; /* the ONNX node, e.g. "conv1(Conv)" */
+  const char *tier;     /* "cpu", "simt", "tc-sm70", "tc-sm80" or "tc-sm90" */
+  const char *kernel;   /* the kernel variant's name */
+  const char *reason;   /* why no better tier was taken, or "" */
+} tessel_step_info_t;
+
+/* The engine's step count (0 for NULL). */
+TESSEL_API size_t tessel_context_step_count(const tessel_context_t *context);
+/* Step `index` (0 .. tessel_context_step_count() - 1); the strings stay
+ * valid while the context lives. TESSEL_INVALID_ARGUMENT for a NULL context
+ * or info or an index out of range; *info is left untouched on failure. */
+TESSEL_API tessel_status_t tessel_context_step_info(const tessel_context_t *context,
+                                                    size_t index, tessel_step_info_t *info);
 
 /* Devices.
  *
@@ -149,7 +191,13 @@ TESSEL_API const char *tessel_context_tier(const tessel_context_t *context);
  *                   or broken driver.
  *   TESSEL_QUIET=1  silences the one line a TESSEL_TIER_AUTO context prints
  *                   on stderr (once per process) when it runs on the cpu tier
- *                   although a GPU tier was looked for, naming the reason. */
+ *                   although a GPU tier was looked for, naming the reason.
+ * Environment read when a context with GPU steps is created:
+ *   TESSEL_CUDA_GRAPH=0  never capture or replay CUDA graphs (every run
+ *                        launches step by step).
+ *   TESSEL_GPU_SYNC=1    synchronize after every GPU step, so that a kernel
+ *                        fault names its step (slow; for debugging; implies
+ *                        TESSEL_CUDA_GRAPH=0). */
 
 /* NULL when the driver loaded, initialized and reports at least one device;
  * otherwise TESSEL_UNSUPPORTED with the reason, e.g. "no CUDA driver:

@@ -114,6 +114,15 @@ private:
   std::unique_ptr<tessel_engine_t, Release> handle;
 };
 
+/// What one step of a context runs on.
+struct StepInfo {
+  std::string op;       ///< the graph op, e.g. "conv"
+  std::string location; ///< the ONNX node, e.g. "conv1(Conv)"
+  std::string tier;     ///< "cpu", "simt", "tc-sm70", "tc-sm80" or "tc-sm90"
+  std::string kernel;   ///< the kernel variant's name
+  std::string reason;   ///< why no better tier was taken, or ""
+};
+
 /// One execution context of an engine; keeps the engine alive. Movable, not
 /// copyable.
 class Context {
@@ -143,8 +152,18 @@ public:
 
   void run() { detail::check(tessel_context_run(handle.get())); }
 
-  /// "cpu", "simt" or "tc".
+  /// The tier every step runs on ("cpu", "simt", "tc-sm70", "tc-sm80",
+  /// "tc-sm90"), or "mixed".
   std::string tier() const { return tessel_context_tier(handle.get()); }
+  /// tier(), or "mixed: 50 tc-sm80, 10 simt, 3 cpu".
+  std::string tierSummary() const { return tessel_context_tier_summary(handle.get()); }
+
+  size_t stepCount() const { return tessel_context_step_count(handle.get()); }
+  StepInfo step(size_t index) const {
+    tessel_step_info_t raw{};
+    detail::check(tessel_context_step_info(handle.get(), index, &raw));
+    return StepInfo{raw.op, raw.location, raw.tier, raw.kernel, raw.reason};
+  }
 
   tessel_context_t *get() const { return handle.get(); }
 

@@ -223,6 +223,38 @@ const char *tessel_context_tier(const tessel_context_t *context) {
   return context ? context->context->tier() : "";
 }
 
+const char *tessel_context_tier_summary(const tessel_context_t *context) {
+  return context ? context->context->tierSummary() : "";
+}
+
+size_t tessel_context_step_count(const tessel_context_t *context) {
+  return context ? context->context->selection().steps.size() : 0;
+}
+
+tessel_status_t tessel_context_step_info(const tessel_context_t *context, size_t index,
+                                         tessel_step_info_t *info) {
+  if (!context)
+    return invalidArgument("context is NULL");
+  if (!info)
+    return invalidArgument("info is NULL");
+  const tessel::rt::Context &c = *context->context;
+  const auto &steps = c.selection().steps;
+  if (index >= steps.size())
+    return guarded([&] {
+      return tessel::rt::invalidArgument("step index " + std::to_string(index) +
+                                         " is out of range: the engine has " +
+                                         std::to_string(steps.size()) + " step" +
+                                         (steps.size() == 1 ? "" : "s"));
+    });
+  const tessel::engine::Step *step = c.engine().fb()->steps()->Get(index);
+  info->op = tessel::rt::fbString(step->op());
+  info->location = tessel::rt::fbString(step->location());
+  info->tier = steps[index].tier.c_str();
+  info->kernel = steps[index].kernel.c_str();
+  info->reason = steps[index].reason.c_str();
+  return nullptr;
+}
+
 tessel_status_t tessel_driver_status(void) {
   return guarded([] { return tessel::rt::gpu::Driver::get().status(); });
 }

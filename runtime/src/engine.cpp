@@ -9,10 +9,13 @@
 //===----------------------------------------------------------------------===//
 #include "engine.h"
 
+#include "gpu/tiers.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -310,9 +313,12 @@ Status Engine::verifyStep(size_t index, const fb::Step *step) const {
   }
   bool hasCpu = false;
   if (const auto *variants = step->variants()) {
-    for (const fb::KernelVariant *variant : *variants) {
+    for (size_t v = 0; v < variants->size(); ++v) {
+      const fb::KernelVariant *variant = variants->Get(v);
       if (!variant->tier() || variant->tier()->size() == 0)
         return fail("a kernel variant has no tier");
+      if (Status s = verifyVariant(v, variant); !s.ok())
+        return fail(s.message());
       hasCpu |= variant->tier()->str() == "cpu";
     }
   }
@@ -320,6 +326,99 @@ Status Engine::verifyStep(size_t index, const fb::Step *step) const {
   // run on a machine without a GPU, so such an engine is rejected up front.
   if (!hasCpu)
     return fail("has no \"cpu\" kernel variant");
+  return {};
+}
+
+Status Engine::verifyVariant(size_t index, const fb::KernelVariant *variant) const {
+  const std::string tier = variant->tier()->str();
+  const std::string name = "variant " + std::to_string(index) + " '" + tier + "'";
+  if (gpu::tierRank(tier) < 0)
+    return invalidEngine(name + " has an unknown tier (known: cpu, simt, tc-sm70, tc-sm80, "
+                                "tc-sm90)");
+  if (variant->min_compute_capability() < 0)
+    return invalidEngine(name + " has a negative minimum compute capability");
+  // Graph inputs and outputs get device buffers aligned to kConstantAlignment,
+  // so no larger alignment could be promised for them.
+  const int alignment = variant->alignment();
+  if (alignment < 0 || alignment > static_cast<int>(format::kConstantAlignment) ||
+      (alignment & (alignment - 1)) != 0)
+    return invalidEngine(name + " has alignment " + std::to_string(alignment) +
+                         ", not a power of two up to " +
+                         std::to_string(format::kConstantAlignment));
+  const size_t launchCount = variant->launches() ? variant->launches()->size() : 0;
+  if (tier == "cpu")
+    return launchCount == 0
+               ? Status()
+               : invalidEngine(name + " has GPU launches; the cpu tier runs the op's kernel");
+  if (launchCount == 0)
+    return invalidEngine(name + " has no launches");
+
+  const size_t moduleCount = root->modules() ? root->modules()->size() : 0;
+  const size_t tensorCount = root->tensors() ? root->tensors()->size() : 0;
+  for (size_t l = 0; l < launchCount; ++l) {
+    const fb::Launch *launch = variant->launches()->Get(l);
+    const std::string where = name + " launch " + std::to_string(l);
+    if (launch->module_() < 0 || static_cast<size_t>(launch->module_()) >= moduleCount)
+      return invalidEngine(where + " refers to module " + std::to_string(launch->module_()) +
+                           ", but the engine has " + std::to_string(moduleCount) + " modules");
+    if (!launch->kernel() || launch->kernel()->size() == 0)
+      return invalidEngine(where + " names no kernel");
+    for (const auto &[label, dims] : {std::pair{"grid", launch->grid()},
+                                      std::pair{"block", launch->block()}}) {
+      bool valid = dims && dims->size() == 3 && dims->Get(0) && dims->Get(1) && dims->Get(2);
+      if (!valid)
+        return invalidEngine(where + ": the " + label + " needs 3 non-zero sizes");
+    }
+    const auto *block = launch->block();
+    uint64_t threads = uint64_t(block->Get(0)) * block->Get(1) * block->Get(2);
+    if (threads > 1024)
+      return invalidEngine(where + ": a block of " + std::to_string(threads) +
+                           " threads exceeds CUDA's 1024");
+    if (const auto *args = launch->args())
+      for (size_t a = 0; a < args->size(); ++a) {
+        const fb::KernelArg *arg = args->Get(a);
+        const std::string which = where + " argument " + std::to_string(a);
+        if (arg->tensor() < -1 || (arg->tensor() >= 0 &&
+                                   static_cast<size_t>(arg->tensor()) >= tensorCount))
+          return invalidEngine(which + " refers to tensor " + std::to_string(arg->tensor()) +
+                               ", but the engine has " + std::to_string(tensorCount) +
+                               " tensors");
+        if (arg->tensor() >= 0 && arg->bytes() && arg->bytes()->size() != 0)
+          return invalidEngine(which + " has both a tensor and bytes");
+      }
+  }
+  return {};
+}
+
+Status Engine::verifyModules() const {
+  const auto *modules = root->modules();
+  if (!modules)
+    return {};
+  for (size_t m = 0; m < modules->size(); ++m) {
+    const fb::KernelModule *module = modules->Get(m);
+    const std::string name = "module " + std::to_string(m) + " " + quoted(module->name());
+    if (!module->images())
+      continue;
+    std::set<int> cubinArchs;
+    for (size_t i = 0; i < module->images()->size(); ++i) {
+      const fb::KernelImage *image = module->images()->Get(i);
+      const std::string which = name + " image " + std::to_string(i);
+      auto format = static_cast<int>(image->format());
+      if (format < static_cast<int>(fb::ImageFormat::MIN) ||
+          format > static_cast<int>(fb::ImageFormat::MAX))
+        return invalidEngine(which + " has invalid format " + std::to_string(format));
+      if (image->arch() <= 0)
+        return invalidEngine(which + " has invalid arch " + std::to_string(image->arch()));
+      if (!image->data() || image->data()->size() == 0)
+        return invalidEngine(which + " is empty");
+      // The driver reads PTX as a C string: without its NUL it would read on.
+      if (image->format() == fb::ImageFormat::PTX &&
+          image->data()->Get(image->data()->size() - 1) != 0)
+        return invalidEngine(which + " (PTX) is not NUL-terminated");
+      if (image->format() == fb::ImageFormat::Cubin && !cubinArchs.insert(image->arch()).second)
+        return invalidEngine(name + " has two cubins for sm_" + std::to_string(image->arch()));
+    }
+  }
   return {};
 }
 
@@ -385,6 +484,8 @@ Status Engine::verifySemantics() {
   if (Status s = collectGraphIo(/*isInput=*/true); !s.ok())
     return s;
   if (Status s = collectGraphIo(/*isInput=*/false); !s.ok())
+    return s;
+  if (Status s = verifyModules(); !s.ok())
     return s;
   if (const auto *steps = root->steps())
     for (size_t i = 0; i < steps->size(); ++i)

@@ -5,7 +5,9 @@
 // Opening verifies everything the executor and the tools later rely on; after
 // a successful open every accessor below is safe to use without checks:
 // tensor indices are in range, sizes match shapes, constants and arena
-// tensors lie inside their blobs, every step has an op and a CPU variant.
+// tensors lie inside their blobs, every step has an op and a CPU variant,
+// every variant's tier is known, GPU variants have launches whose modules,
+// tensors and launch shapes are in range, and PTX images are C strings.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_ENGINE_H
@@ -85,6 +87,8 @@ private:
   Status verifySemantics();
   Status verifyTensor(size_t index, const tessel::engine::Tensor *tensor) const;
   Status verifyStep(size_t index, const tessel::engine::Step *step) const;
+  Status verifyVariant(size_t index, const tessel::engine::KernelVariant *variant) const;
+  Status verifyModules() const;
   Status collectGraphIo(bool isInput);
 
   AlignedBuffer file;

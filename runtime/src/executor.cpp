@@ -1,10 +1,12 @@
 //===- executor.cpp - prepare and run an engine's steps -------------------===//
 #include "executor.h"
 
+#include "gpu/device_context.h"
+#include "gpu/device_engine.h"
 #include "gpu/driver.h"
-#include "gpu/tiers.h"
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 namespace tessel::rt {
@@ -54,39 +56,97 @@ cpu::Attrs decodeAttrs(const fb::Step *step) {
   return attrs;
 }
 
+/// The modules the GPU steps of `selection` launch from, in index order.
+std::set<size_t> modulesUsed(const Engine &engine, const gpu::Selection &selection) {
+  std::set<size_t> used;
+  for (size_t s = 0; s < selection.steps.size(); ++s) {
+    if (selection.steps[s].tier == "cpu")
+      continue;
+    const fb::KernelVariant *variant =
+        engine.fb()->steps()->Get(s)->variants()->Get(selection.steps[s].variant);
+    for (const fb::Launch *launch : *variant->launches())
+      used.insert(static_cast<size_t>(launch->module_()));
+  }
+  return used;
+}
+
+/// gpu::planTiers against the process's driver, then what the GPU steps need
+/// of the device: the engine's shared DeviceEngine and every module they
+/// launch from. Under AUTO a module the driver rejects is dropped (its steps
+/// take their next best variant) and a device that cannot be set up leaves
+/// every step on the cpu tier, each said once; a forced tier fails instead.
+Status planOnDevice(const std::shared_ptr<const Engine> &engine, tessel_tier_t tier,
+                    gpu::TierPlan &plan, std::shared_ptr<gpu::DeviceEngine> &shared) {
+  const gpu::Driver &driver = gpu::Driver::get();
+  const auto *modules = engine->fb()->modules();
+  std::vector<bool> failedModules(modules ? modules->size() : 0, false);
+  // Each round drops one more module, so this ends.
+  for (;;) {
+    if (Status s = gpu::planTiers(*engine, driver, tier, plan, failedModules); !s.ok())
+      return s;
+    if (!plan.device)
+      return {};
+    Status status = gpu::DeviceEngine::acquire(engine, driver, *plan.device, shared);
+    int failedModule = -1;
+    for (size_t m : modulesUsed(*engine, plan.selection))
+      if (status.ok() && !(status = shared->loadModule(m)).ok())
+        failedModule = static_cast<int>(m);
+    if (status.ok())
+      return {};
+    shared.reset();
+    if (tier != TESSEL_TIER_AUTO)
+      return status;
+    if (failedModule >= 0) {
+      failedModules[failedModule] = true;
+      gpu::noticeOnce(status.message() + "; its steps run on other tiers");
+      continue;
+    }
+    plan.selection = gpu::chooseVariants(*engine, nullptr, tier);
+    plan.device = nullptr;
+    plan.notice = status.message() + "; using the cpu tier";
+    return {};
+  }
+}
+
 } // namespace
+
+Context::Context(std::shared_ptr<const Engine> engine, gpu::Selection selection)
+    : owner(std::move(engine)), chosen(std::move(selection)), tierName(chosen.tier()),
+      tierText(chosen.summary()) {}
+
+Context::~Context() = default;
+
+bool Context::replaysGraph() const { return device && device->replaysGraph(); }
 
 Status Context::create(std::shared_ptr<const Engine> engine, tessel_tier_t tier,
                        std::unique_ptr<Context> &context) {
   if (!engine)
     return invalidArgument("no engine");
-  std::string notice;
-  switch (tier) {
-  case TESSEL_TIER_AUTO: {
-    // Probes the device (once per process). Engines carry cpu kernels only
-    // today, so AUTO always lands on the cpu tier, and says why.
-    gpu::AutoChoice choice = gpu::chooseAuto(*engine, gpu::Driver::get());
-    notice = std::move(choice.notice);
-    break;
-  }
-  case TESSEL_TIER_CPU:
-    break;
-  case TESSEL_TIER_SIMT:
-  case TESSEL_TIER_TC: {
-    // The probe's reason, the GPU's or the engine's; the runtime cannot
-    // launch GPU kernels yet, so this never succeeds today.
-    Status refused = gpu::checkForced(*engine, gpu::Driver::get(), tier);
-    return refused.ok() ? Status(TESSEL_INTERNAL, "GPU tiers are not implemented") : refused;
-  }
-  default:
-    return invalidArgument("invalid tier value " + std::to_string(static_cast<int>(tier)));
-  }
-  std::unique_ptr<Context> candidate(new Context(std::move(engine)));
+  gpu::TierPlan plan;
+  std::shared_ptr<gpu::DeviceEngine> shared;
+  if (tier == TESSEL_TIER_CPU) // never probes the device
+    plan.selection = gpu::chooseVariants(*engine, nullptr, tier);
+  else if (Status s = planOnDevice(engine, tier, plan, shared); !s.ok())
+    return s;
+
+  std::unique_ptr<Context> candidate(new Context(engine, plan.selection));
   if (Status s = candidate->prepare(); !s.ok())
     return s;
+  if (shared) {
+    Status s = gpu::DeviceContext::create(std::move(shared), candidate->chosen,
+                                          candidate->views, candidate->device);
+    if (!s.ok()) {
+      if (tier != TESSEL_TIER_AUTO)
+        return s;
+      plan.notice = s.message() + "; using the cpu tier";
+      candidate.reset(new Context(engine, gpu::chooseVariants(*engine, nullptr, tier)));
+      if (Status cpuOnly = candidate->prepare(); !cpuOnly.ok())
+        return cpuOnly;
+    }
+  }
   context = std::move(candidate);
-  if (!notice.empty())
-    gpu::noticeOnce(notice);
+  if (!plan.notice.empty())
+    gpu::noticeOnce(plan.notice);
   return {};
 }
 
@@ -99,7 +159,11 @@ Status Context::prepare() {
   // Resolve kernels before allocating anything large: an engine this runtime
   // cannot run should fail fast and cheaply.
   steps.resize(stepCount);
+  bool hostSteps = false;
   for (size_t s = 0; s < stepCount; ++s) {
+    if (chosen.steps[s].tier != "cpu")
+      continue;
+    hostSteps = true;
     const fb::Step *step = engineSteps->Get(s);
     steps[s].kernel = cpu::findKernel(step->op()->str());
     if (!steps[s].kernel)
@@ -107,7 +171,9 @@ Status Context::prepare() {
                                             "' has no kernel in this runtime's CPU tier");
   }
 
-  arena = AlignedBuffer(static_cast<size_t>(owner->arenaSize()));
+  // A context whose steps all run on the GPU needs no host arena.
+  if (hostSteps || stepCount == 0)
+    arena = AlignedBuffer(static_cast<size_t>(owner->arenaSize()));
 
   const size_t tensorCount = tensors ? tensors->size() : 0;
   views.resize(tensorCount);
@@ -119,7 +185,7 @@ Status Context::prepare() {
       view.shape.assign(tensor->shape()->begin(), tensor->shape()->end());
     switch (tensor->storage()) {
     case fb::Storage::Arena:
-      view.data = arena.data() + tensor->offset();
+      view.data = arena.data() ? arena.data() + tensor->offset() : nullptr;
       break;
     case fb::Storage::Constant:
       // Kernels only read constants: the verifier rejects steps that write one.
@@ -133,6 +199,8 @@ Status Context::prepare() {
   }
 
   for (size_t s = 0; s < stepCount; ++s) {
+    if (!steps[s].kernel)
+      continue;
     const fb::Step *step = engineSteps->Get(s);
     PreparedStep &prepared = steps[s];
     prepared.attrs = decodeAttrs(step);
@@ -192,17 +260,28 @@ Status Context::run() {
     if (!outputBound[i])
       return invalidArgument("output " + std::to_string(i) + " '" + owner->outputs()[i].name +
                              "' is not bound");
-  for (size_t s = 0; s < steps.size(); ++s) {
-    const PreparedStep &step = steps[s];
-    cpu::KernelStatus result = step.kernel(step.attrs, step.inputs, step.outputs);
-    // A verified engine from tessel-compile should never get here: a kernel
-    // rejecting its operands is a compiler/runtime mismatch or bug, or data
-    // the kernel cannot accept (e.g. a gather index out of range).
-    if (!result.ok())
-      return Status(TESSEL_INTERNAL,
-                    describeStep(s, owner->fb()->steps()->Get(s)) + ": " + result.error);
-  }
+  if (device)
+    return device->run(&Context::runHostStep, this);
+  for (size_t s = 0; s < steps.size(); ++s)
+    if (Status status = runStep(s); !status.ok())
+      return status;
   return {};
+}
+
+Status Context::runStep(size_t index) {
+  const PreparedStep &step = steps[index];
+  cpu::KernelStatus result = step.kernel(step.attrs, step.inputs, step.outputs);
+  // A verified engine from tessel-compile should never get here: a kernel
+  // rejecting its operands is a compiler/runtime mismatch or bug, or data
+  // the kernel cannot accept (e.g. a gather index out of range).
+  if (!result.ok())
+    return Status(TESSEL_INTERNAL,
+                  describeStep(index, owner->fb()->steps()->Get(index)) + ": " + result.error);
+  return {};
+}
+
+Status Context::runHostStep(void *context, size_t index) {
+  return static_cast<Context *>(context)->runStep(index);
 }
 
 } // namespace tessel::rt

@@ -2,10 +2,16 @@
 //
 // A Context is everything mutable about running an engine: the activation
 // arena, the caller's bindings and the prepared step list. All of it is built
-// at creation (kernels resolved, attributes decoded, tensor views pointing at
-// their arena or constant bytes), so run() allocates nothing and only calls
-// kernels in order. A context is used by one thread at a
-// time; it keeps its engine alive.
+// at creation (variants chosen, kernels resolved, attributes decoded, tensor
+// views pointing at their arena or constant bytes, and for GPU steps the
+// device memory and launches, gpu/device_context.h), so run() allocates
+// nothing and only calls kernels in order. A context is used by one thread at
+// a time; it keeps its engine alive.
+//
+// A context whose steps all run on the cpu tier never touches the GPU: its
+// run() is the plain loop over the cpu kernels. One with GPU steps hands
+// run() to its DeviceContext, which calls back into this class for the
+// steps that fall back to the cpu tier.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_EXECUTOR_H
@@ -14,21 +20,33 @@
 #include "aligned_buffer.h"
 #include "cpu/kernels.h"
 #include "engine.h"
+#include "gpu/tiers.h"
 #include "status.h"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace tessel::rt {
 
+namespace gpu {
+class DeviceContext;
+} // namespace gpu
+
 class Context {
 public:
-  /// Prepares `engine` for the requested tier. TESSEL_TIER_AUTO probes the
-  /// device (gpu::Driver, once per process) and runs on the CPU tier, saying
-  /// why once per process on stderr (gpu::chooseAuto; TESSEL_QUIET=1
-  /// silences it); TESSEL_TIER_CPU runs on the CPU tier without probing.
-  /// Forced GPU tiers are TESSEL_UNSUPPORTED with the reason
-  /// (gpu::checkForced). A step whose op has no CPU kernel is
+  /// Prepares `engine` for the requested tier (gpu/tiers.h: planTiers).
+  /// TESSEL_TIER_CPU runs every step on the cpu tier without probing the
+  /// device. TESSEL_TIER_AUTO probes it (gpu::Driver, once per process) and
+  /// takes the best variant per step; it never fails for want of a GPU:
+  /// without one, or when the GPU cannot be set up, every step runs on the
+  /// cpu tier and the reason is said once per process on stderr
+  /// (TESSEL_QUIET=1 silences it), and a module the driver rejects only
+  /// sends its steps to their next best tier. A forced TESSEL_TIER_SIMT or
+  /// TESSEL_TIER_TC bounds each step's tier from above; it is
+  /// TESSEL_UNSUPPORTED with the reason when the machine has no usable GPU
+  /// (TC: none with Tensor Cores), and reports any failure to set up the GPU
+  /// or load a module. A cpu-tier step whose op has no CPU kernel is
   /// TESSEL_UNSUPPORTED.
   /// Throws std::bad_alloc only (e.g. an arena too large for the machine).
   static Status create(std::shared_ptr<const Engine> engine, tessel_tier_t tier,
@@ -43,11 +61,24 @@ public:
   /// with the failing step's index, op and location if a kernel fails.
   Status run();
 
-  /// "cpu": the tier this context runs on.
-  const char *tier() const { return "cpu"; }
+  /// The tier every step runs on ("cpu", "simt", "tc-sm70", "tc-sm80",
+  /// "tc-sm90"), or "mixed".
+  const char *tier() const { return tierName.c_str(); }
+  /// tier(), or for a mixed context the steps per tier, best first:
+  /// "mixed: 50 tc-sm80, 10 simt, 3 cpu".
+  const char *tierSummary() const { return tierText.c_str(); }
+  /// Each step's variant: tier, kernel and why no better one was taken.
+  const gpu::Selection &selection() const { return chosen; }
+  /// Whether run() replays a captured CUDA graph: true from the second run
+  /// of a context whose steps all run on the GPU (the second run captures),
+  /// unless TESSEL_CUDA_GRAPH=0 or the capture failed.
+  bool replaysGraph() const;
   const Engine &engine() const { return *owner; }
 
+  ~Context();
+
 private:
+  // A cpu-tier step; GPU steps keep it empty.
   struct PreparedStep {
     cpu::Kernel kernel = nullptr;
     cpu::Attrs attrs;
@@ -55,14 +86,24 @@ private:
     std::vector<cpu::TensorView *> outputs;
   };
 
-  explicit Context(std::shared_ptr<const Engine> engine) : owner(std::move(engine)) {}
+  Context(std::shared_ptr<const Engine> engine, gpu::Selection selection);
   Status prepare();
   Status bind(bool isInput, size_t index, void *data, size_t sizeBytes);
+  Status runStep(size_t index);
+  static Status runHostStep(void *context, size_t index);
 
   std::shared_ptr<const Engine> owner;
+  gpu::Selection chosen;
+  std::string tierName, tierText;
+  // Null when every step runs on the cpu tier.
+  std::unique_ptr<gpu::DeviceContext> device;
+  // On the host: the arena, or for a context with GPU steps the mirror of its
+  // device arena (same offsets) for its cpu-tier steps; empty when it has
+  // none.
   AlignedBuffer arena;
   // One view per engine tensor; steps point into it, so binding an input or
-  // output updates every step that uses it. Never resized after prepare().
+  // output updates every step (and the device copies) that use it. Never
+  // resized after prepare().
   std::vector<cpu::TensorView> views;
   std::vector<PreparedStep> steps;
   std::vector<bool> inputBound, outputBound;

@@ -33,16 +33,27 @@ template <typename Visit> void forEachEntryPoint(DriverApi &api, Visit &&visit) 
   visit("cuCtxSetCurrent", api.cuCtxSetCurrent);
   visit("cuCtxSynchronize", api.cuCtxSynchronize);
   visit("cuModuleLoadData", api.cuModuleLoadData);
+  visit("cuModuleLoadDataEx", api.cuModuleLoadDataEx);
   visit("cuModuleUnload", api.cuModuleUnload);
   visit("cuModuleGetFunction", api.cuModuleGetFunction);
+  visit("cuFuncSetAttribute", api.cuFuncSetAttribute);
   visit("cuMemAlloc_v2", api.cuMemAlloc);
   visit("cuMemFree_v2", api.cuMemFree);
   visit("cuMemcpyHtoD_v2", api.cuMemcpyHtoD);
   visit("cuMemcpyDtoH_v2", api.cuMemcpyDtoH);
+  visit("cuMemcpyHtoDAsync_v2", api.cuMemcpyHtoDAsync);
+  visit("cuMemcpyDtoHAsync_v2", api.cuMemcpyDtoHAsync);
+  visit("cuMemsetD8_v2", api.cuMemsetD8);
   visit("cuLaunchKernel", api.cuLaunchKernel);
   visit("cuStreamCreate", api.cuStreamCreate);
   visit("cuStreamDestroy_v2", api.cuStreamDestroy);
   visit("cuStreamSynchronize", api.cuStreamSynchronize);
+  visit("cuStreamBeginCapture_v2", api.cuStreamBeginCapture);
+  visit("cuStreamEndCapture", api.cuStreamEndCapture);
+  visit("cuGraphInstantiateWithFlags", api.cuGraphInstantiateWithFlags);
+  visit("cuGraphLaunch", api.cuGraphLaunch);
+  visit("cuGraphExecDestroy", api.cuGraphExecDestroy);
+  visit("cuGraphDestroy", api.cuGraphDestroy);
   visit("cuEventCreate", api.cuEventCreate);
   visit("cuEventDestroy_v2", api.cuEventDestroy);
   visit("cuEventRecord", api.cuEventRecord);
@@ -72,9 +83,12 @@ const char *knownErrorName(CUresult result) {
   case 218: return "CUDA_ERROR_INVALID_PTX";
   case 222: return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
   case 500: return "CUDA_ERROR_NOT_FOUND";
+  case 400: return "CUDA_ERROR_INVALID_HANDLE";
   case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
   case 701: return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
   case 702: return "CUDA_ERROR_LAUNCH_TIMEOUT";
+  case 715: return "CUDA_ERROR_ILLEGAL_INSTRUCTION";
+  case 716: return "CUDA_ERROR_MISALIGNED_ADDRESS";
   case 719: return "CUDA_ERROR_LAUNCH_FAILED";
   case 802: return "CUDA_ERROR_SYSTEM_NOT_READY";
   case 803: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
@@ -176,7 +190,7 @@ Status Driver::resolve() {
   return unsupported("no CUDA driver: " + libraryName + " lacks " +
                      std::to_string(missing.size()) + " of the " + std::to_string(total) +
                      " driver API entry points the runtime needs (" + list +
-                     "): it is not the CUDA driver library, or one older than CUDA 11");
+                     "): it is not the CUDA driver library, or one older than CUDA 11.4");
 }
 
 Status Driver::probe() {
@@ -209,6 +223,8 @@ Status Driver::probe() {
         {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &info.ccMajor, "compute capability"},
         {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &info.ccMinor, "compute capability"},
         {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &info.smCount, "SM count"},
+        {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &info.maxSharedBytesOptin,
+         "shared memory limit"},
     };
     for (const auto &a : attributes)
       if (CUresult r = entry.cuDeviceGetAttribute(a.value, a.attribute, device);

@@ -40,8 +40,24 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 
 constexpr CUresult CUDA_SUCCESS = 0;
+
+// CUjit_option values: the JIT's error log, so that a PTX the driver rejects
+// is reported with the reason.
+enum CUjitOption : int {
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+};
+// CUfunction_attribute: dynamic shared memory above the default 48 KiB needs
+// an opt-in per function.
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+// CUstreamCaptureMode: only this thread's calls are checked while capturing,
+// so contexts on other threads keep running undisturbed.
+constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 
 // CUdevice_attribute values used by the probe and the GPU tiers.
 enum CUdeviceAttribute : int {
@@ -54,8 +70,12 @@ enum CUdeviceAttribute : int {
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 
+/// The dynamic shared memory every kernel may use without opting in.
+constexpr unsigned kDefaultDynamicSharedBytes = 48 * 1024;
+
 /// The entry points the GPU tiers use, resolved by their exported (versioned)
-/// names; each is non-null once Driver::status() is OK.
+/// names; each is non-null once Driver::status() is OK. Drivers from CUDA 11.4
+/// on export them all (cuGraphInstantiateWithFlags is the newest).
 struct DriverApi {
   CUresult (*cuInit)(unsigned flags);
   CUresult (*cuDriverGetVersion)(int *version);
@@ -71,12 +91,20 @@ struct DriverApi {
   CUresult (*cuCtxSetCurrent)(CUcontext context);
   CUresult (*cuCtxSynchronize)();
   CUresult (*cuModuleLoadData)(CUmodule *module, const void *image);
+  CUresult (*cuModuleLoadDataEx)(CUmodule *module, const void *image, unsigned numOptions,
+                                 CUjitOption *options, void **optionValues);
   CUresult (*cuModuleUnload)(CUmodule module);
   CUresult (*cuModuleGetFunction)(CUfunction *function, CUmodule module, const char *name);
+  CUresult (*cuFuncSetAttribute)(CUfunction function, int attribute, int value);
   CUresult (*cuMemAlloc)(CUdeviceptr *pointer, size_t bytes);         // _v2
   CUresult (*cuMemFree)(CUdeviceptr pointer);                         // _v2
   CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes); // _v2
   CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes); // _v2
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes,
+                                CUstream stream);                     // _v2
+  CUresult (*cuMemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes,
+                                CUstream stream);                     // _v2
+  CUresult (*cuMemsetD8)(CUdeviceptr dst, unsigned char value, size_t bytes); // _v2
   CUresult (*cuLaunchKernel)(CUfunction function, unsigned gridX, unsigned gridY,
                              unsigned gridZ, unsigned blockX, unsigned blockY,
                              unsigned blockZ, unsigned sharedBytes, CUstream stream,
@@ -84,6 +112,13 @@ struct DriverApi {
   CUresult (*cuStreamCreate)(CUstream *stream, unsigned flags);
   CUresult (*cuStreamDestroy)(CUstream stream);                       // _v2
   CUresult (*cuStreamSynchronize)(CUstream stream);
+  CUresult (*cuStreamBeginCapture)(CUstream stream, int mode);        // _v2
+  CUresult (*cuStreamEndCapture)(CUstream stream, CUgraph *graph);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *exec, CUgraph graph,
+                                          unsigned long long flags);
+  CUresult (*cuGraphLaunch)(CUgraphExec exec, CUstream stream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec exec);
+  CUresult (*cuGraphDestroy)(CUgraph graph);
   CUresult (*cuEventCreate)(CUevent *event, unsigned flags);
   CUresult (*cuEventDestroy)(CUevent event);                          // _v2
   CUresult (*cuEventRecord)(CUevent event, CUstream stream);
@@ -100,6 +135,8 @@ struct DeviceInfo {
   int ccMajor = 0, ccMinor = 0;
   int smCount = 0;
   uint64_t memoryBytes = 0;
+  /// The most dynamic shared memory one block may opt in to; 0 if unknown.
+  int maxSharedBytesOptin = 0;
 
   /// major * 10 + minor, as KernelVariant.min_compute_capability counts.
   int computeCapability() const { return ccMajor * 10 + ccMinor; }

@@ -1,4 +1,4 @@
-//===- tiers.cpp - tier choice per step ------------------------------------===//
+//===- tiers.cpp - variant choice per step ---------------------------------===//
 #include "gpu/tiers.h"
 
 #include <algorithm>
@@ -13,7 +13,9 @@ namespace fb = tessel::engine;
 
 namespace {
 
-const char *tierName(tessel_tier_t tier) {
+constexpr const char *kTiersBestFirst[] = {"tc-sm90", "tc-sm80", "tc-sm70", "simt", "cpu"};
+
+const char *requestName(tessel_tier_t tier) {
   switch (tier) {
   case TESSEL_TIER_AUTO: return "auto";
   case TESSEL_TIER_CPU: return "cpu";
@@ -21,6 +23,14 @@ const char *tierName(tessel_tier_t tier) {
   case TESSEL_TIER_TC: return "tc";
   }
   return "invalid";
+}
+
+bool allowed(const std::string &tier, tessel_tier_t request) {
+  switch (request) {
+  case TESSEL_TIER_CPU: return tier == "cpu";
+  case TESSEL_TIER_SIMT: return tier == "simt" || tier == "cpu";
+  default: return true;
+  }
 }
 
 /// The compute capability a variant needs: its min_compute_capability, or
@@ -33,50 +43,181 @@ int requiredCapability(const fb::KernelVariant *variant) {
   return needed;
 }
 
-bool isGpuVariant(const fb::KernelVariant *variant) {
-  std::string tier = fbString(variant->tier());
-  return tier == "simt" || tier.rfind("tc-", 0) == 0;
-}
-
-/// Whether `variant` belongs to the forced `tier` (simt, or any tc-*).
-bool belongsTo(const fb::KernelVariant *variant, tessel_tier_t tier) {
-  std::string name = fbString(variant->tier());
-  return tier == TESSEL_TIER_SIMT ? name == "simt" : name.rfind("tc-", 0) == 0;
-}
-
-/// The first variant of `step` that `device` can run, Tensor Core first.
-const fb::KernelVariant *bestGpuVariant(const fb::Step *step, const DeviceInfo &device) {
-  const fb::KernelVariant *best = nullptr;
-  int bestCapability = -1;
-  if (const auto *variants = step->variants())
-    for (const fb::KernelVariant *variant : *variants) {
-      if (!isGpuVariant(variant) || requiredCapability(variant) > device.computeCapability())
-        continue;
-      bool tc = fbString(variant->tier())[0] == 't';
-      if (tc && !device.tensorCores())
-        continue;
-      // Prefer Tensor Cores, then the newest architecture the device runs.
-      int rank = (tc ? 1000 : 0) + requiredCapability(variant);
-      if (rank > bestCapability)
-        best = variant, bestCapability = rank;
-    }
-  return best;
-}
-
-std::string gpuVariantList(const fb::Step *step) {
-  std::string list;
-  if (const auto *variants = step->variants())
-    for (const fb::KernelVariant *variant : *variants)
-      if (isGpuVariant(variant))
-        list += (list.empty() ? "" : ", ") + std::string(fbString(variant->tier()));
-  return list;
-}
+std::string smName(int capability) { return "sm_" + std::to_string(capability); }
 
 std::string describeDevice(const DeviceInfo &device) {
   return device.arch() + " (" + device.name + ")";
 }
 
+/// Why `device` cannot run the GPU `variant`, or "" when it can.
+std::string rejection(const Engine &engine, const fb::KernelVariant *variant,
+                      const DeviceInfo &device, const std::vector<bool> &failedModules) {
+  if (requiredCapability(variant) > device.computeCapability())
+    return "needs " + smName(requiredCapability(variant));
+  const auto *modules = engine.fb()->modules();
+  const auto *tensors = engine.fb()->tensors();
+  const uint64_t alignment = static_cast<uint64_t>(std::max(variant->alignment(), 1));
+  for (const fb::Launch *launch : *variant->launches()) {
+    const fb::KernelModule *module = modules->Get(launch->module_());
+    std::string name = "module '" + std::string(fbString(module->name())) + "'";
+    if (static_cast<size_t>(launch->module_()) < failedModules.size() &&
+        failedModules[launch->module_()])
+      return name + " failed to load";
+    if (chooseImage(module, device) < 0)
+      return name + " has no image for " + device.arch();
+    if (device.maxSharedBytesOptin > 0 &&
+        launch->shared_bytes() > static_cast<uint32_t>(device.maxSharedBytesOptin))
+      return "kernel '" + std::string(fbString(launch->kernel())) + "' needs " +
+             std::to_string(launch->shared_bytes()) + " bytes of shared memory, " +
+             device.arch() + " allows " + std::to_string(device.maxSharedBytesOptin);
+    if (const auto *args = launch->args())
+      for (const fb::KernelArg *arg : *args) {
+        if (arg->tensor() < 0)
+          continue;
+        const fb::Tensor *tensor = tensors->Get(arg->tensor());
+        bool placed = tensor->storage() == fb::Storage::Arena ||
+                      tensor->storage() == fb::Storage::Constant;
+        if (placed && tensor->offset() % alignment != 0)
+          return "tensor '" + std::string(fbString(tensor->name())) + "' at offset " +
+                 std::to_string(tensor->offset()) + " is not " + std::to_string(alignment) +
+                 "-byte aligned";
+      }
+  }
+  return "";
+}
+
+StepChoice chooseStep(const Engine &engine, const fb::Step *step, const DeviceInfo *device,
+                      tessel_tier_t request, const std::vector<bool> &failedModules) {
+  const auto *variants = step->variants();
+  // Candidates best first; the verifier guarantees known tiers and one cpu
+  // variant, so the loop always ends on a choice.
+  std::vector<std::pair<int, int>> order; // (rank, index)
+  for (size_t v = 0; v < variants->size(); ++v)
+    order.emplace_back(tierRank(fbString(variants->Get(v)->tier())), static_cast<int>(v));
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto &a, const auto &b) { return a.first > b.first; });
+
+  StepChoice choice;
+  std::string passedOver;
+  bool hasGpuVariant = false;
+  for (const auto &[rank, index] : order) {
+    const fb::KernelVariant *variant = variants->Get(index);
+    std::string tier = fbString(variant->tier());
+    std::string why;
+    if (rank > 0) {
+      hasGpuVariant = true;
+      if (!allowed(tier, request))
+        why = "tier '" + std::string(requestName(request)) + "' requested";
+      else if (!device)
+        why = "no usable GPU";
+      else
+        why = rejection(engine, variant, *device, failedModules);
+      if (!why.empty()) {
+        passedOver += (passedOver.empty() ? "" : "; ") + tier + ": " + why;
+        continue;
+      }
+    }
+    choice.variant = index;
+    choice.tier = tier;
+    choice.kernel = fbString(variant->kernel());
+    break;
+  }
+  if (!hasGpuVariant)
+    choice.reason = "the step has only a cpu kernel";
+  else if (request == TESSEL_TIER_CPU)
+    choice.reason = "tier 'cpu' requested";
+  else if (!device)
+    choice.reason = "no usable GPU";
+  else
+    choice.reason = passedOver;
+  return choice;
+}
+
+/// AUTO on a GPU where no step got a GPU variant: what to tell the user.
+std::string autoNotice(const Engine &engine, const Selection &selection,
+                       const DeviceInfo &device) {
+  std::string found = "GPU " + describeDevice(device) + " found, but ";
+  const auto *steps = engine.fb()->steps();
+  for (size_t s = 0; s < selection.steps.size(); ++s)
+    if (selection.steps[s].reason != "the step has only a cpu kernel")
+      return found + "none of this engine's GPU kernels runs on " + device.arch() +
+             " (the engine has tiers: " + engineTiers(engine) + "; " +
+             describeStep(s, steps->Get(s)) + ": " + selection.steps[s].reason +
+             "); using the cpu tier";
+  return found + "this engine has no GPU kernels; using the cpu tier";
+}
+
 } // namespace
+
+int tierRank(const std::string &tier) {
+  constexpr int count = sizeof(kTiersBestFirst) / sizeof(kTiersBestFirst[0]);
+  for (int i = 0; i < count; ++i)
+    if (tier == kTiersBestFirst[i])
+      return count - 1 - i;
+  return -1;
+}
+
+int chooseImage(const fb::KernelModule *module, const DeviceInfo &device) {
+  const auto *images = module->images();
+  if (!images)
+    return -1;
+  int cubin = -1, cubinArch = -1, ptx = -1, ptxArch = -1;
+  const int capability = device.computeCapability();
+  for (size_t i = 0; i < images->size(); ++i) {
+    const fb::KernelImage *image = images->Get(i);
+    int arch = image->arch();
+    if (image->format() == fb::ImageFormat::Cubin) {
+      if (arch / 10 == device.ccMajor && arch % 10 <= device.ccMinor && arch > cubinArch)
+        cubin = static_cast<int>(i), cubinArch = arch;
+    } else if (arch <= capability && arch > ptxArch) {
+      ptx = static_cast<int>(i), ptxArch = arch;
+    }
+  }
+  return cubin >= 0 ? cubin : ptx;
+}
+
+bool Selection::usesGpu() const {
+  for (const StepChoice &step : steps)
+    if (step.tier != "cpu")
+      return true;
+  return false;
+}
+
+std::string Selection::tier() const {
+  if (steps.empty())
+    return "cpu";
+  for (const StepChoice &step : steps)
+    if (step.tier != steps.front().tier)
+      return "mixed";
+  return steps.front().tier;
+}
+
+std::string Selection::summary() const {
+  std::string single = tier();
+  if (single != "mixed")
+    return single;
+  std::string text = "mixed: ";
+  bool first = true;
+  for (const char *name : kTiersBestFirst) {
+    size_t count = 0;
+    for (const StepChoice &step : steps)
+      count += step.tier == name;
+    if (count) {
+      text += (first ? "" : ", ") + std::to_string(count) + " " + name;
+      first = false;
+    }
+  }
+  return text;
+}
+
+Selection chooseVariants(const Engine &engine, const DeviceInfo *device, tessel_tier_t request,
+                         const std::vector<bool> &failedModules) {
+  Selection selection;
+  if (const auto *steps = engine.fb()->steps())
+    for (const fb::Step *step : *steps)
+      selection.steps.push_back(chooseStep(engine, step, device, request, failedModules));
+  return selection;
+}
 
 std::string engineTiers(const Engine &engine) {
   std::string list;
@@ -86,96 +227,45 @@ std::string engineTiers(const Engine &engine) {
   return list.empty() ? "none listed" : list;
 }
 
-AutoChoice chooseAuto(const Engine &engine, const Driver &driver) {
-  AutoChoice choice;
-  const auto *steps = engine.fb()->steps();
-  const size_t stepCount = steps ? steps->size() : 0;
-  choice.steps.resize(stepCount, StepTier{"cpu", ""});
-
-  if (!driver.available()) {
-    for (StepTier &step : choice.steps)
-      step.reason = "no usable GPU"; // the notice says why
-    choice.notice = driver.status().message() + "; using the cpu tier";
-    return choice;
+Status planTiers(const Engine &engine, const Driver &driver, tessel_tier_t request,
+                 TierPlan &plan, const std::vector<bool> &failedModules) {
+  plan = TierPlan{};
+  switch (request) {
+  case TESSEL_TIER_CPU:
+    plan.selection = chooseVariants(engine, nullptr, request);
+    return {};
+  case TESSEL_TIER_AUTO:
+  case TESSEL_TIER_SIMT:
+  case TESSEL_TIER_TC:
+    break;
+  default:
+    return invalidArgument("invalid tier value " + std::to_string(static_cast<int>(request)));
   }
 
-  // The executor runs a context on device 0 (device selection comes with the
-  // GPU tiers).
-  const DeviceInfo &device = driver.devices().front();
-  size_t withGpuKernels = 0, runnable = 0;
-  std::string runnableTiers;
-  for (size_t s = 0; s < stepCount; ++s) {
-    const fb::Step *step = steps->Get(s);
-    std::string gpuVariants = gpuVariantList(step);
-    if (gpuVariants.empty()) {
-      choice.steps[s].reason = "the step has only a cpu kernel";
-      continue;
-    }
-    ++withGpuKernels;
-    const fb::KernelVariant *best = bestGpuVariant(step, device);
-    if (!best) {
-      choice.steps[s].reason =
-          "its GPU kernels (" + gpuVariants + ") do not run on " + device.arch();
-      continue;
-    }
-    ++runnable;
-    std::string tier = fbString(best->tier());
-    if (runnableTiers.find(tier) == std::string::npos)
-      runnableTiers += (runnableTiers.empty() ? "" : ", ") + tier;
-    choice.steps[s].reason =
-        "it has a " + tier + " kernel, but this runtime cannot launch GPU kernels yet";
-  }
-
-  std::string found = "GPU " + describeDevice(device) + " found, but ";
-  if (withGpuKernels == 0)
-    choice.notice = found + "this engine has no GPU kernels; using the cpu tier";
-  else if (runnable == 0)
-    choice.notice = found + "none of this engine's GPU kernels runs on " + device.arch() +
-                    " (the engine has tiers: " + engineTiers(engine) + "); using the cpu tier";
-  else
-    choice.notice = found + "this runtime cannot launch GPU kernels yet (the engine has " +
-                    runnableTiers + " kernels for it); using the cpu tier";
-  return choice;
-}
-
-Status checkForced(const Engine &engine, const Driver &driver, tessel_tier_t tier) {
-  const std::string requested = std::string("tier '") + tierName(tier) + "' requested, but ";
+  const bool forced = request != TESSEL_TIER_AUTO;
+  const std::string requested = std::string("tier '") + requestName(request) + "' requested, but ";
   const std::string tail = " (the engine has tiers: " + engineTiers(engine) +
                            "); use TESSEL_TIER_AUTO or TESSEL_TIER_CPU";
-  if (!driver.available())
-    return Status(TESSEL_UNSUPPORTED,
-                  requested + "this machine has no GPU tier: " + driver.status().message() + tail);
+  if (!driver.available()) {
+    if (forced)
+      return Status(TESSEL_UNSUPPORTED, requested + "this machine has no GPU tier: " +
+                                            driver.status().message() + tail);
+    plan.selection = chooseVariants(engine, nullptr, request);
+    plan.notice = driver.status().message() + "; using the cpu tier";
+    return {};
+  }
+
+  // A context runs on device 0 (device selection is not exposed yet).
   const DeviceInfo &device = driver.devices().front();
-  if (tier == TESSEL_TIER_TC && !device.tensorCores())
+  if (request == TESSEL_TIER_TC && !device.tensorCores())
     return Status(TESSEL_UNSUPPORTED, requested + "GPU " + describeDevice(device) +
                                           " has no Tensor Cores (they need compute "
                                           "capability 7.0 or newer)" + tail);
-  size_t usable = 0, present = 0;
-  const auto *steps = engine.fb()->steps();
-  if (steps)
-    for (const fb::Step *step : *steps) {
-      bool has = false, fits = false;
-      if (const auto *variants = step->variants())
-        for (const fb::KernelVariant *variant : *variants)
-          if (belongsTo(variant, tier)) {
-            has = true;
-            fits |= requiredCapability(variant) <= device.computeCapability();
-          }
-      present += has;
-      usable += fits;
-    }
-  if (present == 0)
-    return Status(TESSEL_UNSUPPORTED, requested + "the engine has no GPU tier for it: no step "
-                                                  "has a " + tierName(tier) + " kernel" + tail);
-  if (usable == 0)
-    return Status(TESSEL_UNSUPPORTED, requested + "the engine has no GPU tier for GPU " +
-                                          describeDevice(device) + ": its " + tierName(tier) +
-                                          " kernels need a newer GPU" + tail);
-  return Status(TESSEL_UNSUPPORTED,
-                requested + "this runtime cannot launch GPU kernels yet (GPU " +
-                    describeDevice(device) + " found; " + std::to_string(usable) + " of " +
-                    std::to_string(steps->size()) + " steps have " + tierName(tier) +
-                    " kernels for it)" + tail);
+  plan.selection = chooseVariants(engine, &device, request, failedModules);
+  plan.device = plan.selection.usesGpu() ? &device : nullptr;
+  if (!forced && !plan.device)
+    plan.notice = autoNotice(engine, plan.selection, device);
+  return {};
 }
 
 void noticeOnce(const std::string &message) {

@@ -1,7 +1,8 @@
 //===- engine_builder.h - test-only .tsl files from a description -*- C++ -*-===//
 //
 // Builds small engine files for the runtime's tests without the compiler: a
-// plain description (tensors, steps, IO, arena size, constants) goes through
+// plain description (tensors, steps with their kernel variants and launches,
+// kernel modules, IO, arena size, constants) goes through
 // flatbuffers::FlatBufferBuilder, and assembleFile() lays out header, payload,
 // padding and constants exactly as engine_format.h describes. The compiler
 // has its own writer; this one exists so that runtime tests stay independent
@@ -84,12 +85,65 @@ inline AttrSpec stringAttr(std::string name, std::string value) {
   return a;
 }
 
+/// A kernel parameter: a tensor's device address, a null pointer, or bytes.
+struct KernelArgSpec {
+  int32_t tensor = -1;
+  std::vector<uint8_t> bytes;
+};
+inline KernelArgSpec tensorArg(int32_t tensor) { return KernelArgSpec{tensor, {}}; }
+inline KernelArgSpec nullArg() { return KernelArgSpec{-1, {}}; }
+template <typename T> KernelArgSpec valueArg(const T &value) {
+  KernelArgSpec arg;
+  arg.bytes.resize(sizeof(T));
+  std::memcpy(arg.bytes.data(), &value, sizeof(T));
+  return arg;
+}
+
+struct LaunchSpec {
+  int32_t module = 0;
+  std::string kernel;
+  std::vector<uint32_t> grid = {1, 1, 1}, block = {1, 1, 1};
+  uint32_t sharedBytes = 0;
+  std::vector<KernelArgSpec> args;
+};
+
+/// A kernel variant with everything the schema holds (StepSpec::tiers makes
+/// the plain ones: no launches, min_compute_capability 0, alignment 64).
+struct VariantSpec {
+  std::string tier;
+  std::string kernel;
+  int minComputeCapability = 0;
+  int alignment = 16;
+  std::vector<LaunchSpec> launches;
+};
+
+struct ImageSpec {
+  fb::ImageFormat format = fb::ImageFormat::PTX;
+  int arch = 0;
+  std::vector<uint8_t> data;
+};
+/// A PTX image of `text`, NUL-terminated as the schema wants.
+inline ImageSpec ptxImage(int arch, const std::string &text) {
+  ImageSpec image{fb::ImageFormat::PTX, arch, std::vector<uint8_t>(text.begin(), text.end())};
+  image.data.push_back(0);
+  return image;
+}
+inline ImageSpec cubinImage(int arch, std::vector<uint8_t> data = {0x7f, 'E', 'L', 'F'}) {
+  return ImageSpec{fb::ImageFormat::Cubin, arch, std::move(data)};
+}
+
+struct ModuleSpec {
+  std::string name;
+  std::vector<ImageSpec> images;
+};
+
 struct StepSpec {
   std::string op;
   std::string location;
   std::vector<int32_t> inputs, outputs;
   std::vector<AttrSpec> attrs;
   std::vector<std::string> tiers = {"cpu"};
+  std::vector<VariantSpec> variants = {}; // after the plain `tiers` ones
 };
 
 struct EngineSpec {
@@ -105,6 +159,8 @@ struct EngineSpec {
   static constexpr uint64_t kAutoSize = ~uint64_t(0);
   uint64_t constantsSize = kAutoSize;
   std::vector<std::string> tiers = {"cpu"};
+  std::vector<ModuleSpec> modules;
+  std::vector<std::string> targets;
 };
 
 /// Recomputes the header checksum after a test edits the bytes on purpose.
@@ -136,6 +192,21 @@ inline std::vector<uint8_t> buildEngine(const EngineSpec &spec) {
     for (const std::string &tier : s.tiers)
       variants.push_back(fb::CreateKernelVariantDirect(builder, tier.c_str(), s.op.c_str(),
                                                        0, 64));
+    for (const VariantSpec &v : s.variants) {
+      std::vector<flatbuffers::Offset<fb::Launch>> launches;
+      for (const LaunchSpec &l : v.launches) {
+        std::vector<flatbuffers::Offset<fb::KernelArg>> args;
+        for (const KernelArgSpec &a : l.args)
+          args.push_back(fb::CreateKernelArgDirect(builder, a.tensor,
+                                                   a.bytes.empty() ? nullptr : &a.bytes));
+        launches.push_back(fb::CreateLaunchDirect(builder, l.module, l.kernel.c_str(), &l.grid,
+                                                  &l.block, l.sharedBytes, &args));
+      }
+      variants.push_back(fb::CreateKernelVariantDirect(builder, v.tier.c_str(),
+                                                       v.kernel.c_str(),
+                                                       v.minComputeCapability, v.alignment,
+                                                       &launches));
+    }
     steps.push_back(fb::CreateStep(builder, s.op.empty() ? 0 : builder.CreateString(s.op),
                                    builder.CreateString(s.location),
                                    builder.CreateVector(s.inputs),
@@ -148,11 +219,22 @@ inline std::vector<uint8_t> buildEngine(const EngineSpec &spec) {
   std::vector<flatbuffers::Offset<flatbuffers::String>> tiers;
   for (const std::string &tier : spec.tiers)
     tiers.push_back(builder.CreateString(tier));
+  std::vector<flatbuffers::Offset<fb::KernelModule>> modules;
+  for (const ModuleSpec &m : spec.modules) {
+    std::vector<flatbuffers::Offset<fb::KernelImage>> images;
+    for (const ImageSpec &i : m.images)
+      images.push_back(fb::CreateKernelImageDirect(builder, i.format, i.arch, &i.data));
+    modules.push_back(fb::CreateKernelModuleDirect(builder, m.name.c_str(), &images));
+  }
+  std::vector<flatbuffers::Offset<flatbuffers::String>> targets;
+  for (const std::string &target : spec.targets)
+    targets.push_back(builder.CreateString(target));
   uint64_t constantsSize =
       spec.constantsSize == EngineSpec::kAutoSize ? spec.constants.size() : spec.constantsSize;
   auto engine = fb::CreateEngineDirect(builder, spec.formatVersion, spec.producer.c_str(),
                                        &options, &tensors, &spec.inputs, &spec.outputs, &steps,
-                                       spec.arenaSize, spec.arenaSize, constantsSize, &tiers);
+                                       spec.arenaSize, spec.arenaSize, constantsSize, &tiers,
+                                       &modules, &targets);
   fb::FinishEngineBuffer(builder, engine);
   return assembleFile(builder.GetBufferPointer(), builder.GetSize(), spec.constants);
 }

@@ -7,6 +7,8 @@
 #include "engine.h"
 #include "engine_builder.h"
 #include "executor.h"
+#include "gpu/driver.h"
+#include "gpu_engines.h"
 
 #include <gtest/gtest.h>
 
@@ -466,9 +468,9 @@ TEST(RuntimeEngine, RejectsMalformedSteps) {
   EngineSpec spec = sampleSpec();
   spec.steps[1].op = "";
   expectRejected(spec, "step 1 at r(Reshape) has no op");
-  spec = sampleSpec();
-  spec.steps[1].tiers = {"simt"};
-  expectRejected(spec, "step 1 'reshape' at r(Reshape): has no \"cpu\" kernel variant");
+  spec = gpuAddSpec(8);
+  spec.steps[0].tiers = {};
+  expectRejected(spec, "step 0 'add' at y(Add): has no \"cpu\" kernel variant");
   spec = sampleSpec();
   spec.steps[1].tiers = {};
   expectRejected(spec, "has no \"cpu\" kernel variant");
@@ -485,17 +487,132 @@ TEST(RuntimeEngine, RejectsMalformedSteps) {
   expectRejected(spec, "attribute 'axis' has invalid kind 7");
 }
 
+TEST(RuntimeEngine, OpensGpuVariantsModulesAndTargets) {
+  auto engine = openValid(buildEngine(gpuMixedSpec(300)));
+  ASSERT_TRUE(engine);
+  const fb::Engine *root = engine->fb();
+  ASSERT_EQ(root->modules()->size(), 1u);
+  const fb::KernelModule *module = root->modules()->Get(0);
+  EXPECT_STREQ(rt::fbString(module->name()), "test_kernels");
+  ASSERT_EQ(module->images()->size(), 1u);
+  EXPECT_EQ(module->images()->Get(0)->format(), fb::ImageFormat::PTX);
+  EXPECT_EQ(module->images()->Get(0)->arch(), 60);
+  EXPECT_EQ(root->targets()->Get(0)->str(), "sm_60");
+  const fb::KernelVariant *simt = root->steps()->Get(0)->variants()->Get(1);
+  EXPECT_STREQ(rt::fbString(simt->tier()), "simt");
+  ASSERT_EQ(simt->launches()->size(), 1u);
+  const fb::Launch *launch = simt->launches()->Get(0);
+  EXPECT_STREQ(rt::fbString(launch->kernel()), "tessel_test_add");
+  EXPECT_EQ(launch->grid()->Get(0), 3u);
+  EXPECT_EQ(launch->block()->Get(0), kTestBlock);
+  ASSERT_EQ(launch->args()->size(), 4u);
+  EXPECT_EQ(launch->args()->Get(2)->tensor(), 3);
+  EXPECT_EQ(launch->args()->Get(3)->tensor(), -1);
+  EXPECT_EQ(launch->args()->Get(3)->bytes()->size(), 4u);
+}
+
+// Each case edits the one simt variant of gpuAddSpec (or its module).
+TEST(RuntimeEngine, RejectsMalformedGpuVariants) {
+  struct Case {
+    const char *what;
+    void (*edit)(EngineSpec &);
+    const char *message;
+  } cases[] = {
+      {"unknown tier", [](EngineSpec &s) { s.steps[0].variants[0].tier = "tc-sm75"; },
+       "step 0 'add' at y(Add): variant 1 'tc-sm75' has an unknown tier (known: cpu, simt, "
+       "tc-sm70, tc-sm80, tc-sm90)"},
+      {"cpu with launches", [](EngineSpec &s) { s.steps[0].variants[0].tier = "cpu"; },
+       "variant 1 'cpu' has GPU launches; the cpu tier runs the op's kernel"},
+      {"no launches", [](EngineSpec &s) { s.steps[0].variants[0].launches.clear(); },
+       "variant 1 'simt' has no launches"},
+      {"plain GPU tier", [](EngineSpec &s) { s.steps[0].tiers.push_back("tc-sm80"); },
+       "variant 1 'tc-sm80' has no launches"},
+      {"negative capability",
+       [](EngineSpec &s) { s.steps[0].variants[0].minComputeCapability = -1; },
+       "variant 1 'simt' has a negative minimum compute capability"},
+      {"alignment not a power of two", [](EngineSpec &s) { s.steps[0].variants[0].alignment = 12; },
+       "variant 1 'simt' has alignment 12, not a power of two up to 256"},
+      {"alignment too large", [](EngineSpec &s) { s.steps[0].variants[0].alignment = 512; },
+       "has alignment 512, not a power of two up to 256"},
+      {"module out of range", [](EngineSpec &s) { s.steps[0].variants[0].launches[0].module = 1; },
+       "variant 1 'simt' launch 0 refers to module 1, but the engine has 1 modules"},
+      {"negative module", [](EngineSpec &s) { s.steps[0].variants[0].launches[0].module = -1; },
+       "launch 0 refers to module -1"},
+      {"no modules", [](EngineSpec &s) { s.modules.clear(); },
+       "launch 0 refers to module 0, but the engine has 0 modules"},
+      {"no kernel name", [](EngineSpec &s) { s.steps[0].variants[0].launches[0].kernel = ""; },
+       "variant 1 'simt' launch 0 names no kernel"},
+      {"grid of 2", [](EngineSpec &s) { s.steps[0].variants[0].launches[0].grid = {1, 1}; },
+       "launch 0: the grid needs 3 non-zero sizes"},
+      {"grid of 4", [](EngineSpec &s) { s.steps[0].variants[0].launches[0].grid = {1, 1, 1, 1}; },
+       "launch 0: the grid needs 3 non-zero sizes"},
+      {"zero block", [](EngineSpec &s) { s.steps[0].variants[0].launches[0].block = {32, 0, 1}; },
+       "launch 0: the block needs 3 non-zero sizes"},
+      {"no block", [](EngineSpec &s) { s.steps[0].variants[0].launches[0].block = {}; },
+       "launch 0: the block needs 3 non-zero sizes"},
+      {"block too large",
+       [](EngineSpec &s) { s.steps[0].variants[0].launches[0].block = {32, 16, 4}; },
+       "launch 0: a block of 2048 threads exceeds CUDA's 1024"},
+      {"tensor out of range",
+       [](EngineSpec &s) { s.steps[0].variants[0].launches[0].args[1] = tensorArg(3); },
+       "variant 1 'simt' launch 0 argument 1 refers to tensor 3, but the engine has 3 tensors"},
+      {"tensor below -1",
+       [](EngineSpec &s) { s.steps[0].variants[0].launches[0].args[0] = tensorArg(-2); },
+       "argument 0 refers to tensor -2"},
+      {"tensor and bytes",
+       [](EngineSpec &s) { s.steps[0].variants[0].launches[0].args[0].bytes = {1, 2, 3, 4}; },
+       "launch 0 argument 0 has both a tensor and bytes"},
+      {"PTX without NUL", [](EngineSpec &s) { s.modules[0].images[0].data.pop_back(); },
+       "module 0 'test_kernels' image 0 (PTX) is not NUL-terminated"},
+      {"empty image", [](EngineSpec &s) { s.modules[0].images[0].data.clear(); },
+       "module 0 'test_kernels' image 0 is empty"},
+      {"bad format",
+       [](EngineSpec &s) { s.modules[0].images[0].format = static_cast<fb::ImageFormat>(5); },
+       "module 0 'test_kernels' image 0 has invalid format 5"},
+      {"bad arch", [](EngineSpec &s) { s.modules[0].images[0].arch = 0; },
+       "module 0 'test_kernels' image 0 has invalid arch 0"},
+      {"two cubins for one arch",
+       [](EngineSpec &s) {
+         s.modules[0].images.push_back(cubinImage(80));
+         s.modules[0].images.push_back(cubinImage(90));
+         s.modules[0].images.push_back(cubinImage(80));
+       },
+       "module 0 'test_kernels' has two cubins for sm_80"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.what);
+    EngineSpec spec = gpuAddSpec(8);
+    c.edit(spec);
+    expectRejected(spec, c.message);
+  }
+  // What the cases break is valid otherwise: null arguments, a cubin per
+  // arch beside PTX, a module no launch uses.
+  EngineSpec spec = gpuAddSpec(8);
+  spec.steps[0].variants[0].launches[0].args[0] = nullArg();
+  spec.modules[0].images.push_back(cubinImage(80));
+  spec.modules[0].images.push_back(cubinImage(90));
+  spec.modules.push_back(ModuleSpec{"unused", {}});
+  EXPECT_TRUE(openValid(buildEngine(spec)));
+}
+
 //===----------------------------------------------------------------------===//
 // Context
 //===----------------------------------------------------------------------===//
 
-TEST(RuntimeContext, RefusesGpuTiersWithAReason) {
+TEST(RuntimeContext, RefusesGpuTiersWithoutAGpu) {
   auto engine = openValid(buildEngine(sampleSpec()));
+  const bool gpu = rt::gpu::Driver::get().available();
   for (tessel_tier_t tier : {TESSEL_TIER_SIMT, TESSEL_TIER_TC}) {
     std::unique_ptr<Context> context;
     Status status = Context::create(engine, tier, context);
+    if (gpu) { // a forced tier bounds each step's tier: this engine's are cpu
+      EXPECT_TRUE(status.ok()) << status.message();
+      EXPECT_STREQ(context->tier(), "cpu");
+      continue;
+    }
     EXPECT_EQ(status.code(), TESSEL_UNSUPPORTED);
-    EXPECT_NE(status.message().find("no GPU tier"), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find("this machine has no GPU tier"), std::string::npos)
+        << status.message();
     EXPECT_NE(status.message().find("the engine has tiers: cpu"), std::string::npos);
     EXPECT_EQ(context, nullptr);
   }
@@ -565,6 +682,37 @@ TEST(RuntimeContext, RunAllocatesNothing) {
   ASSERT_TRUE(status.ok());
   EXPECT_EQ(allocationCount.load(), 0u);
   EXPECT_EQ(y, sampleExpected(x));
+#endif
+}
+
+// The GPU path too: the first run goes step by step (not counted: the
+// driver may set things up lazily), the second captures a CUDA graph, the
+// third replays it; the mixed engine copies through the host. None allocates
+// on the heap.
+TEST(RuntimeContext, GpuRunAllocatesNothing) {
+#ifndef TESSEL_COUNT_ALLOCATIONS
+  GTEST_SKIP() << "allocation counting is off under AddressSanitizer";
+#else
+  if (!rt::gpu::Driver::get().available())
+    GTEST_SKIP() << "no CUDA driver/GPU: " << rt::gpu::Driver::get().status().message();
+  for (const EngineSpec &spec : {gpuChainSpec(1000), gpuMixedSpec(1000)}) {
+    auto engine = openValid(buildEngine(spec));
+    std::unique_ptr<Context> context;
+    Status created = Context::create(engine, TESSEL_TIER_SIMT, context);
+    ASSERT_TRUE(created.ok()) << created.message();
+    std::vector<float> x = testInput(1000, 7), y(1000);
+    ASSERT_TRUE(context->bindInput(0, x.data(), x.size() * 4).ok());
+    ASSERT_TRUE(context->bindOutput(0, y.data(), y.size() * 4).ok());
+    Status status = context->run();
+    ASSERT_TRUE(status.ok()) << status.message();
+    allocationCount = 0;
+    countingAllocations = true;
+    for (int run = 0; run < 3 && status.ok(); ++run)
+      status = context->run();
+    countingAllocations = false;
+    ASSERT_TRUE(status.ok()) << status.message();
+    EXPECT_EQ(allocationCount.load(), 0u) << context->tierSummary();
+  }
 #endif
 }
 

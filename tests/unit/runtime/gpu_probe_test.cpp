@@ -1,8 +1,8 @@
-//===- gpu_probe_test.cpp - the CUDA driver probe and tier choice ---------===//
+//===- gpu_probe_test.cpp - the CUDA driver probe --------------------------===//
 //
 // Runs everywhere. Without a CUDA driver (developer machines, CI) the probe
 // must report "no CUDA driver" cleanly and every context must land on the cpu
-// tier. A missing or broken driver is simulated with TESSEL_LIBCUDA (a
+// tier (variant_choice_test.cpp covers the choice itself). A missing or broken driver is simulated with TESSEL_LIBCUDA (a
 // nonexistent file, libm.so.6, the toolkit's stub libcuda) in a re-executed
 // child process, since the process-wide probe runs once. Tests that need a
 // real GPU skip with "GTEST_SKIP: no CUDA driver" when the probe finds none;
@@ -51,17 +51,6 @@ std::shared_ptr<const Engine> openSpec(const EngineSpec &spec) {
   Status status = Engine::openMemory(file.data(), file.size(), engine);
   EXPECT_TRUE(status.ok()) << status.message();
   return engine;
-}
-
-/// sampleSpec() with extra GPU variants on every step.
-EngineSpec withVariants(std::vector<std::string> gpuTiers) {
-  EngineSpec spec = sampleSpec();
-  for (StepSpec &step : spec.steps)
-    for (const std::string &tier : gpuTiers)
-      step.tiers.push_back(tier);
-  for (const std::string &tier : gpuTiers)
-    spec.tiers.push_back(tier);
-  return spec;
 }
 
 DeviceInfo device(int major, int minor, const char *name) {
@@ -148,103 +137,6 @@ TEST(GpuDriver, DescribesDevices) {
   EXPECT_TRUE(device(7, 0, "V100").tensorCores());
   EXPECT_FALSE(device(6, 1, "GTX 1080").tensorCores());
   EXPECT_EQ(Driver::fake({h100}, 12040)->versionText(), "12.4");
-}
-
-//===----------------------------------------------------------------------===//
-// Tier choice against a given driver state (runs everywhere)
-//===----------------------------------------------------------------------===//
-
-TEST(GpuTiers, AutoWithoutADriverRunsEverythingOnCpuAndSaysWhy) {
-  auto engine = openSpec(sampleSpec());
-  std::unique_ptr<Driver> none = Driver::load("/nonexistent/libcuda.so.1");
-  rt::gpu::AutoChoice choice = rt::gpu::chooseAuto(*engine, *none);
-  EXPECT_EQ(choice.tier, TESSEL_TIER_CPU);
-  EXPECT_EQ(choice.notice.rfind("no CUDA driver: /nonexistent/libcuda.so.1 not found", 0), 0u)
-      << choice.notice;
-  EXPECT_TRUE(contains(choice.notice, "; using the cpu tier")) << choice.notice;
-  ASSERT_EQ(choice.steps.size(), 3u);
-  for (const rt::gpu::StepTier &step : choice.steps) {
-    EXPECT_EQ(step.tier, "cpu");
-    EXPECT_EQ(step.reason, "no usable GPU");
-  }
-}
-
-TEST(GpuTiers, AutoWithAGpuButCpuOnlyKernelsSaysSo) {
-  auto engine = openSpec(sampleSpec());
-  auto h100 = Driver::fake({device(9, 0, "NVIDIA H100")}, 12040);
-  rt::gpu::AutoChoice choice = rt::gpu::chooseAuto(*engine, *h100);
-  EXPECT_EQ(choice.tier, TESSEL_TIER_CPU);
-  EXPECT_EQ(choice.notice, "GPU sm_90 (NVIDIA H100) found, but this engine has no GPU "
-                           "kernels; using the cpu tier");
-  for (const rt::gpu::StepTier &step : choice.steps)
-    EXPECT_EQ(step.reason, "the step has only a cpu kernel");
-}
-
-TEST(GpuTiers, AutoWithGpuKernelsStillRunsOnCpuToday) {
-  auto engine = openSpec(withVariants({"simt", "tc-sm80", "tc-sm90"}));
-  auto a100 = Driver::fake({device(8, 0, "NVIDIA A100")}, 12040);
-  rt::gpu::AutoChoice choice = rt::gpu::chooseAuto(*engine, *a100);
-  EXPECT_EQ(choice.tier, TESSEL_TIER_CPU);
-  EXPECT_EQ(choice.notice, "GPU sm_80 (NVIDIA A100) found, but this runtime cannot launch GPU "
-                           "kernels yet (the engine has tc-sm80 kernels for it); using the "
-                           "cpu tier");
-  for (const rt::gpu::StepTier &step : choice.steps) {
-    EXPECT_EQ(step.tier, "cpu");
-    EXPECT_EQ(step.reason,
-              "it has a tc-sm80 kernel, but this runtime cannot launch GPU kernels yet");
-  }
-
-  auto pascal = Driver::fake({device(6, 1, "GTX 1080")}, 12040);
-  choice = rt::gpu::chooseAuto(*engine, *pascal);
-  EXPECT_TRUE(contains(choice.notice, "(the engine has simt kernels for it)")) << choice.notice;
-
-  auto engineTc90 = openSpec(withVariants({"tc-sm90"}));
-  choice = rt::gpu::chooseAuto(*engineTc90, *a100);
-  EXPECT_EQ(choice.notice, "GPU sm_80 (NVIDIA A100) found, but none of this engine's GPU "
-                           "kernels runs on sm_80 (the engine has tiers: cpu, tc-sm90); using "
-                           "the cpu tier");
-  EXPECT_EQ(choice.steps[0].reason, "its GPU kernels (tc-sm90) do not run on sm_80");
-}
-
-TEST(GpuTiers, ForcedGpuTiersNameTheReason) {
-  auto engine = openSpec(sampleSpec());
-  std::unique_ptr<Driver> none = Driver::load("/nonexistent/libcuda.so.1");
-  Status s = rt::gpu::checkForced(*engine, *none, TESSEL_TIER_TC);
-  EXPECT_EQ(s.code(), TESSEL_UNSUPPORTED);
-  EXPECT_EQ(s.message().rfind("tier 'tc' requested, but this machine has no GPU tier: no CUDA "
-                              "driver: /nonexistent/libcuda.so.1 not found (dlopen: ",
-                              0),
-            0u)
-      << s.message();
-  EXPECT_TRUE(contains(s.message(), "(the engine has tiers: cpu); use TESSEL_TIER_AUTO or "
-                                    "TESSEL_TIER_CPU"))
-      << s.message();
-
-  auto h100 = Driver::fake({device(9, 0, "NVIDIA H100")}, 12040);
-  s = rt::gpu::checkForced(*engine, *h100, TESSEL_TIER_SIMT);
-  EXPECT_EQ(s.code(), TESSEL_UNSUPPORTED);
-  EXPECT_EQ(s.message(), "tier 'simt' requested, but the engine has no GPU tier for it: no "
-                         "step has a simt kernel (the engine has tiers: cpu); use "
-                         "TESSEL_TIER_AUTO or TESSEL_TIER_CPU");
-
-  auto pascal = Driver::fake({device(6, 1, "GTX 1080")}, 12040);
-  s = rt::gpu::checkForced(*engine, *pascal, TESSEL_TIER_TC);
-  EXPECT_EQ(s.message(), "tier 'tc' requested, but GPU sm_61 (GTX 1080) has no Tensor Cores "
-                         "(they need compute capability 7.0 or newer) (the engine has tiers: "
-                         "cpu); use TESSEL_TIER_AUTO or TESSEL_TIER_CPU");
-
-  auto tc90 = openSpec(withVariants({"tc-sm90"}));
-  auto a100 = Driver::fake({device(8, 0, "NVIDIA A100")}, 12040);
-  s = rt::gpu::checkForced(*tc90, *a100, TESSEL_TIER_TC);
-  EXPECT_EQ(s.message(), "tier 'tc' requested, but the engine has no GPU tier for GPU sm_80 "
-                         "(NVIDIA A100): its tc kernels need a newer GPU (the engine has "
-                         "tiers: cpu, tc-sm90); use TESSEL_TIER_AUTO or TESSEL_TIER_CPU");
-  s = rt::gpu::checkForced(*tc90, *h100, TESSEL_TIER_TC);
-  EXPECT_EQ(s.code(), TESSEL_UNSUPPORTED);
-  EXPECT_EQ(s.message(), "tier 'tc' requested, but this runtime cannot launch GPU kernels yet "
-                         "(GPU sm_90 (NVIDIA H100) found; 3 of 3 steps have tc kernels for "
-                         "it) (the engine has tiers: cpu, tc-sm90); use TESSEL_TIER_AUTO or "
-                         "TESSEL_TIER_CPU");
 }
 
 //===----------------------------------------------------------------------===//
@@ -505,22 +397,21 @@ TEST(GpuProbeThisMachine, ReportsTheDevices) {
   EXPECT_EQ(tessel_status_code(status), TESSEL_INVALID_ARGUMENT);
   tessel_status_free(status);
 
-  // Tier choice: AUTO runs on cpu and says why; forcing tc names the tiers.
+  // Tier choice: AUTO runs a cpu-only engine on cpu and says why.
   auto engine = openSpec(sampleSpec());
-  rt::gpu::AutoChoice choice = rt::gpu::chooseAuto(*engine, driver);
-  EXPECT_EQ(choice.notice, "GPU " + d0.arch() + " (" + d0.name +
-                               ") found, but this engine has no GPU kernels; using the cpu tier");
+  rt::gpu::TierPlan plan;
+  ASSERT_TRUE(rt::gpu::planTiers(*engine, driver, TESSEL_TIER_AUTO, plan).ok());
+  EXPECT_EQ(plan.notice, "GPU " + d0.arch() + " (" + d0.name +
+                             ") found, but this engine has no GPU kernels; using the cpu tier");
   std::unique_ptr<Context> context;
   Status s = Context::create(engine, TESSEL_TIER_AUTO, context);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_STREQ(context->tier(), "cpu");
   context.reset();
-  s = Context::create(engine, TESSEL_TIER_TC, context);
-  EXPECT_EQ(s.code(), TESSEL_UNSUPPORTED);
-  if (d0.tensorCores())
-    EXPECT_TRUE(contains(s.message(), "the engine has no GPU tier for it: no step has a tc "
-                                      "kernel (the engine has tiers: cpu)"))
-        << s.message();
+  // A forced tier bounds each step's tier; this engine's steps are all cpu.
+  s = Context::create(engine, TESSEL_TIER_SIMT, context);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_STREQ(context->tier(), "cpu");
 }
 
 TEST(GpuProbeThisMachine, TheResolvedEntryPointsWork) {

@@ -1,0 +1,376 @@
+//===- device_context.cpp - launch a context's steps on the GPU -----------===//
+#include "gpu/device_context.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace tessel::rt::gpu {
+namespace fb = tessel::engine;
+
+namespace {
+
+bool environmentIs(const char *name, const char *value) {
+  const char *set = std::getenv(name);
+  return set && std::strcmp(set, value) == 0;
+}
+
+/// Faults a kernel leaves behind for whatever call comes next: they belong
+/// to the steps in flight, not to the call that reports them.
+bool isKernelFault(CUresult result) {
+  switch (result) {
+  case 700: // CUDA_ERROR_ILLEGAL_ADDRESS
+  case 714: // CUDA_ERROR_HARDWARE_STACK_ERROR
+  case 715: // CUDA_ERROR_ILLEGAL_INSTRUCTION
+  case 716: // CUDA_ERROR_MISALIGNED_ADDRESS
+  case 717: // CUDA_ERROR_INVALID_ADDRESS_SPACE
+  case 718: // CUDA_ERROR_INVALID_PC
+  case 719: // CUDA_ERROR_LAUNCH_FAILED
+    return true;
+  }
+  return false;
+}
+
+std::string dims(const unsigned (&d)[3]) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
+} // namespace
+
+Status DeviceContext::create(std::shared_ptr<DeviceEngine> device, const Selection &selection,
+                             std::vector<cpu::TensorView> &views,
+                             std::unique_ptr<DeviceContext> &context) {
+  std::unique_ptr<DeviceContext> made(new DeviceContext(std::move(device)));
+  if (Status s = made->prepare(selection, views); !s.ok())
+    return s;
+  context = std::move(made);
+  return {};
+}
+
+Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::TensorView> &views) {
+  driver = &device->driver();
+  const DriverApi &cu = driver->api();
+  const Engine &engine = device->engine();
+  const fb::Engine *root = engine.fb();
+  const auto *tensors = root->tensors();
+  const auto *engineSteps = root->steps();
+  const size_t stepCount = engineSteps ? engineSteps->size() : 0;
+  syncEachStep = environmentIs("TESSEL_GPU_SYNC", "1");
+  graphsEnabled = !syncEachStep && !environmentIs("TESSEL_CUDA_GRAPH", "0");
+
+  // Resolve every function first: a module the driver rejects should fail
+  // before anything is allocated.
+  steps.resize(stepCount);
+  size_t paramCount = 0, valueSlots = 0;
+  allOnGpu = true;
+  for (size_t s = 0; s < stepCount; ++s) {
+    const StepChoice &choice = selection.steps[s];
+    Step &step = steps[s];
+    step.onGpu = choice.tier != "cpu";
+    allOnGpu &= step.onGpu;
+    if (!step.onGpu)
+      continue;
+    const fb::KernelVariant *variant = engineSteps->Get(s)->variants()->Get(choice.variant);
+    step.firstLaunch = launches.size();
+    for (const fb::Launch *launch : *variant->launches()) {
+      Launch prepared;
+      prepared.kernel = launch->kernel()->c_str();
+      if (Status st = device->function(static_cast<size_t>(launch->module_()), prepared.kernel,
+                                       launch->shared_bytes(), prepared.function);
+          !st.ok())
+        return Status(st.code(), describeStep(s, engineSteps->Get(s)) + " (" + choice.tier +
+                                     "): " + st.message());
+      for (int i = 0; i < 3; ++i) {
+        prepared.grid[i] = launch->grid()->Get(i);
+        prepared.block[i] = launch->block()->Get(i);
+      }
+      prepared.sharedBytes = launch->shared_bytes();
+      prepared.firstParam = paramCount;
+      prepared.paramCount = launch->args() ? launch->args()->size() : 0;
+      paramCount += prepared.paramCount;
+      if (launch->args())
+        for (const fb::KernelArg *arg : *launch->args())
+          valueSlots += arg->tensor() < 0 && arg->bytes() && arg->bytes()->size()
+                            ? (arg->bytes()->size() + 7) / 8
+                            : 1;
+      launches.push_back(prepared);
+    }
+    step.launchEnd = launches.size();
+  }
+
+  if (Status s = device->makeCurrent(); !s.ok())
+    return s;
+  // One allocation: the arena with the engine's offsets, then the graph's
+  // inputs and outputs, each on the boundary the constants use.
+  const size_t tensorCount = tensors ? tensors->size() : 0;
+  ioOffsets.assign(tensorCount, 0);
+  uint64_t size = format::alignUp(engine.arenaSize(), format::kConstantAlignment);
+  for (const auto *list : {&engine.inputs(), &engine.outputs()})
+    for (const TensorInfo &info : *list) {
+      ioOffsets[info.tensor] = size;
+      size += format::alignUp(info.sizeBytes, format::kConstantAlignment);
+    }
+  if (size) {
+    if (Status s = driver->check(cu.cuMemAlloc(&memory, size),
+                                 ("cuMemAlloc of the " + std::to_string(size) +
+                                  "-byte arena and graph inputs/outputs on " +
+                                  device->device().arch())
+                                     .c_str(),
+                                 TESSEL_OUT_OF_MEMORY);
+        !s.ok()) {
+      memory = 0;
+      return s;
+    }
+    // Deterministic contents for bytes no kernel writes (channel padding).
+    if (Status s = driver->check(cu.cuMemsetD8(memory, 0, size), "cuMemsetD8"); !s.ok())
+      return s;
+  }
+  if (Status s = driver->check(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+                               "cuStreamCreate");
+      !s.ok()) {
+    stream = nullptr;
+    return s;
+  }
+
+  for (const TensorInfo &info : engine.inputs())
+    inputs.push_back({address(info.tensor), &views[info.tensor], info.sizeBytes, info.tensor});
+  for (const TensorInfo &info : engine.outputs())
+    outputs.push_back({address(info.tensor), &views[info.tensor], info.sizeBytes, info.tensor});
+
+  // Kernel parameters: each launch's kernelParams array points at values
+  // that never move (both vectors are sized once, here).
+  paramPointers.assign(paramCount, nullptr);
+  paramValues.assign(valueSlots, 0);
+  size_t nextValue = 0;
+  for (size_t s = 0; s < stepCount; ++s) {
+    if (!steps[s].onGpu)
+      continue;
+    const fb::KernelVariant *variant =
+        engineSteps->Get(s)->variants()->Get(selection.steps[s].variant);
+    for (size_t l = 0; l < variant->launches()->size(); ++l) {
+      const fb::Launch *launch = variant->launches()->Get(l);
+      const Launch &prepared = launches[steps[s].firstLaunch + l];
+      for (size_t a = 0; a < prepared.paramCount; ++a) {
+        const fb::KernelArg *arg = launch->args()->Get(a);
+        uint64_t *value = &paramValues[nextValue];
+        paramPointers[prepared.firstParam + a] = value;
+        if (arg->tensor() >= 0) {
+          *value = address(arg->tensor());
+          nextValue += 1;
+        } else if (arg->bytes() && arg->bytes()->size()) {
+          std::memcpy(value, arg->bytes()->data(), arg->bytes()->size());
+          nextValue += (arg->bytes()->size() + 7) / 8;
+        } else {
+          nextValue += 1; // a null pointer: the slot stays 0
+        }
+      }
+    }
+  }
+
+  // cpu-tier steps: their operands that live on the device (the arena and
+  // the graph's outputs; inputs and constants are on the host already) come
+  // to the host views before they run, and their results go back after.
+  auto onDevice = [&](int32_t t) {
+    fb::Storage storage = tensors->Get(t)->storage();
+    return storage == fb::Storage::Arena || storage == fb::Storage::Output;
+  };
+  for (size_t s = 0; s < stepCount; ++s) {
+    if (steps[s].onGpu)
+      continue;
+    const fb::Step *step = engineSteps->Get(s);
+    Step &prepared = steps[s];
+    prepared.firstCopy = hostCopies.size();
+    if (step->inputs())
+      for (int32_t t : *step->inputs())
+        if (t >= 0 && onDevice(t))
+          hostCopies.push_back({address(t), &views[t], tensors->Get(t)->size(), t});
+    prepared.copyInEnd = hostCopies.size();
+    if (step->outputs())
+      for (int32_t t : *step->outputs())
+        if (onDevice(t))
+          hostCopies.push_back({address(t), &views[t], tensors->Get(t)->size(), t});
+    prepared.copyOutEnd = hostCopies.size();
+  }
+  return {};
+}
+
+DeviceContext::~DeviceContext() {
+  if (!driver)
+    return;
+  // Nothing can be reported from here: work still queued finishes first, and
+  // whatever fails to free goes with the primary context.
+  const DriverApi &cu = driver->api();
+  if (!device->makeCurrent().ok())
+    return;
+  if (stream)
+    cu.cuStreamSynchronize(stream);
+  if (graph)
+    cu.cuGraphExecDestroy(graph);
+  if (stream)
+    cu.cuStreamDestroy(stream);
+  if (memory)
+    cu.cuMemFree(memory);
+}
+
+CUdeviceptr DeviceContext::address(int32_t tensor) const {
+  const fb::Tensor *t = device->engine().fb()->tensors()->Get(tensor);
+  switch (t->storage()) {
+  case fb::Storage::Arena:
+    return memory + t->offset();
+  case fb::Storage::Constant:
+    return device->constants() + t->offset();
+  case fb::Storage::Input:
+  case fb::Storage::Output:
+    break;
+  }
+  return memory + ioOffsets[tensor];
+}
+
+Status DeviceContext::fault(CUresult result, const std::string &what) const {
+  const fb::Engine *root = device->engine().fb();
+  std::string error = driver->errorText(result);
+  if (inFlightFirst == kNone || !isKernelFault(result))
+    return Status(TESSEL_INTERNAL, what + " failed: " + error);
+  const fb::Step *first = root->steps()->Get(inFlightFirst);
+  if (inFlightFirst == inFlightLast)
+    return Status(TESSEL_INTERNAL, describeStep(inFlightFirst, first) +
+                                       " failed on the GPU: " + error + " (reported by " +
+                                       what + ")");
+  return Status(TESSEL_INTERNAL,
+                std::string("a GPU kernel failed") +
+                    (inFlightGraph ? " during the CUDA graph replay" : "") + " in steps " +
+                    std::to_string(inFlightFirst) + " to " + std::to_string(inFlightLast) +
+                    " (from " + describeStep(inFlightFirst, first) + " to " +
+                    describeStep(inFlightLast, root->steps()->Get(inFlightLast)) +
+                    "): " + error + " (reported by " + what +
+                    "); set TESSEL_GPU_SYNC=1 to name the step");
+}
+
+Status DeviceContext::synchronize(const char *what) {
+  CUresult result = driver->api().cuStreamSynchronize(stream);
+  if (result != CUDA_SUCCESS)
+    return fault(result, what);
+  inFlightFirst = inFlightLast = kNone;
+  inFlightGraph = false;
+  return {};
+}
+
+Status DeviceContext::launchStep(size_t index) {
+  const DriverApi &cu = driver->api();
+  const Step &step = steps[index];
+  for (size_t l = step.firstLaunch; l < step.launchEnd; ++l) {
+    const Launch &launch = launches[l];
+    void **params = launch.paramCount ? &paramPointers[launch.firstParam] : nullptr;
+    CUresult result = cu.cuLaunchKernel(launch.function, launch.grid[0], launch.grid[1],
+                                        launch.grid[2], launch.block[0], launch.block[1],
+                                        launch.block[2], launch.sharedBytes, stream, params,
+                                        nullptr);
+    if (result != CUDA_SUCCESS) {
+      if (isKernelFault(result) && inFlightFirst != kNone)
+        return fault(result, "cuLaunchKernel");
+      return Status(TESSEL_INTERNAL,
+                    describeStep(index, device->engine().fb()->steps()->Get(index)) +
+                        ": launching kernel '" + launch.kernel + "' (grid " +
+                        dims(launch.grid) + ", block " + dims(launch.block) + ", " +
+                        std::to_string(launch.sharedBytes) +
+                        " bytes of dynamic shared memory) failed: " +
+                        driver->errorText(result));
+    }
+  }
+  if (inFlightFirst == kNone)
+    inFlightFirst = index;
+  inFlightLast = index;
+  return syncEachStep ? synchronize("cuStreamSynchronize") : Status();
+}
+
+Status DeviceContext::runHostStep(size_t index, HostStep hostStep, void *owner) {
+  const DriverApi &cu = driver->api();
+  const Step &step = steps[index];
+  for (size_t c = step.firstCopy; c < step.copyInEnd; ++c) {
+    const Copy &copy = hostCopies[c];
+    if (!copy.bytes)
+      continue;
+    if (CUresult r = cu.cuMemcpyDtoHAsync(copy.view->data, copy.device, copy.bytes, stream);
+        r != CUDA_SUCCESS)
+      return fault(r, "cuMemcpyDtoHAsync");
+  }
+  if (Status s = synchronize("cuStreamSynchronize"); !s.ok())
+    return s;
+  if (Status s = hostStep(owner, index); !s.ok())
+    return s;
+  // Copies from pageable memory return once the source is staged, so the
+  // host views may change again as soon as these calls return.
+  for (size_t c = step.copyInEnd; c < step.copyOutEnd; ++c) {
+    const Copy &copy = hostCopies[c];
+    if (!copy.bytes)
+      continue;
+    if (CUresult r = cu.cuMemcpyHtoDAsync(copy.device, copy.view->data, copy.bytes, stream);
+        r != CUDA_SUCCESS)
+      return fault(r, "cuMemcpyHtoDAsync");
+  }
+  return {};
+}
+
+Status DeviceContext::launchAllCaptured() {
+  const DriverApi &cu = driver->api();
+  captureTried = true;
+  if (cu.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS)
+    return {}; // no graph; the caller launches step by step
+  bool launched = true;
+  for (size_t s = 0; s < steps.size() && launched; ++s)
+    launched = launchStep(s).ok();
+  CUgraph captured = nullptr;
+  CUresult ended = cu.cuStreamEndCapture(stream, &captured);
+  if (launched && ended == CUDA_SUCCESS && captured &&
+      cu.cuGraphInstantiateWithFlags(&graph, captured, 0) != CUDA_SUCCESS)
+    graph = nullptr;
+  if (captured)
+    cu.cuGraphDestroy(captured);
+  // A launch refused while capturing is retried outside the capture, which
+  // reports its error with the step.
+  inFlightFirst = inFlightLast = kNone;
+  return {};
+}
+
+Status DeviceContext::run(HostStep hostStep, void *owner) {
+  const DriverApi &cu = driver->api();
+  if (Status s = device->makeCurrent(); !s.ok())
+    return s;
+  inFlightFirst = inFlightLast = kNone;
+  inFlightGraph = false;
+  for (const Copy &copy : inputs)
+    if (copy.bytes)
+      if (CUresult r = cu.cuMemcpyHtoDAsync(copy.device, copy.view->data, copy.bytes, stream);
+          r != CUDA_SUCCESS)
+        return fault(r, "copying the graph inputs to the GPU (cuMemcpyHtoDAsync)");
+
+  // The first run goes step by step (and finds any error with its step); the
+  // second captures the launches, which later runs replay in one call.
+  if (allOnGpu && graphsEnabled && runs >= 1 && !captureTried)
+    if (Status s = launchAllCaptured(); !s.ok())
+      return s;
+  if (graph) {
+    if (CUresult r = cu.cuGraphLaunch(graph, stream); r != CUDA_SUCCESS)
+      return fault(r, "cuGraphLaunch");
+    inFlightFirst = 0;
+    inFlightLast = steps.size() - 1;
+    inFlightGraph = true;
+  } else {
+    for (size_t s = 0; s < steps.size(); ++s) {
+      Status status = steps[s].onGpu ? launchStep(s) : runHostStep(s, hostStep, owner);
+      if (!status.ok())
+        return status;
+    }
+  }
+
+  for (const Copy &copy : outputs)
+    if (copy.bytes)
+      if (CUresult r = cu.cuMemcpyDtoHAsync(copy.view->data, copy.device, copy.bytes, stream);
+          r != CUDA_SUCCESS)
+        return fault(r, "copying the graph outputs from the GPU (cuMemcpyDtoHAsync)");
+  if (Status s = synchronize("cuStreamSynchronize"); !s.ok())
+    return s;
+  ++runs;
+  return {};
+}
+
+} // namespace tessel::rt::gpu

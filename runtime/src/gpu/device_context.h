@@ -1,0 +1,126 @@
+//===- device_context.h - one context's execution on the GPU ---*- C++ -*-===//
+//
+// The device side of a context whose selection puts steps on the GPU. Made at
+// context creation, so that run() only enqueues work:
+//   - one stream, and one device allocation holding the activation arena
+//     (same offsets as the engine's plan) followed by one 256-byte aligned
+//     buffer per graph input and output;
+//   - every launch resolved: its function (DeviceEngine), grid, block, shared
+//     memory, and its kernel parameter array pointing at prebuilt values (the
+//     device addresses are fixed for the context's life);
+//   - for each cpu-tier step of a mixed context, the copies that bring its
+//     arena and output operands to the host views and its results back.
+//
+// run(): the bound inputs are copied to their device buffers; then each step
+// in order: a GPU step's launches are enqueued; a cpu-tier step waits for the
+// stream, copies its operands into the host mirror of the arena (same
+// layout, so in-place offsets stay in place), runs on the host and copies
+// its results back; finally the outputs come back to the bound buffers and
+// the stream is synchronized. When every step runs on the GPU, the second
+// run captures the launches (not the copies) into a CUDA graph and later runs
+// replay it.
+//
+// Environment, read when the context is created:
+//   TESSEL_CUDA_GRAPH=0  never capture or replay a CUDA graph.
+//   TESSEL_GPU_SYNC=1    synchronize after every GPU step, so that a kernel
+//                        fault (an illegal address) names its step rather
+//                        than the range of steps in flight; implies no graph.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_RUNTIME_GPU_DEVICE_CONTEXT_H
+#define TESSEL_RUNTIME_GPU_DEVICE_CONTEXT_H
+
+#include "cpu/kernels.h"
+#include "gpu/device_engine.h"
+#include "gpu/tiers.h"
+#include "status.h"
+
+#include <memory>
+#include <vector>
+
+namespace tessel::rt::gpu {
+
+class DeviceContext {
+public:
+  /// Runs step `index` on the host: the context's cpu kernel on its views.
+  using HostStep = Status (*)(void *owner, size_t index);
+
+  /// `views` are the owning context's host views, one per engine tensor, never
+  /// resized: graph inputs and outputs are copied from and to their `data`
+  /// as bound at run time, and cpu-tier steps run on them. `selection` must
+  /// put at least one step on the GPU; its GPU steps' modules must load (the
+  /// status of the first that does not is returned, as DeviceEngine says).
+  static Status create(std::shared_ptr<DeviceEngine> device, const Selection &selection,
+                       std::vector<cpu::TensorView> &views,
+                       std::unique_ptr<DeviceContext> &context);
+
+  DeviceContext(const DeviceContext &) = delete;
+  DeviceContext &operator=(const DeviceContext &) = delete;
+  ~DeviceContext();
+
+  /// Runs every step; `hostStep(owner, i)` runs the cpu-tier steps. A
+  /// failure names the step (or the steps in flight when a kernel fault
+  /// surfaced). After a kernel fault the CUDA context is unusable and every
+  /// later run fails too. Allocates nothing.
+  Status run(HostStep hostStep, void *owner);
+
+  /// Whether later runs replay a captured CUDA graph.
+  bool replaysGraph() const { return graph != nullptr; }
+
+private:
+  struct Launch {
+    CUfunction function = nullptr;
+    unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+    unsigned sharedBytes = 0;
+    size_t firstParam = 0, paramCount = 0; // into paramPointers
+    const char *kernel = "";
+  };
+  struct Copy {
+    CUdeviceptr device = 0;
+    cpu::TensorView *view = nullptr; // the host side: view->data when run
+    size_t bytes = 0;
+    int32_t tensor = -1;
+  };
+  struct Step {
+    bool onGpu = false;
+    size_t firstLaunch = 0, launchEnd = 0; // GPU steps
+    size_t firstCopy = 0, copyInEnd = 0, copyOutEnd = 0; // cpu steps, into hostCopies
+  };
+
+  explicit DeviceContext(std::shared_ptr<DeviceEngine> engine) : device(std::move(engine)) {}
+  Status prepare(const Selection &selection, std::vector<cpu::TensorView> &views);
+  CUdeviceptr address(int32_t tensor) const;
+  Status launchStep(size_t index);
+  Status runHostStep(size_t index, HostStep hostStep, void *owner);
+  Status launchAllCaptured();
+  Status synchronize(const char *what);
+  /// A failure of `what` with `result`, naming the steps in flight if any.
+  Status fault(CUresult result, const std::string &what) const;
+
+  std::shared_ptr<DeviceEngine> device;
+  const Driver *driver = nullptr;
+  CUstream stream = nullptr;
+  CUdeviceptr memory = 0;              // arena, then graph inputs and outputs
+  std::vector<uint64_t> ioOffsets;     // per tensor: its graph IO buffer's offset in memory
+  std::vector<Copy> inputs, outputs;   // the graph's, every run
+  std::vector<Copy> hostCopies;        // cpu steps' operands and results
+  std::vector<Launch> launches;
+  std::vector<Step> steps;
+  std::vector<void *> paramPointers;   // kernelParams arrays, back to back
+  std::vector<uint64_t> paramValues;   // what they point at
+  bool allOnGpu = false;
+  bool graphsEnabled = true;
+  bool syncEachStep = false;
+  bool captureTried = false;
+  unsigned runs = 0;
+  CUgraphExec graph = nullptr;
+  // The GPU steps enqueued since the stream last synchronized, for naming the
+  // culprit of an asynchronous fault; kNone when none.
+  static constexpr size_t kNone = ~size_t(0);
+  size_t inFlightFirst = kNone, inFlightLast = kNone;
+  bool inFlightGraph = false;
+};
+
+} // namespace tessel::rt::gpu
+
+#endif // TESSEL_RUNTIME_GPU_DEVICE_CONTEXT_H

@@ -1,0 +1,295 @@
+//===- gpu_execution_test.cpp - engines running on the GPU ----------------===//
+//
+// Contexts whose steps run hand-written PTX kernels (gpu_engines.h) on device
+// 0: a simt step, steps shared by two contexts, a mixed engine whose middle
+// step falls back to the cpu tier (copies through the host mirror of the
+// arena, in place), CUDA graph capture and replay, dynamic shared memory
+// above 48 KiB, a PTX the driver rejects (reported with its JIT log; AUTO
+// falls back), and a kernel fault naming its steps. Every result is compared
+// with the host's, exactly: the kernels only add and copy f32.
+//
+// Without a CUDA driver or GPU every test skips with the probe's reason.
+//
+//===----------------------------------------------------------------------===//
+#include "engine_builder.h"
+#include "executor.h"
+#include "gpu/driver.h"
+#include "gpu_engines.h"
+#include "tessel_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tessel::test {
+namespace {
+
+using rt::Context;
+using rt::Engine;
+using rt::Status;
+using rt::gpu::Driver;
+
+#define SKIP_WITHOUT_GPU()                                                                     \
+  do {                                                                                         \
+    if (!Driver::get().available())                                                            \
+      GTEST_SKIP() << "no CUDA driver/GPU: " << Driver::get().status().message();              \
+  } while (0)
+
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::shared_ptr<const Engine> openSpec(const EngineSpec &spec) {
+  std::vector<uint8_t> file = buildEngine(spec);
+  std::shared_ptr<const Engine> engine;
+  Status status = Engine::openMemory(file.data(), file.size(), engine);
+  EXPECT_TRUE(status.ok()) << status.message();
+  return engine;
+}
+
+/// A context on `tier` with x bound as its input and y as its output.
+struct Bound {
+  std::unique_ptr<Context> context;
+  std::vector<float> x, y;
+};
+
+Bound create(std::shared_ptr<const Engine> engine, tessel_tier_t tier, uint32_t n,
+             uint32_t seed) {
+  Bound b;
+  Status status = Context::create(std::move(engine), tier, b.context);
+  EXPECT_TRUE(status.ok()) << status.message();
+  if (!b.context)
+    return b;
+  b.x = testInput(n, seed);
+  b.y.assign(n, -1.0f);
+  EXPECT_TRUE(b.context->bindInput(0, b.x.data(), n * 4).ok());
+  EXPECT_TRUE(b.context->bindOutput(0, b.y.data(), n * 4).ok());
+  return b;
+}
+
+/// New input values in the bound buffer (assigning a new vector would move
+/// the buffer the context holds).
+void refill(std::vector<float> &x, uint32_t seed) {
+  std::vector<float> values = testInput(static_cast<uint32_t>(x.size()), seed);
+  std::copy(values.begin(), values.end(), x.begin());
+}
+
+Status run(Bound &b) {
+  Status status = b.context->run();
+  EXPECT_TRUE(status.ok()) << status.message();
+  return status;
+}
+
+TEST(GpuExecution, RunsASimtStep) {
+  SKIP_WITHOUT_GPU();
+  for (uint32_t n : {1u, 128u, 1000u, 100000u}) {
+    SCOPED_TRACE(n);
+    // No tc variant: a forced tc takes the simt one.
+    for (tessel_tier_t tier : {TESSEL_TIER_SIMT, TESSEL_TIER_AUTO, TESSEL_TIER_TC}) {
+      if (tier == TESSEL_TIER_TC && !Driver::get().devices()[0].tensorCores())
+        continue;
+      Bound b = create(openSpec(gpuAddSpec(n)), tier, n, n);
+      ASSERT_TRUE(b.context);
+      EXPECT_STREQ(b.context->tier(), "simt");
+      EXPECT_EQ(b.context->selection().steps[0].kernel, "tessel_test_add");
+      ASSERT_TRUE(run(b).ok());
+      EXPECT_EQ(b.y, gpuAddExpected(b.x));
+    }
+  }
+}
+
+TEST(GpuExecution, ContextsShareTheEngineOnTheDevice) {
+  SKIP_WITHOUT_GPU();
+  auto engine = openSpec(gpuChainSpec(5000));
+  Bound first = create(engine, TESSEL_TIER_SIMT, 5000, 1);
+  Bound second = create(engine, TESSEL_TIER_SIMT, 5000, 2);
+  ASSERT_TRUE(first.context && second.context);
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(run(first).ok());
+    ASSERT_TRUE(run(second).ok());
+    EXPECT_EQ(first.y, gpuChainExpected(first.x));
+    EXPECT_EQ(second.y, gpuChainExpected(second.x));
+  }
+  first.context.reset(); // the second keeps the shared constants and modules
+  std::fill(second.y.begin(), second.y.end(), 0.0f);
+  ASSERT_TRUE(run(second).ok());
+  EXPECT_EQ(second.y, gpuChainExpected(second.x));
+}
+
+TEST(GpuExecution, MixedStepsGoThroughTheHost) {
+  SKIP_WITHOUT_GPU();
+  const uint32_t n = 1000;
+  Bound b = create(openSpec(gpuMixedSpec(n)), TESSEL_TIER_AUTO, n, 5);
+  ASSERT_TRUE(b.context);
+  EXPECT_STREQ(b.context->tier(), "mixed");
+  EXPECT_STREQ(b.context->tierSummary(), "mixed: 2 simt, 1 cpu");
+  EXPECT_EQ(b.context->selection().steps[1].tier, "cpu");
+  for (uint32_t seed : {5u, 6u, 7u}) {
+    refill(b.x, seed);
+    ASSERT_TRUE(run(b).ok());
+    EXPECT_EQ(b.y, gpuMixedExpected(b.x)) << "seed " << seed;
+    EXPECT_FALSE(b.context->replaysGraph()); // host steps: never a graph
+  }
+}
+
+TEST(GpuExecution, ReplaysACudaGraph) {
+  SKIP_WITHOUT_GPU();
+  const uint32_t n = 3000;
+  Bound b = create(openSpec(gpuChainSpec(n)), TESSEL_TIER_SIMT, n, 11);
+  ASSERT_TRUE(b.context);
+  std::vector<std::vector<float>> results;
+  for (int i = 0; i < 3; ++i) {
+    std::fill(b.y.begin(), b.y.end(), -1.0f);
+    ASSERT_TRUE(run(b).ok()) << "run " << i;
+    results.push_back(b.y);
+    // Run 1 launches step by step, run 2 captures and launches the graph,
+    // run 3 replays it.
+    EXPECT_EQ(b.context->replaysGraph(), i >= 1) << "after run " << i;
+  }
+  EXPECT_EQ(results[0], gpuChainExpected(b.x));
+  EXPECT_EQ(results[1], results[0]);
+  EXPECT_EQ(results[2], results[0]);
+
+  // The graph holds the launches, not the copies: new input values and a
+  // rebound output buffer take effect on the next replay.
+  refill(b.x, 12);
+  std::vector<float> other(n, -1.0f);
+  ASSERT_TRUE(b.context->bindOutput(0, other.data(), n * 4).ok());
+  ASSERT_TRUE(run(b).ok());
+  EXPECT_EQ(other, gpuChainExpected(b.x));
+  EXPECT_EQ(b.y, results[0]); // the old output buffer is left alone
+}
+
+TEST(GpuExecution, TesselCudaGraphZeroLaunchesStepByStep) {
+  SKIP_WITHOUT_GPU();
+  setenv("TESSEL_CUDA_GRAPH", "0", 1);
+  Bound b = create(openSpec(gpuChainSpec(1000)), TESSEL_TIER_SIMT, 1000, 13);
+  unsetenv("TESSEL_CUDA_GRAPH");
+  ASSERT_TRUE(b.context);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(run(b).ok());
+    EXPECT_EQ(b.y, gpuChainExpected(b.x));
+    EXPECT_FALSE(b.context->replaysGraph());
+  }
+}
+
+TEST(GpuExecution, DynamicSharedMemoryAbove48KiB) {
+  SKIP_WITHOUT_GPU();
+  const rt::gpu::DeviceInfo &d = Driver::get().devices()[0];
+  if (d.ccMajor < 7)
+    GTEST_SKIP() << d.arch() << " has no more than 48 KiB of shared memory per block";
+  const uint32_t n = 1000, shared = 64 * 1024;
+  Bound b = create(openSpec(gpuSharedCopySpec(n, shared)), TESSEL_TIER_SIMT, n, 17);
+  ASSERT_TRUE(b.context);
+  EXPECT_STREQ(b.context->tier(), "simt");
+  for (int i = 0; i < 3; ++i) { // eager, captured, replayed
+    std::fill(b.y.begin(), b.y.end(), 0.0f);
+    ASSERT_TRUE(run(b).ok());
+    EXPECT_EQ(b.y, b.x);
+  }
+}
+
+TEST(GpuExecution, ABadPtxIsReportedWithTheJitLog) {
+  SKIP_WITHOUT_GPU();
+  EngineSpec spec = gpuMixedSpec(100);
+  spec.modules[0].images = {ptxImage(60, ".version 7.0\n.target sm_60\n.address_size 64\n"
+                                         "this is not PTX;\n")};
+  auto engine = openSpec(spec);
+  std::unique_ptr<Context> context;
+  Status s = Context::create(engine, TESSEL_TIER_SIMT, context);
+  std::printf("forced simt: %s\n", s.message().c_str());
+  EXPECT_EQ(s.code(), TESSEL_UNSUPPORTED);
+  EXPECT_EQ(s.message().rfind("module 0 'test_kernels': loading its PTX (target sm_60) on ", 0),
+            0u)
+      << s.message();
+  EXPECT_TRUE(contains(s.message(), "failed: CUDA_ERROR_INVALID_PTX")) << s.message();
+  EXPECT_TRUE(contains(s.message(), "; the driver's JIT log: ")) << s.message();
+  EXPECT_EQ(context, nullptr);
+
+  // AUTO drops the module: its steps run on the cpu tier, correctly.
+  Bound b = create(engine, TESSEL_TIER_AUTO, 100, 19);
+  ASSERT_TRUE(b.context);
+  EXPECT_STREQ(b.context->tier(), "cpu");
+  EXPECT_EQ(b.context->selection().steps[0].reason,
+            "simt: module 'test_kernels' failed to load");
+  ASSERT_TRUE(run(b).ok());
+  EXPECT_EQ(b.y, gpuMixedExpected(b.x));
+}
+
+// A fault poisons the process's CUDA context, so each case runs in a fresh
+// child process (the death-test machinery re-executes this binary).
+[[noreturn]] void faultChild(bool syncEachStep) {
+  if (syncEachStep)
+    setenv("TESSEL_GPU_SYNC", "1", 1);
+  std::string failure;
+  EngineSpec spec = gpuChainSpec(1 << 20);
+  spec.steps[1].variants[0].launches[0].args[0] = nullArg(); // u = null + t
+  Bound b = create(openSpec(spec), TESSEL_TIER_SIMT, 1 << 20, 23);
+  if (!b.context) {
+    failure = "no context";
+  } else {
+    Status s = b.context->run();
+    std::fprintf(stderr, "run: %s\n", s.message().c_str());
+    if (s.ok())
+      failure = "the faulting run succeeded";
+    else if (!contains(s.message(), "CUDA_ERROR_ILLEGAL_ADDRESS"))
+      failure = "no illegal address in: " + s.message();
+    else if (syncEachStep &&
+             s.message().rfind("step 1 'add' at u(Add) failed on the GPU: "
+                               "CUDA_ERROR_ILLEGAL_ADDRESS",
+                               0) != 0)
+      failure = "not naming step 1: " + s.message();
+    else if (!syncEachStep &&
+             (s.message().rfind("a GPU kernel failed in steps 0 to ", 0) != 0 ||
+              !contains(s.message(), "set TESSEL_GPU_SYNC=1 to name the step")))
+      failure = "not naming the steps in flight: " + s.message();
+    else if (b.context->run().ok())
+      failure = "a run after the fault succeeded";
+  }
+  std::fprintf(stderr, "%s\n", failure.empty() ? "CHILD OK" : ("CHILD FAILED: " + failure).c_str());
+  std::fflush(stderr);
+  std::_Exit(failure.empty() ? 0 : 1);
+}
+
+TEST(GpuExecution, AKernelFaultNamesTheStepsInFlight) {
+  SKIP_WITHOUT_GPU();
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(faultChild(false), ::testing::ExitedWithCode(0), "CHILD OK");
+  EXPECT_EXIT(faultChild(true), ::testing::ExitedWithCode(0), "CHILD OK");
+}
+
+TEST(GpuExecution, ThroughTheCApi) {
+  SKIP_WITHOUT_GPU();
+  const uint32_t n = 777;
+  std::vector<uint8_t> file = buildEngine(gpuMixedSpec(n));
+  tessel_engine_t *engine = nullptr;
+  ASSERT_EQ(tessel_engine_open_memory(file.data(), file.size(), &engine), nullptr);
+  tessel_context_t *context = nullptr;
+  tessel_status_t status = tessel_context_create(engine, nullptr, &context);
+  ASSERT_EQ(status, nullptr) << tessel_status_message(status);
+  EXPECT_STREQ(tessel_context_tier(context), "mixed");
+  EXPECT_STREQ(tessel_context_tier_summary(context), "mixed: 2 simt, 1 cpu");
+  tessel_step_info_t info{};
+  ASSERT_EQ(tessel_context_step_info(context, 2, &info), nullptr);
+  EXPECT_STREQ(info.tier, "simt");
+  EXPECT_STREQ(info.kernel, "tessel_test_add");
+  EXPECT_STREQ(info.location, "y(Add)");
+  std::vector<float> x = testInput(n, 29), y(n);
+  ASSERT_EQ(tessel_context_bind_input(context, 0, x.data(), n * 4), nullptr);
+  ASSERT_EQ(tessel_context_bind_output(context, 0, y.data(), n * 4), nullptr);
+  for (int i = 0; i < 2; ++i) {
+    status = tessel_context_run(context);
+    ASSERT_EQ(status, nullptr) << tessel_status_message(status);
+    EXPECT_EQ(y, gpuMixedExpected(x));
+  }
+  tessel_context_release(context);
+  tessel_engine_release(engine);
+}
+
+} // namespace
+} // namespace tessel::test
