@@ -20,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 using namespace mlir;
@@ -196,8 +197,8 @@ serializeLaunchList(flatbuffers::FlatBufferBuilder &builder,
 
 class Writer {
 public:
-  Writer(func::FuncOp func, const CompileOptions &options)
-      : func(func), options(options) {}
+  Writer(func::FuncOp func, const CompileOptions &options, EngineSummary *summary)
+      : func(func), options(options), summary(summary) {}
 
   FailureOr<std::vector<uint8_t>> write();
 
@@ -210,6 +211,7 @@ private:
 
   func::FuncOp func;
   const CompileOptions &options;
+  EngineSummary *summary;
   std::vector<TensorRecord> tensors;
   llvm::DenseMap<Value, int32_t> valueTensor;
   std::vector<std::vector<uint8_t>> constantBytes; // per tensor, if constant
@@ -380,9 +382,26 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
         t.layout.c_str(), t.storage, t.offset, t.size));
   }
 
+  auto kernelStart = std::chrono::steady_clock::now();
   FailureOr<codegen::KernelPlan> kernels = planStepKernels();
   if (failed(kernels))
     return failure();
+  if (summary) {
+    summary->kernelSeconds = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - kernelStart)
+                                 .count();
+    for (auto [stepIndex, step] : llvm::enumerate(steps)) {
+      const std::vector<codegen::KernelVariant> &gpu = kernels->steps[stepIndex];
+      ++summary->stepsByBestTier[gpu.empty() ? "cpu" : gpu.front().tier];
+      if (gpu.empty() && !options.targets.empty())
+        summary->cpuOnlySteps.push_back(
+            step.name + " at " + (step.op ? locationName(step.op->getLoc()) : "output copy"));
+    }
+    summary->modules = kernels->modules.size();
+    for (const codegen::KernelModule &module : kernels->modules)
+      for (const codegen::KernelImage &image : module.images)
+        summary->moduleBytes += image.data.size();
+  }
 
   std::set<std::string> tierSet;
   std::vector<flatbuffers::Offset<fb::Step>> stepOffsets;
@@ -472,11 +491,12 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
 } // namespace
 
 FailureOr<std::vector<uint8_t>> writeEngine(ModuleOp module,
-                                            const CompileOptions &options) {
+                                            const CompileOptions &options,
+                                            EngineSummary *summary) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return module.emitError("no func.func @main to write");
-  return Writer(main, options).write();
+  return Writer(main, options, summary).write();
 }
 
 } // namespace tessel

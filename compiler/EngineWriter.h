@@ -8,15 +8,30 @@
 #include "mlir/Support/LogicalResult.h"
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace tessel {
+
+/// What the writer decided, for the compile report.
+struct EngineSummary {
+  /// Steps by the best tier they have a variant for ("tc-sm70", "simt", "cpu").
+  std::map<std::string, int> stepsByBestTier;
+  /// "op at location" of every step with no GPU variant (when targets were
+  /// given): the fallbacks a GPU run takes.
+  std::vector<std::string> cpuOnlySteps;
+  size_t modules = 0;
+  uint64_t moduleBytes = 0;
+  double kernelSeconds = 0; ///< time spent planning and compiling kernels
+};
 
 /// Serializes the compiled `main` function: tensors, arena plan, constants,
 /// the step list and each step's kernel variants. Deterministic: the bytes
 /// depend only on the module and the options.
 mlir::FailureOr<std::vector<uint8_t>> writeEngine(mlir::ModuleOp module,
-                                                  const CompileOptions &options);
+                                                  const CompileOptions &options,
+                                                  EngineSummary *summary = nullptr);
 
 } // namespace tessel
 

@@ -178,7 +178,9 @@ int main(int argc, char **argv) {
     return kOk;
   }
 
-  mlir::FailureOr<std::vector<uint8_t>> engine = tessel::writeEngine(module, options);
+  tessel::EngineSummary engineSummary;
+  mlir::FailureOr<std::vector<uint8_t>> engine =
+      tessel::writeEngine(module, options, &engineSummary);
   if (mlir::failed(engine)) {
     std::fprintf(stderr, "tessel-compile: cannot write the engine (see above)\n");
     return kInvalid;
@@ -222,6 +224,24 @@ int main(int argc, char **argv) {
   }
   for (const std::string &line : nodes)
     spdlog::debug("{}", line);
+  // Kernels: the best tier each step has, and the steps a GPU run takes on
+  // the CPU (no GPU kernel for them).
+  std::string byTier;
+  for (const char *tier : {"tc-sm90", "tc-sm80", "tc-sm70", "simt", "cpu"}) {
+    auto it = engineSummary.stepsByBestTier.find(tier);
+    if (it != engineSummary.stepsByBestTier.end())
+      byTier += (byTier.empty() ? "" : ", ") + std::to_string(it->second) + " " + tier;
+  }
+  spdlog::info("  kernels: {} ({} module(s), {:.2f} MiB, {:.2f} s)", byTier,
+               engineSummary.modules, engineSummary.moduleBytes / 1048576.0,
+               engineSummary.kernelSeconds);
+  if (!engineSummary.cpuOnlySteps.empty()) {
+    spdlog::info("  GPU fallbacks to the CPU tier: {} step(s){}",
+                 engineSummary.cpuOnlySteps.size(), verbosity >= 1 ? ":" : " (-v lists them)");
+    if (verbosity >= 1)
+      for (const std::string &step : engineSummary.cpuOnlySteps)
+        spdlog::info("    {}", step);
+  }
   spdlog::info("  engine: {} bytes, compiled in {:.3f} s", engine->size(), seconds);
   return kOk;
 }

@@ -264,7 +264,21 @@ TEST(RuntimeCppWrapper, RunsAndThrowsErrorsWithCodes) {
     EXPECT_EQ(e.code(), TESSEL_INVALID_ENGINE);
     EXPECT_STREQ(e.what(), "checksum mismatch: the engine file is corrupt");
   }
-  EXPECT_THROW(tessel::Context(engine, TESSEL_TIER_SIMT), tessel::Error);
+  try {
+    (void)tessel::Context(engine, static_cast<tessel_tier_t>(7));
+    FAIL() << "expected tessel::Error";
+  } catch (const tessel::Error &e) {
+    EXPECT_EQ(e.code(), TESSEL_INVALID_ARGUMENT);
+    EXPECT_STREQ(e.what(), "tier is not a tessel_tier_t (AUTO, CPU, SIMT or TC)");
+  }
+  // A forced GPU tier caps each step's tier: without a usable GPU it is an
+  // error; with one, this engine (no GPU kernels) runs on the CPU tier.
+  try {
+    tessel::Context forced(engine, TESSEL_TIER_SIMT);
+    EXPECT_EQ(forced.tier(), "cpu");
+  } catch (const tessel::Error &e) {
+    EXPECT_EQ(e.code(), TESSEL_UNSUPPORTED);
+  }
   EXPECT_THROW(tessel::Engine::openFile("/nonexistent.tsl"), tessel::Error);
 
   // Handles move.
