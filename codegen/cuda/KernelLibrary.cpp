@@ -1,14 +1,982 @@
 //===- KernelLibrary.cpp - CUDA kernels for the non-GEMM ops --------------===//
+//
+// The planner half of the library: maps a step (op name, operand types,
+// attributes as the engine stores them) to launches of the entry points of
+// Library.cu, with grid and block sizes from the static shapes and the
+// by-value parameter struct of KernelParams.h. What the library can launch
+// is read from its own PTX (its `.entry` names), so a kernel the .cu does not
+// define is never named: a step without one runs on the CPU tier.
+//
+// Attributes are read through the CPU tier's Attrs with the CPU kernels'
+// defaults, and constants that need a conversion (clip's bounds, pad's fill)
+// are converted by the CPU tier's own functions, so both tiers see the same
+// values.
+//
+//===----------------------------------------------------------------------===//
 #include "KernelLibrary.h"
 
-namespace tessel::codegen {
+#include "EmbeddedImages.h"
+#include "KernelParams.h"
+#include "TensorData.h"
+#include "cpu/dispatch.h"
+#include "cpu/kernels.h"
 
-mlir::FailureOr<std::optional<KernelVariant>> KernelLibrary::plan(const StepView &) {
-  return std::optional<KernelVariant>{};
+#include "mlir/IR/Diagnostics.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+#include <map>
+
+extern "C" {
+extern const uint8_t tessel_kernel_library_ptx_begin[], tessel_kernel_library_ptx_end[];
+#define TESSEL_ENTRY(arch)                                                     \
+  extern const uint8_t tessel_kernel_library_sm_##arch##_begin[],              \
+      tessel_kernel_library_sm_##arch##_end[];
+TESSEL_KERNEL_LIBRARY_CUBIN_ARCHS
+#undef TESSEL_ENTRY
 }
 
-KernelModule KernelLibrary::module(const Targets &) const {
-  return KernelModule{"tessel_kernel_library", {}};
+namespace tessel::codegen {
+namespace {
+
+using cpu::DType;
+using kernels::kMaxRank;
+using Dims = std::vector<int64_t>;
+
+//===----------------------------------------------------------------------===//
+// The embedded images
+//===----------------------------------------------------------------------===//
+
+struct Image {
+  int arch;
+  const uint8_t *begin, *end;
+};
+
+const std::vector<Image> &cubinImages() {
+  static const std::vector<Image> images = {
+#define TESSEL_ENTRY(arch)                                                     \
+  Image{arch, tessel_kernel_library_sm_##arch##_begin, tessel_kernel_library_sm_##arch##_end},
+      TESSEL_KERNEL_LIBRARY_CUBIN_ARCHS
+#undef TESSEL_ENTRY
+  };
+  return images;
+}
+
+llvm::StringRef ptxText() {
+  return llvm::StringRef(reinterpret_cast<const char *>(tessel_kernel_library_ptx_begin),
+                         tessel_kernel_library_ptx_end - tessel_kernel_library_ptx_begin);
+}
+
+bool hasEntry(const std::string &name) {
+  const std::vector<std::string> &names = KernelLibrary::entryNames();
+  return std::binary_search(names.begin(), names.end(), name);
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes
+//===----------------------------------------------------------------------===//
+
+/// The product of dims [begin, end), end clamped to the rank.
+int64_t product(const Dims &dims, size_t begin = 0, size_t end = SIZE_MAX) {
+  auto last = dims.begin() + static_cast<std::ptrdiff_t>(std::min(end, dims.size()));
+  auto first = dims.begin() + static_cast<std::ptrdiff_t>(std::min(begin, dims.size()));
+  int64_t p = 1;
+  for (auto it = first; it < last; ++it)
+    p *= *it;
+  return p;
+}
+
+Dims rowMajorStrides(const Dims &shape) {
+  Dims strides(shape.size());
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  return strides;
+}
+
+/// Rewrites an iteration space of `shape` whose operands step by `strides`
+/// into the fewest dims: extent-1 dims go, and dim d joins dim d+1 when every
+/// operand steps over d as over a run of d+1. An empty space becomes rank 0
+/// (its element count, 0, is kept by the caller).
+void coalesce(Dims &shape, std::vector<Dims> &strides) {
+  Dims outShape;
+  std::vector<Dims> outStrides(strides.size());
+  if (product(shape) == 0) {
+    shape.clear();
+    for (Dims &s : strides)
+      s.clear();
+    return;
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1)
+      continue;
+    bool merge = !outShape.empty();
+    for (size_t k = 0; merge && k < strides.size(); ++k)
+      merge = outStrides[k].back() == strides[k][d] * shape[d];
+    if (merge) {
+      outShape.back() *= shape[d];
+      for (size_t k = 0; k < strides.size(); ++k)
+        outStrides[k].back() = strides[k][d];
+    } else {
+      outShape.push_back(shape[d]);
+      for (size_t k = 0; k < strides.size(); ++k)
+        outStrides[k].push_back(strides[k][d]);
+    }
+  }
+  shape = std::move(outShape);
+  strides = std::move(outStrides);
+}
+
+template <size_t N> void copyDims(const Dims &from, int64_t (&to)[N]) {
+  std::fill(std::begin(to), std::end(to), 0);
+  std::copy(from.begin(), from.end(), to);
+}
+
+//===----------------------------------------------------------------------===//
+// Launches
+//===----------------------------------------------------------------------===//
+
+constexpr uint32_t kBlock = 256;
+// Grid-stride loops cover any size; the kernels rely on a grid of at most
+// 65535 blocks of at most 1024 threads (Common.cuh).
+constexpr int64_t kMaxGrid = 65535;
+
+uint32_t gridFor(int64_t threads, uint32_t block) {
+  int64_t blocks = (threads + block - 1) / block;
+  return static_cast<uint32_t>(std::clamp<int64_t>(blocks, 1, kMaxGrid));
+}
+
+/// Threads for a reduction of `count` elements by one block: a power of two
+/// from 32 to 256.
+uint32_t reductionBlock(int64_t count) {
+  uint32_t block = 32;
+  while (block < kBlock && block < count)
+    block *= 2;
+  return block;
+}
+
+Launch makeLaunch(std::string kernel, uint32_t grid, uint32_t block,
+                  std::vector<KernelArg> args) {
+  Launch launch;
+  launch.module = 0;
+  launch.kernel = std::move(kernel);
+  launch.grid = {grid, 1, 1};
+  launch.block = {block, 1, 1};
+  launch.args = std::move(args);
+  return launch;
+}
+
+//===----------------------------------------------------------------------===//
+// Dtypes
+//===----------------------------------------------------------------------===//
+
+const char *suffix(DType dtype) {
+  switch (dtype) {
+  case DType::F32: return "f32";
+  case DType::F16: return "f16";
+  case DType::F64: return "f64";
+  case DType::I8: return "i8";
+  case DType::U8: return "u8";
+  case DType::I32: return "i32";
+  case DType::I64: return "i64";
+  case DType::Bool: return "b8";
+  default: return nullptr; // no kernel computes on it
+  }
+}
+
+/// A step operand: its engine tensor, dtype and static shape.
+struct Operand {
+  int32_t tensor = -1;
+  DType dtype = DType::F32;
+  Dims shape;
+  int64_t count() const { return product(shape); }
+  size_t elementBytes() const { return cpu::dtypeSize(dtype); }
+  KernelArg address() const { return KernelArg::tensorAddress(tensor); }
+};
+
+/// The largest word (16, 8, 4, 2 or 1 bytes) dividing every byte count.
+int wordBytes(std::initializer_list<int64_t> byteCounts) {
+  for (int w : {16, 8, 4, 2})
+    if (std::all_of(byteCounts.begin(), byteCounts.end(),
+                    [&](int64_t b) { return b % w == 0; }))
+      return w;
+  return 1;
+}
+
+//===----------------------------------------------------------------------===//
+// The planner of one step
+//===----------------------------------------------------------------------===//
+
+using Launches = std::optional<std::vector<Launch>>;
+
+class StepPlanner {
+public:
+  StepPlanner(const StepView &step, cpu::Attrs attrs) : step(step), attrs(std::move(attrs)) {}
+
+  /// The operands, or false when one is absent or of a type the engine
+  /// cannot hold.
+  bool readOperands() {
+    for (int32_t t : step.inputs) {
+      std::optional<Operand> o = operand(t);
+      if (!o)
+        return false;
+      in.push_back(*o);
+    }
+    for (int32_t t : step.outputs) {
+      std::optional<Operand> o = operand(t);
+      if (!o)
+        return false;
+      out.push_back(*o);
+    }
+    return !out.empty();
+  }
+
+  Launches plan();
+
+private:
+  std::optional<Operand> operand(int32_t tensor) const {
+    if (tensor < 0 || static_cast<size_t>(tensor) >= step.tensorTypes.size())
+      return std::nullopt;
+    mlir::RankedTensorType type = step.type(tensor);
+    if (!type || !type.hasStaticShape())
+      return std::nullopt;
+    std::optional<int8_t> dtype = engineDType(type.getElementType());
+    if (!dtype)
+      return std::nullopt;
+    Operand o;
+    o.tensor = tensor;
+    o.dtype = static_cast<DType>(*dtype);
+    o.shape.assign(type.getShape().begin(), type.getShape().end());
+    return o;
+  }
+
+  /// One launch of `kernel` if the library has it.
+  Launches single(const std::string &kernel, uint32_t grid, uint32_t block,
+                  std::vector<KernelArg> args) const {
+    if (!hasEntry(kernel))
+      return std::nullopt;
+    return std::vector<Launch>{makeLaunch(kernel, grid, block, std::move(args))};
+  }
+
+  std::string typed(llvm::StringRef op, DType dtype) const {
+    const char *s = suffix(dtype);
+    return s ? "tsl_" + op.str() + "_" + s : std::string();
+  }
+
+  Launches copy();
+  Launches cast();
+  Launches unary();
+  Launches clip();
+  Launches broadcastOp();
+  Launches where();
+  Launches affine(int64_t base, Dims shape, Dims strides, int64_t count);
+  Launches transpose();
+  Launches slice();
+  Launches expand();
+  Launches tile();
+  Launches pad();
+  Launches concat();
+  Launches gather();
+  Launches reduce();
+  Launches softmax();
+  Launches argReduce();
+  Launches pool();
+
+  const StepView &step;
+  cpu::Attrs attrs;
+  std::vector<Operand> in, out;
+};
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+bool isUnary(llvm::StringRef op) {
+  static const char *const names[] = {
+      "relu", "sigmoid", "tanh", "abs", "neg", "exp", "log", "sqrt", "reciprocal",
+      "floor", "ceil", "round", "sign", "erf", "sin", "cos", "tan", "asin", "acos",
+      "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "softplus", "softsign",
+      "hard_swish", "leaky_relu", "elu", "celu", "selu", "thresholded_relu",
+      "hard_sigmoid", "shrink", "not"};
+  return llvm::is_contained(names, op);
+}
+
+bool isBroadcastOp(llvm::StringRef op) {
+  static const char *const names[] = {
+      "add", "sub", "mul", "div", "pow", "max", "min", "prelu", "equal", "less",
+      "less_equal", "greater", "greater_equal", "and", "or", "xor"};
+  return llvm::is_contained(names, op);
+}
+
+Launches StepPlanner::copy() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype || in[0].count() != out[0].count())
+    return std::nullopt;
+  const uint64_t bytes = static_cast<uint64_t>(out[0].count()) * out[0].elementBytes();
+  // A thread per 16 bytes, and at least one per byte of the tail.
+  const int64_t threads = std::max<int64_t>(static_cast<int64_t>(bytes / 16), 16);
+  return single("tsl_copy", gridFor(threads, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(kernels::CopyParams{bytes})});
+}
+
+Launches StepPlanner::cast() {
+  if (in.size() != 1 || in[0].shape != out[0].shape)
+    return std::nullopt;
+  const char *from = suffix(in[0].dtype), *to = suffix(out[0].dtype);
+  if (!from || !to)
+    return std::nullopt;
+  kernels::UnaryParams p{};
+  p.n = out[0].count();
+  return single(std::string("tsl_cast_") + from + "_" + to, gridFor(p.n, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(p)});
+}
+
+Launches StepPlanner::unary() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype || in[0].count() != out[0].count())
+    return std::nullopt;
+  // The CPU kernel's parameters and defaults (elementwise.cpp: unaryKernel).
+  kernels::UnaryParams p{};
+  p.n = out[0].count();
+  llvm::StringRef op = step.name;
+  if (op == "leaky_relu") {
+    p.alpha = attrs.getFloat("alpha", 0.01);
+  } else if (op == "elu" || op == "celu" || op == "thresholded_relu") {
+    p.alpha = attrs.getFloat("alpha", 1.0);
+  } else if (op == "selu") {
+    p.alpha = attrs.getFloat("alpha", 1.67326319217681884765625);
+    p.gamma = attrs.getFloat("gamma", 1.05070102214813232421875);
+  } else if (op == "hard_sigmoid") {
+    p.alpha = attrs.getFloat("alpha", 0.2);
+    p.beta = attrs.getFloat("beta", 0.5);
+  } else if (op == "shrink") {
+    p.alpha = attrs.getFloat("bias", 0.0);
+    p.beta = attrs.getFloat("lambd", 0.5);
+  }
+  return single(typed(op, in[0].dtype), gridFor(p.n, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(p)});
+}
+
+Launches StepPlanner::clip() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype || in[0].count() != out[0].count())
+    return std::nullopt;
+  const double lo = attrs.getFloat("min", -std::numeric_limits<double>::infinity());
+  const double hi = attrs.getFloat("max", std::numeric_limits<double>::infinity());
+  kernels::ClipParams p{};
+  p.n = out[0].count();
+  // The bounds in the tensor's dtype, converted as the CPU kernel converts
+  // them (cpu::saturateCast: integers saturate, f16 rounds).
+  bool handled = cpu::dispatch(in[0].dtype, cpu::kNumeric, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (cpu::isFloatElem<T>()) {
+      p.lo = static_cast<double>(cpu::loadElem(cpu::saturateCast<T>(lo)));
+      p.hi = static_cast<double>(cpu::loadElem(cpu::saturateCast<T>(hi)));
+    } else {
+      p.ilo = static_cast<int64_t>(cpu::saturateCast<T>(lo));
+      p.ihi = static_cast<int64_t>(cpu::saturateCast<T>(hi));
+    }
+  });
+  if (!handled)
+    return std::nullopt;
+  return single(typed("clip", in[0].dtype), gridFor(p.n, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(p)});
+}
+
+/// Numpy broadcasting of `operands` to `result`, coalesced; nullopt when an
+/// operand does not broadcast or the result keeps more than kMaxRank dims.
+std::optional<kernels::BroadcastParams> broadcastParams(const Dims &result,
+                                                        const std::vector<const Dims *> &operands) {
+  const size_t rank = result.size();
+  std::vector<Dims> strides(operands.size(), Dims(rank, 0));
+  for (size_t k = 0; k < operands.size(); ++k) {
+    const Dims &shape = *operands[k];
+    if (shape.size() > rank)
+      return std::nullopt;
+    int64_t stride = 1;
+    for (size_t j = 0; j < shape.size(); ++j) {
+      const size_t i = shape.size() - 1 - j, d = rank - 1 - j;
+      if (shape[i] == result[d])
+        strides[k][d] = shape[i] == 1 ? 0 : stride;
+      else if (shape[i] != 1)
+        return std::nullopt;
+      stride *= shape[i];
+    }
+  }
+  Dims shape = result;
+  coalesce(shape, strides);
+  if (shape.size() > static_cast<size_t>(kMaxRank))
+    return std::nullopt;
+  kernels::BroadcastParams p{};
+  p.n = product(result);
+  p.rank = static_cast<int32_t>(shape.size());
+  copyDims(shape, p.shape);
+  for (size_t k = 0; k < strides.size(); ++k)
+    copyDims(strides[k], p.stride[k]);
+  return p;
+}
+
+Launches StepPlanner::broadcastOp() {
+  if (in.size() != 2)
+    return std::nullopt;
+  const Operand &a = in[0], &b = in[1], &y = out[0];
+  llvm::StringRef op = step.name;
+  const bool logical = op == "and" || op == "or" || op == "xor";
+  const bool comparison = op == "equal" || op == "less" || op == "less_equal" ||
+                          op == "greater" || op == "greater_equal";
+  std::string kernel;
+  if (logical || comparison) {
+    if (y.dtype != DType::Bool || a.dtype != b.dtype)
+      return std::nullopt;
+    kernel = typed(op, a.dtype);
+  } else if (a.dtype == b.dtype) {
+    if (y.dtype != a.dtype)
+      return std::nullopt;
+    kernel = typed(op, a.dtype);
+  } else {
+    // Only pow takes mixed operand dtypes (the result has the base's).
+    const char *exponent = suffix(b.dtype);
+    if (op != "pow" || y.dtype != a.dtype || !exponent)
+      return std::nullopt;
+    kernel = typed(op, a.dtype) + "_" + exponent;
+  }
+  std::optional<kernels::BroadcastParams> p = broadcastParams(y.shape, {&a.shape, &b.shape});
+  if (!p || kernel.empty())
+    return std::nullopt;
+  return single(kernel, gridFor(p->n, kBlock), kBlock,
+                {a.address(), b.address(), y.address(), KernelArg::value(*p)});
+}
+
+Launches StepPlanner::where() {
+  if (in.size() != 3)
+    return std::nullopt;
+  const Operand &c = in[0], &a = in[1], &b = in[2], &y = out[0];
+  if (c.dtype != DType::Bool || a.dtype != b.dtype || a.dtype != y.dtype)
+    return std::nullopt;
+  std::optional<kernels::BroadcastParams> p =
+      broadcastParams(y.shape, {&c.shape, &a.shape, &b.shape});
+  if (!p)
+    return std::nullopt;
+  return single("tsl_where_w" + std::to_string(y.elementBytes()), gridFor(p->n, kBlock), kBlock,
+                {c.address(), a.address(), b.address(), y.address(), KernelArg::value(*p)});
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+/// out[i...] = in[base + sum_d i_d * strides[d]] over the dense `shape`.
+Launches StepPlanner::affine(int64_t base, Dims shape, Dims strides, int64_t count) {
+  std::vector<Dims> strideSets{std::move(strides)};
+  coalesce(shape, strideSets);
+  if (shape.size() > static_cast<size_t>(kMaxRank))
+    return std::nullopt;
+  kernels::AffineParams p{};
+  p.n = count;
+  p.base = base;
+  p.rank = static_cast<int32_t>(shape.size());
+  copyDims(shape, p.shape);
+  copyDims(strideSets[0], p.stride);
+  return single("tsl_affine_w" + std::to_string(out[0].elementBytes()), gridFor(p.n, kBlock),
+                kBlock, {in[0].address(), out[0].address(), KernelArg::value(p)});
+}
+
+Launches StepPlanner::transpose() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype)
+    return std::nullopt;
+  const std::vector<int64_t> &perm = attrs.getInts("perm");
+  const size_t rank = in[0].shape.size();
+  if (perm.size() != rank || out[0].shape.size() != rank)
+    return std::nullopt;
+  const Dims inStrides = rowMajorStrides(in[0].shape);
+  Dims strides(rank);
+  std::vector<bool> seen(rank, false);
+  for (size_t d = 0; d < rank; ++d) {
+    if (perm[d] < 0 || perm[d] >= static_cast<int64_t>(rank) || seen[perm[d]] ||
+        out[0].shape[d] != in[0].shape[perm[d]])
+      return std::nullopt;
+    seen[perm[d]] = true;
+    strides[d] = inStrides[perm[d]];
+  }
+  return affine(0, out[0].shape, strides, out[0].count());
+}
+
+Launches StepPlanner::slice() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype)
+    return std::nullopt;
+  const std::vector<int64_t> &starts = attrs.getInts("starts");
+  const std::vector<int64_t> &steps = attrs.getInts("steps");
+  const size_t rank = in[0].shape.size();
+  if (starts.size() != rank || steps.size() != rank || out[0].shape.size() != rank)
+    return std::nullopt;
+  const Dims inStrides = rowMajorStrides(in[0].shape);
+  Dims strides(rank);
+  int64_t base = 0;
+  if (out[0].count() != 0) {
+    // As the CPU kernel: every index read lies inside the input.
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t extent = out[0].shape[d], start = starts[d], step = steps[d];
+      int64_t last;
+      bool inRange = step != 0 && start >= 0 && start < in[0].shape[d] &&
+                     !__builtin_mul_overflow(extent - 1, step, &last) &&
+                     !__builtin_add_overflow(start, last, &last) && last >= 0 &&
+                     last < in[0].shape[d];
+      if (!inRange)
+        return std::nullopt;
+      base += start * inStrides[d];
+      strides[d] = extent == 1 ? 0 : step * inStrides[d];
+    }
+  }
+  return affine(base, out[0].shape, strides, out[0].count());
+}
+
+Launches StepPlanner::expand() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype)
+    return std::nullopt;
+  const Dims &shape = out[0].shape, &inShape = in[0].shape;
+  if (inShape.size() > shape.size())
+    return std::nullopt;
+  const size_t lead = shape.size() - inShape.size();
+  const Dims inStrides = rowMajorStrides(inShape);
+  Dims strides(shape.size(), 0);
+  for (size_t d = 0; d < inShape.size(); ++d) {
+    if (inShape[d] != shape[lead + d] && inShape[d] != 1)
+      return std::nullopt;
+    strides[lead + d] = inShape[d] == 1 ? 0 : inStrides[d];
+  }
+  return affine(0, shape, strides, out[0].count());
+}
+
+Launches StepPlanner::tile() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype)
+    return std::nullopt;
+  const Dims &shape = out[0].shape, &inShape = in[0].shape;
+  if (inShape.size() != shape.size())
+    return std::nullopt;
+  const Dims inStrides = rowMajorStrides(inShape);
+  Dims keptShape, keptIn, keptStrides;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const bool repeats = inShape[d] == 0 ? shape[d] == 0 : shape[d] % inShape[d] == 0;
+    if (!repeats)
+      return std::nullopt;
+    if (shape[d] == 1)
+      continue;
+    keptShape.push_back(shape[d]);
+    keptIn.push_back(inShape[d]);
+    keptStrides.push_back(inStrides[d]);
+  }
+  kernels::TileParams p{};
+  p.n = out[0].count();
+  if (p.n != 0) {
+    if (keptShape.size() > static_cast<size_t>(kMaxRank))
+      return std::nullopt;
+    p.rank = static_cast<int32_t>(keptShape.size());
+    copyDims(keptShape, p.shape);
+    copyDims(keptIn, p.inShape);
+    copyDims(keptStrides, p.inStride);
+  }
+  return single("tsl_tile_w" + std::to_string(out[0].elementBytes()), gridFor(p.n, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(p)});
+}
+
+Launches StepPlanner::pad() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype)
+    return std::nullopt;
+  const std::string &modeName = attrs.getString("mode");
+  int mode;
+  if (modeName.empty() || modeName == "constant")
+    mode = 0;
+  else if (modeName == "reflect")
+    mode = 1;
+  else if (modeName == "edge")
+    mode = 2;
+  else
+    return std::nullopt;
+  const std::vector<int64_t> &pads = attrs.getInts("pads");
+  const Dims &inShape = in[0].shape, &shape = out[0].shape;
+  const size_t rank = inShape.size();
+  if (pads.size() != 2 * rank || shape.size() != rank || rank > static_cast<size_t>(kMaxRank))
+    return std::nullopt;
+  for (size_t d = 0; d < rank; ++d) {
+    if (inShape[d] + pads[d] + pads[rank + d] != shape[d])
+      return std::nullopt;
+    if (mode != 0 && inShape[d] == 0 && shape[d] != 0)
+      return std::nullopt;
+  }
+  // The fill value's bits, converted by the CPU tier's own cast (f64 -> the
+  // dtype), as its pad kernel converts it.
+  const size_t width = out[0].elementBytes();
+  if (width != 1 && width != 2 && width != 4 && width != 8)
+    return std::nullopt;
+  double value = attrs.getFloat("value");
+  uint64_t fill = 0;
+  cpu::TensorView from{DType::F64, {}, &value}, to{out[0].dtype, {}, &fill};
+  if (!cpu::findKernel("cast")(cpu::Attrs{}, {&from}, {&to}).ok())
+    return std::nullopt;
+  kernels::PadParams p{};
+  p.n = out[0].count();
+  p.rank = static_cast<int32_t>(rank);
+  p.mode = mode;
+  p.fill = fill;
+  copyDims(shape, p.shape);
+  copyDims(inShape, p.inShape);
+  copyDims(rowMajorStrides(inShape), p.inStride);
+  copyDims(Dims(pads.begin(), pads.begin() + rank), p.begin);
+  return single("tsl_pad_w" + std::to_string(width), gridFor(p.n, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(p)});
+}
+
+Launches StepPlanner::concat() {
+  if (in.empty())
+    return std::nullopt;
+  const Operand &y = out[0];
+  const int64_t rank = static_cast<int64_t>(y.shape.size());
+  int64_t axis = attrs.getInt("axis");
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  int64_t total = 0;
+  for (const Operand &x : in) {
+    if (x.dtype != y.dtype || static_cast<int64_t>(x.shape.size()) != rank)
+      return std::nullopt;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && x.shape[d] != y.shape[d])
+        return std::nullopt;
+    total += x.shape[axis];
+  }
+  if (total != y.shape[axis])
+    return std::nullopt;
+  // Each operand is `outer` rows of its axis extent times `inner` elements,
+  // placed at its running offset within the result's rows.
+  const int64_t outer = product(y.shape, 0, axis), inner = product(y.shape, axis + 1);
+  const int64_t es = static_cast<int64_t>(y.elementBytes());
+  const int64_t dstRowBytes = y.shape[axis] * inner * es;
+  std::vector<Launch> launches;
+  int64_t offsetBytes = 0;
+  for (const Operand &x : in) {
+    const int64_t chunkBytes = x.shape[axis] * inner * es;
+    if (chunkBytes != 0 && outer != 0) {
+      const int w = wordBytes({chunkBytes, dstRowBytes, offsetBytes});
+      kernels::ConcatParams p{outer, chunkBytes / w, dstRowBytes / w, offsetBytes / w};
+      std::string kernel = "tsl_concat_w" + std::to_string(w);
+      if (!hasEntry(kernel))
+        return std::nullopt;
+      launches.push_back(makeLaunch(kernel, gridFor(p.rows * p.chunk, kBlock), kBlock,
+                                    {x.address(), y.address(), KernelArg::value(p)}));
+    }
+    offsetBytes += chunkBytes;
+  }
+  if (launches.empty()) // nothing to move: one launch that does nothing
+    return single("tsl_concat_w1", 1, kBlock,
+                  {in[0].address(), y.address(), KernelArg::value(kernels::ConcatParams{})});
+  return launches;
+}
+
+Launches StepPlanner::gather() {
+  if (in.size() != 2)
+    return std::nullopt;
+  const Operand &data = in[0], &indices = in[1], &y = out[0];
+  if (data.dtype != y.dtype || (indices.dtype != DType::I32 && indices.dtype != DType::I64))
+    return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(data.shape.size());
+  int64_t axis = attrs.getInt("axis");
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  Dims expected(data.shape.begin(), data.shape.begin() + axis);
+  expected.insert(expected.end(), indices.shape.begin(), indices.shape.end());
+  expected.insert(expected.end(), data.shape.begin() + axis + 1, data.shape.end());
+  if (expected != y.shape)
+    return std::nullopt;
+  const int64_t innerBytes =
+      product(data.shape, axis + 1) * static_cast<int64_t>(data.elementBytes());
+  const int w = wordBytes({innerBytes});
+  kernels::GatherParams p{product(data.shape, 0, axis), data.shape[axis], indices.count(),
+                          innerBytes / w};
+  return single("tsl_gather_w" + std::to_string(w) + "_" + suffix(indices.dtype),
+                gridFor(p.outer * p.count * p.inner, kBlock), kBlock,
+                {data.address(), indices.address(), y.address(), KernelArg::value(p)});
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+Launches StepPlanner::reduce() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype)
+    return std::nullopt;
+  const Dims &shape = in[0].shape;
+  const size_t rank = shape.size();
+  std::vector<bool> reduced(rank, false);
+  const std::vector<int64_t> &axes = attrs.getInts("axes");
+  if (axes.empty())
+    std::fill(reduced.begin(), reduced.end(), true);
+  for (int64_t a : axes) {
+    const int64_t axis = a < 0 ? a + static_cast<int64_t>(rank) : a;
+    if (axis < 0 || axis >= static_cast<int64_t>(rank))
+      return std::nullopt;
+    reduced[axis] = true;
+  }
+  // Runs of adjacent dims of one kind merge (the input is dense); extent-1
+  // dims go. The result is the kept dims in order.
+  const Dims strides = rowMajorStrides(shape);
+  Dims kept, keptStrides, red, redStrides;
+  int lastKind = -1; // 0 kept, 1 reduced
+  for (size_t d = 0; d < rank; ++d) {
+    if (shape[d] == 1)
+      continue;
+    const int kind = reduced[d] ? 1 : 0;
+    Dims &dims = kind ? red : kept, &dimStrides = kind ? redStrides : keptStrides;
+    if (kind == lastKind) {
+      dims.back() *= shape[d];
+      dimStrides.back() = strides[d];
+    } else {
+      dims.push_back(shape[d]);
+      dimStrides.push_back(strides[d]);
+    }
+    lastKind = kind;
+  }
+  const bool innermostReduced = lastKind == 1;
+  if (red.empty()) {
+    red.push_back(1);
+    redStrides.push_back(0);
+  }
+  if (kept.size() > static_cast<size_t>(kMaxRank) || red.size() > static_cast<size_t>(kMaxRank))
+    return std::nullopt;
+  kernels::ReduceParams p{};
+  p.numOut = product(kept);
+  p.count = product(red);
+  if (p.numOut != out[0].count())
+    return std::nullopt;
+  p.keptRank = static_cast<int32_t>(kept.size());
+  p.reducedRank = static_cast<int32_t>(red.size());
+  copyDims(kept, p.keptShape);
+  copyDims(keptStrides, p.keptStride);
+  copyDims(red, p.reducedShape);
+  copyDims(redStrides, p.reducedStride);
+  // A thread per result walks its elements in the CPU's order; it reads
+  // coalesced across threads when the innermost dim is kept, and needs many
+  // results to fill the GPU. Otherwise a block per result.
+  const bool perThread = !innermostReduced && p.numOut >= 2048;
+  const std::string kernel = typed(step.name, in[0].dtype) + (perThread ? "_thread" : "_block");
+  std::vector<KernelArg> args{in[0].address(), out[0].address(), KernelArg::value(p)};
+  if (perThread)
+    return single(kernel, gridFor(p.numOut, kBlock), kBlock, std::move(args));
+  return single(kernel, gridFor(p.numOut, 1), reductionBlock(p.count), std::move(args));
+}
+
+/// [outer, length, inner] around `axis`, or false if it is out of range.
+bool splitAxis(const Dims &shape, int64_t axis, kernels::AxisParams &p) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (axis < 0)
+    axis += rank;
+  if (rank == 0 || axis < 0 || axis >= rank)
+    return false;
+  p.outer = product(shape, 0, axis);
+  p.length = shape[axis];
+  p.inner = product(shape, axis + 1);
+  return true;
+}
+
+Launches StepPlanner::softmax() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype || in[0].shape != out[0].shape)
+    return std::nullopt;
+  kernels::AxisParams p{};
+  if (!splitAxis(in[0].shape, attrs.getInt("axis", -1), p))
+    return std::nullopt;
+  std::vector<KernelArg> args{in[0].address(), out[0].address(), KernelArg::value(p)};
+  // A block per row when the axis is innermost (contiguous rows); else a
+  // thread per row, reading coalesced across threads.
+  if (p.inner == 1)
+    return single(typed(step.name, in[0].dtype) + "_block", gridFor(p.outer, 1),
+                  reductionBlock(p.length), std::move(args));
+  return single(typed(step.name, in[0].dtype) + "_thread", gridFor(p.outer * p.inner, kBlock),
+                kBlock, std::move(args));
+}
+
+Launches StepPlanner::argReduce() {
+  if (in.size() != 1 || out[0].dtype != DType::I64)
+    return std::nullopt;
+  kernels::AxisParams p{};
+  if (!splitAxis(in[0].shape, attrs.getInt("axis", 0), p))
+    return std::nullopt;
+  if (out[0].count() != p.outer * p.inner || (p.length == 0 && p.outer * p.inner != 0))
+    return std::nullopt;
+  p.last = attrs.getInt("select_last_index", 0) != 0;
+  return single(typed(step.name, in[0].dtype), gridFor(p.outer * p.inner, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(p)});
+}
+
+//===----------------------------------------------------------------------===//
+// Pools
+//===----------------------------------------------------------------------===//
+
+Launches StepPlanner::pool() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype)
+    return std::nullopt;
+  const Dims &x = in[0].shape, &y = out[0].shape;
+  const std::string &layout = attrs.getString("layout");
+  if (!layout.empty() && layout != "NCHW" && layout != "NHWC")
+    return std::nullopt;
+  const bool nhwc = layout == "NHWC";
+  const size_t rank = x.size();
+  if (rank < 3 || y.size() != rank)
+    return std::nullopt;
+  const size_t channelDim = nhwc ? rank - 1 : 1, firstSpatial = nhwc ? 1 : 2, ns = rank - 2;
+  if (y[0] != x[0] || y[channelDim] != x[channelDim] || ns > kernels::kMaxPoolDims)
+    return std::nullopt;
+  // Window attributes with the CPU kernel's defaults (nn.cpp: readWindow).
+  const std::vector<int64_t> &kernel = attrs.getInts("kernel_shape");
+  const std::vector<int64_t> &strides = attrs.getInts("strides");
+  const std::vector<int64_t> &dilations = attrs.getInts("dilations");
+  const std::vector<int64_t> &pads = attrs.getInts("pads");
+  if (kernel.size() != ns || (!strides.empty() && strides.size() != ns) ||
+      (!dilations.empty() && dilations.size() != ns) || (!pads.empty() && pads.size() != 2 * ns))
+    return std::nullopt;
+  kernels::PoolParams p{};
+  p.batch = x[0];
+  p.channels = x[channelDim];
+  p.spatialRank = static_cast<int32_t>(ns);
+  p.includePad = attrs.getInt("count_include_pad", 0) != 0;
+  // Spatial dims right-aligned; unused leading slots are 1-wide windows.
+  const size_t lead = kernels::kMaxPoolDims - ns;
+  for (size_t s = 0; s < static_cast<size_t>(kernels::kMaxPoolDims); ++s) {
+    p.inSpatial[s] = p.outSpatial[s] = p.kernel[s] = p.stride[s] = p.dilation[s] = 1;
+    p.padBegin[s] = p.padEnd[s] = 0;
+    if (s < lead)
+      continue;
+    const size_t d = s - lead;
+    p.inSpatial[s] = x[firstSpatial + d];
+    p.outSpatial[s] = y[firstSpatial + d];
+    p.kernel[s] = kernel[d];
+    p.stride[s] = strides.empty() ? 1 : strides[d];
+    p.dilation[s] = dilations.empty() ? 1 : dilations[d];
+    p.padBegin[s] = pads.empty() ? 0 : pads[d];
+    p.padEnd[s] = pads.empty() ? 0 : pads[ns + d];
+    if (p.kernel[s] < 1 || p.stride[s] < 1 || p.dilation[s] < 1)
+      return std::nullopt;
+  }
+  const int64_t inSize = product(x, firstSpatial, firstSpatial + ns);
+  const int64_t outSize = product(y, firstSpatial, firstSpatial + ns);
+  p.inBatch = p.channels * inSize;
+  p.outBatch = p.channels * outSize;
+  p.inC = nhwc ? 1 : inSize;
+  p.inS = nhwc ? p.channels : 1;
+  p.outC = nhwc ? 1 : outSize;
+  p.outS = nhwc ? p.channels : 1;
+  p.n = p.batch * p.channels * outSize;
+  return single(typed(step.name, in[0].dtype), gridFor(p.n, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(p)});
+}
+
+Launches StepPlanner::plan() {
+  llvm::StringRef op = step.name;
+  if (op == "copy" || op == "identity" || op == "reshape")
+    return copy();
+  if (op == "cast")
+    return cast();
+  if (op == "clip")
+    return clip();
+  if (isUnary(op))
+    return unary();
+  if (isBroadcastOp(op))
+    return broadcastOp();
+  if (op == "where")
+    return where();
+  if (op == "transpose")
+    return transpose();
+  if (op == "slice")
+    return slice();
+  if (op == "expand")
+    return expand();
+  if (op == "tile")
+    return tile();
+  if (op == "pad")
+    return pad();
+  if (op == "concat")
+    return concat();
+  if (op == "gather")
+    return gather();
+  if (op.starts_with("reduce_"))
+    return reduce();
+  if (op == "softmax" || op == "log_softmax")
+    return softmax();
+  if (op == "argmax" || op == "argmin")
+    return argReduce();
+  if (op == "max_pool" || op == "avg_pool")
+    return pool();
+  return std::nullopt;
+}
+
+} // namespace
+
+mlir::FailureOr<std::optional<KernelVariant>> KernelLibrary::plan(const StepView &step) {
+  cpu::Attrs attrs;
+  if (step.op) {
+    mlir::FailureOr<EngineAttrs> engine = engineAttrs(step.op);
+    if (mlir::failed(engine))
+      return mlir::failure();
+    for (auto &[name, value] : *engine)
+      attrs.set(name, value);
+  }
+  StepPlanner planner(step, std::move(attrs));
+  if (!planner.readOperands())
+    return std::optional<KernelVariant>{};
+  Launches launches = planner.plan();
+  if (!launches)
+    return std::optional<KernelVariant>{};
+  KernelVariant variant;
+  variant.tier = "simt";
+  variant.kernel = launches->front().kernel;
+  // CUDA 13 compiles for compute_75 at the oldest; the copy, concat and
+  // gather kernels move 16-byte words.
+  variant.minComputeCapability = 75;
+  variant.alignment = 16;
+  variant.launches = std::move(*launches);
+  return std::optional<KernelVariant>{std::move(variant)};
+}
+
+KernelModule KernelLibrary::module(const Targets &targets) const {
+  KernelModule module{"tessel_kernel_library", {}};
+  llvm::StringRef ptx = ptxText();
+  module.images.push_back(KernelImage{false, 75, std::vector<uint8_t>(ptx.begin(), ptx.end())});
+  // A cubin serves the GPUs of its major and of minors not below its own
+  // (the runtime's rule), so sm_80's serves a target of sm_86 too.
+  for (const Image &image : cubinImages()) {
+    bool wanted = llvm::any_of(targets.cubinArchs, [&](int target) {
+      return target / 10 == image.arch / 10 && target >= image.arch;
+    });
+    if (wanted)
+      module.images.push_back(
+          KernelImage{true, image.arch, std::vector<uint8_t>(image.begin, image.end)});
+  }
+  return module;
+}
+
+const std::vector<std::string> &KernelLibrary::entryNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> found;
+    llvm::StringRef text = ptxText();
+    const llvm::StringRef marker = ".entry ";
+    for (size_t at = text.find(marker); at != llvm::StringRef::npos;
+         at = text.find(marker, at + marker.size())) {
+      llvm::StringRef rest = text.drop_front(at + marker.size());
+      found.push_back(rest.take_until([](char c) { return c == '(' || c == ' ' || c == '\n'; }).str());
+    }
+    std::sort(found.begin(), found.end());
+    return found;
+  }();
+  return names;
+}
+
+std::vector<int> KernelLibrary::cubinArchs() {
+  std::vector<int> archs;
+  for (const Image &image : cubinImages())
+    archs.push_back(image.arch);
+  return archs;
 }
 
 } // namespace tessel::codegen

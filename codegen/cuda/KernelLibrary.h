@@ -14,6 +14,8 @@
 #include "mlir/Support/LogicalResult.h"
 
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace tessel::codegen {
 
@@ -28,6 +30,13 @@ public:
   /// The library module: PTX plus a cubin for each target arch it was built
   /// for that `targets` asks for.
   KernelModule module(const Targets &targets) const;
+
+  /// Every kernel entry point of the library (its PTX's `.entry` names),
+  /// sorted: the names plan() may launch. plan() launches nothing else.
+  static const std::vector<std::string> &entryNames();
+
+  /// The SM archs the library has cubins for (major*10+minor), ascending.
+  static std::vector<int> cubinArchs();
 };
 
 } // namespace tessel::codegen

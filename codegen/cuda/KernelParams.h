@@ -1,0 +1,144 @@
+//===- KernelParams.h - by-value arguments of the library kernels -*- C++ -*-===//
+//
+// The structs each library kernel takes by value after its tensor pointers,
+// shared by the planner (host C++, which writes them as a launch's raw
+// argument bytes) and the kernels (CUDA C++, which read them as a
+// __grid_constant__ parameter). Plain fixed-width fields, naturally aligned,
+// so that g++ and nvcc lay them out identically; the static_asserts at the
+// end pin the sizes both sides must agree on.
+//
+// Shapes are at most kMaxRank dims after the planner merges the dims an
+// operation treats alike (a step of higher rank runs on the CPU tier). All
+// element counts, offsets and strides are 64-bit and in elements (the
+// movement kernels' units are words of the launch's width, see each struct).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_CODEGEN_CUDA_KERNELPARAMS_H
+#define TESSEL_CODEGEN_CUDA_KERNELPARAMS_H
+
+#include <stdint.h>
+
+namespace tessel::kernels {
+
+constexpr int kMaxRank = 8;
+constexpr int kMaxPoolDims = 3;
+
+/// Flat elementwise ops (unary, cast): `n` elements, and the op's scalar
+/// parameters as the engine stores them (leaky_relu alpha, selu alpha and
+/// gamma, hard_sigmoid alpha and beta, shrink bias (alpha) and lambd (beta)).
+struct UnaryParams {
+  int64_t n;
+  double alpha, beta, gamma;
+};
+
+/// clip: bounds already in the tensor's dtype, as the CPU kernel converts
+/// them: `lo`/`hi` hold float bounds exactly (f16 rounded to f16), `ilo`/`ihi`
+/// integer bounds (saturated).
+struct ClipParams {
+  int64_t n;
+  double lo, hi;
+  int64_t ilo, ihi;
+};
+
+/// N-ary numpy broadcasting (binary ops, comparisons, logic, where): the
+/// result's shape and, per operand, its element strides in the result's index
+/// space (0 along broadcast dims). Operand k of the kernel is stride[k].
+struct BroadcastParams {
+  int64_t n;
+  int32_t rank, pad0;
+  int64_t shape[kMaxRank];
+  int64_t stride[3][kMaxRank];
+};
+
+/// out[i...] = in[base + sum_d i_d * stride[d]]: transpose, slice, expand.
+struct AffineParams {
+  int64_t n, base;
+  int32_t rank, pad0;
+  int64_t shape[kMaxRank];
+  int64_t stride[kMaxRank];
+};
+
+/// tile: out[i...] = in[sum_d (i_d % inShape[d]) * inStride[d]].
+struct TileParams {
+  int64_t n;
+  int32_t rank, pad0;
+  int64_t shape[kMaxRank];
+  int64_t inShape[kMaxRank];
+  int64_t inStride[kMaxRank];
+};
+
+/// pad: mode 0 constant, 1 reflect, 2 edge; `begin` may be negative (a crop);
+/// `fill` holds the constant's bits in the low bytes.
+struct PadParams {
+  int64_t n;
+  int32_t rank, mode;
+  uint64_t fill;
+  int64_t shape[kMaxRank];
+  int64_t inShape[kMaxRank];
+  int64_t inStride[kMaxRank];
+  int64_t begin[kMaxRank];
+};
+
+/// copy (identity, reshape, the writer's output copies): `bytes` bytes; the
+/// kernel does nothing when source and destination are the same address.
+struct CopyParams {
+  uint64_t bytes;
+};
+
+/// One concat operand: `rows` rows of `chunk` words copied to the result at
+/// row stride `dstRow`, starting at word `dstOffset` (units: the kernel's
+/// word width).
+struct ConcatParams {
+  int64_t rows, chunk, dstRow, dstOffset;
+};
+
+/// gather: the data as [outer, extent, inner] (inner in words), the indices
+/// flattened to `count`; the result is [outer, count, inner].
+struct GatherParams {
+  int64_t outer, extent, count, inner;
+};
+
+/// reduce_*: the input's kept dims (row-major order of the result) and its
+/// reduced dims, each with its input strides; `count` elements per result.
+struct ReduceParams {
+  int64_t numOut, count;
+  int32_t keptRank, reducedRank;
+  int64_t keptShape[kMaxRank], keptStride[kMaxRank];
+  int64_t reducedShape[kMaxRank], reducedStride[kMaxRank];
+};
+
+/// softmax, log_softmax, argmax, argmin: the input as [outer, length, inner]
+/// around the axis; `last` is argmax/argmin's select_last_index.
+struct AxisParams {
+  int64_t outer, length, inner;
+  int32_t last, pad0;
+};
+
+/// max_pool, avg_pool: element (n, c, spatial position s) of the input is at
+/// n * inBatch + c * inC + s * inS (s row-major over inSpatial), likewise for
+/// the result; `n` results in all.
+struct PoolParams {
+  int64_t n, batch, channels;
+  int64_t inBatch, inC, inS, outBatch, outC, outS;
+  int32_t spatialRank, includePad;
+  int64_t inSpatial[kMaxPoolDims], outSpatial[kMaxPoolDims], kernel[kMaxPoolDims];
+  int64_t stride[kMaxPoolDims], dilation[kMaxPoolDims];
+  int64_t padBegin[kMaxPoolDims], padEnd[kMaxPoolDims];
+};
+
+static_assert(sizeof(UnaryParams) == 32, "layout shared with the kernels");
+static_assert(sizeof(ClipParams) == 40, "layout shared with the kernels");
+static_assert(sizeof(BroadcastParams) == 272, "layout shared with the kernels");
+static_assert(sizeof(AffineParams) == 152, "layout shared with the kernels");
+static_assert(sizeof(TileParams) == 208, "layout shared with the kernels");
+static_assert(sizeof(PadParams) == 280, "layout shared with the kernels");
+static_assert(sizeof(CopyParams) == 8, "layout shared with the kernels");
+static_assert(sizeof(ConcatParams) == 32, "layout shared with the kernels");
+static_assert(sizeof(GatherParams) == 32, "layout shared with the kernels");
+static_assert(sizeof(ReduceParams) == 280, "layout shared with the kernels");
+static_assert(sizeof(AxisParams) == 32, "layout shared with the kernels");
+static_assert(sizeof(PoolParams) == 248, "layout shared with the kernels");
+
+} // namespace tessel::kernels
+
+#endif // TESSEL_CODEGEN_CUDA_KERNELPARAMS_H

@@ -1,0 +1,134 @@
+//===- Movement.cuh - copy, transpose/slice/expand, tile, pad, concat, gather -===//
+//
+// The data movement ops of runtime/src/cpu/movement.cpp. They move elements
+// by their bits, so each is instantiated per element width (W, an unsigned
+// type of 1, 2, 4 or 8 bytes; copy, concat and gather also of 16 bytes when
+// the planner finds every size and offset a multiple of it), and serve every
+// dtype. Each thread writes one result element from elements it reads
+// first; none of these may write over its input except copy onto itself.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_CODEGEN_CUDA_KERNELS_MOVEMENT_CUH
+#define TESSEL_CODEGEN_CUDA_KERNELS_MOVEMENT_CUH
+
+#include "Common.cuh"
+
+namespace tessel::kernels {
+
+/// identity, reshape, the writer's output copies: bytes, 16 at a time (the
+/// simt tier's pointers are 16-byte aligned); nothing when the planner put
+/// the result on the operand itself.
+__device__ __forceinline__ void copyBytes(const uint8_t *x, uint8_t *y, const CopyParams &p) {
+  if (x == y)
+    return;
+  const int64_t words = static_cast<int64_t>(p.bytes / 16);
+  const uint4 *xs = reinterpret_cast<const uint4 *>(x);
+  uint4 *ys = reinterpret_cast<uint4 *>(y);
+  for (int64_t i = gridStart(); i < words; i += gridStep())
+    ys[i] = xs[i];
+  const int64_t tail = static_cast<int64_t>(p.bytes) - words * 16;
+  if (gridStart() < tail)
+    y[words * 16 + gridStart()] = x[words * 16 + gridStart()];
+}
+
+template <typename W>
+__device__ __forceinline__ void affineCopy(const W *x, W *y, const AffineParams &p) {
+  forEachIndex(p.n, [&](auto i) {
+    y[i] = x[p.base + stridedOffset(i, p.rank, p.shape, p.stride)];
+  });
+}
+
+template <typename W>
+__device__ __forceinline__ void tile(const W *x, W *y, const TileParams &p) {
+  forEachIndex(p.n, [&](auto i) {
+    uint64_t rest = i;
+    int64_t offset = 0;
+#pragma unroll 1
+    for (int d = p.rank - 1; d >= 0; --d) {
+      const uint64_t extent = static_cast<uint64_t>(p.shape[d]);
+      const uint64_t q = divide(rest, extent);
+      const uint64_t c = rest - q * extent, inExtent = static_cast<uint64_t>(p.inShape[d]);
+      offset += static_cast<int64_t>(c - divide(c, inExtent) * inExtent) * p.inStride[d];
+      rest = q;
+    }
+    y[i] = x[offset];
+  });
+}
+
+/// The input index that result index `i` reads along one dim, or -1 for the
+/// fill value (mode 0 constant, 1 reflect, 2 edge).
+__device__ __forceinline__ int64_t padSource(int64_t i, int64_t begin, int64_t extent,
+                                             int mode) {
+  int64_t j = i - begin;
+  if (j >= 0 && j < extent)
+    return j;
+  if (mode == 0)
+    return -1;
+  if (mode == 2)
+    return j < 0 ? 0 : extent - 1;
+  if (extent == 1)
+    return 0;
+  // Mirror without repeating the edge, periodically for wide pads.
+  const int64_t period = 2 * (extent - 1);
+  j %= period;
+  if (j < 0)
+    j += period;
+  return j < extent ? j : period - j;
+}
+
+template <typename W>
+__device__ __forceinline__ void pad(const W *x, W *y, const PadParams &p) {
+  const W fill = static_cast<W>(p.fill);
+  forEachIndex(p.n, [&](auto i) {
+    uint64_t rest = i;
+    int64_t offset = 0;
+    bool filled = false;
+#pragma unroll 1
+    for (int d = p.rank - 1; d >= 0; --d) {
+      const uint64_t extent = static_cast<uint64_t>(p.shape[d]);
+      const uint64_t q = divide(rest, extent);
+      const int64_t source =
+          padSource(static_cast<int64_t>(rest - q * extent), p.begin[d], p.inShape[d], p.mode);
+      filled = filled || source < 0;
+      offset += source * p.inStride[d];
+      rest = q;
+    }
+    y[i] = filled ? fill : x[offset];
+  });
+}
+
+/// One concat operand's rows into the result.
+template <typename W>
+__device__ __forceinline__ void concatPart(const W *x, W *y, const ConcatParams &p) {
+  forEachIndex(p.rows * p.chunk, [&](auto i) {
+    const uint64_t chunk = static_cast<uint64_t>(p.chunk);
+    const uint64_t row = divide(i, chunk);
+    const int64_t column = static_cast<int64_t>(i - row * chunk);
+    y[p.dstOffset + static_cast<int64_t>(row) * p.dstRow + column] = x[i];
+  });
+}
+
+/// gather; an index outside [-extent, extent) (which the CPU tier reports as
+/// an error) yields zeros rather than a read out of bounds.
+template <typename W, typename Index>
+__device__ __forceinline__ void gather(const W *x, const Index *indices, W *y,
+                                       const GatherParams &p) {
+  forEachIndex(p.outer * p.count * p.inner, [&](auto i) {
+    const uint64_t inner = static_cast<uint64_t>(p.inner), count = static_cast<uint64_t>(p.count);
+    const uint64_t t = divide(i, inner);
+    const uint64_t o = divide(t, count);
+    const uint64_t j = t - o * count;
+    const int64_t column = static_cast<int64_t>(i - t * inner);
+    int64_t v = static_cast<int64_t>(indices[j]);
+    if (v < 0)
+      v += p.extent;
+    if (v < 0 || v >= p.extent)
+      y[i] = W{};
+    else
+      y[i] = x[(static_cast<int64_t>(o) * p.extent + v) * p.inner + column];
+  });
+}
+
+} // namespace tessel::kernels
+
+#endif // TESSEL_CODEGEN_CUDA_KERNELS_MOVEMENT_CUH

@@ -1,0 +1,316 @@
+//===- Reduction.cuh - reduce_*, softmax, log_softmax, argmax, argmin -----===//
+//
+// The reductions of runtime/src/cpu/reduction.cpp. Float reductions
+// accumulate in double whatever the storage and round once into the result
+// (through float for f16, as the CPU's store does); integer sums and
+// products wrap in uint64 (exact in any order), and mean, l2, log_sum and
+// log_sum_exp of integers run in double and truncate (saturating).
+//
+// Two shapes of each: a thread per result, which walks its elements in the
+// CPU's row-major order (bit-identical sums), for many results whose
+// elements lie apart (NHWC's global pools); and a block per result, which
+// combines per-thread partials in a tree, for few results or contiguous
+// ones. argmax/argmin are sequential per result (a thread each).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_CODEGEN_CUDA_KERNELS_REDUCTION_CUH
+#define TESSEL_CODEGEN_CUDA_KERNELS_REDUCTION_CUH
+
+#include "Common.cuh"
+
+namespace tessel::kernels {
+
+enum class R { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
+
+/// Combines the values of a block's threads with `combine`; every thread
+/// gets the result. blockDim.x is a multiple of 32, at most 1024.
+template <typename Acc, typename F>
+__device__ __forceinline__ Acc blockReduce(Acc v, Acc identity, F &&combine) {
+  __shared__ Acc partial[32];
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = combine(v, __shfl_down_sync(0xffffffffu, v, offset));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads(); // the previous call's readers are done with `partial`
+  if (lane == 0)
+    partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < static_cast<int>(blockDim.x >> 5) ? partial[lane] : identity;
+    for (int offset = 16; offset > 0; offset /= 2)
+      v = combine(v, __shfl_down_sync(0xffffffffu, v, offset));
+    if (lane == 0)
+      partial[0] = v;
+  }
+  __syncthreads();
+  return partial[0];
+}
+
+/// One reduce_* op on element type T: its accumulator, the step taking one
+/// element (given the result's peak, for log_sum_exp), how two partial
+/// accumulators combine, and the final value.
+template <R op, typename T, bool = isFloat<T>()> struct Reducer;
+
+template <R op, typename T> struct Reducer<op, T, true> {
+  using Acc = double;
+  static constexpr bool kPeak = op == R::LogSumExp;
+  __device__ static double init() {
+    return op == R::Max ? -kInf : op == R::Min ? kInf : op == R::Prod ? 1.0 : 0.0;
+  }
+  // NaN wins, as in the CPU's peak.
+  __device__ static double peak(double a, double v) { return (v > a || isnan(v)) ? v : a; }
+  __device__ static double step(double a, T raw, double peak) {
+    const double v = load(raw);
+    switch (op) {
+    case R::Sum: case R::Mean: case R::LogSum: return a + v;
+    case R::Max: return (v > a || isnan(v)) ? v : a;
+    case R::Min: return (v < a || isnan(v)) ? v : a;
+    case R::Prod: return a * v;
+    case R::L1: return a + fabs(v);
+    case R::L2: case R::SumSquare: return a + v * v;
+    case R::LogSumExp: return isfinite(peak) ? a + exp(v - peak) : a;
+    }
+    return a;
+  }
+  __device__ static double combine(double a, double b) {
+    switch (op) {
+    case R::Max: return (b > a || isnan(b)) ? b : a;
+    case R::Min: return (b < a || isnan(b)) ? b : a;
+    case R::Prod: return a * b;
+    default: return a + b;
+    }
+  }
+  __device__ static T finish(double a, double peak, int64_t count) {
+    switch (op) {
+    case R::Mean: a = a / static_cast<double>(count); break;
+    case R::L2: a = sqrt(a); break;
+    case R::LogSum: a = log(a); break;
+    case R::LogSumExp:
+      a = isfinite(peak) ? log(a) + peak : peak;
+      if (count == 0)
+        a = -kInf;
+      break;
+    default: break;
+    }
+    return store<T>(static_cast<Math<T>>(a));
+  }
+};
+
+template <R op, typename T> struct Reducer<op, T, false> {
+  static constexpr bool kPeak = op == R::LogSumExp;
+  static constexpr bool kSelect = op == R::Max || op == R::Min;
+  using Wide = std::conditional_t<isSigned<T>(), int64_t, uint64_t>;
+  using Acc = std::conditional_t<kSelect, T, std::conditional_t<kPeak, double, uint64_t>>;
+  __device__ static Acc init() {
+    if constexpr (kSelect)
+      return op == R::Max ? Limits<T>::lowest : Limits<T>::max;
+    else
+      return op == R::Prod ? Acc(1) : Acc(0);
+  }
+  __device__ static double peak(double a, double v) { return a < v ? v : a; }
+  __device__ static Acc step(Acc a, T x, double peak) {
+    if constexpr (kSelect) {
+      return (op == R::Max ? x > a : x < a) ? x : a;
+    } else if constexpr (kPeak) {
+      return a + exp(static_cast<double>(x) - peak);
+    } else {
+      const uint64_t v = static_cast<uint64_t>(static_cast<Wide>(x));
+      switch (op) {
+      case R::Prod: return a * v;
+      case R::L1: return a + ((isSigned<T>() && x < 0) ? uint64_t(0) - v : v);
+      case R::L2: case R::SumSquare: return a + v * v;
+      default: return a + v;
+      }
+    }
+  }
+  __device__ static Acc combine(Acc a, Acc b) {
+    if constexpr (kSelect)
+      return (op == R::Max ? b > a : b < a) ? b : a;
+    else if constexpr (op == R::Prod)
+      return a * b;
+    else
+      return a + b;
+  }
+  __device__ static T finish(Acc a, double peak, int64_t count) {
+    if constexpr (kSelect) {
+      return a;
+    } else if constexpr (kPeak) {
+      return saturateInt<T>(count ? log(a) + peak : -kInf);
+    } else {
+      const double sum = static_cast<double>(static_cast<Wide>(a));
+      switch (op) {
+      case R::Mean: return saturateInt<T>(sum / static_cast<double>(count));
+      case R::L2: return saturateInt<T>(sqrt(sum));
+      case R::LogSum: return saturateInt<T>(log(sum));
+      default: return static_cast<T>(a);
+      }
+    }
+  }
+};
+
+/// f(offset) for every reduced element of the result whose first element is
+/// at `base`, in row-major order; one index decomposition per row of the
+/// innermost reduced dim.
+template <typename F>
+__device__ __forceinline__ void forEachReduced(const ReduceParams &p, int64_t base, F &&f) {
+  if (p.count == 0)
+    return;
+  const int last = p.reducedRank - 1;
+  const int64_t inner = p.reducedShape[last], innerStride = p.reducedStride[last];
+  const int64_t rows = p.count / inner;
+#pragma unroll 1
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t offset =
+        base + stridedOffset(static_cast<uint64_t>(row), last, p.reducedShape, p.reducedStride);
+#pragma unroll 1
+    for (int64_t j = 0; j < inner; ++j)
+      f(offset + j * innerStride);
+  }
+}
+
+template <R op, typename T>
+__device__ __forceinline__ void reduceThread(const T *x, T *y, const ReduceParams &p) {
+  using Red = Reducer<op, T>;
+  for (int64_t o = gridStart(); o < p.numOut; o += gridStep()) {
+    const int64_t base =
+        stridedOffset(static_cast<uint64_t>(o), p.keptRank, p.keptShape, p.keptStride);
+    double peak = -kInf;
+    if constexpr (Red::kPeak)
+      forEachReduced(p, base, [&](int64_t i) {
+        peak = Red::peak(peak, static_cast<double>(load(x[i])));
+      });
+    typename Red::Acc acc = Red::init();
+    forEachReduced(p, base, [&](int64_t i) { acc = Red::step(acc, x[i], peak); });
+    y[o] = Red::finish(acc, peak, p.count);
+  }
+}
+
+template <R op, typename T>
+__device__ __forceinline__ void reduceBlock(const T *x, T *y, const ReduceParams &p) {
+  using Red = Reducer<op, T>;
+  for (int64_t o = blockIdx.x; o < p.numOut; o += gridDim.x) {
+    const int64_t base =
+        stridedOffset(static_cast<uint64_t>(o), p.keptRank, p.keptShape, p.keptStride);
+    auto each = [&](auto &&f) {
+#pragma unroll 1
+      for (int64_t r = threadIdx.x; r < p.count; r += blockDim.x)
+        f(base + stridedOffset(static_cast<uint64_t>(r), p.reducedRank, p.reducedShape,
+                               p.reducedStride));
+    };
+    double peak = -kInf;
+    if constexpr (Red::kPeak) {
+      each([&](int64_t i) { peak = Red::peak(peak, static_cast<double>(load(x[i]))); });
+      peak = blockReduce(peak, -kInf, [](double a, double b) { return Red::peak(a, b); });
+    }
+    typename Red::Acc acc = Red::init();
+    each([&](int64_t i) { acc = Red::step(acc, x[i], peak); });
+    acc = blockReduce(acc, Red::init(), [](auto a, auto b) { return Red::combine(a, b); });
+    if (threadIdx.x == 0)
+      y[o] = Red::finish(acc, peak, p.count);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// softmax, log_softmax
+//===----------------------------------------------------------------------===//
+
+// In double, as the CPU: peak (std::max, so NaN never becomes it), the shift
+// (0 when the peak is infinite), the sum of exp(v - shift), one rounding.
+template <bool isLog, typename T>
+__device__ __forceinline__ T softmaxValue(double v, double shift, double sum, double logSum) {
+  const double r = isLog ? v - shift - logSum : exp(v - shift) / sum;
+  return store<T>(static_cast<Math<T>>(r));
+}
+
+template <bool isLog, typename T>
+__device__ __forceinline__ void softmaxThread(const T *x, T *y, const AxisParams &p) {
+  for (int64_t row = gridStart(); row < p.outer * p.inner; row += gridStep()) {
+    const int64_t o = static_cast<int64_t>(divide(row, p.inner)), i = row - o * p.inner;
+    const int64_t base = o * p.length * p.inner + i;
+    double peak = -kInf;
+#pragma unroll 1
+    for (int64_t a = 0; a < p.length; ++a) {
+      const double v = load(x[base + a * p.inner]);
+      peak = peak < v ? v : peak;
+    }
+    const double shift = isfinite(peak) ? peak : 0.0;
+    double sum = 0;
+#pragma unroll 1
+    for (int64_t a = 0; a < p.length; ++a)
+      sum += exp(static_cast<double>(load(x[base + a * p.inner])) - shift);
+    const double logSum = log(sum);
+#pragma unroll 1
+    for (int64_t a = 0; a < p.length; ++a) {
+      const int64_t e = base + a * p.inner;
+      y[e] = softmaxValue<isLog, T>(load(x[e]), shift, sum, logSum);
+    }
+  }
+}
+
+/// A block per row, for inner == 1 (the axis is the innermost dim).
+template <bool isLog, typename T>
+__device__ __forceinline__ void softmaxBlock(const T *x, T *y, const AxisParams &p) {
+  for (int64_t o = blockIdx.x; o < p.outer; o += gridDim.x) {
+    const T *xs = x + o * p.length;
+    T *ys = y + o * p.length;
+    double peak = -kInf;
+#pragma unroll 1
+    for (int64_t a = threadIdx.x; a < p.length; a += blockDim.x) {
+      const double v = load(xs[a]);
+      peak = peak < v ? v : peak;
+    }
+    peak = blockReduce(peak, -kInf, [](double a, double b) { return a < b ? b : a; });
+    const double shift = isfinite(peak) ? peak : 0.0;
+    double sum = 0;
+#pragma unroll 1
+    for (int64_t a = threadIdx.x; a < p.length; a += blockDim.x)
+      sum += exp(static_cast<double>(load(xs[a])) - shift);
+    sum = blockReduce(sum, 0.0, [](double a, double b) { return a + b; });
+    const double logSum = log(sum);
+#pragma unroll 1
+    for (int64_t a = threadIdx.x; a < p.length; a += blockDim.x)
+      ys[a] = softmaxValue<isLog, T>(load(xs[a]), shift, sum, logSum);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// argmax, argmin
+//===----------------------------------------------------------------------===//
+
+template <bool isMax, typename T>
+__device__ __forceinline__ void argReduce(const T *x, int64_t *y, const AxisParams &p) {
+  using C = Math<T>;
+  const bool last = p.last != 0;
+  for (int64_t row = gridStart(); row < p.outer * p.inner; row += gridStep()) {
+    const int64_t o = static_cast<int64_t>(divide(row, p.inner)), i = row - o * p.inner;
+    const int64_t base = o * p.length * p.inner + i;
+    C best = load(x[base]);
+    int64_t bestIndex = 0;
+#pragma unroll 1
+    for (int64_t a = 1; a < p.length; ++a) {
+      const C v = load(x[base + a * p.inner]);
+      if constexpr (isFloat<T>()) {
+        // NaN wins: the first NaN, or the last with select_last_index.
+        if (isnan(best)) {
+          if (last && isnan(v))
+            bestIndex = a;
+          continue;
+        }
+        if (isnan(v)) {
+          best = v;
+          bestIndex = a;
+          continue;
+        }
+      }
+      const bool take = isMax ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
+      if (take) {
+        best = v;
+        bestIndex = a;
+      }
+    }
+    y[row] = bestIndex;
+  }
+}
+
+} // namespace tessel::kernels
+
+#endif // TESSEL_CODEGEN_CUDA_KERNELS_REDUCTION_CUH

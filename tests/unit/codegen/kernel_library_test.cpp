@@ -1,0 +1,585 @@
+//===- kernel_library_test.cpp - the CUDA kernel library, without a GPU ---===//
+//
+// The embedded images (PTX for compute_75 holding every entry point, a valid
+// cubin per SM holding the same), and the planner: which steps it covers,
+// which entry, grid, block and bound arguments it gives them. Whether the
+// kernels compute what the CPU tier computes is the GPU conformance run's
+// question.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelLibrary.h"
+#include "KernelParams.h"
+#include "TesselDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <string>
+
+namespace {
+
+using tessel::codegen::KernelArg;
+using tessel::codegen::KernelImage;
+using tessel::codegen::KernelLibrary;
+using tessel::codegen::KernelModule;
+using tessel::codegen::KernelVariant;
+using tessel::codegen::StepView;
+using tessel::codegen::Targets;
+namespace kernels = tessel::kernels;
+
+//===----------------------------------------------------------------------===//
+// Images
+//===----------------------------------------------------------------------===//
+
+std::set<std::string> ptxEntries(const KernelImage &image) {
+  std::string text(image.data.begin(), image.data.end());
+  std::set<std::string> names;
+  for (size_t at = text.find(".entry "); at != std::string::npos;
+       at = text.find(".entry ", at + 1)) {
+    size_t begin = at + 7, end = text.find('(', begin);
+    names.insert(text.substr(begin, end - begin));
+  }
+  return names;
+}
+
+template <typename T> T readAt(const std::vector<uint8_t> &bytes, size_t offset) {
+  T v{};
+  if (offset + sizeof(T) <= bytes.size())
+    std::memcpy(&v, bytes.data() + offset, sizeof(T));
+  return v;
+}
+
+/// A cubin's SM (from its ELF header) and its function symbols.
+struct Cubin {
+  bool valid = false;
+  int arch = 0;
+  std::set<std::string> functions;
+};
+
+Cubin readCubin(const std::vector<uint8_t> &elf) {
+  Cubin cubin;
+  // ELF64, little-endian, EM_CUDA (190).
+  if (elf.size() < 64 || std::memcmp(elf.data(), "\x7f" "ELF", 4) != 0 || elf[4] != 2 ||
+      elf[5] != 1 || readAt<uint16_t>(elf, 18) != 190)
+    return cubin;
+  cubin.arch = static_cast<int>((readAt<uint32_t>(elf, 48) >> 8) & 0xff);
+  const uint64_t shoff = readAt<uint64_t>(elf, 40);
+  const uint16_t shentsize = readAt<uint16_t>(elf, 58), shnum = readAt<uint16_t>(elf, 60);
+  for (uint16_t i = 0; i < shnum; ++i) {
+    const size_t sh = shoff + size_t(i) * shentsize;
+    if (readAt<uint32_t>(elf, sh + 4) != 2) // SHT_SYMTAB
+      continue;
+    const uint64_t offset = readAt<uint64_t>(elf, sh + 24), size = readAt<uint64_t>(elf, sh + 32);
+    const uint32_t link = readAt<uint32_t>(elf, sh + 40);
+    const uint64_t entsize = readAt<uint64_t>(elf, sh + 56);
+    const uint64_t strtab = readAt<uint64_t>(elf, shoff + size_t(link) * shentsize + 24);
+    for (uint64_t s = 0; entsize && s < size / entsize; ++s) {
+      const size_t sym = offset + s * entsize;
+      if ((readAt<uint8_t>(elf, sym + 4) & 0xf) != 2) // STT_FUNC
+        continue;
+      const size_t name = strtab + readAt<uint32_t>(elf, sym);
+      if (name < elf.size())
+        cubin.functions.insert(
+            std::string(reinterpret_cast<const char *>(elf.data() + name),
+                        strnlen(reinterpret_cast<const char *>(elf.data() + name),
+                                elf.size() - name)));
+    }
+  }
+  cubin.valid = true;
+  return cubin;
+}
+
+TEST(KernelLibraryImages, PtxHoldsEveryEntryPoint) {
+  KernelModule module = KernelLibrary().module(Targets{{75, 80, 90}});
+  ASSERT_FALSE(module.images.empty());
+  const KernelImage &ptx = module.images.front();
+  EXPECT_FALSE(ptx.cubin);
+  EXPECT_EQ(ptx.arch, 75);
+  std::string text(ptx.data.begin(), ptx.data.end());
+  EXPECT_NE(text.find(".target sm_75"), std::string::npos);
+  EXPECT_EQ(text.find('\0'), std::string::npos) << "the writer adds the NUL";
+
+  const std::vector<std::string> &names = KernelLibrary::entryNames();
+  std::set<std::string> entries = ptxEntries(ptx);
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()), entries);
+  // A few of every family, so that a library that lost a part shows here.
+  for (const char *name :
+       {"tsl_copy", "tsl_cast_f32_f16", "tsl_cast_f16_f32", "tsl_cast_i64_i32", "tsl_cast_b8_f32",
+        "tsl_affine_w2", "tsl_affine_w4", "tsl_pad_w2", "tsl_tile_w8", "tsl_concat_w16",
+        "tsl_gather_w4_i64", "tsl_where_w2", "tsl_relu_f16", "tsl_sigmoid_f32", "tsl_clip_f16",
+        "tsl_hard_swish_f16", "tsl_leaky_relu_f16", "tsl_tanh_f16", "tsl_not_b8", "tsl_add_f16",
+        "tsl_div_f32", "tsl_pow_f32_i64", "tsl_less_f32", "tsl_and_b8", "tsl_equal_b8",
+        "tsl_reduce_mean_f32_thread", "tsl_reduce_mean_f32_block", "tsl_reduce_sum_i64_block",
+        "tsl_reduce_max_f16_thread", "tsl_softmax_f32_block", "tsl_log_softmax_f32_thread",
+        "tsl_argmax_f32", "tsl_max_pool_f16", "tsl_max_pool_u8", "tsl_avg_pool_f16"})
+    EXPECT_TRUE(entries.count(name)) << name;
+}
+
+TEST(KernelLibraryImages, CubinsAreValidForTheirArchAndHoldEveryEntryPoint) {
+  const std::vector<int> archs = KernelLibrary::cubinArchs();
+  EXPECT_EQ(archs, (std::vector<int>{75, 80, 90}));
+  KernelModule module = KernelLibrary().module(Targets{archs});
+  ASSERT_EQ(module.images.size(), 1 + archs.size());
+  const std::vector<std::string> &names = KernelLibrary::entryNames();
+  for (size_t i = 0; i < archs.size(); ++i) {
+    const KernelImage &image = module.images[1 + i];
+    EXPECT_TRUE(image.cubin);
+    EXPECT_EQ(image.arch, archs[i]);
+    Cubin cubin = readCubin(image.data);
+    ASSERT_TRUE(cubin.valid) << "sm_" << archs[i];
+    EXPECT_EQ(cubin.arch, archs[i]);
+    for (const std::string &name : names)
+      EXPECT_TRUE(cubin.functions.count(name)) << name << " missing from sm_" << archs[i];
+  }
+}
+
+TEST(KernelLibraryImages, ModuleCarriesTheCubinsTheTargetsCanLoad) {
+  auto archsOf = [](const KernelModule &m) {
+    std::vector<std::pair<bool, int>> archs;
+    for (const KernelImage &image : m.images)
+      archs.emplace_back(image.cubin, image.arch);
+    return archs;
+  };
+  KernelLibrary library;
+  using V = std::vector<std::pair<bool, int>>;
+  EXPECT_EQ(archsOf(library.module(Targets{{80}})), (V{{false, 75}, {true, 80}}));
+  // sm_86 and sm_89 load sm_80's cubin; sm_70 and sm_100 have none (sm_100
+  // JIT-compiles the PTX; sm_70 is below CUDA 13's floor).
+  EXPECT_EQ(archsOf(library.module(Targets{{86, 89}})), (V{{false, 75}, {true, 80}}));
+  EXPECT_EQ(archsOf(library.module(Targets{{70, 100}})), (V{{false, 75}}));
+  EXPECT_EQ(library.module(Targets{{75}}).name, "tessel_kernel_library");
+}
+
+//===----------------------------------------------------------------------===//
+// Planning
+//===----------------------------------------------------------------------===//
+
+/// Plans every op of the function `@f` in `source` as a step: tensor
+/// indices number the arguments, then the results in order.
+class KernelLibraryPlan : public ::testing::Test {
+protected:
+  KernelLibraryPlan() { context.loadDialect<tessel::TesselDialect, mlir::func::FuncDialect>(); }
+
+  /// The variants of the steps, in order.
+  std::vector<std::optional<KernelVariant>> plan(const char *source) {
+    module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+    EXPECT_TRUE(module);
+    std::vector<std::optional<KernelVariant>> variants;
+    if (!module)
+      return variants;
+    auto f = module->lookupSymbol<mlir::func::FuncOp>("f");
+    llvm::DenseMap<mlir::Value, int32_t> index;
+    types.clear();
+    auto number = [&](mlir::Value v) {
+      index[v] = static_cast<int32_t>(types.size());
+      types.push_back(mlir::cast<mlir::RankedTensorType>(v.getType()));
+    };
+    for (mlir::Value arg : f.getArguments())
+      number(arg);
+    f.walk([&](mlir::Operation *op) {
+      for (mlir::Value result : op->getResults())
+        number(result);
+    });
+    KernelLibrary library;
+    f.walk([&](mlir::Operation *op) {
+      if (op == f.getOperation() || mlir::isa<mlir::func::ReturnOp>(op) ||
+          op->getName().getStringRef() == "tessel.constant")
+        return;
+      std::vector<int32_t> ins, outs;
+      for (mlir::Value v : op->getOperands())
+        ins.push_back(index.lookup(v));
+      for (mlir::Value v : op->getResults())
+        outs.push_back(index.lookup(v));
+      StepView step{op, op->getName().stripDialect(), ins, outs, types};
+      mlir::FailureOr<std::optional<KernelVariant>> planned = library.plan(step);
+      EXPECT_TRUE(mlir::succeeded(planned));
+      variants.push_back(mlir::succeeded(planned) ? *planned : std::nullopt);
+    });
+    return variants;
+  }
+
+  /// The by-value struct of a launch's last argument.
+  template <typename P> static P params(const KernelArg &arg) {
+    P p{};
+    EXPECT_EQ(arg.tensor, -1);
+    EXPECT_EQ(arg.bytes.size(), sizeof(P));
+    if (arg.bytes.size() == sizeof(P))
+      std::memcpy(&p, arg.bytes.data(), sizeof(P));
+    return p;
+  }
+
+  static void expectTensors(const tessel::codegen::Launch &launch, std::vector<int32_t> tensors) {
+    ASSERT_EQ(launch.args.size(), tensors.size() + 1);
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      EXPECT_EQ(launch.args[i].tensor, tensors[i]) << "argument " << i;
+      EXPECT_TRUE(launch.args[i].bytes.empty());
+    }
+  }
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::vector<mlir::RankedTensorType> types;
+};
+
+TEST_F(KernelLibraryPlan, VariantIsSimtOnCompute75) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<2x3xf16>) -> tensor<2x3xf16> {
+      %0 = tessel.relu %x : tensor<2x3xf16>
+      return %0 : tensor<2x3xf16>
+    })");
+  ASSERT_EQ(v.size(), 1u);
+  ASSERT_TRUE(v[0]);
+  EXPECT_EQ(v[0]->tier, "simt");
+  EXPECT_EQ(v[0]->minComputeCapability, 75);
+  EXPECT_EQ(v[0]->alignment, 16);
+  EXPECT_EQ(v[0]->kernel, "tsl_relu_f16");
+  ASSERT_EQ(v[0]->launches.size(), 1u);
+  const auto &launch = v[0]->launches[0];
+  EXPECT_EQ(launch.module, 0);
+  EXPECT_EQ(launch.kernel, "tsl_relu_f16");
+  EXPECT_EQ(launch.grid, (std::array<uint32_t, 3>{1, 1, 1}));
+  EXPECT_EQ(launch.block, (std::array<uint32_t, 3>{256, 1, 1}));
+  expectTensors(launch, {0, 1});
+  EXPECT_EQ(params<kernels::UnaryParams>(launch.args[2]).n, 6);
+}
+
+TEST_F(KernelLibraryPlan, BroadcastDimsCoalesce) {
+  // A per-channel bias on NHWC: [1,4,4,8] + [8] coalesces to [16, 8], the
+  // activation stepping (8, 1) and the bias (0, 1).
+  auto v = plan(R"(
+    func.func @f(%x: tensor<1x4x4x8xf16>, %b: tensor<8xf16>) -> tensor<1x4x4x8xf16> {
+      %0 = tessel.add %x, %b : (tensor<1x4x4x8xf16>, tensor<8xf16>) -> tensor<1x4x4x8xf16>
+      return %0 : tensor<1x4x4x8xf16>
+    })");
+  ASSERT_TRUE(v[0]);
+  const auto &launch = v[0]->launches[0];
+  EXPECT_EQ(launch.kernel, "tsl_add_f16");
+  expectTensors(launch, {0, 1, 2});
+  auto p = params<kernels::BroadcastParams>(launch.args[3]);
+  EXPECT_EQ(p.n, 128);
+  ASSERT_EQ(p.rank, 2);
+  EXPECT_EQ(p.shape[0], 16);
+  EXPECT_EQ(p.shape[1], 8);
+  EXPECT_EQ(p.stride[0][0], 8);
+  EXPECT_EQ(p.stride[0][1], 1);
+  EXPECT_EQ(p.stride[1][0], 0);
+  EXPECT_EQ(p.stride[1][1], 1);
+}
+
+TEST_F(KernelLibraryPlan, ComparisonsLogicAndWhere) {
+  auto v = plan(R"(
+    func.func @f(%a: tensor<4xf32>, %b: tensor<1xf32>, %c: tensor<4xi1>) -> tensor<4xf32> {
+      %0 = tessel.less %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xi1>
+      %1 = tessel.and %0, %c : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+      %2 = tessel.where %1, %a, %b : (tensor<4xi1>, tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
+      return %2 : tensor<4xf32>
+    })");
+  ASSERT_EQ(v.size(), 3u);
+  ASSERT_TRUE(v[0] && v[1] && v[2]);
+  EXPECT_EQ(v[0]->kernel, "tsl_less_f32");
+  EXPECT_EQ(v[1]->kernel, "tsl_and_b8");
+  EXPECT_EQ(v[2]->kernel, "tsl_where_w4");
+  expectTensors(v[2]->launches[0], {4, 0, 1, 5});
+  auto p = params<kernels::BroadcastParams>(v[2]->launches[0].args[4]);
+  ASSERT_EQ(p.rank, 1);
+  EXPECT_EQ(p.stride[0][0], 1);
+  EXPECT_EQ(p.stride[1][0], 1);
+  EXPECT_EQ(p.stride[2][0], 0);
+}
+
+TEST_F(KernelLibraryPlan, CastsBetweenTheCommonDtypes) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<5xf32>) -> tensor<5xi1> {
+      %0 = tessel.cast %x : tensor<5xf32> -> tensor<5xf16>
+      %1 = tessel.cast %0 : tensor<5xf16> -> tensor<5xi64>
+      %2 = tessel.cast %1 : tensor<5xi64> -> tensor<5xi32>
+      %3 = tessel.cast %2 : tensor<5xi32> -> tensor<5xi1>
+      %4 = tessel.cast %x : tensor<5xf32> -> tensor<5xbf16>
+      return %3 : tensor<5xi1>
+    })");
+  ASSERT_EQ(v.size(), 5u);
+  EXPECT_EQ(v[0]->kernel, "tsl_cast_f32_f16");
+  EXPECT_EQ(v[1]->kernel, "tsl_cast_f16_i64");
+  EXPECT_EQ(v[2]->kernel, "tsl_cast_i64_i32");
+  EXPECT_EQ(v[3]->kernel, "tsl_cast_i32_b8");
+  EXPECT_FALSE(v[4]) << "bf16 runs on the CPU tier";
+}
+
+TEST_F(KernelLibraryPlan, UncoveredStepsFallBackToTheCpu) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<4xi32>, %y: tensor<4xf64>) -> tensor<4xi32> {
+      %0 = tessel.sigmoid %x : tensor<4xi32>
+      %1 = tessel.sin %y : tensor<4xf64>
+      %2 = tessel.exp %y : tensor<4xf64>
+      return %0 : tensor<4xi32>
+    })");
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_FALSE(v[0]);
+  EXPECT_FALSE(v[1]);
+  EXPECT_FALSE(v[2]);
+}
+
+TEST_F(KernelLibraryPlan, UnaryParametersAreTheCpuKernelsDefaultsOrAttributes) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<3xf32>) -> tensor<3xf32> {
+      %0 = tessel.leaky_relu %x {alpha = 0.25 : f32} : tensor<3xf32>
+      %1 = tessel.shrink %0 {bias = 1.5 : f32, lambd = 2.0 : f32} : tensor<3xf32>
+      %2 = tessel.clip %1 {min = -1.0 : f64, max = 6.0 : f64} : tensor<3xf32>
+      return %2 : tensor<3xf32>
+    })");
+  ASSERT_EQ(v.size(), 3u);
+  auto leaky = params<kernels::UnaryParams>(v[0]->launches[0].args[2]);
+  EXPECT_EQ(leaky.alpha, 0.25);
+  auto shrink = params<kernels::UnaryParams>(v[1]->launches[0].args[2]);
+  EXPECT_EQ(shrink.alpha, 1.5);
+  EXPECT_EQ(shrink.beta, 2.0);
+  auto clip = params<kernels::ClipParams>(v[2]->launches[0].args[2]);
+  EXPECT_EQ(clip.lo, -1.0);
+  EXPECT_EQ(clip.hi, 6.0);
+}
+
+TEST_F(KernelLibraryPlan, ClipBoundsRoundAsTheCpuRoundsThem) {
+  // 0.1 is not an f16: the CPU compares with f16(0.1) = 0.0999755859375.
+  auto v = plan(R"(
+    func.func @f(%x: tensor<3xf16>, %i: tensor<3xi8>) -> tensor<3xf16> {
+      %0 = tessel.clip %x {min = 0.1 : f64, max = 1.0e6 : f64} : tensor<3xf16>
+      %1 = tessel.clip %i {min = -1000.0 : f64, max = 3.7 : f64} : tensor<3xi8>
+      return %0 : tensor<3xf16>
+    })");
+  auto f16 = params<kernels::ClipParams>(v[0]->launches[0].args[2]);
+  EXPECT_EQ(f16.lo, 0.0999755859375);
+  EXPECT_TRUE(std::isinf(f16.hi));
+  auto i8 = params<kernels::ClipParams>(v[1]->launches[0].args[2]);
+  EXPECT_EQ(v[1]->kernel, "tsl_clip_i8");
+  EXPECT_EQ(i8.ilo, -128);
+  EXPECT_EQ(i8.ihi, 3);
+}
+
+TEST_F(KernelLibraryPlan, TransposeToNhwcIsOneAffineCopy) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32> {
+      %0 = tessel.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32>
+      return %0 : tensor<2x4x5x3xf32>
+    })");
+  ASSERT_TRUE(v[0]);
+  EXPECT_EQ(v[0]->kernel, "tsl_affine_w4");
+  auto p = params<kernels::AffineParams>(v[0]->launches[0].args[2]);
+  EXPECT_EQ(p.n, 120);
+  EXPECT_EQ(p.base, 0);
+  // H and W merge: [2, 20, 3] reading strides [60, 1, 20].
+  ASSERT_EQ(p.rank, 3);
+  EXPECT_EQ(p.shape[0], 2);
+  EXPECT_EQ(p.shape[1], 20);
+  EXPECT_EQ(p.shape[2], 3);
+  EXPECT_EQ(p.stride[0], 60);
+  EXPECT_EQ(p.stride[1], 1);
+  EXPECT_EQ(p.stride[2], 20);
+}
+
+TEST_F(KernelLibraryPlan, SliceAndExpandAreAffineCopies) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<1x1x1x8xf32>, %y: tensor<3x1xf16>) -> tensor<1x1x1x4xf32> {
+      %0 = tessel.slice %x {starts = array<i64: 0, 0, 0, 1>, steps = array<i64: 1, 1, 1, 2>} : (tensor<1x1x1x8xf32>) -> tensor<1x1x1x4xf32>
+      %1 = tessel.expand %y : (tensor<3x1xf16>) -> tensor<2x3x4xf16>
+      return %0 : tensor<1x1x1x4xf32>
+    })");
+  auto slice = params<kernels::AffineParams>(v[0]->launches[0].args[2]);
+  EXPECT_EQ(slice.base, 1);
+  ASSERT_EQ(slice.rank, 1);
+  EXPECT_EQ(slice.stride[0], 2);
+  EXPECT_EQ(v[1]->kernel, "tsl_affine_w2");
+  auto expand = params<kernels::AffineParams>(v[1]->launches[0].args[2]);
+  EXPECT_EQ(expand.n, 24);
+  ASSERT_EQ(expand.rank, 3);
+  EXPECT_EQ(expand.stride[0], 0);
+  EXPECT_EQ(expand.stride[1], 1);
+  EXPECT_EQ(expand.stride[2], 0);
+}
+
+TEST_F(KernelLibraryPlan, PadFillIsConvertedAsTheCpuCastConvertsIt) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<1x2x2x3xf16>) -> tensor<1x2x2x8xf16> {
+      %0 = tessel.pad %x {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 5>, value = 1.0 : f64} : (tensor<1x2x2x3xf16>) -> tensor<1x2x2x8xf16>
+      return %0 : tensor<1x2x2x8xf16>
+    })");
+  ASSERT_TRUE(v[0]);
+  EXPECT_EQ(v[0]->kernel, "tsl_pad_w2");
+  auto p = params<kernels::PadParams>(v[0]->launches[0].args[2]);
+  EXPECT_EQ(p.fill, 0x3c00u); // f16 1.0
+  EXPECT_EQ(p.mode, 0);
+  EXPECT_EQ(p.n, 32);
+  ASSERT_EQ(p.rank, 4);
+  EXPECT_EQ(p.shape[3], 8);
+  EXPECT_EQ(p.inShape[3], 3);
+  EXPECT_EQ(p.inStride[2], 3);
+  EXPECT_EQ(p.begin[3], 0);
+}
+
+TEST_F(KernelLibraryPlan, ConcatIsALaunchPerOperandInTheWidestWord) {
+  auto v = plan(R"(
+    func.func @f(%a: tensor<2x8x3xf16>, %b: tensor<2x1x3xf16>) -> tensor<2x9x3xf16> {
+      %0 = tessel.concat %a, %b {axis = 1 : i64} : (tensor<2x8x3xf16>, tensor<2x1x3xf16>) -> tensor<2x9x3xf16>
+      return %0 : tensor<2x9x3xf16>
+    })");
+  ASSERT_TRUE(v[0]);
+  ASSERT_EQ(v[0]->launches.size(), 2u);
+  // Rows of 54 bytes: 2-byte words. Operand a: 48 bytes per row, at 0.
+  EXPECT_EQ(v[0]->launches[0].kernel, "tsl_concat_w2");
+  expectTensors(v[0]->launches[0], {0, 2});
+  auto a = params<kernels::ConcatParams>(v[0]->launches[0].args[2]);
+  EXPECT_EQ(a.rows, 2);
+  EXPECT_EQ(a.chunk, 24);
+  EXPECT_EQ(a.dstRow, 27);
+  EXPECT_EQ(a.dstOffset, 0);
+  expectTensors(v[0]->launches[1], {1, 2});
+  auto b = params<kernels::ConcatParams>(v[0]->launches[1].args[2]);
+  EXPECT_EQ(b.chunk, 3);
+  EXPECT_EQ(b.dstOffset, 24);
+}
+
+TEST_F(KernelLibraryPlan, GatherMovesWholeRows) {
+  auto v = plan(R"(
+    func.func @f(%d: tensor<5x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
+      %0 = tessel.gather %d, %i {axis = 0 : i64} : (tensor<5x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+      return %0 : tensor<3x4xf32>
+    })");
+  ASSERT_TRUE(v[0]);
+  EXPECT_EQ(v[0]->kernel, "tsl_gather_w16_i64");
+  auto p = params<kernels::GatherParams>(v[0]->launches[0].args[3]);
+  EXPECT_EQ(p.outer, 1);
+  EXPECT_EQ(p.extent, 5);
+  EXPECT_EQ(p.count, 3);
+  EXPECT_EQ(p.inner, 1);
+}
+
+TEST_F(KernelLibraryPlan, GlobalPoolOnNhwcIsAThreadPerResult) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<2x7x7x2048xf32>, %y: tensor<2x3x50xf32>) -> tensor<2x1x1x2048xf32> {
+      %0 = tessel.reduce_mean %x {axes = array<i64: 1, 2>, keepdims = true} : (tensor<2x7x7x2048xf32>) -> tensor<2x1x1x2048xf32>
+      %1 = tessel.reduce_sum %y {axes = array<i64: 2>, keepdims = false} : (tensor<2x3x50xf32>) -> tensor<2x3xf32>
+      return %0 : tensor<2x1x1x2048xf32>
+    })");
+  ASSERT_TRUE(v[0] && v[1]);
+  EXPECT_EQ(v[0]->kernel, "tsl_reduce_mean_f32_thread");
+  auto p = params<kernels::ReduceParams>(v[0]->launches[0].args[2]);
+  EXPECT_EQ(p.numOut, 4096);
+  EXPECT_EQ(p.count, 49);
+  ASSERT_EQ(p.keptRank, 2);
+  EXPECT_EQ(p.keptShape[0], 2);
+  EXPECT_EQ(p.keptStride[0], 49 * 2048);
+  EXPECT_EQ(p.keptShape[1], 2048);
+  EXPECT_EQ(p.keptStride[1], 1);
+  ASSERT_EQ(p.reducedRank, 1);
+  EXPECT_EQ(p.reducedShape[0], 49);
+  EXPECT_EQ(p.reducedStride[0], 2048);
+  EXPECT_EQ(v[0]->launches[0].grid[0], 16u);
+  // The innermost dim reduced: a block per result, sized to the row.
+  EXPECT_EQ(v[1]->kernel, "tsl_reduce_sum_f32_block");
+  EXPECT_EQ(v[1]->launches[0].grid[0], 6u);
+  EXPECT_EQ(v[1]->launches[0].block[0], 64u);
+}
+
+TEST_F(KernelLibraryPlan, SoftmaxAndArgmax) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<2x1000xf32>, %y: tensor<2x3x4xf16>) -> tensor<2x1000xf32> {
+      %0 = tessel.softmax %x {axis = 1 : i64} : tensor<2x1000xf32>
+      %1 = tessel.log_softmax %y {axis = 1 : i64} : tensor<2x3x4xf16>
+      %2 = tessel.argmax %x {axis = 1 : i64, keepdims = false, select_last_index = true} : (tensor<2x1000xf32>) -> tensor<2xi64>
+      return %0 : tensor<2x1000xf32>
+    })");
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0]->kernel, "tsl_softmax_f32_block");
+  EXPECT_EQ(v[0]->launches[0].grid[0], 2u);
+  EXPECT_EQ(v[0]->launches[0].block[0], 256u);
+  EXPECT_EQ(v[1]->kernel, "tsl_log_softmax_f16_thread");
+  auto s = params<kernels::AxisParams>(v[1]->launches[0].args[2]);
+  EXPECT_EQ(s.outer, 2);
+  EXPECT_EQ(s.length, 3);
+  EXPECT_EQ(s.inner, 4);
+  EXPECT_EQ(v[2]->kernel, "tsl_argmax_f32");
+  EXPECT_EQ(params<kernels::AxisParams>(v[2]->launches[0].args[2]).last, 1);
+}
+
+TEST_F(KernelLibraryPlan, PoolsRightAlignTheirSpatialDims) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16> {
+      %0 = tessel.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 1>, layout = "NHWC"} : (tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16>
+      %1 = tessel.avg_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, count_include_pad = true, layout = "NHWC"} : (tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16>
+      return %0 : tensor<1x4x4x16xf16>
+    })");
+  ASSERT_TRUE(v[0] && v[1]);
+  EXPECT_EQ(v[0]->kernel, "tsl_max_pool_f16");
+  auto p = params<kernels::PoolParams>(v[0]->launches[0].args[2]);
+  EXPECT_EQ(p.n, 256);
+  EXPECT_EQ(p.channels, 16);
+  EXPECT_EQ(p.inC, 1);
+  EXPECT_EQ(p.inS, 16);
+  EXPECT_EQ(p.outC, 1);
+  EXPECT_EQ(p.spatialRank, 2);
+  EXPECT_EQ(p.inSpatial[0], 1);
+  EXPECT_EQ(p.kernel[0], 1);
+  EXPECT_EQ(p.inSpatial[1], 8);
+  EXPECT_EQ(p.kernel[2], 3);
+  EXPECT_EQ(p.stride[2], 2);
+  EXPECT_EQ(p.padBegin[1], 1);
+  EXPECT_EQ(p.padEnd[1], 0);
+  EXPECT_EQ(v[1]->kernel, "tsl_avg_pool_f16");
+  EXPECT_EQ(params<kernels::PoolParams>(v[1]->launches[0].args[2]).includePad, 1);
+}
+
+TEST_F(KernelLibraryPlan, CopiesReshapesAndTheWritersCopySteps) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<1x1x1x40xf32>) -> tensor<1x40xf32> {
+      %0 = tessel.reshape %x : (tensor<1x1x1x40xf32>) -> tensor<1x40xf32>
+      return %0 : tensor<1x40xf32>
+    })");
+  ASSERT_TRUE(v[0]);
+  EXPECT_EQ(v[0]->kernel, "tsl_copy");
+  EXPECT_EQ(params<kernels::CopyParams>(v[0]->launches[0].args[2]).bytes, 160u);
+
+  // The writer's output copies have no op.
+  KernelLibrary library;
+  std::vector<int32_t> ins{0}, outs{1};
+  StepView copy{nullptr, "copy", ins, outs, types};
+  auto planned = library.plan(copy);
+  ASSERT_TRUE(mlir::succeeded(planned));
+  ASSERT_TRUE(*planned);
+  EXPECT_EQ((*planned)->kernel, "tsl_copy");
+  expectTensors((*planned)->launches[0], {0, 1});
+}
+
+TEST_F(KernelLibraryPlan, EveryLaunchNamesAnEntryPoint) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<2x3x4x5xf16>, %i: tensor<2xi32>) -> tensor<2x3x4x5xf16> {
+      %0 = tessel.sigmoid %x : tensor<2x3x4x5xf16>
+      %1 = tessel.tile %x : (tensor<2x3x4x5xf16>) -> tensor<4x3x4x10xf16>
+      %2 = tessel.reduce_max %x {axes = array<i64: 0, 1, 2, 3>, keepdims = false} : (tensor<2x3x4x5xf16>) -> tensor<f16>
+      %3 = tessel.pow %x, %x : (tensor<2x3x4x5xf16>, tensor<2x3x4x5xf16>) -> tensor<2x3x4x5xf16>
+      %4 = tessel.gather %x, %i {axis = 3 : i64} : (tensor<2x3x4x5xf16>, tensor<2xi32>) -> tensor<2x3x4x2xf16>
+      %5 = tessel.identity %x : tensor<2x3x4x5xf16>
+      return %0 : tensor<2x3x4x5xf16>
+    })");
+  const std::vector<std::string> &names = KernelLibrary::entryNames();
+  ASSERT_EQ(v.size(), 6u);
+  for (const auto &variant : v) {
+    ASSERT_TRUE(variant);
+    for (const auto &launch : variant->launches) {
+      EXPECT_TRUE(std::binary_search(names.begin(), names.end(), launch.kernel)) << launch.kernel;
+      EXPECT_GE(launch.grid[0], 1u);
+      EXPECT_LE(launch.grid[0], 65535u);
+      EXPECT_GE(launch.block[0], 32u);
+      EXPECT_LE(launch.block[0], 1024u);
+    }
+  }
+}
+
+} // namespace
