@@ -1,19 +1,429 @@
 //===- ImplicitGemm.cpp - conv/gemm/matmul steps as tiled GPU kernels -----===//
+//
+// From a step to its variants: the step's op and tensor types give the GEMM
+// it computes (describeGemmStep), each tier its tiling (chooseTiles), and a
+// kernel per distinct problem and tier, bound to the step's tensors. finish()
+// compiles each tier's kernels as one module: one LLVM lowering, then one
+// nvJitLink assembly per target SM.
+//
+//===----------------------------------------------------------------------===//
 #include "ImplicitGemm.h"
+
+#include "CubinAssembler.h"
+#include "WmmaGemm.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <thread>
+
+using namespace mlir;
 
 namespace tessel::codegen {
 
-struct GemmPlanner::Impl {};
+namespace {
 
-GemmPlanner::GemmPlanner(mlir::MLIRContext &, const Targets &) : impl(new Impl) {}
-GemmPlanner::~GemmPlanner() = default;
-
-mlir::FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &) {
-  return std::vector<KernelVariant>{};
+std::optional<ElemType> elemTypeOf(RankedTensorType type) {
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  if (type.getElementType().isF16())
+    return ElemType::F16;
+  if (type.getElementType().isF32())
+    return ElemType::F32;
+  return std::nullopt;
 }
 
-mlir::FailureOr<std::vector<KernelModule>> GemmPlanner::finish() {
-  return std::vector<KernelModule>{};
+float floatAttr(Operation *op, llvm::StringRef name, float fallback) {
+  auto attr = op->getAttrOfType<FloatAttr>(name);
+  return attr ? float(attr.getValueAsDouble()) : fallback;
+}
+
+bool readActivation(Operation *op, const char *alphaName, const char *betaName,
+                    GemmProblem &p) {
+  auto name = op->getAttrOfType<StringAttr>("activation");
+  std::optional<Activation> act = parseActivation(name ? name.getValue() : "none");
+  if (!act)
+    return false;
+  p.act = *act;
+  p.actAlpha = floatAttr(op, alphaName, 0.0f);
+  p.actBeta = floatAttr(op, betaName, 0.0f);
+  return true;
+}
+
+std::optional<GemmProblem> describeConv(const StepView &step) {
+  Operation *op = step.op;
+  auto layout = op->getAttrOfType<StringAttr>("layout");
+  auto strides = op->getAttrOfType<DenseI64ArrayAttr>("strides");
+  auto pads = op->getAttrOfType<DenseI64ArrayAttr>("pads");
+  auto dilations = op->getAttrOfType<DenseI64ArrayAttr>("dilations");
+  auto group = op->getAttrOfType<IntegerAttr>("group");
+  if (!layout || layout.getValue() != "NHWC" || !strides || strides.size() != 2 || !pads ||
+      pads.size() != 4 || !dilations || dilations.size() != 2 || !group ||
+      step.inputs.size() < 2 || step.outputs.size() != 1)
+    return std::nullopt;
+  RankedTensorType x = step.type(step.inputs[0]), w = step.type(step.inputs[1]),
+                   y = step.type(step.outputs[0]);
+  std::optional<ElemType> xe = elemTypeOf(x), we = elemTypeOf(w), ye = elemTypeOf(y);
+  if (!xe || !we || !ye || x.getRank() != 4 || w.getRank() != 4 || y.getRank() != 4)
+    return std::nullopt;
+  ConvShape c;
+  c.batch = x.getDimSize(0);
+  c.inH = x.getDimSize(1);
+  c.inW = x.getDimSize(2);
+  c.inC = x.getDimSize(3);
+  c.outC = w.getDimSize(0);
+  c.kH = w.getDimSize(1);
+  c.kW = w.getDimSize(2);
+  c.strideH = strides[0];
+  c.strideW = strides[1];
+  c.padH = pads[0];
+  c.padW = pads[1];
+  c.dilH = dilations[0];
+  c.dilW = dilations[1];
+  c.group = group.getInt();
+  c.outH = y.getDimSize(1);
+  c.outW = y.getDimSize(2);
+  if (c.group < 1 || c.inC % c.group || c.outC % c.group || w.getDimSize(3) * c.group != c.inC ||
+      y.getDimSize(0) != c.batch || y.getDimSize(3) != c.outC || c.strideH < 1 ||
+      c.strideW < 1 || c.dilH < 1 || c.dilW < 1)
+    return std::nullopt;
+  // The output extent the window implies must be the result's.
+  auto extent = [](int64_t in, int64_t padBegin, int64_t padEnd, int64_t k, int64_t d,
+                   int64_t s) { return (in + padBegin + padEnd - d * (k - 1) - 1) / s + 1; };
+  if (extent(c.inH, pads[0], pads[2], c.kH, c.dilH, c.strideH) != c.outH ||
+      extent(c.inW, pads[1], pads[3], c.kW, c.dilW, c.strideW) != c.outW)
+    return std::nullopt;
+  // Depthwise-like groups leave a GEMM a few columns wide: not for this
+  // kernel (the step keeps its other tiers).
+  if (c.group > 1 && c.outC / c.group < 8)
+    return std::nullopt;
+  GemmProblem p = GemmProblem::forConv(c, *xe);
+  p.b = *we;
+  p.out = *ye;
+  if (step.inputs.size() > 2 && step.inputs[2] >= 0) {
+    RankedTensorType bias = step.type(step.inputs[2]);
+    p.addend = elemTypeOf(bias);
+    if (!p.addend || bias.getNumElements() != c.outC)
+      return std::nullopt;
+  }
+  if (step.inputs.size() > 3 && step.inputs[3] >= 0) {
+    RankedTensorType residual = step.type(step.inputs[3]);
+    p.residual = elemTypeOf(residual);
+    if (!p.residual || residual.getShape() != y.getShape())
+      return std::nullopt;
+  }
+  if (!readActivation(op, "alpha", "beta", p))
+    return std::nullopt;
+  return p;
+}
+
+std::optional<GemmProblem> describeGemm(const StepView &step) {
+  Operation *op = step.op;
+  if (step.inputs.size() < 2 || step.outputs.size() != 1)
+    return std::nullopt;
+  RankedTensorType a = step.type(step.inputs[0]), b = step.type(step.inputs[1]),
+                   y = step.type(step.outputs[0]);
+  std::optional<ElemType> ae = elemTypeOf(a), be = elemTypeOf(b), ye = elemTypeOf(y);
+  if (!ae || !be || !ye || a.getRank() != 2 || b.getRank() != 2 || y.getRank() != 2)
+    return std::nullopt;
+  GemmProblem p;
+  p.op = GemmOpKind::Gemm;
+  p.a = *ae;
+  p.b = *be;
+  p.out = *ye;
+  auto flag = [&](const char *name) {
+    auto attr = op->getAttrOfType<BoolAttr>(name);
+    return attr && attr.getValue();
+  };
+  p.transA = flag("transA");
+  p.transB = flag("transB");
+  p.m = a.getDimSize(p.transA ? 1 : 0);
+  p.k = a.getDimSize(p.transA ? 0 : 1);
+  p.n = b.getDimSize(p.transB ? 0 : 1);
+  if (b.getDimSize(p.transB ? 1 : 0) != p.k || y.getDimSize(0) != p.m || y.getDimSize(1) != p.n)
+    return std::nullopt;
+  p.alpha = floatAttr(op, "alpha", 1.0f);
+  p.beta = floatAttr(op, "beta", 1.0f);
+  if (step.inputs.size() > 2 && step.inputs[2] >= 0) {
+    // C broadcasts (right-aligned) to [M, N], as on the CPU tier.
+    RankedTensorType cType = step.type(step.inputs[2]);
+    p.addend = elemTypeOf(cType);
+    if (!p.addend || cType.getRank() > 2)
+      return std::nullopt;
+    ArrayRef<int64_t> cs = cType.getShape();
+    int64_t cm = cs.size() == 2 ? cs[0] : 1, cn = cs.empty() ? 1 : cs.back();
+    if ((cm != 1 && cm != p.m) || (cn != 1 && cn != p.n))
+      return std::nullopt;
+    p.addendRowStride = cm == 1 ? 0 : cn;
+    p.addendColStride = cn == 1 ? 0 : 1;
+  }
+  if (!readActivation(op, "act_alpha", "act_beta", p))
+    return std::nullopt;
+  return p;
+}
+
+std::optional<GemmProblem> describeMatMul(const StepView &step) {
+  if (step.inputs.size() != 2 || step.outputs.size() != 1)
+    return std::nullopt;
+  RankedTensorType a = step.type(step.inputs[0]), b = step.type(step.inputs[1]),
+                   y = step.type(step.outputs[0]);
+  std::optional<ElemType> ae = elemTypeOf(a), be = elemTypeOf(b), ye = elemTypeOf(y);
+  if (!ae || !be || !ye)
+    return std::nullopt;
+  GemmProblem p;
+  p.op = GemmOpKind::MatMul;
+  p.a = *ae;
+  p.b = *be;
+  p.out = *ye;
+  ArrayRef<int64_t> as = a.getShape(), bs = b.getShape(), ys = y.getShape();
+  size_t ra = as.size(), rb = bs.size();
+  if (ra == 0 || rb == 0)
+    return std::nullopt;
+  p.m = ra == 1 ? 1 : as[ra - 2];
+  p.k = as[ra - 1];
+  p.n = rb == 1 ? 1 : bs[rb - 1];
+  if ((rb == 1 ? bs[0] : bs[rb - 2]) != p.k)
+    return std::nullopt;
+  size_t trailing = (ra == 1 ? 0 : 1) + (rb == 1 ? 0 : 1);
+  if (ys.size() < trailing)
+    return std::nullopt;
+  size_t batchRank = ys.size() - trailing;
+  if ((ra != 1 && ys[batchRank] != p.m) || (rb != 1 && ys.back() != p.n))
+    return std::nullopt;
+  // Each operand's batch dims, right-aligned with the result's; a stride of
+  // 0 where the operand broadcasts (as on the CPU tier).
+  p.batchDims.resize(batchRank);
+  auto strides = [&](ArrayRef<int64_t> shape, size_t matrixRank, bool isA) {
+    size_t r = shape.size() - matrixRank;
+    if (r > batchRank)
+      return false;
+    int64_t stride = 1;
+    for (size_t j = 0; j < r; ++j) {
+      size_t i = r - 1 - j, d = batchRank - 1 - j;
+      if (shape[i] != ys[d] && shape[i] != 1)
+        return false;
+      (isA ? p.batchDims[d].aStride : p.batchDims[d].bStride) =
+          shape[i] == ys[d] && shape[i] != 1 ? stride : 0;
+      stride *= shape[i];
+    }
+    return true;
+  };
+  for (size_t d = 0; d < batchRank; ++d)
+    p.batchDims[d].extent = ys[d];
+  if (!strides(as, ra == 1 ? 1 : 2, true) || !strides(bs, rb == 1 ? 1 : 2, false))
+    return std::nullopt;
+  for (const BatchDim &d : p.batchDims)
+    p.batch *= d.extent;
+  return p;
+}
+
+/// The tensor a kernel parameter binds, by the step's operand positions.
+int32_t boundTensor(const StepView &step, const GemmProblem &p, llvm::StringRef param) {
+  if (param == "a")
+    return step.inputs[0];
+  if (param == "b")
+    return step.inputs[1];
+  if (param == "addend")
+    return step.inputs[2];
+  if (param == "residual")
+    return step.inputs[3];
+  (void)p;
+  return step.outputs[0];
+}
+
+const char *moduleName(GemmTier tier) {
+  return tier == GemmTier::TensorCore ? "tessel_gemm_tc" : "tessel_gemm_simt";
+}
+
+/// The kernel whose code holds PTX line `line` (1-based), by its .entry.
+std::optional<std::string> kernelAtLine(llvm::StringRef ptx, size_t line) {
+  std::optional<std::string> current;
+  size_t number = 0;
+  for (llvm::StringRef rest = ptx; !rest.empty() && number < line;) {
+    auto [text, tail] = rest.split('\n');
+    ++number;
+    rest = tail;
+    size_t at = text.find(".entry ");
+    if (at != llvm::StringRef::npos)
+      current = text.substr(at + 7).take_until([](char ch) { return ch == '(' || ch == ' '; }).str();
+  }
+  return current;
+}
+
+/// The first "line N" in an assembler log.
+std::optional<size_t> firstLogLine(llvm::StringRef log) {
+  size_t at = log.find("line ");
+  if (at == llvm::StringRef::npos)
+    return std::nullopt;
+  size_t line = 0;
+  if (log.substr(at + 5).take_while([](char ch) { return ch >= '0' && ch <= '9'; })
+          .getAsInteger(10, line))
+    return std::nullopt;
+  return line;
+}
+
+} // namespace
+
+std::optional<GemmProblem> describeGemmStep(const StepView &step) {
+  if (!step.op)
+    return std::nullopt;
+  std::optional<GemmProblem> p;
+  if (step.name == "conv")
+    p = describeConv(step);
+  else if (step.name == "gemm")
+    p = describeGemm(step);
+  else if (step.name == "matmul")
+    p = describeMatMul(step);
+  if (!p || p->m <= 0 || p->n <= 0 || p->k <= 0 || p->batch <= 0)
+    return std::nullopt;
+  return p;
+}
+
+int ptxArch(GemmTier tier) { return tier == GemmTier::TensorCore ? 70 : 60; }
+
+FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
+                                          ArrayRef<GemmKernel> kernels, const Targets &targets,
+                                          function_ref<Location(size_t)> where) {
+  FailureOr<OwningOpRef<ModuleOp>> module = buildGemmModule(ctx, moduleName(tier), kernels);
+  if (failed(module))
+    return failure();
+  bool wide = llvm::any_of(kernels, [](const GemmKernel &k) { return k.problem.needsWideIndex(); });
+  std::string chip = "sm_" + std::to_string(ptxArch(tier));
+  FailureOr<std::string> ptx = lowerGpuModuleToPtx(**module, chip, wide ? 64 : 32);
+  if (failed(ptx))
+    return failure();
+
+  KernelModule result;
+  result.name = moduleName(tier);
+  KernelImage ptxImage;
+  ptxImage.arch = ptxArch(tier);
+  ptxImage.data.assign(ptx->begin(), ptx->end());
+  result.images.push_back(std::move(ptxImage));
+  if (!canAssembleCubins())
+    return result; // PTX only; the driver compiles it at load
+  // One assembly per SM, concurrently: each is ptxas on the whole module.
+  std::vector<CubinResult> cubins(targets.cubinArchs.size());
+  std::vector<std::thread> workers;
+  for (size_t i = 0; i < cubins.size(); ++i)
+    workers.emplace_back([&, i] { cubins[i] = assembleCubin(*ptx, targets.cubinArchs[i]); });
+  for (std::thread &worker : workers)
+    worker.join();
+  for (size_t i = 0; i < cubins.size(); ++i) {
+    if (!cubins[i].ok) {
+      // Name the kernel (and so a step) the assembler stopped at.
+      size_t failing = 0;
+      if (std::optional<size_t> line = firstLogLine(cubins[i].log))
+        if (std::optional<std::string> name = kernelAtLine(*ptx, *line))
+          for (size_t k = 0; k < kernels.size(); ++k)
+            if (kernels[k].name == *name)
+              failing = k;
+      return emitError(where(failing))
+             << "GPU kernel " << kernels[failing].name << " (" << tierName(tier)
+             << ") failed to assemble for sm_" << targets.cubinArchs[i] << ": "
+             << cubins[i].log;
+    }
+    KernelImage image;
+    image.cubin = true;
+    image.arch = targets.cubinArchs[i];
+    image.data = std::move(cubins[i].cubin);
+    result.images.push_back(std::move(image));
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// GemmPlanner
+//===----------------------------------------------------------------------===//
+
+struct GemmPlanner::Impl {
+  MLIRContext &ctx;
+  Targets targets;
+  struct TierKernels {
+    GemmTier tier;
+    int32_t module = -1; ///< index in finish()'s modules, in first-use order
+    std::vector<GemmKernel> kernels;
+    std::vector<Location> firstUse;
+    llvm::StringMap<size_t> byKey;
+  };
+  TierKernels tiers[2] = {{GemmTier::TensorCore, -1, {}, {}, {}},
+                          {GemmTier::Simt, -1, {}, {}, {}}};
+  int32_t modules = 0;
+
+  Impl(MLIRContext &ctx, const Targets &targets) : ctx(ctx), targets(targets) {}
+
+  /// The kernel for `problem` on this tier, shared by every step that needs
+  /// the same one.
+  const GemmKernel &intern(TierKernels &tier, const GemmProblem &problem,
+                           const TileConfig &tiles, Location loc) {
+    auto [it, inserted] = tier.byKey.try_emplace(problem.key(), tier.kernels.size());
+    if (inserted) {
+      if (tier.module < 0)
+        tier.module = modules++;
+      GemmKernel kernel;
+      kernel.problem = problem;
+      kernel.tiles = tiles;
+      const char *op = problem.op == GemmOpKind::Conv   ? "conv"
+                       : problem.op == GemmOpKind::Gemm ? "gemm"
+                                                        : "matmul";
+      kernel.name = std::string(tier.tier == GemmTier::TensorCore ? "tc_" : "simt_") + op + "_" +
+                    std::to_string(tier.kernels.size());
+      tier.kernels.push_back(std::move(kernel));
+      tier.firstUse.push_back(loc);
+    }
+    return tier.kernels[it->second];
+  }
+};
+
+GemmPlanner::GemmPlanner(MLIRContext &ctx, const Targets &targets)
+    : impl(new Impl(ctx, targets)) {}
+
+GemmPlanner::~GemmPlanner() = default;
+
+FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
+  std::vector<KernelVariant> variants;
+  if (impl->targets.empty())
+    return variants;
+  std::optional<GemmProblem> problem = describeGemmStep(step);
+  if (!problem)
+    return variants;
+  for (Impl::TierKernels &tier : impl->tiers) {
+    std::optional<TileConfig> tiles = chooseTiles(*problem, tier.tier);
+    if (!tiles)
+      continue;
+    const GemmKernel &kernel = impl->intern(tier, *problem, *tiles, step.op->getLoc());
+    Launch launch;
+    launch.module = tier.module;
+    launch.kernel = kernel.name;
+    launch.grid = kernel.grid();
+    launch.block = kernel.block();
+    launch.sharedBytes = 0; // static shared memory, declared by the kernel
+    for (llvm::StringRef param : kernel.parameters())
+      launch.args.push_back(KernelArg::tensorAddress(boundTensor(step, *problem, param)));
+    KernelVariant variant;
+    variant.tier = tierName(tier.tier).str();
+    variant.kernel = kernel.name;
+    variant.minComputeCapability = ptxArch(tier.tier);
+    variant.alignment = kernel.alignment();
+    variant.launches.push_back(std::move(launch));
+    variants.push_back(std::move(variant));
+  }
+  return variants;
+}
+
+FailureOr<std::vector<KernelModule>> GemmPlanner::finish() {
+  std::vector<KernelModule> modules(impl->modules);
+  for (Impl::TierKernels &tier : impl->tiers) {
+    if (tier.module < 0)
+      continue;
+    FailureOr<KernelModule> module =
+        compileGemmModule(impl->ctx, tier.tier, tier.kernels, impl->targets,
+                          [&](size_t i) { return tier.firstUse[i]; });
+    if (failed(module))
+      return failure();
+    modules[tier.module] = std::move(*module);
+  }
+  return modules;
 }
 
 } // namespace tessel::codegen

@@ -28,6 +28,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
@@ -57,6 +58,12 @@ static constexpr int64_t kWarpSize = 32;
 static bool isSupportedChip(llvm::StringRef chip) {
   return chip == "sm_70" || chip == "sm_75" || chip == "sm_80" ||
          chip == "sm_90";
+}
+
+/// Chips the lowering emits PTX for: the WMMA ones and Pascal (the SIMT
+/// tier's oldest target).
+static bool isLoweringChip(llvm::StringRef chip) {
+  return isSupportedChip(chip) || chip == "sm_60";
 }
 
 std::string ptxFeaturesFor(llvm::StringRef chip) {
@@ -119,7 +126,7 @@ FailureOr<GemmLaunch> planWmmaGemm(Location loc, const GemmKernelSpec &spec) {
 void registerCodegenDialects(DialectRegistry &registry) {
   registry.insert<arith::ArithDialect, cf::ControlFlowDialect,
                   gpu::GPUDialect, LLVM::LLVMDialect, memref::MemRefDialect,
-                  NVVM::NVVMDialect, scf::SCFDialect>();
+                  NVVM::NVVMDialect, scf::SCFDialect, vector::VectorDialect>();
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -296,12 +303,13 @@ static void initNvptxBackend() {
 }
 
 FailureOr<std::string> lowerGpuModuleToPtx(ModuleOp module,
-                                           llvm::StringRef chip) {
+                                           llvm::StringRef chip,
+                                           int indexBitwidth) {
   initNvptxBackend();
   MLIRContext *ctx = module.getContext();
-  if (!isSupportedChip(chip))
+  if (!isLoweringChip(chip))
     return module.emitError() << "chip '" << chip
-                              << "' has no WMMA codegen; use sm_70, sm_75, "
+                              << "' has no codegen; use sm_60, sm_70, sm_75, "
                                  "sm_80 or sm_90";
 
   // The pipeline, in order (TOOLCHAIN.md's recipe, in-process).
@@ -310,6 +318,7 @@ FailureOr<std::string> lowerGpuModuleToPtx(ModuleOp module,
   gpuPm.addPass(createConvertSCFToCFPass());
   ConvertGpuOpsToNVVMOpsOptions toNvvm;
   toNvvm.useBarePtrCallConv = true; // kernel(A, B, C) takes plain pointers
+  toNvvm.indexBitwidth = indexBitwidth;
   gpuPm.addPass(createConvertGpuOpsToNVVMOps(toNvvm));
   gpuPm.addPass(createReconcileUnrealizedCastsPass());
   GpuNVVMAttachTargetOptions target;

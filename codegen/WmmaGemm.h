@@ -61,9 +61,12 @@ mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
 buildWmmaGemmModule(mlir::MLIRContext &ctx, const GemmKernelSpec &spec);
 
 /// Lowers every gpu.module in `module` to NVVM and serializes it to PTX for
-/// `chip`; returns the PTX of the (single) gpu.module.
+/// `chip` (sm_60, sm_70, sm_75, sm_80 or sm_90); returns the PTX of the
+/// (single) gpu.module. `indexBitwidth` 32 makes index arithmetic 32-bit
+/// (every offset the kernels compute must then be below 2^31).
 mlir::FailureOr<std::string> lowerGpuModuleToPtx(mlir::ModuleOp module,
-                                                 llvm::StringRef chip);
+                                                 llvm::StringRef chip,
+                                                 int indexBitwidth = 64);
 
 /// buildWmmaGemmModule + lowerGpuModuleToPtx.
 mlir::FailureOr<std::string> emitWmmaGemmPtx(mlir::MLIRContext &ctx,

@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Builds the WMMA GEMM codegen check for the GPU machine: PTX from Tessel's
-# codegen for several shapes, fragment shapes and chips, plus the dlopen-based
-# checker, in gpu-run/ (git-ignored; carry it to the device). On the device:
+# Builds the codegen checks for the GPU machine in gpu-run/ (git-ignored;
+# carry it to the device):
+#   - the plain WMMA GEMM (codegen/WmmaGemm.h): PTX for several shapes,
+#     fragment shapes and chips, run by tessel-gpu-gemm-check;
+#   - the engine's implicit-GEMM kernels (codegen/GemmKernel.h) for conv,
+#     gemm and matmul on the tc and simt tiers: PTX (sm_70 / sm_60) plus the
+#     nvJitLink cubins for sm_75/80/90, run by tessel-gpu-igemm-check from the
+#     PTX (driver JIT) and from the device's cubin.
+# On the device:
 #   bash gpu-run/run.sh
 # runs every kernel against a float64 reference and counts HMMA in the SASS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-"$root/scripts/build.sh" tessel-codegen-gemm tessel-gpu-gemm-check
+"$root/scripts/build.sh" tessel-codegen-gemm tessel-gpu-gemm-check tessel-gpu-igemm-check
 out=$root/gpu-run
-rm -rf "$out" && mkdir -p "$out"
-cp "$build/tests/gpu/tessel-gpu-gemm-check" "$out/"
+rm -rf "$out" && mkdir -p "$out/igemm"
+cp "$build/tests/gpu/tessel-gpu-gemm-check" "$build/tests/gpu/tessel-gpu-igemm-check" "$out/"
 gen="$build/tools/tessel-codegen-gemm"
+
 # name          m    n    k    options
 cases=(
   "f32-sm90     256  192  128  --chip sm_90"
@@ -27,22 +34,73 @@ for c in "${cases[@]}"; do
   "$gen" -m "$m" -n "$n" -k "$k" $opts -o "$out/$name.ptx"
   echo "$name $m $n $k" >> "$out/cases.txt"
 done
+
+# Implicit-GEMM kernels: name, then tessel-codegen-gemm's problem flags; each
+# is generated for tc (f16 only) and simt.
+igemm=(
+  # ResNet-50 at batch 1: the first conv (Cin padded 3 -> 8), a bottleneck's
+  # 1x1 with residual, the stride-2 3x3 and 1x1 downsample, the 7x7 outputs
+  # (M = 49), the last 1x1 into 2048 channels, the classifier (M = 1).
+  "r50-conv1       --conv 1,224,224,8,64,7,7,2,3 --bias --act relu"
+  "r50-1x1-res     --conv 1,56,56,64,256,1,1,1,0 --bias --residual --act relu"
+  "r50-3x3-s2      --conv 1,56,56,128,128,3,3,2,1 --bias --act relu"
+  "r50-1x1-s2      --conv 1,56,56,256,512,1,1,2,0 --bias"
+  "r50-7x7-out     --conv 1,7,7,512,512,3,3,1,1 --bias --act relu"
+  "r50-last-1x1    --conv 1,7,7,512,2048,1,1,1,0 --bias --residual --act relu"
+  "r50-fc-b1       --gemm 1,1000,2048 --trans-b --c n"
+  # Larger batches pick the 8-warp and 4-warp large tiles.
+  "b8-3x3          --conv 8,56,56,64,64,3,3,1,1 --bias --act relu"
+  "b8-3x3-res      --conv 8,28,28,128,128,3,3,1,1 --bias --residual --act relu"
+  # Groups, dilation, activations.
+  "grouped         --conv 2,14,14,64,64,3,3,1,1 --group 4 --bias --act relu"
+  "dilated         --conv 1,16,16,32,32,3,3,1,2 --dilation 2 --act sigmoid"
+  "gemm-n8         --gemm 512,8,256 --c mn --act tanh"
+  "gemm-transa     --gemm 200,300,100 --trans-a --alpha 0.5 --beta 2 --c m1 --act hard_swish"
+  "gemm-clip       --gemm 96,130,72 --trans-a --trans-b --c 1 --act clip --act-alpha -0.5 --act-beta 0.5"
+  "matmul-b12      --matmul 12,128,64,96"
+  "matmul-shared-b --matmul 6,50,40,72 --shared-b --act leaky_relu --act-alpha 0.1"
+  # fp32 engines: SIMT only (the tc run is skipped by the generator).
+  "f32-conv        --conv 1,56,56,64,64,3,3,1,1 --dtype f32 --bias --residual --act relu"
+  "f32-conv1-c3    --conv 1,224,224,3,64,7,7,2,3 --dtype f32 --bias --act relu"
+  "f32-fc-b1       --gemm 1,1000,2048 --trans-b --c n --dtype f32"
+  "f32-matmul      --matmul 4,64,48,80 --dtype f32"
+)
+: > "$out/igemm.txt"
+for c in "${igemm[@]}"; do
+  read -r name opts <<<"$c"
+  for tier in tc simt; do
+    [[ $tier == tc && $opts == *"--dtype f32"* ]] && continue
+    # shellcheck disable=SC2086
+    "$gen" $opts --tier "$tier" --cubin sm_75,sm_80,sm_90 -o "$out/igemm/$name-$tier.ptx" >/dev/null
+    echo "igemm/$name-$tier.ptx" >> "$out/igemm.txt"
+  done
+done
+
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs every generated kernel on the GPU against a float64 reference.
 set -u
 cd "$(dirname "$0")"
 status=0
+echo "== WMMA GEMM (codegen/WmmaGemm.h)"
 while read -r name m n k; do
-  echo "== $name"
+  echo "-- $name"
   ./tessel-gpu-gemm-check "$name.ptx" "$m" "$n" "$k" || status=1
 done < cases.txt
-if command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
-  PATH=$PATH:/usr/local/cuda/bin
-  ptxas -arch=sm_90 f32-sm90.ptx -o f32-sm90.cubin &&
-    echo "HMMA instructions in the sm_90 SASS: $(cuobjdump -sass f32-sm90.cubin | grep -c HMMA)"
+echo "== implicit GEMM (codegen/GemmKernel.h): PTX (driver JIT) and the nvJitLink cubin"
+# shellcheck disable=SC2046
+./tessel-gpu-igemm-check $(cat igemm.txt) || status=1
+PATH=$PATH:/usr/local/cuda/bin
+if command -v cuobjdump >/dev/null; then
+  for cubin in igemm/r50-1x1-res-tc.ptx.sm_90.cubin igemm/r50-3x3-s2-tc.ptx.sm_90.cubin; do
+    echo "HMMA instructions in $cubin (nvJitLink, sm_90): $(cuobjdump -sass "$cubin" | grep -c HMMA)"
+  done
+  if command -v ptxas >/dev/null; then
+    ptxas -arch=sm_90 f32-sm90.ptx -o f32-sm90.cubin &&
+      echo "HMMA instructions in the WMMA GEMM's sm_90 SASS: $(cuobjdump -sass f32-sm90.cubin | grep -c HMMA)"
+  fi
 fi
 exit $status
 RUN
 chmod +x "$out/run.sh"
-echo "gpu-run/ ready: carry it and run 'bash gpu-run/run.sh' on the GPU machine"
+echo "gpu-run/ ready ($(du -sh "$out" | cut -f1)): carry it and run 'bash gpu-run/run.sh' on the GPU machine"

@@ -1,10 +1,23 @@
-//===- tessel-codegen-gemm.cpp - write the PTX of one WMMA GEMM kernel ----===//
+//===- tessel-codegen-gemm.cpp - write the code of one GEMM kernel --------===//
 //
-// The first line of the output is a PTX comment with the launch shape,
-//   // tessel-launch kernel=NAME grid=X,Y,Z block=X,Y,Z shared=B m=M n=N k=K out=f32
-// which tests/gpu/wmma_gemm_check.cpp reads to launch the kernel.
+// Two modes:
+//
+// * -m M -n N -k K: the plain WMMA GEMM of codegen/WmmaGemm.h. The first line
+//   of the output is a PTX comment with the launch shape,
+//     // tessel-launch kernel=NAME grid=X,Y,Z block=X,Y,Z shared=B m=M n=N k=K out=f32
+//   which tests/gpu/wmma_gemm_check.cpp reads to launch the kernel.
+//
+// * --conv, --gemm or --matmul: one implicit-GEMM kernel of the engine's
+//   codegen (codegen/GemmKernel.h) for --tier tc or simt, as the tiled IR
+//   (--emit ir) or as PTX (--emit ptx, the default) whose first line,
+//     // tessel-igemm kernel=NAME tier=T grid=X,Y,Z block=X,Y,Z op=conv ...
+//   describes the problem and the launch for tests/gpu/implicit_gemm_check.cpp.
+//   --cubin sm_75,sm_80,sm_90 also assembles the PTX in-process (nvJitLink)
+//   for each SM, as tessel-compile does, says so on stdout and writes each
+//   cubin beside the output (OUTPUT.sm_XY.cubin).
 //
 //===----------------------------------------------------------------------===//
+#include "ImplicitGemm.h"
 #include "WmmaGemm.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -13,71 +26,331 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sstream>
+
+using namespace tessel::codegen;
+
+namespace {
+
+/// "1,2,3" -> {1, 2, 3}; false unless exactly `count` integers.
+bool parseList(const std::string &text, size_t count, std::vector<int64_t> &values) {
+  values.clear();
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char *end = nullptr;
+    long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end)
+      return false;
+    values.push_back(v);
+  }
+  return values.size() == count;
+}
+
+bool writeOutput(const std::string &output, const std::string &text) {
+  if (output == "-") {
+    std::cout << text;
+    return true;
+  }
+  std::ofstream file(output, std::ios::binary);
+  file << text;
+  if (!file) {
+    std::cerr << "error: cannot write " << output << "\n";
+    return false;
+  }
+  return true;
+}
+
+/// The header line tests/gpu/implicit_gemm_check.cpp reads.
+std::string describe(const GemmKernel &kernel) {
+  const GemmProblem &p = kernel.problem;
+  const TileConfig &t = kernel.tiles;
+  auto type = [](ElemType e) { return e == ElemType::F16 ? "f16" : "f32"; };
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto [gx, gy, gz] = kernel.grid();
+  os << "// tessel-igemm kernel=" << kernel.name << " tier=" << tierName(t.tier) << " grid=" << gx
+     << "," << gy << "," << gz << " block=" << kernel.block()[0] << ",1,1"
+     << " tile=" << t.blockM << "x" << t.blockN << "x" << t.blockK;
+  if (t.tier == GemmTier::TensorCore)
+    os << " fragment=" << t.fragM << "x" << t.fragN << "x" << t.fragK << " warps=" << t.warpsM
+       << "x" << t.warpsN << " frags=" << t.fragsM << "x" << t.fragsN;
+  else
+    os << " threads=" << t.threadsM << "x" << t.threadsN << " micro=" << t.microM << "x"
+       << t.microN;
+  os << " align=" << kernel.alignment();
+  os << " a=" << type(p.a) << " b=" << type(p.b) << " out=" << type(p.out)
+     << " addend=" << (p.addend ? type(*p.addend) : "none")
+     << " residual=" << (p.residual ? type(*p.residual) : "none")
+     << " act=" << activationName(p.act) << " act_alpha=" << p.actAlpha
+     << " act_beta=" << p.actBeta << " m=" << p.m << " n=" << p.n << " k=" << p.k
+     << " batch=" << p.batch;
+  const ConvShape &c = p.conv;
+  switch (p.op) {
+  case GemmOpKind::Conv:
+    os << " op=conv conv=" << c.batch << "," << c.inH << "," << c.inW << "," << c.inC << ","
+       << c.outC << "," << c.kH << "," << c.kW << "," << c.strideH << "," << c.strideW << ","
+       << c.padH << "," << c.padW << "," << c.dilH << "," << c.dilW << "," << c.group << ","
+       << c.outH << "," << c.outW;
+    break;
+  case GemmOpKind::Gemm:
+    os << " op=gemm trans_a=" << p.transA << " trans_b=" << p.transB << " alpha=" << p.alpha
+       << " beta=" << p.beta << " c_strides=" << p.addendRowStride << ","
+       << p.addendColStride;
+    break;
+  case GemmOpKind::MatMul:
+    os << " op=matmul batch_dims=";
+    for (size_t i = 0; i < p.batchDims.size(); ++i)
+      os << (i ? ";" : "") << p.batchDims[i].extent << ":" << p.batchDims[i].aStride << ":"
+         << p.batchDims[i].bStride;
+    if (p.batchDims.empty())
+      os << "none";
+    break;
+  }
+  os << "\n";
+  return text;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"Writes the PTX of C[M,N] = A[M,K] * B[K,N] (f16 operands, "
-               "f32 accumulation) tiled onto WMMA fragments"};
-  tessel::codegen::GemmKernelSpec spec;
+  CLI::App app{"Writes the code of one GEMM kernel: the plain WMMA GEMM (-m -n -k) or an "
+               "implicit-GEMM kernel of the engine codegen (--conv, --gemm, --matmul)"};
+  GemmKernelSpec spec;
   std::string fragment = "16x16x16", output = "-";
-  app.add_option("-m", spec.m, "rows of A and C")->required();
-  app.add_option("-n", spec.n, "columns of B and C")->required();
-  app.add_option("-k", spec.k, "columns of A, rows of B")->required();
-  app.add_option("--chip", spec.chip, "sm_70, sm_75, sm_80 or sm_90")
+  app.add_option("-m", spec.m, "WMMA GEMM: rows of A and C");
+  app.add_option("-n", spec.n, "WMMA GEMM: columns of B and C");
+  app.add_option("-k", spec.k, "WMMA GEMM: columns of A, rows of B");
+  app.add_option("--chip", spec.chip, "WMMA GEMM: sm_70, sm_75, sm_80 or sm_90")
       ->capture_default_str();
-  app.add_flag("--out-f16", spec.outF16, "C in f16 instead of f32");
-  app.add_option("--fragment", fragment, "16x16x16, 32x8x16 or 8x32x16")
+  app.add_flag("--out-f16", spec.outF16, "WMMA GEMM: C in f16 instead of f32");
+  app.add_option("--fragment", fragment, "WMMA GEMM: 16x16x16, 32x8x16 or 8x32x16")
       ->capture_default_str();
-  app.add_option("--warps-m", spec.warpsM, "warps per block along M")
+  app.add_option("--warps-m", spec.warpsM, "WMMA GEMM: warps per block along M")
       ->capture_default_str();
-  app.add_option("--warps-n", spec.warpsN, "warps per block along N")
+  app.add_option("--warps-n", spec.warpsN, "WMMA GEMM: warps per block along N")
       ->capture_default_str();
-  app.add_option("--frags-m", spec.fragsM, "fragments per warp along M")
+  app.add_option("--frags-m", spec.fragsM, "WMMA GEMM: fragments per warp along M")
       ->capture_default_str();
-  app.add_option("--frags-n", spec.fragsN, "fragments per warp along N")
+  app.add_option("--frags-n", spec.fragsN, "WMMA GEMM: fragments per warp along N")
       ->capture_default_str();
-  app.add_option("-o,--output", output, "PTX file to write (- for stdout)")
-      ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
 
-  if (std::sscanf(fragment.c_str(), "%ldx%ldx%ld", &spec.fragment.m,
-                  &spec.fragment.n, &spec.fragment.k) != 3) {
-    std::cerr << "error: --fragment wants MxNxK, got '" << fragment << "'\n";
-    return 2;
-  }
+  std::string conv, gemm, matmul, dtype = "f16", tier = "tc", emit = "ptx", act = "none",
+                                  cShape = "none", cubin;
+  int64_t dilation = 1, group = 1;
+  bool bias = false, residual = false, transA = false, transB = false, sharedB = false;
+  float alpha = 1, beta = 1, actAlpha = 0, actBeta = 0;
+  app.add_option("--conv", conv, "N,H,W,C,K,R,S,stride,pad: NHWC conv, OHWI weights");
+  app.add_option("--dilation", dilation, "conv dilation")->capture_default_str();
+  app.add_option("--group", group, "conv groups")->capture_default_str();
+  app.add_flag("--bias", bias, "conv bias");
+  app.add_flag("--residual", residual, "conv residual");
+  app.add_option("--gemm", gemm, "M,N,K: gemm");
+  app.add_flag("--trans-a", transA, "gemm transA");
+  app.add_flag("--trans-b", transB, "gemm transB");
+  app.add_option("--alpha", alpha, "gemm alpha")->capture_default_str();
+  app.add_option("--beta", beta, "gemm beta")->capture_default_str();
+  app.add_option("--c", cShape, "gemm C: none, 1, n, m1 or mn")->capture_default_str();
+  app.add_option("--matmul", matmul, "B,M,N,K: batched matmul [B,M,K] x [B,K,N]");
+  app.add_flag("--shared-b", sharedB, "matmul: B is [K,N], broadcast over the batch");
+  app.add_option("--act", act, "activation: none, relu, clip, leaky_relu, sigmoid, tanh, "
+                               "hard_swish")
+      ->capture_default_str();
+  app.add_option("--act-alpha", actAlpha, "activation alpha")->capture_default_str();
+  app.add_option("--act-beta", actBeta, "activation beta")->capture_default_str();
+  app.add_option("--dtype", dtype, "operand and result type: f16 or f32")
+      ->check(CLI::IsMember({"f16", "f32"}))
+      ->capture_default_str();
+  app.add_option("--tier", tier, "tc or simt")
+      ->check(CLI::IsMember({"tc", "simt"}))
+      ->capture_default_str();
+  app.add_option("--emit", emit, "ir (tiled gpu-dialect IR) or ptx")
+      ->check(CLI::IsMember({"ir", "ptx"}))
+      ->capture_default_str();
+  app.add_option("--cubin", cubin, "also assemble for these SMs, e.g. sm_75,sm_80,sm_90");
+  app.add_option("-o,--output", output, "file to write (- for stdout)")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
 
   mlir::MLIRContext context;
   mlir::ScopedDiagnosticHandler handler(&context, [](mlir::Diagnostic &diag) {
     llvm::errs() << "error: " << diag.str() << "\n";
     return mlir::success();
   });
-  auto launch = tessel::codegen::planWmmaGemm(mlir::UnknownLoc::get(&context),
-                                              spec);
-  if (mlir::failed(launch))
-    return 1;
-  mlir::FailureOr<std::string> ptx =
-      tessel::codegen::emitWmmaGemmPtx(context, spec);
-  if (mlir::failed(ptx))
-    return 1;
 
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "// tessel-launch kernel=" << spec.kernelName << " grid="
-     << launch->grid[0] << "," << launch->grid[1] << "," << launch->grid[2]
-     << " block=" << launch->block[0] << "," << launch->block[1] << ","
-     << launch->block[2] << " shared=" << launch->sharedBytes
-     << " m=" << spec.m << " n=" << spec.n << " k=" << spec.k
-     << " out=" << (spec.outF16 ? "f16" : "f32") << "\n"
-     << *ptx;
-  if (output == "-") {
-    std::cout << text;
-    return 0;
+  int modes = !conv.empty() + !gemm.empty() + !matmul.empty();
+  if (modes == 0) {
+    // The plain WMMA GEMM.
+    if (!spec.m || !spec.n || !spec.k) {
+      std::cerr << "error: give -m, -n and -k, or one of --conv, --gemm, --matmul\n";
+      return 2;
+    }
+    if (std::sscanf(fragment.c_str(), "%ldx%ldx%ld", &spec.fragment.m, &spec.fragment.n,
+                    &spec.fragment.k) != 3) {
+      std::cerr << "error: --fragment wants MxNxK, got '" << fragment << "'\n";
+      return 2;
+    }
+    auto launch = planWmmaGemm(mlir::UnknownLoc::get(&context), spec);
+    if (mlir::failed(launch))
+      return 1;
+    mlir::FailureOr<std::string> ptx = emitWmmaGemmPtx(context, spec);
+    if (mlir::failed(ptx))
+      return 1;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "// tessel-launch kernel=" << spec.kernelName << " grid=" << launch->grid[0] << ","
+       << launch->grid[1] << "," << launch->grid[2] << " block=" << launch->block[0] << ","
+       << launch->block[1] << "," << launch->block[2] << " shared=" << launch->sharedBytes
+       << " m=" << spec.m << " n=" << spec.n << " k=" << spec.k
+       << " out=" << (spec.outF16 ? "f16" : "f32") << "\n"
+       << *ptx;
+    return writeOutput(output, text) ? 0 : 1;
   }
-  std::ofstream file(output, std::ios::binary);
-  file << text;
-  if (!file) {
-    std::cerr << "error: cannot write " << output << "\n";
+  if (modes > 1) {
+    std::cerr << "error: give one of --conv, --gemm, --matmul\n";
+    return 2;
+  }
+
+  ElemType type = dtype == "f16" ? ElemType::F16 : ElemType::F32;
+  GemmProblem problem;
+  std::vector<int64_t> v;
+  if (!conv.empty()) {
+    if (!parseList(conv, 9, v)) {
+      std::cerr << "error: --conv wants N,H,W,C,K,R,S,stride,pad\n";
+      return 2;
+    }
+    ConvShape c;
+    c.batch = v[0];
+    c.inH = v[1];
+    c.inW = v[2];
+    c.inC = v[3];
+    c.outC = v[4];
+    c.kH = v[5];
+    c.kW = v[6];
+    c.strideH = c.strideW = v[7];
+    c.padH = c.padW = v[8];
+    c.dilH = c.dilW = dilation;
+    c.group = group;
+    c.outH = (c.inH + 2 * c.padH - dilation * (c.kH - 1) - 1) / c.strideH + 1;
+    c.outW = (c.inW + 2 * c.padW - dilation * (c.kW - 1) - 1) / c.strideW + 1;
+    if (group < 1 || c.inC % group || c.outC % group || c.outH < 1 || c.outW < 1) {
+      std::cerr << "error: --conv shape has no output or does not divide into groups\n";
+      return 2;
+    }
+    problem = GemmProblem::forConv(c, type);
+    if (bias)
+      problem.addend = type;
+    if (residual)
+      problem.residual = type;
+  } else if (!gemm.empty()) {
+    if (!parseList(gemm, 3, v)) {
+      std::cerr << "error: --gemm wants M,N,K\n";
+      return 2;
+    }
+    problem.op = GemmOpKind::Gemm;
+    problem.a = problem.b = problem.out = type;
+    problem.m = v[0];
+    problem.n = v[1];
+    problem.k = v[2];
+    problem.transA = transA;
+    problem.transB = transB;
+    problem.alpha = alpha;
+    problem.beta = beta;
+    if (cShape != "none") {
+      problem.addend = type;
+      if (cShape == "1") {
+        problem.addendRowStride = problem.addendColStride = 0;
+      } else if (cShape == "n") {
+        problem.addendRowStride = 0;
+        problem.addendColStride = 1;
+      } else if (cShape == "m1") {
+        problem.addendRowStride = 1;
+        problem.addendColStride = 0;
+      } else if (cShape == "mn") {
+        problem.addendRowStride = problem.n;
+        problem.addendColStride = 1;
+      } else {
+        std::cerr << "error: --c wants none, 1, n, m1 or mn\n";
+        return 2;
+      }
+    }
+  } else {
+    if (!parseList(matmul, 4, v)) {
+      std::cerr << "error: --matmul wants B,M,N,K\n";
+      return 2;
+    }
+    problem.op = GemmOpKind::MatMul;
+    problem.a = problem.b = problem.out = type;
+    problem.batch = v[0];
+    problem.m = v[1];
+    problem.n = v[2];
+    problem.k = v[3];
+    problem.batchDims.push_back(BatchDim{v[0], 1, sharedB ? 0 : 1});
+  }
+  std::optional<Activation> activation = parseActivation(act);
+  if (!activation) {
+    std::cerr << "error: unknown activation '" << act << "'\n";
+    return 2;
+  }
+  problem.act = *activation;
+  problem.actAlpha = actAlpha;
+  problem.actBeta = actBeta;
+
+  GemmTier gemmTier = tier == "tc" ? GemmTier::TensorCore : GemmTier::Simt;
+  std::optional<TileConfig> tiles = chooseTiles(problem, gemmTier);
+  if (!tiles) {
+    std::cerr << "error: the " << tier << " tier has no kernel for this problem"
+              << (gemmTier == GemmTier::TensorCore && type != ElemType::F16
+                      ? " (Tensor Cores need f16 operands)"
+                      : "")
+              << "\n";
+    return 1;
+  }
+  GemmKernel kernel{problem, *tiles, (tier == "tc" ? "tc_" : "simt_") + std::string("kernel")};
+
+  if (emit == "ir") {
+    auto module = buildGemmModule(context, "tessel_gemm_" + tier, {kernel});
+    if (mlir::failed(module))
+      return 1;
+    std::string text = describe(kernel);
+    llvm::raw_string_ostream os(text);
+    (*module)->print(os);
+    return writeOutput(output, text) ? 0 : 1;
+  }
+
+  Targets targets;
+  if (!cubin.empty()) {
+    std::stringstream in(cubin);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+      if (item.rfind("sm_", 0) != 0) {
+        std::cerr << "error: --cubin wants sm_XY,...\n";
+        return 2;
+      }
+      targets.cubinArchs.push_back(std::stoi(item.substr(3)));
+    }
+  }
+  auto module = compileGemmModule(context, gemmTier, {kernel}, targets,
+                                  [&](size_t) { return mlir::UnknownLoc::get(&context); });
+  if (mlir::failed(module))
+    return 1;
+  const KernelImage &ptx = module->images.front();
+  std::string text = describe(kernel) + std::string(ptx.data.begin(), ptx.data.end());
+  if (!writeOutput(output, text))
+    return 1;
+  // Cubins go beside the PTX (OUTPUT.sm_XY.cubin), for the GPU check.
+  for (size_t i = 1; i < module->images.size(); ++i) {
+    const KernelImage &image = module->images[i];
+    std::cout << "cubin sm_" << image.arch << ": " << image.data.size() << " bytes\n";
+    if (output != "-" &&
+        !writeOutput(output + ".sm_" + std::to_string(image.arch) + ".cubin",
+                     std::string(image.data.begin(), image.data.end())))
+      return 1;
+  }
+  if (!targets.cubinArchs.empty() && module->images.size() != targets.cubinArchs.size() + 1) {
+    std::cerr << "error: this build cannot assemble cubins (no nvJitLink)\n";
     return 1;
   }
   return 0;

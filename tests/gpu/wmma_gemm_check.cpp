@@ -11,7 +11,7 @@
 // binary builds and runs anywhere; without a driver it prints SKIP, exits 0.
 //
 //===----------------------------------------------------------------------===//
-#include <dlfcn.h>
+#include "CudaCheck.h"
 
 #include <cmath>
 #include <cstdint>
@@ -24,90 +24,9 @@
 #include <string>
 #include <vector>
 
+using namespace tessel::gpucheck;
+
 namespace {
-
-// The few driver API types and entry points this check needs.
-using CUresult = int;
-using CUdevice = int;
-using CUdeviceptr = unsigned long long;
-using CUcontext = void *;
-using CUmodule = void *;
-using CUfunction = void *;
-using CUstream = void *;
-constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
-
-struct Driver {
-  CUresult (*cuInit)(unsigned);
-  CUresult (*cuDeviceGet)(CUdevice *, int);
-  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
-  CUresult (*cuCtxCreate)(CUcontext *, unsigned, CUdevice);
-  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
-  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
-  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
-  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
-  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, unsigned, CUstream,
-                             void **, void **);
-  CUresult (*cuCtxSynchronize)();
-  CUresult (*cuMemFree)(CUdeviceptr);
-  CUresult (*cuGetErrorString)(CUresult, const char **);
-};
-
-template <typename F> bool resolve(void *lib, const char *name, F &fn) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  if (!fn)
-    std::fprintf(stderr, "FAIL: libcuda.so.1 has no %s\n", name);
-  return fn != nullptr;
-}
-
-Driver *driver = nullptr;
-
-bool check(CUresult r, const char *what) {
-  if (r == 0)
-    return true;
-  const char *msg = "unknown error";
-  if (driver->cuGetErrorString)
-    driver->cuGetErrorString(r, &msg);
-  std::fprintf(stderr, "FAIL: %s: CUDA error %d (%s)\n", what, r, msg);
-  return false;
-}
-
-// IEEE binary16 <-> binary32, round to nearest even.
-uint16_t toHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u, absx = x & 0x7fffffffu;
-  if (absx >= 0x7f800000u) // inf or nan
-    return sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u);
-  if (absx >= 0x477ff000u) // rounds to >= 65520: inf
-    return sign | 0x7c00u;
-  if (absx < 0x38800000u) { // subnormal half
-    float a;
-    std::memcpy(&a, &absx, 4);
-    return sign | uint16_t(std::nearbyint(a * 16777216.0f)); // a / 2^-24
-  }
-  uint32_t mant = absx & 0x7fffffu;
-  uint32_t h = ((absx >> 23) - 112) << 10 | (mant >> 13);
-  uint32_t rest = mant & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
-    ++h;
-  return uint16_t(sign | h);
-}
-
-float fromHalf(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f,
-           mant = h & 0x3ffu;
-  float v;
-  if (exp == 0) {
-    v = std::ldexp(float(mant), -24);
-    return sign ? -v : v;
-  }
-  uint32_t x = sign | (exp == 31 ? 0x7f800000u | (mant << 13)
-                                 : ((exp + 112) << 23) | (mant << 13));
-  std::memcpy(&v, &x, 4);
-  return v;
-}
 
 struct Launch {
   std::string kernel, out;
@@ -172,43 +91,13 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    std::printf("SKIP: no CUDA driver (libcuda.so.1 not found)\n");
-    return 0;
-  }
-  static Driver d{};
-  driver = &d;
-  bool ok = resolve(lib, "cuInit", d.cuInit) &&
-            resolve(lib, "cuDeviceGet", d.cuDeviceGet) &&
-            resolve(lib, "cuDeviceGetAttribute", d.cuDeviceGetAttribute) &&
-            resolve(lib, "cuCtxCreate_v2", d.cuCtxCreate) &&
-            resolve(lib, "cuModuleLoadData", d.cuModuleLoadData) &&
-            resolve(lib, "cuModuleGetFunction", d.cuModuleGetFunction) &&
-            resolve(lib, "cuMemAlloc_v2", d.cuMemAlloc) &&
-            resolve(lib, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD) &&
-            resolve(lib, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH) &&
-            resolve(lib, "cuLaunchKernel", d.cuLaunchKernel) &&
-            resolve(lib, "cuCtxSynchronize", d.cuCtxSynchronize) &&
-            resolve(lib, "cuMemFree_v2", d.cuMemFree) &&
-            resolve(lib, "cuGetErrorString", d.cuGetErrorString);
-  if (!ok)
-    return 1;
-  CUresult init = d.cuInit(0);
-  if (init == 100 /* CUDA_ERROR_NO_DEVICE */) {
-    std::printf("SKIP: CUDA driver present but no GPU\n");
-    return 0;
-  }
-  CUdevice dev;
-  CUcontext ctx;
   int major = 0, minor = 0;
-  if (!check(init, "cuInit") || !check(d.cuDeviceGet(&dev, 0), "cuDeviceGet") ||
-      !check(d.cuDeviceGetAttribute(&major, kComputeCapabilityMajor, dev),
-             "cuDeviceGetAttribute") ||
-      !check(d.cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, dev),
-             "cuDeviceGetAttribute") ||
-      !check(d.cuCtxCreate(&ctx, 0, dev), "cuCtxCreate"))
-    return 1;
+  switch (openDevice(major, minor)) {
+  case Open::Skip: return 0;
+  case Open::Fail: return 1;
+  case Open::Ready: break;
+  }
+  Driver &d = driver();
   std::printf("device sm_%d%d, kernel %s, %ldx%ldx%ld, C %s, grid %u,%u,%u "
               "block %u,%u,%u\n",
               major, minor, l.kernel.c_str(), m, n, k, l.out.c_str(),

@@ -1,0 +1,34 @@
+//===- CubinAssembler.h - PTX to cubin, in-process --------------*- C++ -*-===//
+//
+// Assembles generated PTX into a cubin for one SM with CUDA's nvJitLink
+// (ptxas as a library), so that tessel-compile needs no CUDA executable and
+// no GPU. Built without nvJitLink (no CUDA toolkit at configure time),
+// canAssembleCubins() is false and engines carry PTX only.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_CODEGEN_CUBINASSEMBLER_H
+#define TESSEL_CODEGEN_CUBINASSEMBLER_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessel::codegen {
+
+bool canAssembleCubins();
+
+struct CubinResult {
+  bool ok = false;
+  std::vector<uint8_t> cubin;
+  std::string log; ///< nvJitLink's error log when !ok
+};
+
+/// Assembles `ptx` (any .target up to sm_`arch`) into a cubin for sm_`arch`
+/// (major*10+minor, e.g. 80). Thread-safe: each call has its own handle.
+CubinResult assembleCubin(llvm::StringRef ptx, int arch);
+
+} // namespace tessel::codegen
+
+#endif // TESSEL_CODEGEN_CUBINASSEMBLER_H

@@ -1,0 +1,385 @@
+//===- implicit_gemm_check.cpp - run generated implicit-GEMM kernels ------===//
+//
+// Usage: tessel-gpu-igemm-check KERNEL.ptx...
+//
+// Each PTX file is written by `tessel-codegen-gemm --conv/--gemm/--matmul`;
+// its first line (// tessel-igemm ...) gives the kernel, its launch, and the
+// problem: the op's shapes, dtypes and epilogue. The check fills the operands
+// with random values (of the operands' dtype), runs the kernel loaded from
+// the PTX (the driver compiles it) and, where KERNEL.ptx.sm_XY.cubin exists
+// for the device's SM, again from that cubin (nvJitLink's, as engines carry
+// it), and compares the result with a float64 reference computed here from
+// the op's definition (ONNX Conv on NHWC/OHWI, Gemm, MatMul, then the
+// CPU tier's epilogue). Prints PASS or FAIL per run with the largest error
+// relative to the largest reference magnitude; exits 1 if any run fails.
+//
+// The result buffer is poisoned (NaN) with a guard tail, so that an element
+// never written or a write past the end fails too. Without a driver or GPU
+// it prints SKIP and exits 0.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaCheck.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace tessel::gpucheck;
+
+namespace {
+
+struct Problem {
+  std::string kernel, tier, op, file;
+  unsigned grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+  bool aF16 = true, bF16 = true, outF16 = true;
+  std::string addend = "none", residual = "none", act = "none";
+  double actAlpha = 0, actBeta = 0, alpha = 1, beta = 1;
+  long m = 0, n = 0, k = 0, batch = 1;
+  // conv: N,H,W,C,Cout,kH,kW,sH,sW,pH,pW,dH,dW,group,OH,OW
+  std::vector<long> conv;
+  bool transA = false, transB = false;
+  long cRowStride = 0, cColStride = 1;
+  std::vector<std::vector<long>> batchDims; // extent, aStride, bStride
+};
+
+std::vector<long> longs(const std::string &text, char sep) {
+  std::vector<long> values;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, sep))
+    values.push_back(std::stol(item));
+  return values;
+}
+
+bool parseHeader(const std::string &ptx, Problem &p) {
+  std::istringstream in(ptx.substr(0, ptx.find('\n')));
+  std::string word;
+  in >> word >> word;
+  if (word != "tessel-igemm")
+    return false;
+  std::map<std::string, std::string> kv;
+  while (in >> word) {
+    size_t eq = word.find('=');
+    if (eq != std::string::npos)
+      kv[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  p.kernel = kv["kernel"];
+  p.tier = kv["tier"];
+  p.op = kv["op"];
+  std::sscanf(kv["grid"].c_str(), "%u,%u,%u", &p.grid[0], &p.grid[1], &p.grid[2]);
+  std::sscanf(kv["block"].c_str(), "%u,%u,%u", &p.block[0], &p.block[1], &p.block[2]);
+  p.aF16 = kv["a"] == "f16";
+  p.bF16 = kv["b"] == "f16";
+  p.outF16 = kv["out"] == "f16";
+  p.addend = kv["addend"];
+  p.residual = kv["residual"];
+  p.act = kv["act"];
+  p.actAlpha = std::stod(kv["act_alpha"]);
+  p.actBeta = std::stod(kv["act_beta"]);
+  p.m = std::stol(kv["m"]);
+  p.n = std::stol(kv["n"]);
+  p.k = std::stol(kv["k"]);
+  p.batch = std::stol(kv["batch"]);
+  if (p.op == "conv") {
+    p.conv = longs(kv["conv"], ',');
+    if (p.conv.size() != 16)
+      return false;
+  } else if (p.op == "gemm") {
+    p.transA = kv["trans_a"] == "1";
+    p.transB = kv["trans_b"] == "1";
+    p.alpha = std::stod(kv["alpha"]);
+    p.beta = std::stod(kv["beta"]);
+    std::vector<long> s = longs(kv["c_strides"], ',');
+    p.cRowStride = s.at(0);
+    p.cColStride = s.at(1);
+  } else if (p.op == "matmul") {
+    if (kv["batch_dims"] != "none") {
+      std::stringstream dims(kv["batch_dims"]);
+      std::string dim;
+      while (std::getline(dims, dim, ';'))
+        p.batchDims.push_back(longs(dim, ':'));
+    }
+  } else {
+    return false;
+  }
+  return !p.kernel.empty() && p.grid[0] && p.block[0];
+}
+
+/// A tensor in its storage dtype, and its values as the kernel sees them.
+struct Tensor {
+  bool f16 = true;
+  std::vector<double> values;
+  std::vector<unsigned char> bytes;
+  size_t size() const { return values.size(); }
+};
+
+Tensor randomTensor(size_t count, bool f16, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Tensor t;
+  t.f16 = f16;
+  t.values.resize(count);
+  t.bytes.resize(count * (f16 ? 2 : 4));
+  for (size_t i = 0; i < count; ++i) {
+    float x = dist(rng);
+    if (f16) {
+      uint16_t h = toHalf(x);
+      x = fromHalf(h);
+      std::memcpy(&t.bytes[i * 2], &h, 2);
+    } else {
+      std::memcpy(&t.bytes[i * 4], &x, 4);
+    }
+    t.values[i] = x;
+  }
+  return t;
+}
+
+/// The CPU tier's activations (runtime/src/cpu/nn.cpp), in double.
+double activate(const Problem &p, double v) {
+  if (p.act == "relu")
+    return v < 0 ? 0 : v;
+  if (p.act == "clip") {
+    double x = v < p.actAlpha ? p.actAlpha : v;
+    return x > p.actBeta ? p.actBeta : x;
+  }
+  if (p.act == "leaky_relu")
+    return v < 0 ? p.actAlpha * v : v;
+  if (p.act == "sigmoid")
+    return 1 / (1 + std::exp(-v));
+  if (p.act == "tanh")
+    return std::tanh(v);
+  if (p.act == "hard_swish")
+    return v * std::min(1.0, std::max(0.0, v / 6 + 0.5));
+  return v;
+}
+
+struct Operands {
+  Tensor a, b, addend, residual;
+  size_t outCount = 0;
+  std::vector<double> ref;
+};
+
+Operands makeOperands(const Problem &p, std::mt19937 &rng) {
+  Operands o;
+  const bool addendF16 = p.addend == "f16", residualF16 = p.residual == "f16";
+  if (p.op == "conv") {
+    const std::vector<long> &c = p.conv;
+    const long N = c[0], H = c[1], W = c[2], C = c[3], CO = c[4], KH = c[5], KW = c[6],
+               SH = c[7], SW = c[8], PH = c[9], PW = c[10], DH = c[11], DW = c[12], G = c[13],
+               OH = c[14], OW = c[15];
+    const long CG = C / G, NG = CO / G;
+    o.a = randomTensor(N * H * W * C, p.aF16, rng);
+    o.b = randomTensor(CO * KH * KW * CG, p.bF16, rng);
+    if (p.addend != "none")
+      o.addend = randomTensor(CO, addendF16, rng);
+    o.outCount = N * OH * OW * CO;
+    if (p.residual != "none")
+      o.residual = randomTensor(o.outCount, residualF16, rng);
+    o.ref.resize(o.outCount);
+    for (long n = 0; n < N; ++n)
+      for (long oh = 0; oh < OH; ++oh)
+        for (long ow = 0; ow < OW; ++ow)
+          for (long co = 0; co < CO; ++co) {
+            const long g = co / NG;
+            double acc = 0;
+            for (long kh = 0; kh < KH; ++kh)
+              for (long kw = 0; kw < KW; ++kw) {
+                const long ih = oh * SH - PH + kh * DH, iw = ow * SW - PW + kw * DW;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+                  continue;
+                const double *x = &o.a.values[((n * H + ih) * W + iw) * C + g * CG];
+                const double *w = &o.b.values[((co * KH + kh) * KW + kw) * CG];
+                for (long ci = 0; ci < CG; ++ci)
+                  acc += x[ci] * w[ci];
+              }
+            const long at = ((n * OH + oh) * OW + ow) * CO + co;
+            if (o.addend.size())
+              acc += o.addend.values[co];
+            if (o.residual.size())
+              acc += o.residual.values[at];
+            o.ref[at] = activate(p, acc);
+          }
+    return o;
+  }
+  const long M = p.m, N = p.n, K = p.k;
+  if (p.op == "gemm") {
+    o.a = randomTensor(M * K, p.aF16, rng);
+    o.b = randomTensor(K * N, p.bF16, rng);
+    if (p.addend != "none")
+      o.addend = randomTensor((M - 1) * p.cRowStride + (N - 1) * p.cColStride + 1, addendF16, rng);
+    o.outCount = M * N;
+    o.ref.resize(o.outCount);
+    for (long i = 0; i < M; ++i)
+      for (long j = 0; j < N; ++j) {
+        double acc = 0;
+        for (long q = 0; q < K; ++q)
+          acc += o.a.values[p.transA ? q * M + i : i * K + q] *
+                 o.b.values[p.transB ? j * K + q : q * N + j];
+        double v = p.alpha * acc;
+        if (o.addend.size())
+          v += p.beta * o.addend.values[i * p.cRowStride + j * p.cColStride];
+        o.ref[i * N + j] = activate(p, v);
+      }
+    return o;
+  }
+  // matmul
+  long aMatrices = 1, bMatrices = 1;
+  for (const std::vector<long> &d : p.batchDims) {
+    aMatrices += (d[0] - 1) * d[1];
+    bMatrices += (d[0] - 1) * d[2];
+  }
+  o.a = randomTensor(aMatrices * M * K, p.aF16, rng);
+  o.b = randomTensor(bMatrices * K * N, p.bF16, rng);
+  o.outCount = p.batch * M * N;
+  o.ref.resize(o.outCount);
+  for (long z = 0; z < p.batch; ++z) {
+    long rest = z, aOff = 0, bOff = 0;
+    for (size_t d = p.batchDims.size(); d-- > 0;) {
+      long index = rest % p.batchDims[d][0];
+      rest /= p.batchDims[d][0];
+      aOff += index * p.batchDims[d][1] * M * K;
+      bOff += index * p.batchDims[d][2] * K * N;
+    }
+    for (long i = 0; i < M; ++i)
+      for (long j = 0; j < N; ++j) {
+        double acc = 0;
+        for (long q = 0; q < K; ++q)
+          acc += o.a.values[aOff + i * K + q] * o.b.values[bOff + q * N + j];
+        o.ref[(z * M + i) * N + j] = activate(p, acc);
+      }
+  }
+  return o;
+}
+
+bool upload(const Tensor &t, CUdeviceptr &ptr, const char *what) {
+  Driver &d = driver();
+  return check(d.cuMemAlloc(&ptr, std::max<size_t>(t.bytes.size(), 16)), what) &&
+         check(d.cuMemcpyHtoD(ptr, t.bytes.data(), t.bytes.size()), what);
+}
+
+/// Runs the kernel of `image` (PTX text or a cubin) once and compares.
+bool run(const Problem &p, const Operands &o, const std::string &image, const std::string &how) {
+  Driver &d = driver();
+  CUmodule module;
+  CUfunction fn;
+  if (!check(d.cuModuleLoadData(&module, image.c_str()), "cuModuleLoadData") ||
+      !check(d.cuModuleGetFunction(&fn, module, p.kernel.c_str()), "cuModuleGetFunction"))
+    return false;
+  const size_t outBytes = o.outCount * (p.outF16 ? 2 : 4), guard = 256;
+  // All-ones bytes: NaN in f32 and f16.
+  std::vector<unsigned char> out(outBytes + guard, 0xff);
+  CUdeviceptr dA = 0, dB = 0, dAddend = 0, dResidual = 0, dOut = 0;
+  std::vector<void *> args = {&dA, &dB};
+  bool ok = upload(o.a, dA, "A") && upload(o.b, dB, "B");
+  if (ok && o.addend.size()) {
+    ok = upload(o.addend, dAddend, "addend");
+    args.push_back(&dAddend);
+  }
+  if (ok && o.residual.size()) {
+    ok = upload(o.residual, dResidual, "residual");
+    args.push_back(&dResidual);
+  }
+  args.push_back(&dOut);
+  ok = ok && check(d.cuMemAlloc(&dOut, out.size()), "out") &&
+       check(d.cuMemcpyHtoD(dOut, out.data(), out.size()), "poison out") &&
+       check(d.cuLaunchKernel(fn, p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1],
+                              p.block[2], 0, nullptr, args.data(), nullptr),
+             "cuLaunchKernel") &&
+       check(d.cuCtxSynchronize(), "kernel") &&
+       check(d.cuMemcpyDtoH(out.data(), dOut, out.size()), "copy out");
+  for (CUdeviceptr ptr : {dA, dB, dAddend, dResidual, dOut})
+    if (ptr)
+      d.cuMemFree(ptr);
+  d.cuModuleUnload(module);
+  if (!ok)
+    return false;
+
+  double maxErr = 0, maxRef = 0;
+  long bad = 0;
+  for (size_t i = 0; i < o.outCount; ++i) {
+    double v;
+    if (p.outF16) {
+      uint16_t h;
+      std::memcpy(&h, &out[i * 2], 2);
+      v = fromHalf(h);
+    } else {
+      float f;
+      std::memcpy(&f, &out[i * 4], 4);
+      v = f;
+    }
+    if (!std::isfinite(v))
+      ++bad;
+    else
+      maxErr = std::max(maxErr, std::fabs(v - o.ref[i]));
+    maxRef = std::max(maxRef, std::fabs(o.ref[i]));
+  }
+  bool guardIntact = std::all_of(out.begin() + outBytes, out.end(),
+                                 [](unsigned char c) { return c == 0xff; });
+  double rel = maxErr / std::max(maxRef, 1e-30);
+  // f16 results carry one f16 rounding (2^-11 relative); f32 results only
+  // f32 accumulation and the epilogue's f32 arithmetic.
+  double tolerance = p.outF16 ? 1e-3 : 2e-5;
+  bool pass = bad == 0 && guardIntact && rel <= tolerance;
+  std::printf("%s %-12s %-8s %-6s m=%ld n=%ld k=%ld batch=%ld act=%s: max rel err %.3g "
+              "(tolerance %.0e)%s%s\n",
+              pass ? "PASS" : "FAIL", p.file.c_str(), how.c_str(), p.op.c_str(), p.m, p.n, p.k,
+              p.batch, p.act.c_str(), rel, tolerance,
+              bad ? (", " + std::to_string(bad) + " not finite").c_str() : "",
+              guardIntact ? "" : ", wrote past the end");
+  return pass;
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(file)), {});
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s KERNEL.ptx...\n", argv[0]);
+    return 2;
+  }
+  int major = 0, minor = 0;
+  switch (openDevice(major, minor)) {
+  case Open::Skip: return 0;
+  case Open::Fail: return 1;
+  case Open::Ready: break;
+  }
+  const int arch = major * 10 + minor;
+  std::printf("device sm_%d\n", arch);
+  int failures = 0, runs = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string path = argv[i], ptx = readFile(path);
+    Problem p;
+    p.file = path.substr(path.find_last_of('/') + 1);
+    if (ptx.empty() || !parseHeader(ptx, p)) {
+      std::printf("FAIL %s: no '// tessel-igemm' first line (write it with "
+                  "tessel-codegen-gemm --conv/--gemm/--matmul)\n",
+                  path.c_str());
+      ++failures;
+      continue;
+    }
+    std::mt19937 rng(20261123);
+    Operands o = makeOperands(p, rng);
+    ++runs;
+    if (!run(p, o, ptx, "ptx"))
+      ++failures;
+    std::string cubin = readFile(path + ".sm_" + std::to_string(arch) + ".cubin");
+    if (!cubin.empty()) {
+      ++runs;
+      if (!run(p, o, cubin, "cubin"))
+        ++failures;
+    }
+  }
+  std::printf("%s: %d of %d runs passed\n", failures ? "FAIL" : "PASS", runs - failures, runs);
+  return failures ? 1 : 0;
+}
