@@ -11,7 +11,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$out"
 # The C and C++ runtimes the device's own system provides (newer there).
-system='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|libz)\.so'
+system='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|libz|libnvJitLink)\.so'
 for file in "$@"; do
   case $file in
     *.so*) cp -L "$file" "$stage/lib/" ;;

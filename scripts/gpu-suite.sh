@@ -2,7 +2,7 @@
 # The GPU suite, run on the GPU machine from the repository root with the
 # device bundle (scripts/device-bundle.sh) carried beside it:
 #
-#   device tool: run(command="bash scripts/gpu-suite.sh", carry=["device-bundle"])
+#   device tool: run(command="bash scripts/gpu-suite.sh", carry=["device-bundle", "gpu-run"])
 #
 # It unpacks the bundle, then runs (SUITES, default all, in this order):
 #   unit         the runtime's tests on the GPU (GPU execution, fallback, graphs)
@@ -44,8 +44,9 @@ if has unit; then
   say "unit: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/unit.log" | tr '\n' ' ')"
 fi
 
-if has codegen && [ -f device-bundle/codegen/run.sh ]; then
-  bash device-bundle/codegen/run.sh > "$out/codegen.log" 2>&1 || status=1
+# The codegen checks travel as gpu-run/ (scripts/gpu-gemm-bundle.sh).
+if has codegen && [ -f gpu-run/run.sh ]; then
+  bash gpu-run/run.sh > "$out/codegen.log" 2>&1 || status=1
   say "codegen: $(grep -c PASS "$out/codegen.log") PASS, $(grep -c FAIL "$out/codegen.log") FAIL"
 fi
 
