@@ -17,9 +17,10 @@ planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
 
   codegen::GemmPlanner gemm(ctx, targets);
   codegen::KernelLibrary library;
-  // Launches name modules by each planner's own numbering until every step
-  // is planned; then the library (if used) is module 0 and the GEMM modules
-  // follow.
+  // Launches name modules by each planner's own numbering (the library's
+  // family index, the GEMM codegen's module index) until every step is
+  // planned; then the modules of the library's families that are used come
+  // first, in the library's family order, and the GEMM modules follow.
   std::vector<std::pair<size_t, size_t>> libraryVariants, gemmVariants;
   for (auto [index, step] : llvm::enumerate(steps)) {
     std::vector<codegen::KernelVariant> &variants = plan.steps[index];
@@ -48,11 +49,13 @@ planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
     }
   }
 
-  int32_t gemmBase = 0;
-  if (!libraryVariants.empty()) {
-    plan.modules.push_back(library.module(targets));
-    gemmBase = 1;
-  }
+  std::vector<int32_t> familyModule;
+  for (codegen::KernelModule &module : library.modules(targets, familyModule))
+    plan.modules.push_back(std::move(module));
+  for (auto [step, variant] : libraryVariants)
+    for (codegen::Launch &launch : plan.steps[step][variant].launches)
+      launch.module = familyModule.at(static_cast<size_t>(launch.module));
+  const int32_t gemmBase = static_cast<int32_t>(plan.modules.size());
   mlir::FailureOr<std::vector<codegen::KernelModule>> gemmModules = gemm.finish();
   if (mlir::failed(gemmModules))
     return mlir::failure();

@@ -12,8 +12,9 @@ namespace tessel {
 /// Plans the GPU variants of every step, in step order: the implicit-GEMM
 /// codegen takes the Tensor Core ops (conv, gemm, matmul), the CUDA kernel
 /// library every other op it covers; a step neither covers runs on the CPU
-/// tier only. Modules are numbered in first-use order (deterministic). With
-/// no targets the plan is empty: a CPU-only engine.
+/// tier only. Modules: one per library family the steps use, in the
+/// library's family order, then the GEMM codegen's, so that the numbering is
+/// deterministic. With no targets the plan is empty: a CPU-only engine.
 mlir::FailureOr<codegen::KernelPlan>
 planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
             const CompileOptions &options);

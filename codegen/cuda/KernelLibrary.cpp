@@ -3,9 +3,10 @@
 // The planner half of the library: maps a step (op name, operand types,
 // attributes as the engine stores them) to launches of the entry points of
 // Library.cu, with grid and block sizes from the static shapes and the
-// by-value parameter struct of KernelParams.h. What the library can launch
-// is read from its own PTX (its `.entry` names), so a kernel the .cu does not
-// define is never named: a step without one runs on the CPU tier.
+// by-value parameter struct of KernelParams.h. What the library can launch,
+// and in which family's module, is read from the families' own PTX (their
+// `.entry` names), so a kernel the .cu does not define is never named: a
+// step without one runs on the CPU tier.
 //
 // Attributes are read through the CPU tier's Attrs with the CPU kernels'
 // defaults, and constants that need a conversion (clip's bounds, pad's fill)
@@ -30,12 +31,16 @@
 #include <map>
 
 extern "C" {
-extern const uint8_t tessel_kernel_library_ptx_begin[], tessel_kernel_library_ptx_end[];
-#define TESSEL_ENTRY(arch)                                                     \
-  extern const uint8_t tessel_kernel_library_sm_##arch##_begin[],              \
-      tessel_kernel_library_sm_##arch##_end[];
-TESSEL_KERNEL_LIBRARY_CUBIN_ARCHS
-#undef TESSEL_ENTRY
+#define TESSEL_FAMILY(family)                                                  \
+  extern const uint8_t tessel_kernel_library_##family##_ptx_begin[],           \
+      tessel_kernel_library_##family##_ptx_end[];
+TESSEL_KERNEL_LIBRARY_FAMILIES
+#undef TESSEL_FAMILY
+#define TESSEL_CUBIN(family, arch)                                             \
+  extern const uint8_t tessel_kernel_library_##family##_sm_##arch##_begin[],   \
+      tessel_kernel_library_##family##_sm_##arch##_end[];
+TESSEL_KERNEL_LIBRARY_CUBINS
+#undef TESSEL_CUBIN
 }
 
 namespace tessel::codegen {
@@ -50,28 +55,73 @@ using Dims = std::vector<int64_t>;
 //===----------------------------------------------------------------------===//
 
 struct Image {
-  int arch;
+  int arch; ///< 0 for the PTX
   const uint8_t *begin, *end;
 };
 
-const std::vector<Image> &cubinImages() {
-  static const std::vector<Image> images = {
-#define TESSEL_ENTRY(arch)                                                     \
-  Image{arch, tessel_kernel_library_sm_##arch##_begin, tessel_kernel_library_sm_##arch##_end},
-      TESSEL_KERNEL_LIBRARY_CUBIN_ARCHS
-#undef TESSEL_ENTRY
-  };
-  return images;
+/// A family: its name, its PTX (compute_75), its cubins by ascending arch,
+/// and the entry points its PTX defines, sorted.
+struct Family {
+  std::string name;
+  Image ptx;
+  std::vector<Image> cubins;
+  std::vector<std::string> entries;
+
+  llvm::StringRef ptxText() const {
+    return llvm::StringRef(reinterpret_cast<const char *>(ptx.begin), ptx.end - ptx.begin);
+  }
+};
+
+/// The `.entry` names of a PTX text, sorted.
+std::vector<std::string> ptxEntries(llvm::StringRef text) {
+  std::vector<std::string> found;
+  const llvm::StringRef marker = ".entry ";
+  for (size_t at = text.find(marker); at != llvm::StringRef::npos;
+       at = text.find(marker, at + marker.size())) {
+    llvm::StringRef rest = text.drop_front(at + marker.size());
+    found.push_back(rest.take_until([](char c) { return c == '(' || c == ' ' || c == '\n'; }).str());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
-llvm::StringRef ptxText() {
-  return llvm::StringRef(reinterpret_cast<const char *>(tessel_kernel_library_ptx_begin),
-                         tessel_kernel_library_ptx_end - tessel_kernel_library_ptx_begin);
+const std::vector<Family> &families() {
+  static const std::vector<Family> all = [] {
+    std::vector<Family> list;
+#define TESSEL_FAMILY(family)                                                  \
+  list.push_back(Family{#family,                                               \
+                        Image{0, tessel_kernel_library_##family##_ptx_begin,   \
+                              tessel_kernel_library_##family##_ptx_end},       \
+                        {}, {}});
+    TESSEL_KERNEL_LIBRARY_FAMILIES
+#undef TESSEL_FAMILY
+    auto named = [&](llvm::StringRef name) -> Family & {
+      return *llvm::find_if(list, [&](const Family &f) { return f.name == name; });
+    };
+#define TESSEL_CUBIN(family, arch)                                             \
+  named(#family).cubins.push_back(Image{arch, tessel_kernel_library_##family##_sm_##arch##_begin, \
+                                        tessel_kernel_library_##family##_sm_##arch##_end});
+    TESSEL_KERNEL_LIBRARY_CUBINS
+#undef TESSEL_CUBIN
+    for (Family &family : list)
+      family.entries = ptxEntries(family.ptxText());
+    return list;
+  }();
+  return all;
 }
 
-bool hasEntry(const std::string &name) {
-  const std::vector<std::string> &names = KernelLibrary::entryNames();
-  return std::binary_search(names.begin(), names.end(), name);
+/// Every entry point with its family, sorted by name.
+const std::vector<std::pair<std::string, int32_t>> &entryFamilies() {
+  static const std::vector<std::pair<std::string, int32_t>> table = [] {
+    std::vector<std::pair<std::string, int32_t>> entries;
+    const std::vector<Family> &all = families();
+    for (size_t f = 0; f < all.size(); ++f)
+      for (const std::string &name : all[f].entries)
+        entries.emplace_back(name, static_cast<int32_t>(f));
+    std::sort(entries.begin(), entries.end());
+    return entries;
+  }();
+  return table;
 }
 
 //===----------------------------------------------------------------------===//
@@ -159,10 +209,11 @@ uint32_t reductionBlock(int64_t count) {
   return block;
 }
 
+/// A launch of `kernel`, which the library defines, in its family's module.
 Launch makeLaunch(std::string kernel, uint32_t grid, uint32_t block,
                   std::vector<KernelArg> args) {
   Launch launch;
-  launch.module = 0;
+  launch.module = KernelLibrary::familyOf(kernel);
   launch.kernel = std::move(kernel);
   launch.grid = {grid, 1, 1};
   launch.block = {block, 1, 1};
@@ -257,7 +308,7 @@ private:
   /// One launch of `kernel` if the library has it.
   Launches single(const std::string &kernel, uint32_t grid, uint32_t block,
                   std::vector<KernelArg> args) const {
-    if (!hasEntry(kernel))
+    if (KernelLibrary::familyOf(kernel) < 0)
       return std::nullopt;
     return std::vector<Launch>{makeLaunch(kernel, grid, block, std::move(args))};
   }
@@ -661,7 +712,7 @@ Launches StepPlanner::concat() {
       const int w = wordBytes({chunkBytes, dstRowBytes, offsetBytes});
       kernels::ConcatParams p{outer, chunkBytes / w, dstRowBytes / w, offsetBytes / w};
       std::string kernel = "tsl_concat_w" + std::to_string(w);
-      if (!hasEntry(kernel))
+      if (KernelLibrary::familyOf(kernel) < 0)
         return std::nullopt;
       launches.push_back(makeLaunch(kernel, gridFor(p.rows * p.chunk, kBlock), kBlock,
                                     {x.address(), y.address(), KernelArg::value(p)}));
@@ -936,16 +987,33 @@ mlir::FailureOr<std::optional<KernelVariant>> KernelLibrary::plan(const StepView
   variant.minComputeCapability = 75;
   variant.alignment = 16;
   variant.launches = std::move(*launches);
+  used.resize(families().size(), false);
+  for (const Launch &launch : variant.launches)
+    used.at(static_cast<size_t>(launch.module)) = true;
   return std::optional<KernelVariant>{std::move(variant)};
 }
 
-KernelModule KernelLibrary::module(const Targets &targets) const {
-  KernelModule module{"tessel_kernel_library", {}};
-  llvm::StringRef ptx = ptxText();
+std::vector<KernelModule> KernelLibrary::modules(const Targets &targets,
+                                                 std::vector<int32_t> &remap) const {
+  std::vector<KernelModule> result;
+  remap.assign(families().size(), -1);
+  for (size_t family = 0; family < used.size(); ++family) {
+    if (!used[family])
+      continue;
+    remap[family] = static_cast<int32_t>(result.size());
+    result.push_back(module(static_cast<int32_t>(family), targets));
+  }
+  return result;
+}
+
+KernelModule KernelLibrary::module(int32_t index, const Targets &targets) {
+  const Family &family = families().at(static_cast<size_t>(index));
+  KernelModule module{"tessel_library_" + family.name, {}};
+  llvm::StringRef ptx = family.ptxText();
   module.images.push_back(KernelImage{false, 75, std::vector<uint8_t>(ptx.begin(), ptx.end())});
   // A cubin serves the GPUs of its major and of minors not below its own
   // (the runtime's rule), so sm_80's serves a target of sm_86 too.
-  for (const Image &image : cubinImages()) {
+  for (const Image &image : family.cubins) {
     bool wanted = llvm::any_of(targets.cubinArchs, [&](int target) {
       return target / 10 == image.arch / 10 && target >= image.arch;
     });
@@ -956,26 +1024,44 @@ KernelModule KernelLibrary::module(const Targets &targets) const {
   return module;
 }
 
-const std::vector<std::string> &KernelLibrary::entryNames() {
+const std::vector<std::string> &KernelLibrary::familyNames() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> found;
-    llvm::StringRef text = ptxText();
-    const llvm::StringRef marker = ".entry ";
-    for (size_t at = text.find(marker); at != llvm::StringRef::npos;
-         at = text.find(marker, at + marker.size())) {
-      llvm::StringRef rest = text.drop_front(at + marker.size());
-      found.push_back(rest.take_until([](char c) { return c == '(' || c == ' ' || c == '\n'; }).str());
-    }
-    std::sort(found.begin(), found.end());
-    return found;
+    std::vector<std::string> list;
+    for (const Family &family : families())
+      list.push_back(family.name);
+    return list;
   }();
   return names;
 }
 
+const std::vector<std::string> &KernelLibrary::entryNames(int32_t family) {
+  return families().at(static_cast<size_t>(family)).entries;
+}
+
+const std::vector<std::string> &KernelLibrary::entryNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> list;
+    for (const auto &[name, family] : entryFamilies())
+      list.push_back(name);
+    return list;
+  }();
+  return names;
+}
+
+int32_t KernelLibrary::familyOf(llvm::StringRef entry) {
+  const auto &table = entryFamilies();
+  auto it = std::lower_bound(table.begin(), table.end(), entry,
+                             [](const std::pair<std::string, int32_t> &e, llvm::StringRef name) {
+                               return llvm::StringRef(e.first) < name;
+                             });
+  return it != table.end() && it->first == entry ? it->second : -1;
+}
+
 std::vector<int> KernelLibrary::cubinArchs() {
   std::vector<int> archs;
-  for (const Image &image : cubinImages())
-    archs.push_back(image.arch);
+#define TESSEL_ENTRY(arch) archs.push_back(arch);
+  TESSEL_KERNEL_LIBRARY_CUBIN_ARCHS
+#undef TESSEL_ENTRY
   return archs;
 }
 

@@ -2,8 +2,9 @@
 //
 // The kernels of every op that is not a Tensor Core op (elementwise, pooling,
 // softmax, reductions, data movement, casts), written in CUDA C++ once and
-// compiled when Tessel is built; tessel-compile embeds the compiled module in
-// an engine that uses any of them and binds each step's launch.
+// compiled when Tessel is built, one module per op family (Library.cu);
+// tessel-compile embeds the modules of the families an engine's steps use
+// and binds each step's launch.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_CODEGEN_KERNELLIBRARY_H
@@ -12,6 +13,7 @@
 #include "StepKernels.h"
 
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <optional>
 #include <string>
@@ -21,22 +23,43 @@ namespace tessel::codegen {
 
 class KernelLibrary {
 public:
-  /// The step's "simt" variant, its launches referring to module 0 (the
-  /// library), or std::nullopt when the library has no kernel for this
-  /// op, dtype or attribute combination (the step then runs on the CPU tier).
-  /// Fails, with a diagnostic at the op, only on an internal error.
+  /// The step's "simt" variant, or std::nullopt when the library has no
+  /// kernel for this op, dtype or attribute combination (the step then runs
+  /// on the CPU tier). Each launch's `module` is the index of the family that
+  /// defines its kernel (familyNames()); modules() renumbers them. Records
+  /// the families used. Fails, with a diagnostic at the op, only on an
+  /// internal error.
   mlir::FailureOr<std::optional<KernelVariant>> plan(const StepView &step);
 
-  /// The library module: PTX plus a cubin for each target arch it was built
-  /// for that `targets` asks for.
-  KernelModule module(const Targets &targets) const;
+  /// The modules of the families the variants plan() returned use, in family
+  /// order, each for `targets` (module(family, targets)). remap[family] is the
+  /// index of the family's module in the result, -1 for a family not used;
+  /// a launch's module becomes remap[launch.module] (plus where the caller
+  /// puts these modules).
+  std::vector<KernelModule> modules(const Targets &targets, std::vector<int32_t> &remap) const;
 
-  /// Every kernel entry point of the library (its PTX's `.entry` names),
-  /// sorted: the names plan() may launch. plan() launches nothing else.
+  /// One family's module, "tessel_library_<family>": its PTX plus a cubin for
+  /// each target arch it was built for that `targets` asks for.
+  static KernelModule module(int32_t family, const Targets &targets);
+
+  /// The families, by index: Library.cu's TSL_FAMILY_<family> blocks in order.
+  static const std::vector<std::string> &familyNames();
+
+  /// The kernel entry points of a family (its PTX's `.entry` names), sorted.
+  static const std::vector<std::string> &entryNames(int32_t family);
+
+  /// Every kernel entry point of the library, sorted: the names plan() may
+  /// launch. plan() launches nothing else.
   static const std::vector<std::string> &entryNames();
+
+  /// The family whose PTX defines `entry`, or -1 if none does.
+  static int32_t familyOf(llvm::StringRef entry);
 
   /// The SM archs the library has cubins for (major*10+minor), ascending.
   static std::vector<int> cubinArchs();
+
+private:
+  std::vector<bool> used;
 };
 
 } // namespace tessel::codegen

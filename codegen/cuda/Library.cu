@@ -1,12 +1,23 @@
 //===- Library.cu - the entry points of the CUDA kernel library -----------===//
 //
-// The one translation unit nvcc compiles (to PTX for compute_75 and to a
-// cubin per SM) when Tessel is built. Every entry point is extern "C" with a
-// name that spells its op and dtypes (tsl_<op>_<dtype...>[_<strategy>]), so
-// the planner (KernelLibrary.cpp) can name it and the names never depend on
-// C++ mangling. Arguments: the tensors' device addresses in the step's
-// operand order, then the result(s), then one by-value parameter struct
-// (KernelParams.h).
+// The library's one source, compiled once per op family when Tessel is built
+// (codegen/cuda/CMakeLists.txt, TESSEL_KERNEL_FAMILIES): nvcc is given
+// -DTSL_FAMILY_<family> and compiles that family's block below to PTX for
+// compute_75, which is then assembled into a cubin per SM. Each family is a
+// module of its own, and an engine carries only the families its steps use.
+//
+// Every entry point is extern "C" with a name that spells its op and dtypes
+// (tsl_<op>_<dtype...>[_<strategy>]), so the planner (KernelLibrary.cpp) can
+// name it and the names never depend on C++ mangling; the planner finds an
+// entry's family by the name, in the families' PTX. Arguments: the tensors'
+// device addresses in the step's operand order, then the result(s), then one
+// by-value parameter struct (KernelParams.h).
+//
+// The families split where engines differ: what every CNN uses (move,
+// cast_half, max_pool, reduce_sum_f32, softmax_f32) apart from the rest, and
+// by dtype where an engine uses one dtype class of an op (an fp16 engine
+// runs the precision policy's f16 class in f16 and its f32 class, softmax
+// and reduce_sum/mean included, in f32: docs/architecture.md).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Cast.cuh"
@@ -39,7 +50,7 @@ using namespace tessel::kernels;
 #define TSL_KERNEL extern "C" __global__ void
 #define TSL_PARAMS(type) const __grid_constant__ type p
 
-// X(args..., t) for each dtype of a family.
+// X(args..., t) for each dtype of a class.
 // f64 computes only in cast and the movement kernels (dtype-blind): a model's
 // own f64 math runs on the CPU tier rather than doubling the library.
 #define TSL_FLOATS(X, ...) X(__VA_ARGS__, f32) X(__VA_ARGS__, f16)
@@ -47,106 +58,58 @@ using namespace tessel::kernels;
 #define TSL_NUMERIC(X, ...) TSL_FLOATS(X, __VA_ARGS__) TSL_INTS(X, __VA_ARGS__)
 
 //===----------------------------------------------------------------------===//
-// Elementwise
+// Entry points, by kind
 //===----------------------------------------------------------------------===//
 
 #define TSL_UNARY(name, id, t)                                                  \
   TSL_KERNEL tsl_##name##_##t(const TSL_T(t) *x, TSL_T(t) *y, TSL_PARAMS(UnaryParams)) { \
     unary<U::id>(x, y, p);                                                      \
   }
-#define TSL_UNARY_FLOAT(name, id) TSL_FLOATS(TSL_UNARY, name, id)
-// relu, abs, neg and sign also on integers.
-#define TSL_UNARY_NUMERIC(name, id) TSL_NUMERIC(TSL_UNARY, name, id) TSL_UNARY(name, id, i8)
+// The unary ops of every numeric dtype, X(name, id, t).
+#define TSL_UNARY_NUMERIC_OPS(X, t)                                             \
+  X(relu, Relu, t) X(abs, Abs, t) X(neg, Neg, t) X(sign, Sign, t)
+// The unary ops of the float dtypes only.
+#define TSL_UNARY_FLOAT_OPS(X, t)                                               \
+  X(sigmoid, Sigmoid, t) X(tanh, Tanh, t) X(exp, Exp, t) X(log, Log, t)          \
+  X(sqrt, Sqrt, t) X(reciprocal, Reciprocal, t) X(floor, Floor, t)              \
+  X(ceil, Ceil, t) X(round, Round, t) X(erf, Erf, t) X(sin, Sin, t)             \
+  X(cos, Cos, t) X(tan, Tan, t) X(asin, Asin, t) X(acos, Acos, t)               \
+  X(atan, Atan, t) X(sinh, Sinh, t) X(cosh, Cosh, t) X(asinh, Asinh, t)         \
+  X(acosh, Acosh, t) X(atanh, Atanh, t) X(softplus, Softplus, t)                \
+  X(softsign, Softsign, t) X(hard_swish, HardSwish, t)                          \
+  X(leaky_relu, LeakyRelu, t) X(elu, Elu, t) X(celu, Celu, t) X(selu, Selu, t)  \
+  X(thresholded_relu, ThresholdedRelu, t) X(hard_sigmoid, HardSigmoid, t)       \
+  X(shrink, Shrink, t)
 
-TSL_UNARY_NUMERIC(relu, Relu)
-TSL_UNARY_NUMERIC(abs, Abs)
-TSL_UNARY_NUMERIC(neg, Neg)
-TSL_UNARY_NUMERIC(sign, Sign)
-TSL_UNARY_FLOAT(sigmoid, Sigmoid)
-TSL_UNARY_FLOAT(tanh, Tanh)
-TSL_UNARY_FLOAT(exp, Exp)
-TSL_UNARY_FLOAT(log, Log)
-TSL_UNARY_FLOAT(sqrt, Sqrt)
-TSL_UNARY_FLOAT(reciprocal, Reciprocal)
-TSL_UNARY_FLOAT(floor, Floor)
-TSL_UNARY_FLOAT(ceil, Ceil)
-TSL_UNARY_FLOAT(round, Round)
-TSL_UNARY_FLOAT(erf, Erf)
-TSL_UNARY_FLOAT(sin, Sin)
-TSL_UNARY_FLOAT(cos, Cos)
-TSL_UNARY_FLOAT(tan, Tan)
-TSL_UNARY_FLOAT(asin, Asin)
-TSL_UNARY_FLOAT(acos, Acos)
-TSL_UNARY_FLOAT(atan, Atan)
-TSL_UNARY_FLOAT(sinh, Sinh)
-TSL_UNARY_FLOAT(cosh, Cosh)
-TSL_UNARY_FLOAT(asinh, Asinh)
-TSL_UNARY_FLOAT(acosh, Acosh)
-TSL_UNARY_FLOAT(atanh, Atanh)
-TSL_UNARY_FLOAT(softplus, Softplus)
-TSL_UNARY_FLOAT(softsign, Softsign)
-TSL_UNARY_FLOAT(hard_swish, HardSwish)
-TSL_UNARY_FLOAT(leaky_relu, LeakyRelu)
-TSL_UNARY_FLOAT(elu, Elu)
-TSL_UNARY_FLOAT(celu, Celu)
-TSL_UNARY_FLOAT(selu, Selu)
-TSL_UNARY_FLOAT(thresholded_relu, ThresholdedRelu)
-TSL_UNARY_FLOAT(hard_sigmoid, HardSigmoid)
-TSL_UNARY_FLOAT(shrink, Shrink)
-
-TSL_KERNEL tsl_not_b8(const uint8_t *x, uint8_t *y, TSL_PARAMS(UnaryParams)) {
-  logicalNot(x, y, p);
-}
-
-#define TSL_CLIP(unused, t)                                                     \
+#define TSL_CLIP(t)                                                             \
   TSL_KERNEL tsl_clip_##t(const TSL_T(t) *x, TSL_T(t) *y, TSL_PARAMS(ClipParams)) { \
     clip(x, y, p);                                                              \
   }
-TSL_NUMERIC(TSL_CLIP, _)
-TSL_CLIP(_, i8)
-TSL_CLIP(_, u8)
+
+// Every unary op and clip of a float dtype.
+#define TSL_UNARY_FLOAT_FAMILY(t)                                               \
+  TSL_UNARY_NUMERIC_OPS(TSL_UNARY, t) TSL_UNARY_FLOAT_OPS(TSL_UNARY, t) TSL_CLIP(t)
 
 #define TSL_BINARY(name, id, t)                                                 \
   TSL_KERNEL tsl_##name##_##t(const TSL_T(t) *a, const TSL_T(t) *b, TSL_T(t) *y,      \
                               TSL_PARAMS(BroadcastParams)) {                    \
     binary<B::id>(a, b, y, p);                                                  \
   }
-TSL_NUMERIC(TSL_BINARY, add, Add)
-TSL_NUMERIC(TSL_BINARY, sub, Sub)
-TSL_NUMERIC(TSL_BINARY, mul, Mul)
-TSL_NUMERIC(TSL_BINARY, div, Div)
-TSL_NUMERIC(TSL_BINARY, pow, Pow)
-TSL_NUMERIC(TSL_BINARY, max, Max)
-TSL_NUMERIC(TSL_BINARY, min, Min)
-TSL_NUMERIC(TSL_BINARY, prelu, PRelu)
+#define TSL_BINARY_OPS(X, t)                                                    \
+  X(add, Add, t) X(sub, Sub, t) X(mul, Mul, t) X(div, Div, t) X(pow, Pow, t)    \
+  X(max, Max, t) X(min, Min, t) X(prelu, PRelu, t)
 
 #define TSL_POW_MIXED(t, e)                                                     \
   TSL_KERNEL tsl_pow_##t##_##e(const TSL_T(t) *a, const TSL_T(e) *b, TSL_T(t) *y,     \
                                TSL_PARAMS(BroadcastParams)) {                   \
     powMixed(a, b, y, p);                                                       \
   }
-TSL_POW_MIXED(f32, i32)
-TSL_POW_MIXED(f32, i64)
-TSL_POW_MIXED(i32, f32)
-TSL_POW_MIXED(i32, i64)
-TSL_POW_MIXED(i64, f32)
-TSL_POW_MIXED(i64, i32)
 
 #define TSL_COMPARE(name, id, t)                                                \
   TSL_KERNEL tsl_##name##_##t(const TSL_T(t) *a, const TSL_T(t) *b, uint8_t *y,       \
                               TSL_PARAMS(BroadcastParams)) {                    \
     compare<Cmp::id>(a, b, y, p);                                               \
   }
-TSL_NUMERIC(TSL_COMPARE, equal, Equal)
-TSL_NUMERIC(TSL_COMPARE, less, Less)
-TSL_NUMERIC(TSL_COMPARE, less_equal, LessEqual)
-TSL_NUMERIC(TSL_COMPARE, greater, Greater)
-TSL_NUMERIC(TSL_COMPARE, greater_equal, GreaterEqual)
-
-TSL_KERNEL tsl_equal_b8(const uint8_t *a, const uint8_t *b, uint8_t *y,
-                        TSL_PARAMS(BroadcastParams)) {
-  compare<Cmp::Equal>(a, b, y, p);
-}
 
 // (`and`, `or` and `xor` are C++ operator names: no token pasting.)
 #define TSL_LOGICAL(entry, id)                                                  \
@@ -154,45 +117,22 @@ TSL_KERNEL tsl_equal_b8(const uint8_t *a, const uint8_t *b, uint8_t *y,
                    TSL_PARAMS(BroadcastParams)) {                               \
     logical<L::id>(a, b, y, p);                                                 \
   }
-TSL_LOGICAL(tsl_and_b8, And)
-TSL_LOGICAL(tsl_or_b8, Or)
-TSL_LOGICAL(tsl_xor_b8, Xor)
 
 #define TSL_WHERE(w)                                                            \
   TSL_KERNEL tsl_where_w##w(const uint8_t *c, const TSL_W(w) *a, const TSL_W(w) *b,   \
                             TSL_W(w) *y, TSL_PARAMS(BroadcastParams)) {         \
     where(c, a, b, y, p);                                                       \
   }
-TSL_WHERE(1)
-TSL_WHERE(2)
-TSL_WHERE(4)
-TSL_WHERE(8)
-
-//===----------------------------------------------------------------------===//
-// cast: every pair of f32 f16 f64 i8 u8 i32 i64 bool
-//===----------------------------------------------------------------------===//
 
 #define TSL_CAST(s, d)                                                          \
   TSL_KERNEL tsl_cast_##s##_##d(const TSL_T(s) *x, TSL_T(d) *y, TSL_PARAMS(UnaryParams)) { \
     cast(x, y, p);                                                              \
   }
+// Casts from `s` to the integer types and bool.
+#define TSL_CAST_TO_INTS(s)                                                     \
+  TSL_CAST(s, i8) TSL_CAST(s, u8) TSL_CAST(s, i32) TSL_CAST(s, i64) TSL_CAST(s, b8)
 #define TSL_CAST_FROM(s)                                                        \
-  TSL_CAST(s, f32) TSL_CAST(s, f16) TSL_CAST(s, f64) TSL_CAST(s, i8) TSL_CAST(s, u8)   \
-  TSL_CAST(s, i32) TSL_CAST(s, i64) TSL_CAST(s, b8)
-TSL_CAST_FROM(f32)
-TSL_CAST_FROM(f16)
-TSL_CAST_FROM(f64)
-TSL_CAST_FROM(i8)
-TSL_CAST_FROM(u8)
-TSL_CAST_FROM(i32)
-TSL_CAST_FROM(i64)
-TSL_CAST_FROM(b8)
-
-//===----------------------------------------------------------------------===//
-// Data movement
-//===----------------------------------------------------------------------===//
-
-TSL_KERNEL tsl_copy(const uint8_t *x, uint8_t *y, TSL_PARAMS(CopyParams)) { copyBytes(x, y, p); }
+  TSL_CAST(s, f32) TSL_CAST(s, f16) TSL_CAST(s, f64) TSL_CAST_TO_INTS(s)
 
 #define TSL_MOVE(name, fn, params, w)                                           \
   TSL_KERNEL tsl_##name##_w##w(const TSL_W(w) *x, TSL_W(w) *y, TSL_PARAMS(params)) {  \
@@ -201,11 +141,6 @@ TSL_KERNEL tsl_copy(const uint8_t *x, uint8_t *y, TSL_PARAMS(CopyParams)) { copy
 #define TSL_MOVE_WIDTHS(name, fn, params)                                       \
   TSL_MOVE(name, fn, params, 1) TSL_MOVE(name, fn, params, 2)                   \
   TSL_MOVE(name, fn, params, 4) TSL_MOVE(name, fn, params, 8)
-TSL_MOVE_WIDTHS(affine, affineCopy, AffineParams)
-TSL_MOVE_WIDTHS(tile, tile, TileParams)
-TSL_MOVE_WIDTHS(pad, pad, PadParams)
-TSL_MOVE_WIDTHS(concat, concatPart, ConcatParams)
-TSL_MOVE(concat, concatPart, ConcatParams, 16)
 
 #define TSL_GATHER(w, i)                                                        \
   TSL_KERNEL tsl_gather_w##w##_##i(const TSL_W(w) *x, const TSL_T(i) *indices,        \
@@ -214,12 +149,6 @@ TSL_MOVE(concat, concatPart, ConcatParams, 16)
   }
 #define TSL_GATHER_WIDTHS(i)                                                    \
   TSL_GATHER(1, i) TSL_GATHER(2, i) TSL_GATHER(4, i) TSL_GATHER(8, i) TSL_GATHER(16, i)
-TSL_GATHER_WIDTHS(i32)
-TSL_GATHER_WIDTHS(i64)
-
-//===----------------------------------------------------------------------===//
-// Reductions, softmax, argmax/argmin
-//===----------------------------------------------------------------------===//
 
 #define TSL_REDUCE(name, id, t)                                                 \
   TSL_KERNEL tsl_##name##_##t##_thread(const TSL_T(t) *x, TSL_T(t) *y,              \
@@ -230,17 +159,6 @@ TSL_GATHER_WIDTHS(i64)
                                       TSL_PARAMS(ReduceParams)) {               \
     reduceBlock<R::id>(x, y, p);                                                \
   }
-// Integers: the selections and the wrap-around sum and product only.
-TSL_NUMERIC(TSL_REDUCE, reduce_sum, Sum)
-TSL_NUMERIC(TSL_REDUCE, reduce_max, Max)
-TSL_NUMERIC(TSL_REDUCE, reduce_min, Min)
-TSL_NUMERIC(TSL_REDUCE, reduce_prod, Prod)
-TSL_FLOATS(TSL_REDUCE, reduce_mean, Mean)
-TSL_FLOATS(TSL_REDUCE, reduce_l1, L1)
-TSL_FLOATS(TSL_REDUCE, reduce_l2, L2)
-TSL_FLOATS(TSL_REDUCE, reduce_log_sum, LogSum)
-TSL_FLOATS(TSL_REDUCE, reduce_log_sum_exp, LogSumExp)
-TSL_FLOATS(TSL_REDUCE, reduce_sum_square, SumSquare)
 
 #define TSL_SOFTMAX(name, isLog, t)                                             \
   TSL_KERNEL tsl_##name##_##t##_thread(const TSL_T(t) *x, TSL_T(t) *y,              \
@@ -251,25 +169,185 @@ TSL_FLOATS(TSL_REDUCE, reduce_sum_square, SumSquare)
                                       TSL_PARAMS(AxisParams)) {                 \
     softmaxBlock<isLog>(x, y, p);                                               \
   }
-TSL_FLOATS(TSL_SOFTMAX, softmax, false)
-TSL_FLOATS(TSL_SOFTMAX, log_softmax, true)
 
 #define TSL_ARG(name, isMax, t)                                                 \
   TSL_KERNEL tsl_##name##_##t(const TSL_T(t) *x, int64_t *y, TSL_PARAMS(AxisParams)) { \
     argReduce<isMax>(x, y, p);                                                  \
   }
-TSL_NUMERIC(TSL_ARG, argmax, true)
-TSL_NUMERIC(TSL_ARG, argmin, false)
-
-//===----------------------------------------------------------------------===//
-// Pools
-//===----------------------------------------------------------------------===//
 
 #define TSL_POOL(name, fn, t)                                                   \
   TSL_KERNEL tsl_##name##_##t(const TSL_T(t) *x, TSL_T(t) *y, TSL_PARAMS(PoolParams)) { \
     fn(x, y, p);                                                                \
   }
-TSL_NUMERIC(TSL_POOL, max_pool, maxPool)
+
+//===----------------------------------------------------------------------===//
+// The families, in TESSEL_KERNEL_FAMILIES's order
+//===----------------------------------------------------------------------===//
+
+// move: copy, identity, reshape (tsl_copy), transpose, slice, expand (affine)
+// and pad, every dtype by its bits: what a CNN's boundary uses.
+#ifdef TSL_FAMILY_move
+TSL_KERNEL tsl_copy(const uint8_t *x, uint8_t *y, TSL_PARAMS(CopyParams)) { copyBytes(x, y, p); }
+TSL_MOVE_WIDTHS(affine, affineCopy, AffineParams)
+TSL_MOVE_WIDTHS(pad, pad, PadParams)
+#endif
+
+// concat and tile.
+#ifdef TSL_FAMILY_concat
+TSL_MOVE_WIDTHS(concat, concatPart, ConcatParams)
+TSL_MOVE(concat, concatPart, ConcatParams, 16)
+TSL_MOVE_WIDTHS(tile, tile, TileParams)
+#endif
+
+#ifdef TSL_FAMILY_gather
+TSL_GATHER_WIDTHS(i32)
+TSL_GATHER_WIDTHS(i64)
+#endif
+
+// Casts between f32 and f16: the precision boundaries of an fp16 engine.
+#ifdef TSL_FAMILY_cast_half
+TSL_CAST(f32, f16)
+TSL_CAST(f16, f32)
+#endif
+
+// Every other pair of f32 f16 f64 i8 u8 i32 i64 bool.
+#ifdef TSL_FAMILY_cast
+TSL_CAST(f32, f32) TSL_CAST(f32, f64) TSL_CAST_TO_INTS(f32)
+TSL_CAST(f16, f16) TSL_CAST(f16, f64) TSL_CAST_TO_INTS(f16)
+TSL_CAST_FROM(f64)
+TSL_CAST_FROM(i8)
+TSL_CAST_FROM(u8)
+TSL_CAST_FROM(i32)
+TSL_CAST_FROM(i64)
+TSL_CAST_FROM(b8)
+#endif
+
+#ifdef TSL_FAMILY_unary_f32
+TSL_UNARY_FLOAT_FAMILY(f32)
+#endif
+
+#ifdef TSL_FAMILY_unary_f16
+TSL_UNARY_FLOAT_FAMILY(f16)
+#endif
+
+// relu, abs, neg, sign and clip of the integers; not.
+#ifdef TSL_FAMILY_unary_int
+TSL_UNARY_NUMERIC_OPS(TSL_UNARY, i8)
+TSL_UNARY_NUMERIC_OPS(TSL_UNARY, i32)
+TSL_UNARY_NUMERIC_OPS(TSL_UNARY, i64)
+TSL_CLIP(i8)
+TSL_CLIP(u8)
+TSL_CLIP(i32)
+TSL_CLIP(i64)
+TSL_KERNEL tsl_not_b8(const uint8_t *x, uint8_t *y, TSL_PARAMS(UnaryParams)) {
+  logicalNot(x, y, p);
+}
+#endif
+
+// add sub mul div pow max min prelu, numpy broadcasting; pow with an integer
+// exponent.
+#ifdef TSL_FAMILY_binary_f32
+TSL_BINARY_OPS(TSL_BINARY, f32)
+TSL_POW_MIXED(f32, i32)
+TSL_POW_MIXED(f32, i64)
+#endif
+
+#ifdef TSL_FAMILY_binary_f16
+TSL_BINARY_OPS(TSL_BINARY, f16)
+#endif
+
+#ifdef TSL_FAMILY_binary_int
+TSL_BINARY_OPS(TSL_BINARY, i32)
+TSL_BINARY_OPS(TSL_BINARY, i64)
+TSL_POW_MIXED(i32, f32)
+TSL_POW_MIXED(i32, i64)
+TSL_POW_MIXED(i64, f32)
+TSL_POW_MIXED(i64, i32)
+#endif
+
+// Comparisons, and, or, xor, where.
+#ifdef TSL_FAMILY_logic
+TSL_NUMERIC(TSL_COMPARE, equal, Equal)
+TSL_NUMERIC(TSL_COMPARE, less, Less)
+TSL_NUMERIC(TSL_COMPARE, less_equal, LessEqual)
+TSL_NUMERIC(TSL_COMPARE, greater, Greater)
+TSL_NUMERIC(TSL_COMPARE, greater_equal, GreaterEqual)
+TSL_KERNEL tsl_equal_b8(const uint8_t *a, const uint8_t *b, uint8_t *y,
+                        TSL_PARAMS(BroadcastParams)) {
+  compare<Cmp::Equal>(a, b, y, p);
+}
+TSL_LOGICAL(tsl_and_b8, And)
+TSL_LOGICAL(tsl_or_b8, Or)
+TSL_LOGICAL(tsl_xor_b8, Xor)
+TSL_WHERE(1)
+TSL_WHERE(2)
+TSL_WHERE(4)
+TSL_WHERE(8)
+#endif
+
+// reduce_sum and reduce_mean: f32 (the precision policy's, and the global
+// average pool's), f16 (a model's own).
+#ifdef TSL_FAMILY_reduce_sum_f32
+TSL_REDUCE(reduce_sum, Sum, f32)
+TSL_REDUCE(reduce_mean, Mean, f32)
+#endif
+
+#ifdef TSL_FAMILY_reduce_sum_f16
+TSL_REDUCE(reduce_sum, Sum, f16)
+TSL_REDUCE(reduce_mean, Mean, f16)
+#endif
+
+// The selections and the product of the floats.
+#ifdef TSL_FAMILY_reduce_max
+TSL_FLOATS(TSL_REDUCE, reduce_max, Max)
+TSL_FLOATS(TSL_REDUCE, reduce_min, Min)
+TSL_FLOATS(TSL_REDUCE, reduce_prod, Prod)
+#endif
+
+// Integers: the selections and the wrap-around sum and product only.
+#ifdef TSL_FAMILY_reduce_int
+TSL_INTS(TSL_REDUCE, reduce_sum, Sum)
+TSL_INTS(TSL_REDUCE, reduce_max, Max)
+TSL_INTS(TSL_REDUCE, reduce_min, Min)
+TSL_INTS(TSL_REDUCE, reduce_prod, Prod)
+#endif
+
+#ifdef TSL_FAMILY_reduce_norm
+TSL_FLOATS(TSL_REDUCE, reduce_l1, L1)
+TSL_FLOATS(TSL_REDUCE, reduce_l2, L2)
+TSL_FLOATS(TSL_REDUCE, reduce_log_sum, LogSum)
+TSL_FLOATS(TSL_REDUCE, reduce_log_sum_exp, LogSumExp)
+TSL_FLOATS(TSL_REDUCE, reduce_sum_square, SumSquare)
+#endif
+
+#ifdef TSL_FAMILY_argmax
+TSL_NUMERIC(TSL_ARG, argmax, true)
+TSL_NUMERIC(TSL_ARG, argmin, false)
+#endif
+
+// softmax: f32 (the precision policy's), f16 (a model's own); log_softmax.
+#ifdef TSL_FAMILY_softmax_f32
+TSL_SOFTMAX(softmax, false, f32)
+#endif
+
+#ifdef TSL_FAMILY_softmax_f16
+TSL_SOFTMAX(softmax, false, f16)
+#endif
+
+#ifdef TSL_FAMILY_log_softmax
+TSL_FLOATS(TSL_SOFTMAX, log_softmax, true)
+#endif
+
+#ifdef TSL_FAMILY_max_pool
+TSL_FLOATS(TSL_POOL, max_pool, maxPool)
+#endif
+
+#ifdef TSL_FAMILY_max_pool_int
+TSL_INTS(TSL_POOL, max_pool, maxPool)
 TSL_POOL(max_pool, maxPool, i8)
 TSL_POOL(max_pool, maxPool, u8)
+#endif
+
+#ifdef TSL_FAMILY_avg_pool
 TSL_FLOATS(TSL_POOL, avg_pool, avgPool)
+#endif

@@ -1,8 +1,10 @@
 //===- kernel_library_test.cpp - the CUDA kernel library, without a GPU ---===//
 //
-// The embedded images (PTX for compute_75 holding every entry point, a valid
-// cubin per SM holding the same), and the planner: which steps it covers,
-// which entry, grid, block and bound arguments it gives them. Whether the
+// The embedded images (per family, PTX for compute_75 holding the family's
+// entry points and a valid cubin per SM holding the same; the families
+// partition the entry points), and the planner: which steps it covers, which
+// entry, family, grid, block and bound arguments it gives them, and which
+// families' modules an engine then carries. Whether the
 // kernels compute what the CPU tier computes is the GPU conformance run's
 // question.
 //
@@ -98,47 +100,121 @@ Cubin readCubin(const std::vector<uint8_t> &elf) {
   return cubin;
 }
 
-TEST(KernelLibraryImages, PtxHoldsEveryEntryPoint) {
-  KernelModule module = KernelLibrary().module(Targets{{75, 80, 90}});
-  ASSERT_FALSE(module.images.empty());
-  const KernelImage &ptx = module.images.front();
-  EXPECT_FALSE(ptx.cubin);
-  EXPECT_EQ(ptx.arch, 75);
-  std::string text(ptx.data.begin(), ptx.data.end());
-  EXPECT_NE(text.find(".target sm_75"), std::string::npos);
-  EXPECT_EQ(text.find('\0'), std::string::npos) << "the writer adds the NUL";
+const std::vector<int> kArchs = {75, 80, 90};
 
+int32_t familyNamed(const std::string &name) {
+  const std::vector<std::string> &names = KernelLibrary::familyNames();
+  auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? -1 : static_cast<int32_t>(it - names.begin());
+}
+
+TEST(KernelLibraryImages, FamiliesPartitionTheEntryPoints) {
+  const std::vector<std::string> &families = KernelLibrary::familyNames();
+  ASSERT_GT(families.size(), 1u);
+  EXPECT_EQ(std::set<std::string>(families.begin(), families.end()).size(), families.size());
+  std::set<std::string> all;
+  size_t count = 0;
+  for (size_t f = 0; f < families.size(); ++f) {
+    const int32_t family = static_cast<int32_t>(f);
+    KernelModule module = KernelLibrary::module(family, Targets{kArchs});
+    EXPECT_EQ(module.name, "tessel_library_" + families[f]);
+    ASSERT_FALSE(module.images.empty());
+    const KernelImage &ptx = module.images.front();
+    EXPECT_FALSE(ptx.cubin);
+    EXPECT_EQ(ptx.arch, 75);
+    std::string text(ptx.data.begin(), ptx.data.end());
+    EXPECT_NE(text.find(".target sm_75"), std::string::npos) << families[f];
+    EXPECT_EQ(text.find('\0'), std::string::npos) << "the writer adds the NUL";
+    // The family's entries are its PTX's, and no other family defines one.
+    const std::vector<std::string> &names = KernelLibrary::entryNames(family);
+    std::set<std::string> entries = ptxEntries(ptx);
+    EXPECT_FALSE(entries.empty()) << families[f] << " has no block in Library.cu";
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()), entries) << families[f];
+    EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+    for (const std::string &name : names) {
+      EXPECT_TRUE(all.insert(name).second) << name << " is in two families";
+      EXPECT_EQ(KernelLibrary::familyOf(name), family) << name;
+    }
+    count += names.size();
+  }
   const std::vector<std::string> &names = KernelLibrary::entryNames();
-  std::set<std::string> entries = ptxEntries(ptx);
-  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()), entries);
+  EXPECT_EQ(names.size(), count);
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()), all);
+  EXPECT_EQ(KernelLibrary::familyOf("tsl_no_such_kernel"), -1);
+
   // A few of every family, so that a library that lost a part shows here.
   for (const char *name :
        {"tsl_copy", "tsl_cast_f32_f16", "tsl_cast_f16_f32", "tsl_cast_i64_i32", "tsl_cast_b8_f32",
-        "tsl_affine_w2", "tsl_affine_w4", "tsl_pad_w2", "tsl_tile_w8", "tsl_concat_w16",
-        "tsl_gather_w4_i64", "tsl_where_w2", "tsl_relu_f16", "tsl_sigmoid_f32", "tsl_clip_f16",
-        "tsl_hard_swish_f16", "tsl_leaky_relu_f16", "tsl_tanh_f16", "tsl_not_b8", "tsl_add_f16",
-        "tsl_div_f32", "tsl_pow_f32_i64", "tsl_less_f32", "tsl_and_b8", "tsl_equal_b8",
-        "tsl_reduce_mean_f32_thread", "tsl_reduce_mean_f32_block", "tsl_reduce_sum_i64_block",
-        "tsl_reduce_max_f16_thread", "tsl_softmax_f32_block", "tsl_log_softmax_f32_thread",
-        "tsl_argmax_f32", "tsl_max_pool_f16", "tsl_max_pool_u8", "tsl_avg_pool_f16"})
-    EXPECT_TRUE(entries.count(name)) << name;
+        "tsl_cast_f64_f16", "tsl_affine_w2", "tsl_affine_w4", "tsl_pad_w2", "tsl_tile_w8",
+        "tsl_concat_w16", "tsl_gather_w4_i64", "tsl_where_w2", "tsl_relu_f16", "tsl_relu_i8",
+        "tsl_sigmoid_f32", "tsl_clip_f16", "tsl_clip_u8", "tsl_hard_swish_f16",
+        "tsl_leaky_relu_f16", "tsl_tanh_f16", "tsl_not_b8", "tsl_add_f16", "tsl_add_i64",
+        "tsl_div_f32", "tsl_pow_f32_i64", "tsl_pow_i32_f32", "tsl_less_f32", "tsl_and_b8",
+        "tsl_equal_b8", "tsl_reduce_mean_f32_thread", "tsl_reduce_mean_f32_block",
+        "tsl_reduce_mean_f16_block", "tsl_reduce_sum_i64_block", "tsl_reduce_max_f16_thread",
+        "tsl_reduce_l2_f32_block", "tsl_softmax_f32_block", "tsl_softmax_f16_thread",
+        "tsl_log_softmax_f32_thread", "tsl_argmax_f32", "tsl_max_pool_f16", "tsl_max_pool_u8",
+        "tsl_avg_pool_f16"})
+    EXPECT_TRUE(all.count(name)) << name;
 }
 
-TEST(KernelLibraryImages, CubinsAreValidForTheirArchAndHoldEveryEntryPoint) {
+TEST(KernelLibraryImages, TheCnnKernelsAreInSmallFamiliesOfTheirOwn) {
+  // What a CNN engine uses (its boundary's transpose, casts and pad, a max
+  // pool, the global average pool, softmax) lies in families apart from the
+  // rest of the library.
+  const std::vector<std::pair<const char *, const char *>> expected = {
+      {"tsl_copy", "move"},
+      {"tsl_affine_w4", "move"},
+      {"tsl_pad_w2", "move"},
+      {"tsl_cast_f32_f16", "cast_half"},
+      {"tsl_cast_f16_f32", "cast_half"},
+      {"tsl_max_pool_f16", "max_pool"},
+      {"tsl_max_pool_f32", "max_pool"},
+      {"tsl_reduce_mean_f32_thread", "reduce_sum_f32"},
+      {"tsl_reduce_mean_f32_block", "reduce_sum_f32"},
+      {"tsl_softmax_f32_block", "softmax_f32"},
+  };
+  std::set<int32_t> used;
+  for (const auto &[entry, family] : expected) {
+    ASSERT_GE(familyNamed(family), 0) << family;
+    EXPECT_EQ(KernelLibrary::familyOf(entry), familyNamed(family)) << entry;
+    used.insert(familyNamed(family));
+  }
+  auto bytes = [](int32_t family) {
+    size_t total = 0;
+    for (const KernelImage &image : KernelLibrary::module(family, Targets{kArchs}).images)
+      total += image.data.size();
+    return total;
+  };
+  size_t cnn = 0, library = 0;
+  for (size_t f = 0; f < KernelLibrary::familyNames().size(); ++f) {
+    library += bytes(static_cast<int32_t>(f));
+    if (used.count(static_cast<int32_t>(f)))
+      cnn += bytes(static_cast<int32_t>(f));
+  }
+  EXPECT_LE(cnn, library / 8) << "a CNN engine carries " << cnn << " of the library's "
+                              << library << " bytes";
+}
+
+TEST(KernelLibraryImages, CubinsAreValidForTheirArchAndHoldTheirFamilysEntryPoints) {
   const std::vector<int> archs = KernelLibrary::cubinArchs();
-  EXPECT_EQ(archs, (std::vector<int>{75, 80, 90}));
-  KernelModule module = KernelLibrary().module(Targets{archs});
-  ASSERT_EQ(module.images.size(), 1 + archs.size());
-  const std::vector<std::string> &names = KernelLibrary::entryNames();
-  for (size_t i = 0; i < archs.size(); ++i) {
-    const KernelImage &image = module.images[1 + i];
-    EXPECT_TRUE(image.cubin);
-    EXPECT_EQ(image.arch, archs[i]);
-    Cubin cubin = readCubin(image.data);
-    ASSERT_TRUE(cubin.valid) << "sm_" << archs[i];
-    EXPECT_EQ(cubin.arch, archs[i]);
-    for (const std::string &name : names)
-      EXPECT_TRUE(cubin.functions.count(name)) << name << " missing from sm_" << archs[i];
+  EXPECT_EQ(archs, kArchs);
+  const std::vector<std::string> &families = KernelLibrary::familyNames();
+  for (size_t f = 0; f < families.size(); ++f) {
+    const int32_t family = static_cast<int32_t>(f);
+    KernelModule module = KernelLibrary::module(family, Targets{archs});
+    ASSERT_EQ(module.images.size(), 1 + archs.size()) << families[f];
+    for (size_t i = 0; i < archs.size(); ++i) {
+      const KernelImage &image = module.images[1 + i];
+      EXPECT_TRUE(image.cubin);
+      EXPECT_EQ(image.arch, archs[i]);
+      Cubin cubin = readCubin(image.data);
+      ASSERT_TRUE(cubin.valid) << families[f] << " sm_" << archs[i];
+      EXPECT_EQ(cubin.arch, archs[i]);
+      for (const std::string &name : KernelLibrary::entryNames(family))
+        EXPECT_TRUE(cubin.functions.count(name))
+            << name << " missing from " << families[f] << "'s sm_" << archs[i];
+    }
   }
 }
 
@@ -149,14 +225,23 @@ TEST(KernelLibraryImages, ModuleCarriesTheCubinsTheTargetsCanLoad) {
       archs.emplace_back(image.cubin, image.arch);
     return archs;
   };
-  KernelLibrary library;
   using V = std::vector<std::pair<bool, int>>;
-  EXPECT_EQ(archsOf(library.module(Targets{{80}})), (V{{false, 75}, {true, 80}}));
+  const int32_t move = familyNamed("move");
+  ASSERT_GE(move, 0);
+  EXPECT_EQ(archsOf(KernelLibrary::module(move, Targets{{80}})), (V{{false, 75}, {true, 80}}));
   // sm_86 and sm_89 load sm_80's cubin; sm_70 and sm_100 have none (sm_100
   // JIT-compiles the PTX; sm_70 is below CUDA 13's floor).
-  EXPECT_EQ(archsOf(library.module(Targets{{86, 89}})), (V{{false, 75}, {true, 80}}));
-  EXPECT_EQ(archsOf(library.module(Targets{{70, 100}})), (V{{false, 75}}));
-  EXPECT_EQ(library.module(Targets{{75}}).name, "tessel_kernel_library");
+  EXPECT_EQ(archsOf(KernelLibrary::module(move, Targets{{86, 89}})),
+            (V{{false, 75}, {true, 80}}));
+  EXPECT_EQ(archsOf(KernelLibrary::module(move, Targets{{70, 100}})), (V{{false, 75}}));
+  EXPECT_EQ(KernelLibrary::module(move, Targets{{75}}).name, "tessel_library_move");
+}
+
+TEST(KernelLibraryImages, NothingPlannedNoModules) {
+  KernelLibrary library;
+  std::vector<int32_t> remap{7};
+  EXPECT_TRUE(library.modules(Targets{kArchs}, remap).empty());
+  EXPECT_EQ(remap, std::vector<int32_t>(KernelLibrary::familyNames().size(), -1));
 }
 
 //===----------------------------------------------------------------------===//
@@ -189,7 +274,7 @@ protected:
       for (mlir::Value result : op->getResults())
         number(result);
     });
-    KernelLibrary library;
+    library = KernelLibrary();
     f.walk([&](mlir::Operation *op) {
       if (op == f.getOperation() || mlir::isa<mlir::func::ReturnOp>(op) ||
           op->getName().getStringRef() == "tessel.constant")
@@ -202,9 +287,24 @@ protected:
       StepView step{op, op->getName().stripDialect(), ins, outs, types};
       mlir::FailureOr<std::optional<KernelVariant>> planned = library.plan(step);
       EXPECT_TRUE(mlir::succeeded(planned));
+      if (mlir::succeeded(planned) && *planned)
+        expectInTheirFamilies(**planned);
       variants.push_back(mlir::succeeded(planned) ? *planned : std::nullopt);
     });
     return variants;
+  }
+
+  /// Every launch names its module by the family whose PTX defines its
+  /// kernel.
+  static void expectInTheirFamilies(const KernelVariant &variant) {
+    const size_t families = KernelLibrary::familyNames().size();
+    for (const tessel::codegen::Launch &launch : variant.launches) {
+      ASSERT_GE(launch.module, 0) << launch.kernel;
+      ASSERT_LT(static_cast<size_t>(launch.module), families) << launch.kernel;
+      KernelModule module = KernelLibrary::module(launch.module, Targets{kArchs});
+      EXPECT_TRUE(ptxEntries(module.images.front()).count(launch.kernel))
+          << launch.kernel << " is not in " << module.name;
+    }
   }
 
   /// The by-value struct of a launch's last argument.
@@ -228,6 +328,7 @@ protected:
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::vector<mlir::RankedTensorType> types;
+  KernelLibrary library; ///< the last plan()'s
 };
 
 TEST_F(KernelLibraryPlan, VariantIsSimtOnCompute75) {
@@ -244,7 +345,7 @@ TEST_F(KernelLibraryPlan, VariantIsSimtOnCompute75) {
   EXPECT_EQ(v[0]->kernel, "tsl_relu_f16");
   ASSERT_EQ(v[0]->launches.size(), 1u);
   const auto &launch = v[0]->launches[0];
-  EXPECT_EQ(launch.module, 0);
+  EXPECT_EQ(launch.module, familyNamed("unary_f16"));
   EXPECT_EQ(launch.kernel, "tsl_relu_f16");
   EXPECT_EQ(launch.grid, (std::array<uint32_t, 3>{1, 1, 1}));
   EXPECT_EQ(launch.block, (std::array<uint32_t, 3>{256, 1, 1}));
@@ -547,7 +648,6 @@ TEST_F(KernelLibraryPlan, CopiesReshapesAndTheWritersCopySteps) {
   EXPECT_EQ(params<kernels::CopyParams>(v[0]->launches[0].args[2]).bytes, 160u);
 
   // The writer's output copies have no op.
-  KernelLibrary library;
   std::vector<int32_t> ins{0}, outs{1};
   StepView copy{nullptr, "copy", ins, outs, types};
   auto planned = library.plan(copy);
@@ -574,12 +674,49 @@ TEST_F(KernelLibraryPlan, EveryLaunchNamesAnEntryPoint) {
     ASSERT_TRUE(variant);
     for (const auto &launch : variant->launches) {
       EXPECT_TRUE(std::binary_search(names.begin(), names.end(), launch.kernel)) << launch.kernel;
+      const std::vector<std::string> &family = KernelLibrary::entryNames(launch.module);
+      EXPECT_TRUE(std::binary_search(family.begin(), family.end(), launch.kernel)) << launch.kernel;
       EXPECT_GE(launch.grid[0], 1u);
       EXPECT_LE(launch.grid[0], 65535u);
       EXPECT_GE(launch.block[0], 32u);
       EXPECT_LE(launch.block[0], 1024u);
     }
   }
+}
+
+TEST_F(KernelLibraryPlan, ModulesAreTheFamiliesUsedInFamilyOrder) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16> {
+      %0 = tessel.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, layout = "NHWC"} : (tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16>
+      %1 = tessel.relu %0 : tensor<1x4x4x16xf16>
+      %2 = tessel.transpose %1 {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x16xf16>) -> tensor<1x16x4x4xf16>
+      %3 = tessel.sigmoid %2 : tensor<1x16x4x4xf16>
+      return %0 : tensor<1x4x4x16xf16>
+    })");
+  ASSERT_EQ(v.size(), 4u);
+  ASSERT_TRUE(v[0] && v[1] && v[2] && v[3]);
+  const int32_t maxPool = familyNamed("max_pool"), unary = familyNamed("unary_f16"),
+                move = familyNamed("move");
+  EXPECT_EQ(v[0]->launches[0].module, maxPool);
+  EXPECT_EQ(v[1]->launches[0].module, unary);
+  EXPECT_EQ(v[2]->launches[0].module, move);
+  EXPECT_EQ(v[3]->launches[0].module, unary);
+
+  std::vector<int32_t> remap;
+  std::vector<KernelModule> modules = library.modules(Targets{{80}}, remap);
+  std::vector<std::pair<int32_t, std::string>> used;
+  for (int32_t family : std::set<int32_t>{maxPool, unary, move})
+    used.emplace_back(family, "tessel_library_" + KernelLibrary::familyNames()[family]);
+  ASSERT_EQ(modules.size(), used.size());
+  ASSERT_EQ(remap.size(), KernelLibrary::familyNames().size());
+  for (size_t i = 0; i < used.size(); ++i) {
+    EXPECT_EQ(modules[i].name, used[i].second);
+    EXPECT_EQ(remap[used[i].first], static_cast<int32_t>(i));
+    ASSERT_EQ(modules[i].images.size(), 2u);
+    EXPECT_EQ(modules[i].images[1].arch, 80);
+  }
+  EXPECT_EQ(std::count(remap.begin(), remap.end(), -1),
+            static_cast<std::ptrdiff_t>(remap.size() - used.size()));
 }
 
 } // namespace
