@@ -51,7 +51,7 @@ if has codegen && [ -f gpu-run/run.sh ]; then
 fi
 
 if has conformance; then
-  for run in fp16:tc fp16:simt fp16:cpu fp32:simt fp32:cpu; do
+  for run in ${CONF_RUNS:-fp16:tc fp16:simt fp16:cpu fp32:simt fp32:cpu}; do
     precision=${run%%:*} tier=${run##*:}
     log=$out/conformance-$precision-$tier.log
     python3 tests/conformance/run_conformance.py --compile "$bin/tessel-compile" \

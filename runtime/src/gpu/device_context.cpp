@@ -121,7 +121,14 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
       return s;
     }
     // Deterministic contents for bytes no kernel writes (channel padding).
+    // cuMemsetD8 runs on the legacy default stream, which does not order
+    // work on this context's non-blocking stream: wait for it here, or the
+    // first run's kernels can race the memset (seen on the H100 as outputs
+    // of zeros under load).
     if (Status s = driver->check(cu.cuMemsetD8(memory, 0, size), "cuMemsetD8"); !s.ok())
+      return s;
+    if (Status s = driver->check(cu.cuCtxSynchronize(), "cuCtxSynchronize after cuMemsetD8");
+        !s.ok())
       return s;
   }
   if (Status s = driver->check(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),

@@ -76,8 +76,14 @@ Status DeviceEngine::open() {
     constantBase = 0;
     return s;
   }
-  return api.check(cu.cuMemcpyHtoD(constantBase, owner->constants(), size),
-                   "uploading the constants (cuMemcpyHtoD)");
+  if (Status s = api.check(cu.cuMemcpyHtoD(constantBase, owner->constants(), size),
+                           "uploading the constants (cuMemcpyHtoD)");
+      !s.ok())
+    return s;
+  // A copy from pageable memory may return before its DMA lands, and the
+  // contexts' non-blocking streams are not ordered after the default
+  // stream: finish the upload before any kernel can read the weights.
+  return api.check(cu.cuCtxSynchronize(), "cuCtxSynchronize after the constants upload");
 }
 
 DeviceEngine::~DeviceEngine() {
