@@ -22,7 +22,8 @@ for file in "$@"; do
   done
 done
 strip --strip-unneeded "$stage"/bin/* "$stage"/lib/* 2>/dev/null || true
-tar -C "$stage" -cJf "$out/payload.tar.xz" bin lib
+git -C "$(dirname "$0")/.." describe --always --dirty > "$stage/COMMIT" 2>/dev/null || echo unknown > "$stage/COMMIT"
+tar -C "$stage" -cJf "$out/payload.tar.xz" bin lib COMMIT
 if [ ! -f "$out/conformance.tar.xz" ] || [ "$conformance" -nt "$out/conformance.tar.xz" ]; then
   tar -C "$(dirname "$conformance")" -cJf "$out/conformance.tar.xz" "$(basename "$conformance")"
 fi

@@ -33,7 +33,7 @@ export PATH=$PATH:/usr/local/cuda/bin
 export PYTHONUNBUFFERED=1
 bin=$work/bin
 say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
-say "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+say "bundle built from commit: $(cat "$work/COMMIT" 2>/dev/null || echo unknown)"
 "$bin/tessel-inspect" --device 2>&1 | head -5 | tee -a "$summary"
 
 has() { [[ " $suites " == *" $1 "* ]]; }
@@ -68,8 +68,9 @@ if has models || has timing; then
     > "$out/export.log" 2>&1 || { status=1; say "export failed: $(tail -3 "$out/export.log")"; }
 fi
 if has models; then
-  for precision in fp16 fp32; do
-    for tier in tc simt cpu; do
+  for run in ${MODEL_RUNS:-fp16:tc fp16:simt fp16:cpu fp32:tc fp32:simt fp32:cpu}; do
+    precision=${run%%:*} tier=${run##*:}
+    {
       for model in $models; do
         log=$out/models.log
         echo "== $model $precision $tier" >> "$log"
@@ -79,7 +80,7 @@ if has models; then
         cat "$work/one.log" >> "$log"
         say "model $model $precision $tier: $(grep -E '^(PASS|FAIL)' "$work/one.log" | tail -1)"
       done
-    done
+    }
   done
 fi
 
