@@ -36,13 +36,16 @@ struct KernelModule {
 };
 
 /// A kernel parameter: a tensor's device address, a null pointer (tensor -1,
-/// no bytes: an absent optional operand), or raw little-endian bytes.
+/// no bytes: an absent optional operand), raw little-endian bytes, or the
+/// context's workspace (workspaceBytes > 0; engine.fbs says how it is shared).
 struct KernelArg {
   int32_t tensor = -1;
   std::vector<uint8_t> bytes;
+  uint64_t workspaceBytes = 0;
 
-  static KernelArg tensorAddress(int32_t index) { return KernelArg{index, {}}; }
-  static KernelArg null() { return KernelArg{-1, {}}; }
+  static KernelArg tensorAddress(int32_t index) { return KernelArg{index, {}, 0}; }
+  static KernelArg null() { return KernelArg{-1, {}, 0}; }
+  static KernelArg workspace(uint64_t bytes) { return KernelArg{-1, {}, bytes}; }
   template <typename T> static KernelArg value(const T &v) {
     static_assert(std::is_trivially_copyable_v<T>, "kernel arguments are raw bytes");
     KernelArg arg;

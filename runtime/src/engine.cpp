@@ -24,6 +24,10 @@ namespace fb = tessel::engine;
 
 namespace {
 
+/// The largest workspace a kernel argument may ask for: a bad engine must not
+/// make a context try to allocate petabytes.
+constexpr uint64_t kMaxWorkspaceBytes = uint64_t(4) << 30;
+
 std::string quoted(const flatbuffers::String *s) {
   return std::string("'") + fbString(s) + "'";
 }
@@ -148,10 +152,12 @@ Status Engine::verifyLayout() {
 
   if (std::memcmp(h.magic, format::kMagic, sizeof(h.magic)) != 0)
     return invalidEngine("not a Tessel engine (bad magic)");
-  if (h.format_version != format::kFormatVersion)
+  if (h.format_version < format::kOldestReadableVersion ||
+      h.format_version > format::kFormatVersion)
     return Status(TESSEL_UNSUPPORTED,
                   "engine format version " + std::to_string(h.format_version) +
-                      " is not supported: this runtime reads version " +
+                      " is not supported: this runtime reads versions " +
+                      std::to_string(format::kOldestReadableVersion) + " to " +
                       std::to_string(format::kFormatVersion) +
                       "; recompile the model with a matching tessel-compile");
   if (h.header_size != format::kHeaderSize)
@@ -383,8 +389,15 @@ Status Engine::verifyVariant(size_t index, const fb::KernelVariant *variant) con
           return invalidEngine(which + " refers to tensor " + std::to_string(arg->tensor()) +
                                ", but the engine has " + std::to_string(tensorCount) +
                                " tensors");
-        if (arg->tensor() >= 0 && arg->bytes() && arg->bytes()->size() != 0)
+        bool hasBytes = arg->bytes() && arg->bytes()->size() != 0;
+        if (arg->tensor() >= 0 && hasBytes)
           return invalidEngine(which + " has both a tensor and bytes");
+        if (arg->workspace_bytes() != 0 && (arg->tensor() >= 0 || hasBytes))
+          return invalidEngine(which + " is a workspace and also a tensor or bytes");
+        if (arg->workspace_bytes() > kMaxWorkspaceBytes)
+          return invalidEngine(which + " asks for a workspace of " +
+                               std::to_string(arg->workspace_bytes()) + " bytes (at most " +
+                               std::to_string(kMaxWorkspaceBytes) + ")");
       }
   }
   return {};

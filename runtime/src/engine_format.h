@@ -17,7 +17,10 @@ namespace tessel::format {
 
 inline constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'E', 'L', '\x1a', '\n'};
 // Bumped on any incompatible change of the header or the schema.
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3; // 3: KernelArg.workspace_bytes
+// The oldest version this runtime still reads: a version-2 engine is a valid
+// version-3 engine without workspaces.
+inline constexpr uint32_t kOldestReadableVersion = 2;
 inline constexpr size_t kHeaderSize = 64;
 // Constants start on this boundary (relative to the file start), which
 // satisfies every vector width and cudaMemcpy fast path.

@@ -85,13 +85,16 @@ inline AttrSpec stringAttr(std::string name, std::string value) {
   return a;
 }
 
-/// A kernel parameter: a tensor's device address, a null pointer, or bytes.
+/// A kernel parameter: a tensor's device address, a null pointer, bytes, or
+/// the workspace.
 struct KernelArgSpec {
   int32_t tensor = -1;
   std::vector<uint8_t> bytes;
+  uint64_t workspaceBytes = 0;
 };
-inline KernelArgSpec tensorArg(int32_t tensor) { return KernelArgSpec{tensor, {}}; }
-inline KernelArgSpec nullArg() { return KernelArgSpec{-1, {}}; }
+inline KernelArgSpec tensorArg(int32_t tensor) { return KernelArgSpec{tensor, {}, 0}; }
+inline KernelArgSpec nullArg() { return KernelArgSpec{-1, {}, 0}; }
+inline KernelArgSpec workspaceArg(uint64_t bytes) { return KernelArgSpec{-1, {}, bytes}; }
 template <typename T> KernelArgSpec valueArg(const T &value) {
   KernelArgSpec arg;
   arg.bytes.resize(sizeof(T));
@@ -198,7 +201,8 @@ inline std::vector<uint8_t> buildEngine(const EngineSpec &spec) {
         std::vector<flatbuffers::Offset<fb::KernelArg>> args;
         for (const KernelArgSpec &a : l.args)
           args.push_back(fb::CreateKernelArgDirect(builder, a.tensor,
-                                                   a.bytes.empty() ? nullptr : &a.bytes));
+                                                   a.bytes.empty() ? nullptr : &a.bytes,
+                                                   a.workspaceBytes));
         launches.push_back(fb::CreateLaunchDirect(builder, l.module, l.kernel.c_str(), &l.grid,
                                                   &l.block, l.sharedBytes, &args));
       }

@@ -247,10 +247,28 @@ TEST(RuntimeEngine, RejectsOtherFormatVersionsNamingBoth) {
   format::Header h = headerOf(file);
   h.format_version = format::kFormatVersion + 1;
   setHeader(file, h);
+  const std::string reads = " is not supported: this runtime reads versions " +
+                            std::to_string(format::kOldestReadableVersion) + " to " +
+                            std::to_string(format::kFormatVersion);
   expectRejected(file, TESSEL_UNSUPPORTED,
-                 "engine format version " + std::to_string(format::kFormatVersion + 1) +
-                     " is not supported: this runtime reads version " +
-                     std::to_string(format::kFormatVersion));
+                 "engine format version " + std::to_string(format::kFormatVersion + 1) + reads);
+  h.format_version = format::kOldestReadableVersion - 1;
+  setHeader(file, h);
+  expectRejected(file, TESSEL_UNSUPPORTED,
+                 "engine format version " + std::to_string(format::kOldestReadableVersion - 1) +
+                     reads);
+}
+
+TEST(RuntimeEngine, ReadsTheOldestReadableVersion) {
+  EngineSpec spec = sampleSpec();
+  spec.formatVersion = format::kOldestReadableVersion;
+  std::vector<uint8_t> file = buildEngine(spec);
+  format::Header h = headerOf(file);
+  h.format_version = format::kOldestReadableVersion;
+  setHeader(file, h);
+  std::shared_ptr<const Engine> engine;
+  Status status = open(file, engine);
+  EXPECT_TRUE(status.ok()) << status.message();
 }
 
 TEST(RuntimeEngine, RejectsAPayloadVersionThatDisagreesWithTheHeader) {
@@ -562,6 +580,14 @@ TEST(RuntimeEngine, RejectsMalformedGpuVariants) {
       {"tensor and bytes",
        [](EngineSpec &s) { s.steps[0].variants[0].launches[0].args[0].bytes = {1, 2, 3, 4}; },
        "launch 0 argument 0 has both a tensor and bytes"},
+      {"workspace and tensor",
+       [](EngineSpec &s) { s.steps[0].variants[0].launches[0].args[0].workspaceBytes = 64; },
+       "launch 0 argument 0 is a workspace and also a tensor or bytes"},
+      {"huge workspace",
+       [](EngineSpec &s) {
+         s.steps[0].variants[0].launches[0].args.push_back(workspaceArg(uint64_t(1) << 40));
+       },
+       "launch 0 argument 4 asks for a workspace of 1099511627776 bytes (at most 4294967296)"},
       {"PTX without NUL", [](EngineSpec &s) { s.modules[0].images[0].data.pop_back(); },
        "module 0 'test_kernels' image 0 (PTX) is not NUL-terminated"},
       {"empty image", [](EngineSpec &s) { s.modules[0].images[0].data.clear(); },
