@@ -27,6 +27,11 @@
  *   launches the steps, copies the outputs back and returns when they are in
  *   the bound buffers. When every step runs on the GPU, the second run
  *   captures the launches into a CUDA graph and later runs replay it.
+ * - Device-resident IO and asynchronous runs (TensorRT-style): inputs and
+ *   outputs may be bound to device memory (tessel_context_bind_*_device),
+ *   and a context whose steps all run on the GPU may be enqueued on a
+ *   caller's CUDA stream (tessel_context_enqueue), so that an application
+ *   or a benchmark pays for the GPU work only.
  */
 #ifndef TESSEL_RUNTIME_H
 #define TESSEL_RUNTIME_H
@@ -148,11 +153,62 @@ TESSEL_API tessel_status_t tessel_context_bind_input(tessel_context_t *context,
 TESSEL_API tessel_status_t tessel_context_bind_output(tessel_context_t *context,
                                                       size_t index, void *data,
                                                       size_t size_bytes);
+/* Device memory of exactly the tensor's size_bytes, in its dtype and layout:
+ * `device_ptr` is a CUdeviceptr in the primary context of device 0 (the
+ * device the runtime uses; cuDevicePrimaryCtxRetain, or the CUDA runtime
+ * API's default context), 256-byte aligned (cuMemAlloc's and cudaMalloc's
+ * allocations are) because kernels use vector loads and stores. Kernels read
+ * and write it in place: no copy is made, and tessel_context_run leaves a
+ * device-bound output on the device. The binding persists until rebound; a
+ * host bind (tessel_context_bind_input/_output) goes back to the context's
+ * own device buffer. Changing a device address after a CUDA graph was
+ * captured destroys the graph and the next run captures it again (it holds
+ * addresses), so rebind rarely: keep one context per set of buffers to
+ * rotate between them.
+ * In a mixed context (some steps on the CPU) those steps read and write a
+ * device-bound tensor through a host staging buffer the bind allocates.
+ * TESSEL_UNSUPPORTED for a context without GPU steps ("the context runs on
+ * the cpu tier; bind host buffers"); TESSEL_INVALID_ARGUMENT for a wrong
+ * size, a 0 address or one not 256-byte aligned. */
+TESSEL_API tessel_status_t tessel_context_bind_input_device(tessel_context_t *context,
+                                                            size_t index,
+                                                            uint64_t device_ptr,
+                                                            size_t size_bytes);
+TESSEL_API tessel_status_t tessel_context_bind_output_device(tessel_context_t *context,
+                                                             size_t index,
+                                                             uint64_t device_ptr,
+                                                             size_t size_bytes);
 /* Runs every step; fails if an input or output is unbound, or with the
  * failing step's index, op and ONNX node. A GPU kernel fault surfaces at the
  * next synchronization and names the steps in flight; it leaves the device
- * unusable for this process, so later runs fail too. */
+ * unusable for this process, so later runs fail too. Synchronous: returns
+ * when the outputs are in their bound buffers (host or device). */
 TESSEL_API tessel_status_t tessel_context_run(tessel_context_t *context);
+/* Enqueues one run on `cu_stream` (a CUstream of device 0's primary context;
+ * NULL: the context's own stream) and returns without waiting; the caller
+ * synchronizes the stream (or records an event after it) before reading the
+ * outputs or changing the inputs. Only for a context whose steps all run on
+ * the GPU: otherwise TESSEL_UNSUPPORTED naming the first cpu-tier step (use
+ * tessel_context_run). Works with host and device bindings: host inputs and
+ * outputs are copied with cuMemcpy*Async on the stream, under CUDA's rules
+ * for pageable memory: a host-to-device copy first waits for the stream's
+ * earlier work and a device-to-host copy returns when done, so that with
+ * host bindings the call waits for the run; bind device memory (or
+ * page-locked host memory) to keep it asynchronous. As in tessel_context_run, the second run (of either kind)
+ * captures a CUDA graph and later ones launch it on the given stream.
+ * Ordering: a run is ordered after the context's earlier runs and enqueues,
+ * whatever their stream (one arena serves them all). A kernel fault
+ * surfaces at a later call. The stream must outlive the work enqueued. */
+TESSEL_API tessel_status_t tessel_context_enqueue(tessel_context_t *context, void *cu_stream);
+/* Runs once, step by step (never a CUDA graph), and writes each step's time
+ * in milliseconds to ms[0 .. count - 1]; count must be
+ * tessel_context_step_count(). A GPU step is timed by CUDA events around its
+ * launches on the context's stream; a cpu-tier step by a steady clock around
+ * its kernel (in a mixed context, with its copies to and from the device).
+ * The outputs are written as by tessel_context_run. For finding where the
+ * time goes; the sum is above a graph replay's time (launch gaps). */
+TESSEL_API tessel_status_t tessel_context_profile_steps(tessel_context_t *context, double *ms,
+                                                        size_t count);
 /* The tier every step runs on: "cpu", "simt", "tc-sm70", "tc-sm80" or
  * "tc-sm90"; "mixed" when steps run on different tiers. "" for NULL. The
  * strings stay valid while the context lives. */

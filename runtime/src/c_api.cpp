@@ -215,10 +215,49 @@ tessel_status_t tessel_context_bind_output(tessel_context_t *context, size_t ind
   return guarded([&] { return context->context->bindOutput(index, data, size_bytes); });
 }
 
+tessel_status_t tessel_context_bind_input_device(tessel_context_t *context, size_t index,
+                                                 uint64_t device_ptr, size_t size_bytes) {
+  if (!context)
+    return invalidArgument("context is NULL");
+  return guarded(
+      [&] { return context->context->bindInputDevice(index, device_ptr, size_bytes); });
+}
+
+tessel_status_t tessel_context_bind_output_device(tessel_context_t *context, size_t index,
+                                                  uint64_t device_ptr, size_t size_bytes) {
+  if (!context)
+    return invalidArgument("context is NULL");
+  return guarded(
+      [&] { return context->context->bindOutputDevice(index, device_ptr, size_bytes); });
+}
+
 tessel_status_t tessel_context_run(tessel_context_t *context) {
   if (!context)
     return invalidArgument("context is NULL");
   return guarded([&] { return context->context->run(); });
+}
+
+tessel_status_t tessel_context_enqueue(tessel_context_t *context, void *cu_stream) {
+  if (!context)
+    return invalidArgument("context is NULL");
+  return guarded([&] { return context->context->enqueue(cu_stream); });
+}
+
+tessel_status_t tessel_context_profile_steps(tessel_context_t *context, double *ms,
+                                             size_t count) {
+  if (!context)
+    return invalidArgument("context is NULL");
+  if (!ms)
+    return invalidArgument("ms is NULL");
+  return guarded([&] {
+    size_t steps = context->context->selection().steps.size();
+    if (count != steps)
+      return tessel::rt::invalidArgument(
+          "count is " + std::to_string(count) + ", but the context has " +
+          std::to_string(steps) + " step" + (steps == 1 ? "" : "s") +
+          " (tessel_context_step_count)");
+    return context->context->profileSteps(ms);
+  });
 }
 
 const char *tessel_context_tier(const tessel_context_t *context) {

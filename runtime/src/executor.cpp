@@ -5,6 +5,7 @@
 #include "gpu/device_engine.h"
 #include "gpu/driver.h"
 
+#include <chrono>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -217,27 +218,79 @@ Status Context::prepare() {
   return {};
 }
 
-Status Context::bind(bool isInput, size_t index, void *data, size_t sizeBytes) {
+const TensorInfo *Context::checkBinding(bool isInput, size_t index, size_t sizeBytes,
+                                       std::string &name, Status &status) const {
   const std::vector<TensorInfo> &infos = isInput ? owner->inputs() : owner->outputs();
   const char *what = isInput ? "input" : "output";
-  if (index >= infos.size())
-    return invalidArgument(std::string(what) + " index " + std::to_string(index) +
-                           " is out of range: the engine has " + std::to_string(infos.size()) +
-                           " " + what + (infos.size() == 1 ? "" : "s"));
+  if (index >= infos.size()) {
+    status = invalidArgument(std::string(what) + " index " + std::to_string(index) +
+                             " is out of range: the engine has " +
+                             std::to_string(infos.size()) + " " + what +
+                             (infos.size() == 1 ? "" : "s"));
+    return nullptr;
+  }
   const TensorInfo &info = infos[index];
-  std::string name = std::string(what) + " " + std::to_string(index) + " '" + info.name + "'";
-  if (sizeBytes != info.sizeBytes)
-    return invalidArgument(name + " takes " + std::to_string(info.sizeBytes) + " bytes (" +
-                           cpu::dtypeName(info.dtype) + " " + shapeText(info.shape) + "), " +
-                           std::to_string(sizeBytes) + " given");
+  name = std::string(what) + " " + std::to_string(index) + " '" + info.name + "'";
+  if (sizeBytes != info.sizeBytes) {
+    status = invalidArgument(name + " takes " + std::to_string(info.sizeBytes) + " bytes (" +
+                             cpu::dtypeName(info.dtype) + " " + shapeText(info.shape) + "), " +
+                             std::to_string(sizeBytes) + " given");
+    return nullptr;
+  }
+  return &info;
+}
+
+Status Context::bind(bool isInput, size_t index, void *data, size_t sizeBytes) {
+  std::string name;
+  Status status;
+  const TensorInfo *info = checkBinding(isInput, index, sizeBytes, name, status);
+  if (!info)
+    return status;
   if (!data && sizeBytes != 0)
     return invalidArgument(name + ": data is NULL");
   // Kernels access elements through typed pointers.
-  size_t alignment = cpu::dtypeSize(info.dtype);
+  size_t alignment = cpu::dtypeSize(info->dtype);
   if (reinterpret_cast<uintptr_t>(data) % alignment != 0)
     return invalidArgument(name + ": data must be aligned to " + std::to_string(alignment) +
-                           " bytes for " + cpu::dtypeName(info.dtype));
-  views[info.tensor].data = data;
+                           " bytes for " + cpu::dtypeName(info->dtype));
+  if (device && device->boundOnDevice(info->tensor))
+    if (Status s = device->bindDevice(info->tensor, 0); !s.ok())
+      return s;
+  views[info->tensor].data = data;
+  (isInput ? inputBound : outputBound)[index] = true;
+  return {};
+}
+
+Status Context::bindDevice(bool isInput, size_t index, uint64_t address, size_t sizeBytes) {
+  std::string name;
+  Status status;
+  const TensorInfo *info = checkBinding(isInput, index, sizeBytes, name, status);
+  if (!info)
+    return status;
+  if (!device)
+    return Status(TESSEL_UNSUPPORTED,
+                  name + ": the context runs on the cpu tier; bind host buffers (" +
+                      (isInput ? "tessel_context_bind_input" : "tessel_context_bind_output") +
+                      ")");
+  if (!address && sizeBytes != 0)
+    return invalidArgument(name + ": the device address is 0");
+  // The kernels use vector loads and stores as wide as the context's own
+  // buffers allow (cuMemAlloc gives 256 bytes).
+  if (address % format::kConstantAlignment != 0)
+    return invalidArgument(name + ": the device address must be aligned to " +
+                           std::to_string(format::kConstantAlignment) + " bytes");
+  void *hostView = nullptr;
+  if (arena.data()) { // a mixed context: its cpu-tier steps need a host view
+    size_t slot = isInput ? index : owner->inputs().size() + index;
+    if (staging.empty())
+      staging.resize(owner->inputs().size() + owner->outputs().size());
+    if (staging[slot].size() != sizeBytes || !staging[slot].data())
+      staging[slot] = AlignedBuffer(sizeBytes);
+    hostView = staging[slot].data();
+  }
+  if (Status s = device->bindDevice(info->tensor, address); !s.ok())
+    return s;
+  views[info->tensor].data = hostView;
   (isInput ? inputBound : outputBound)[index] = true;
   return {};
 }
@@ -251,7 +304,15 @@ Status Context::bindOutput(size_t index, void *data, size_t sizeBytes) {
   return bind(/*isInput=*/false, index, data, sizeBytes);
 }
 
-Status Context::run() {
+Status Context::bindInputDevice(size_t index, uint64_t address, size_t sizeBytes) {
+  return bindDevice(/*isInput=*/true, index, address, sizeBytes);
+}
+
+Status Context::bindOutputDevice(size_t index, uint64_t address, size_t sizeBytes) {
+  return bindDevice(/*isInput=*/false, index, address, sizeBytes);
+}
+
+Status Context::checkAllBound() const {
   for (size_t i = 0; i < inputBound.size(); ++i)
     if (!inputBound[i])
       return invalidArgument("input " + std::to_string(i) + " '" + owner->inputs()[i].name +
@@ -260,11 +321,47 @@ Status Context::run() {
     if (!outputBound[i])
       return invalidArgument("output " + std::to_string(i) + " '" + owner->outputs()[i].name +
                              "' is not bound");
+  return {};
+}
+
+Status Context::run() {
+  if (Status s = checkAllBound(); !s.ok())
+    return s;
   if (device)
     return device->run(&Context::runHostStep, this);
   for (size_t s = 0; s < steps.size(); ++s)
     if (Status status = runStep(s); !status.ok())
       return status;
+  return {};
+}
+
+Status Context::enqueue(void *stream) {
+  if (Status s = checkAllBound(); !s.ok())
+    return s;
+  if (!device)
+    return Status(TESSEL_UNSUPPORTED, "enqueue needs every step on the GPU, but the context "
+                                      "runs on the cpu tier; use tessel_context_run");
+  for (size_t s = 0; s < chosen.steps.size(); ++s)
+    if (chosen.steps[s].tier == "cpu")
+      return Status(TESSEL_UNSUPPORTED, "enqueue needs every step on the GPU, but " +
+                                            describeStep(s, owner->fb()->steps()->Get(s)) +
+                                            " runs on the cpu tier (" + tierText +
+                                            "); use tessel_context_run");
+  return device->enqueue(static_cast<gpu::CUstream>(stream));
+}
+
+Status Context::profileSteps(double *ms) {
+  if (Status s = checkAllBound(); !s.ok())
+    return s;
+  if (device)
+    return device->profile(&Context::runHostStep, this, ms);
+  for (size_t s = 0; s < steps.size(); ++s) {
+    auto start = std::chrono::steady_clock::now();
+    if (Status status = runStep(s); !status.ok())
+      return status;
+    ms[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+  }
   return {};
 }
 

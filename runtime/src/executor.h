@@ -56,10 +56,25 @@ public:
   /// or output; bindings persist across runs until rebound.
   Status bindInput(size_t index, const void *data, size_t sizeBytes);
   Status bindOutput(size_t index, void *data, size_t sizeBytes);
+  /// Binds a device address (in the primary context of the context's
+  /// device, 256-byte aligned) instead: kernels read or write it directly.
+  /// TESSEL_UNSUPPORTED for a context without GPU steps. In a mixed context
+  /// the cpu-tier steps reach it through a host staging buffer, allocated
+  /// here.
+  Status bindInputDevice(size_t index, uint64_t address, size_t sizeBytes);
+  Status bindOutputDevice(size_t index, uint64_t address, size_t sizeBytes);
 
   /// Runs every step in order. Fails if an input or output is unbound, or
   /// with the failing step's index, op and location if a kernel fails.
   Status run();
+  /// Enqueues one run on `stream` (a CUstream; null: the context's own)
+  /// without waiting. TESSEL_UNSUPPORTED, naming the first cpu-tier step,
+  /// unless every step runs on the GPU.
+  Status enqueue(void *stream);
+  /// Runs once step by step, writing each step's milliseconds to ms[0 ..
+  /// step count - 1] (gpu::DeviceContext::profile; on the cpu tier a steady
+  /// clock around each kernel).
+  Status profileSteps(double *ms);
 
   /// The tier every step runs on ("cpu", "simt", "tc-sm70", "tc-sm80",
   /// "tc-sm90"), or "mixed".
@@ -88,7 +103,13 @@ private:
 
   Context(std::shared_ptr<const Engine> engine, gpu::Selection selection);
   Status prepare();
+  /// The input's or output's info after checking its index and size, or
+  /// null with `status` set.
+  const TensorInfo *checkBinding(bool isInput, size_t index, size_t sizeBytes,
+                                 std::string &name, Status &status) const;
   Status bind(bool isInput, size_t index, void *data, size_t sizeBytes);
+  Status bindDevice(bool isInput, size_t index, uint64_t address, size_t sizeBytes);
+  Status checkAllBound() const;
   Status runStep(size_t index);
   static Status runHostStep(void *context, size_t index);
 
@@ -107,6 +128,9 @@ private:
   std::vector<cpu::TensorView> views;
   std::vector<PreparedStep> steps;
   std::vector<bool> inputBound, outputBound;
+  // Mixed contexts: per graph input, then output, the host view of one bound
+  // on the device, for the cpu-tier steps; empty until such a binding.
+  std::vector<AlignedBuffer> staging;
 };
 
 } // namespace tessel::rt

@@ -1,6 +1,7 @@
 //===- device_context.cpp - launch a context's steps on the GPU -----------===//
 #include "gpu/device_context.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -162,6 +163,9 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
         paramPointers[prepared.firstParam + a] = value;
         if (arg->tensor() >= 0) {
           *value = address(arg->tensor());
+          fb::Storage storage = tensors->Get(arg->tensor())->storage();
+          if (storage == fb::Storage::Input || storage == fb::Storage::Output)
+            ioParams.push_back({nextValue, arg->tensor()});
           nextValue += 1;
         } else if (arg->bytes() && arg->bytes()->size()) {
           std::memcpy(value, arg->bytes()->data(), arg->bytes()->size());
@@ -174,12 +178,13 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
   }
 
   // cpu-tier steps: their operands that live on the device (the arena and
-  // the graph's outputs; inputs and constants are on the host already) come
-  // to the host views before they run, and their results go back after.
+  // the graph's outputs; constants are on the host already, and so are
+  // inputs unless bound on the device) come to the host views before they
+  // run, and their results go back after.
   auto onDevice = [&](int32_t t) {
-    fb::Storage storage = tensors->Get(t)->storage();
-    return storage == fb::Storage::Arena || storage == fb::Storage::Output;
+    return tensors->Get(t)->storage() != fb::Storage::Constant;
   };
+  auto isInput = [&](int32_t t) { return tensors->Get(t)->storage() == fb::Storage::Input; };
   for (size_t s = 0; s < stepCount; ++s) {
     if (steps[s].onGpu)
       continue;
@@ -189,13 +194,20 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
     if (step->inputs())
       for (int32_t t : *step->inputs())
         if (t >= 0 && onDevice(t))
-          hostCopies.push_back({address(t), &views[t], tensors->Get(t)->size(), t});
+          hostCopies.push_back({address(t), &views[t], tensors->Get(t)->size(), t, isInput(t)});
     prepared.copyInEnd = hostCopies.size();
     if (step->outputs())
       for (int32_t t : *step->outputs())
         if (onDevice(t))
           hostCopies.push_back({address(t), &views[t], tensors->Get(t)->size(), t});
     prepared.copyOutEnd = hostCopies.size();
+  }
+  deviceBound.assign(tensorCount, false);
+  if (Status s = driver->check(cu.cuEventCreate(&lastWork, CU_EVENT_DISABLE_TIMING),
+                               "cuEventCreate");
+      !s.ok()) {
+    lastWork = nullptr;
+    return s;
   }
   return {};
 }
@@ -210,8 +222,14 @@ DeviceContext::~DeviceContext() {
     return;
   if (stream)
     cu.cuStreamSynchronize(stream);
+  if (lastStream && lastStream != stream)
+    cu.cuEventSynchronize(lastWork);
   if (graph)
     cu.cuGraphExecDestroy(graph);
+  for (CUevent event : stepEvents)
+    cu.cuEventDestroy(event);
+  if (lastWork)
+    cu.cuEventDestroy(lastWork);
   if (stream)
     cu.cuStreamDestroy(stream);
   if (memory)
@@ -252,8 +270,8 @@ Status DeviceContext::fault(CUresult result, const std::string &what) const {
                     "); set TESSEL_GPU_SYNC=1 to name the step");
 }
 
-Status DeviceContext::synchronize(const char *what) {
-  CUresult result = driver->api().cuStreamSynchronize(stream);
+Status DeviceContext::synchronize(const char *what, CUstream on) {
+  CUresult result = driver->api().cuStreamSynchronize(on ? on : stream);
   if (result != CUDA_SUCCESS)
     return fault(result, what);
   inFlightFirst = inFlightLast = kNone;
@@ -261,7 +279,7 @@ Status DeviceContext::synchronize(const char *what) {
   return {};
 }
 
-Status DeviceContext::launchStep(size_t index) {
+Status DeviceContext::launchStep(size_t index, CUstream on) {
   const DriverApi &cu = driver->api();
   const Step &step = steps[index];
   for (size_t l = step.firstLaunch; l < step.launchEnd; ++l) {
@@ -269,7 +287,7 @@ Status DeviceContext::launchStep(size_t index) {
     void **params = launch.paramCount ? &paramPointers[launch.firstParam] : nullptr;
     CUresult result = cu.cuLaunchKernel(launch.function, launch.grid[0], launch.grid[1],
                                         launch.grid[2], launch.block[0], launch.block[1],
-                                        launch.block[2], launch.sharedBytes, stream, params,
+                                        launch.block[2], launch.sharedBytes, on, params,
                                         nullptr);
     if (result != CUDA_SUCCESS) {
       if (isKernelFault(result) && inFlightFirst != kNone)
@@ -286,7 +304,7 @@ Status DeviceContext::launchStep(size_t index) {
   if (inFlightFirst == kNone)
     inFlightFirst = index;
   inFlightLast = index;
-  return syncEachStep ? synchronize("cuStreamSynchronize") : Status();
+  return syncEachStep ? synchronize("cuStreamSynchronize", on) : Status();
 }
 
 Status DeviceContext::runHostStep(size_t index, HostStep hostStep, void *owner) {
@@ -294,7 +312,7 @@ Status DeviceContext::runHostStep(size_t index, HostStep hostStep, void *owner) 
   const Step &step = steps[index];
   for (size_t c = step.firstCopy; c < step.copyInEnd; ++c) {
     const Copy &copy = hostCopies[c];
-    if (!copy.bytes)
+    if (!copy.bytes || (copy.graphInput && !deviceBound[copy.tensor]))
       continue;
     if (CUresult r = cu.cuMemcpyDtoHAsync(copy.view->data, copy.device, copy.bytes, stream);
         r != CUDA_SUCCESS)
@@ -324,7 +342,7 @@ Status DeviceContext::launchAllCaptured() {
     return {}; // no graph; the caller launches step by step
   bool launched = true;
   for (size_t s = 0; s < steps.size() && launched; ++s)
-    launched = launchStep(s).ok();
+    launched = launchStep(s, stream).ok();
   CUgraph captured = nullptr;
   CUresult ended = cu.cuStreamEndCapture(stream, &captured);
   if (launched && ended == CUDA_SUCCESS && captured &&
@@ -338,17 +356,45 @@ Status DeviceContext::launchAllCaptured() {
   return {};
 }
 
+Status DeviceContext::follow(CUstream on) {
+  if (!lastStream || lastStream == on)
+    return {};
+  const DriverApi &cu = driver->api();
+  if (CUresult r = cu.cuStreamWaitEvent(on, lastWork, 0); r != CUDA_SUCCESS)
+    return fault(r, "ordering after the context's work on another stream (cuStreamWaitEvent)");
+  return {};
+}
+
+Status DeviceContext::copyInputs(CUstream on) {
+  const DriverApi &cu = driver->api();
+  for (const Copy &copy : inputs)
+    if (copy.bytes && !deviceBound[copy.tensor])
+      if (CUresult r = cu.cuMemcpyHtoDAsync(copy.device, copy.view->data, copy.bytes, on);
+          r != CUDA_SUCCESS)
+        return fault(r, "copying the graph inputs to the GPU (cuMemcpyHtoDAsync)");
+  return {};
+}
+
+Status DeviceContext::copyOutputs(CUstream on) {
+  const DriverApi &cu = driver->api();
+  for (const Copy &copy : outputs)
+    if (copy.bytes && !deviceBound[copy.tensor])
+      if (CUresult r = cu.cuMemcpyDtoHAsync(copy.view->data, copy.device, copy.bytes, on);
+          r != CUDA_SUCCESS)
+        return fault(r, "copying the graph outputs from the GPU (cuMemcpyDtoHAsync)");
+  return {};
+}
+
 Status DeviceContext::run(HostStep hostStep, void *owner) {
   const DriverApi &cu = driver->api();
   if (Status s = device->makeCurrent(); !s.ok())
     return s;
   inFlightFirst = inFlightLast = kNone;
   inFlightGraph = false;
-  for (const Copy &copy : inputs)
-    if (copy.bytes)
-      if (CUresult r = cu.cuMemcpyHtoDAsync(copy.device, copy.view->data, copy.bytes, stream);
-          r != CUDA_SUCCESS)
-        return fault(r, "copying the graph inputs to the GPU (cuMemcpyHtoDAsync)");
+  if (Status s = follow(stream); !s.ok())
+    return s;
+  if (Status s = copyInputs(stream); !s.ok())
+    return s;
 
   // The first run goes step by step (and finds any error with its step); the
   // second captures the launches, which later runs replay in one call.
@@ -363,20 +409,144 @@ Status DeviceContext::run(HostStep hostStep, void *owner) {
     inFlightGraph = true;
   } else {
     for (size_t s = 0; s < steps.size(); ++s) {
-      Status status = steps[s].onGpu ? launchStep(s) : runHostStep(s, hostStep, owner);
+      Status status = steps[s].onGpu ? launchStep(s, stream) : runHostStep(s, hostStep, owner);
       if (!status.ok())
         return status;
     }
   }
 
-  for (const Copy &copy : outputs)
-    if (copy.bytes)
-      if (CUresult r = cu.cuMemcpyDtoHAsync(copy.view->data, copy.device, copy.bytes, stream);
-          r != CUDA_SUCCESS)
-        return fault(r, "copying the graph outputs from the GPU (cuMemcpyDtoHAsync)");
+  if (Status s = copyOutputs(stream); !s.ok())
+    return s;
   if (Status s = synchronize("cuStreamSynchronize"); !s.ok())
     return s;
+  lastStream = nullptr; // nothing of this context is pending
   ++runs;
+  return {};
+}
+
+Status DeviceContext::enqueue(CUstream on) {
+  const DriverApi &cu = driver->api();
+  if (!on)
+    on = stream;
+  if (Status s = device->makeCurrent(); !s.ok())
+    return s;
+  // Nothing synchronizes here: a fault surfaces at a later call, which can
+  // only say that a run of this context was in flight.
+  inFlightFirst = inFlightLast = kNone;
+  inFlightGraph = false;
+  if (Status s = follow(on); !s.ok())
+    return s;
+  if (Status s = copyInputs(on); !s.ok())
+    return s;
+  // As in run(): step by step first, then captured (on the context's own
+  // stream, which only records) and replayed on `on`.
+  if (graphsEnabled && runs >= 1 && !captureTried)
+    if (Status s = launchAllCaptured(); !s.ok())
+      return s;
+  if (graph) {
+    if (CUresult r = cu.cuGraphLaunch(graph, on); r != CUDA_SUCCESS)
+      return fault(r, "cuGraphLaunch");
+  } else {
+    for (size_t s = 0; s < steps.size(); ++s)
+      if (Status status = launchStep(s, on); !status.ok())
+        return status;
+  }
+  if (!steps.empty()) {
+    inFlightFirst = 0;
+    inFlightLast = steps.size() - 1;
+    inFlightGraph = graph != nullptr;
+  }
+  if (Status s = copyOutputs(on); !s.ok())
+    return s;
+  if (CUresult r = cu.cuEventRecord(lastWork, on); r != CUDA_SUCCESS)
+    return fault(r, "cuEventRecord");
+  lastStream = on;
+  ++runs;
+  return {};
+}
+
+Status DeviceContext::profile(HostStep hostStep, void *owner, double *ms) {
+  const DriverApi &cu = driver->api();
+  if (Status s = device->makeCurrent(); !s.ok())
+    return s;
+  inFlightFirst = inFlightLast = kNone;
+  inFlightGraph = false;
+  while (stepEvents.size() < 2 * steps.size()) {
+    CUevent event = nullptr;
+    if (Status s = driver->check(cu.cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+        !s.ok())
+      return s;
+    stepEvents.push_back(event);
+  }
+  if (Status s = follow(stream); !s.ok())
+    return s;
+  if (Status s = copyInputs(stream); !s.ok())
+    return s;
+  // The input copies are not the first step's time.
+  if (Status s = synchronize("cuStreamSynchronize"); !s.ok())
+    return s;
+  lastStream = nullptr;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    if (steps[s].onGpu) {
+      CUevent begin = stepEvents[2 * s], end = stepEvents[2 * s + 1];
+      if (CUresult r = cu.cuEventRecord(begin, stream); r != CUDA_SUCCESS)
+        return fault(r, "cuEventRecord");
+      if (Status status = launchStep(s, stream); !status.ok())
+        return status;
+      if (CUresult r = cu.cuEventRecord(end, stream); r != CUDA_SUCCESS)
+        return fault(r, "cuEventRecord");
+      continue;
+    }
+    // The GPU work before it is not this step's time; its copies back are.
+    if (Status status = synchronize("cuStreamSynchronize"); !status.ok())
+      return status;
+    auto start = std::chrono::steady_clock::now();
+    if (Status status = runHostStep(s, hostStep, owner); !status.ok())
+      return status;
+    if (Status status = synchronize("cuStreamSynchronize"); !status.ok())
+      return status;
+    ms[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+  }
+  if (Status s = copyOutputs(stream); !s.ok())
+    return s;
+  if (Status s = synchronize("cuStreamSynchronize"); !s.ok())
+    return s;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    if (!steps[s].onGpu)
+      continue;
+    float elapsed = 0;
+    if (CUresult r = cu.cuEventElapsedTime(&elapsed, stepEvents[2 * s], stepEvents[2 * s + 1]);
+        r != CUDA_SUCCESS)
+      return fault(r, "cuEventElapsedTime");
+    ms[s] = elapsed;
+  }
+  ++runs;
+  return {};
+}
+
+Status DeviceContext::bindDevice(int32_t tensor, CUdeviceptr bound) {
+  CUdeviceptr target = bound ? bound : memory + ioOffsets[tensor];
+  deviceBound[tensor] = bound != 0;
+  bool changed = false;
+  for (const IoParam &param : ioParams)
+    if (param.tensor == tensor && paramValues[param.value] != target) {
+      paramValues[param.value] = target;
+      changed = true;
+    }
+  for (std::vector<Copy> *list : {&inputs, &outputs, &hostCopies})
+    for (Copy &copy : *list)
+      if (copy.tensor == tensor)
+        copy.device = target;
+  // The graph's kernel nodes hold the old address: capture again on the next
+  // run (cuGraphExecDestroy of a graph still running frees it once done).
+  if (changed && graph) {
+    if (Status s = device->makeCurrent(); !s.ok())
+      return s;
+    driver->api().cuGraphExecDestroy(graph);
+    graph = nullptr;
+    captureTried = false;
+  }
   return {};
 }
 

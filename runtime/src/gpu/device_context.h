@@ -20,6 +20,21 @@
 // run captures the launches (not the copies) into a CUDA graph and later runs
 // replay it.
 //
+// Device-resident IO (bindDevice): a graph input or output may live at a
+// caller's device address instead of the context's own buffer. Every kernel
+// parameter that points at the tensor (recorded per slot in prepare) and
+// every copy of it is patched to that address, so no copy is made; the run's
+// host copies skip it, and a cpu-tier step of a mixed context reads and
+// writes it through the host view the owner gives it (a staging buffer).
+// Changing an address destroys the captured graph (its kernel nodes hold the
+// old one); the next run or enqueue captures again.
+//
+// enqueue(): as run() on the caller's stream (or the context's own) without
+// waiting, for contexts whose steps all run on the GPU. A graph is captured
+// on the context's own stream and launched on the caller's. Work of a
+// context on one stream is ordered after its work on another by an event
+// (one arena serves every run).
+//
 // Environment, read when the context is created:
 //   TESSEL_CUDA_GRAPH=0  never capture or replay a CUDA graph.
 //   TESSEL_GPU_SYNC=1    synchronize after every GPU step, so that a kernel
@@ -64,6 +79,23 @@ public:
   /// later run fails too. Allocates nothing.
   Status run(HostStep hostStep, void *owner);
 
+  /// Enqueues one run on `stream` (null: the context's own) and returns
+  /// without waiting. Only for a context whose steps all run on the GPU.
+  /// Host-bound inputs and outputs are copied asynchronously on `stream`.
+  Status enqueue(CUstream stream);
+
+  /// Runs once step by step (no graph) and writes each step's time in
+  /// milliseconds to `ms` (one per step): GPU steps by CUDA events around
+  /// their launches, cpu-tier steps by a steady clock around their copies
+  /// and kernel. Creates its events on first use.
+  Status profile(HostStep hostStep, void *owner, double *ms);
+
+  /// Points graph input or output `tensor` at the caller's device address
+  /// `address`, or back at the context's own buffer when it is 0.
+  Status bindDevice(int32_t tensor, CUdeviceptr address);
+  /// Whether `tensor` is bound to a caller's device address.
+  bool boundOnDevice(int32_t tensor) const { return deviceBound[tensor]; }
+
   /// Whether later runs replay a captured CUDA graph.
   bool replaysGraph() const { return graph != nullptr; }
 
@@ -80,6 +112,14 @@ private:
     cpu::TensorView *view = nullptr; // the host side: view->data when run
     size_t bytes = 0;
     int32_t tensor = -1;
+    // A cpu-tier step's graph input: copied to its host view only while the
+    // input is bound on the device (a host binding is the view itself).
+    bool graphInput = false;
+  };
+  // A kernel parameter value that holds a graph input's or output's address.
+  struct IoParam {
+    size_t value = 0; // into paramValues
+    int32_t tensor = -1;
   };
   struct Step {
     bool onGpu = false;
@@ -90,10 +130,15 @@ private:
   explicit DeviceContext(std::shared_ptr<DeviceEngine> engine) : device(std::move(engine)) {}
   Status prepare(const Selection &selection, std::vector<cpu::TensorView> &views);
   CUdeviceptr address(int32_t tensor) const;
-  Status launchStep(size_t index);
+  Status launchStep(size_t index, CUstream on);
   Status runHostStep(size_t index, HostStep hostStep, void *owner);
   Status launchAllCaptured();
-  Status synchronize(const char *what);
+  /// Orders work on `on` after the context's work on another stream.
+  Status follow(CUstream on);
+  Status copyInputs(CUstream on);
+  Status copyOutputs(CUstream on);
+  /// Synchronizes `on` (null: the context's own stream).
+  Status synchronize(const char *what, CUstream on = nullptr);
   /// A failure of `what` with `result`, naming the steps in flight if any.
   Status fault(CUresult result, const std::string &what) const;
 
@@ -108,6 +153,11 @@ private:
   std::vector<Step> steps;
   std::vector<void *> paramPointers;   // kernelParams arrays, back to back
   std::vector<uint64_t> paramValues;   // what they point at
+  std::vector<IoParam> ioParams;       // the values holding graph IO addresses
+  std::vector<bool> deviceBound;       // per tensor: bound to a caller's address
+  CUevent lastWork = nullptr;          // recorded after each enqueue
+  CUstream lastStream = nullptr;       // where the last enqueue went; null: none pending
+  std::vector<CUevent> stepEvents;     // profile(): a begin and an end per step
   bool allOnGpu = false;
   bool graphsEnabled = true;
   bool syncEachStep = false;

@@ -48,6 +48,7 @@ template <typename Visit> void forEachEntryPoint(DriverApi &api, Visit &&visit) 
   visit("cuStreamCreate", api.cuStreamCreate);
   visit("cuStreamDestroy_v2", api.cuStreamDestroy);
   visit("cuStreamSynchronize", api.cuStreamSynchronize);
+  visit("cuStreamWaitEvent", api.cuStreamWaitEvent);
   visit("cuStreamBeginCapture_v2", api.cuStreamBeginCapture);
   visit("cuStreamEndCapture", api.cuStreamEndCapture);
   visit("cuGraphInstantiateWithFlags", api.cuGraphInstantiateWithFlags);

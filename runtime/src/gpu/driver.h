@@ -55,6 +55,9 @@ enum CUjitOption : int {
 // an opt-in per function.
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+// CUevent_flags: an event only for ordering streams needs no timestamps.
+constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 // CUstreamCaptureMode: only this thread's calls are checked while capturing,
 // so contexts on other threads keep running undisturbed.
 constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
@@ -65,6 +68,7 @@ enum CUdeviceAttribute : int {
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
   CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
@@ -112,6 +116,7 @@ struct DriverApi {
   CUresult (*cuStreamCreate)(CUstream *stream, unsigned flags);
   CUresult (*cuStreamDestroy)(CUstream stream);                       // _v2
   CUresult (*cuStreamSynchronize)(CUstream stream);
+  CUresult (*cuStreamWaitEvent)(CUstream stream, CUevent event, unsigned flags);
   CUresult (*cuStreamBeginCapture)(CUstream stream, int mode);        // _v2
   CUresult (*cuStreamEndCapture)(CUstream stream, CUgraph *graph);
   CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *exec, CUgraph graph,

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -219,6 +220,87 @@ TEST(RuntimeCApi, NamesDTypes) {
   EXPECT_EQ(tessel_dtype_size(TESSEL_DTYPE_U64), 8u);
   EXPECT_EQ(tessel_dtype_size(TESSEL_DTYPE_BOOL), 1u);
   EXPECT_EQ(tessel_dtype_size(static_cast<tessel_dtype_t>(13)), 0u);
+}
+
+TEST(RuntimeCApi, DeviceBindingsAndEnqueueNeedGpuSteps) {
+  EnginePtr engine = openSample();
+  tessel_context_options_t cpu{TESSEL_TIER_CPU};
+  tessel_context_t *raw = nullptr;
+  ASSERT_EQ(take(tessel_context_create(engine.get(), &cpu, &raw)).code, TESSEL_OK);
+  ContextPtr context(raw);
+  // Any 256-aligned address: a cpu-tier context refuses before using it.
+  const uint64_t address = 0x10000;
+  Result r = take(tessel_context_bind_input_device(context.get(), 0, address, 24));
+  EXPECT_EQ(r.code, TESSEL_UNSUPPORTED);
+  EXPECT_EQ(r.message, "input 0 'x': the context runs on the cpu tier; bind host buffers "
+                       "(tessel_context_bind_input)");
+  r = take(tessel_context_bind_output_device(context.get(), 0, address, 40));
+  EXPECT_EQ(r.code, TESSEL_UNSUPPORTED);
+  EXPECT_NE(r.message.find("context runs on the cpu tier; bind host buffers"),
+            std::string::npos);
+  // Sizes and indices are checked as for host buffers.
+  r = take(tessel_context_bind_input_device(context.get(), 0, address, 23));
+  EXPECT_EQ(r.code, TESSEL_INVALID_ARGUMENT);
+  EXPECT_EQ(r.message, "input 0 'x' takes 24 bytes (f32 [2, 3]), 23 given");
+  r = take(tessel_context_bind_output_device(context.get(), 1, address, 40));
+  EXPECT_EQ(r.message, "output index 1 is out of range: the engine has 1 output");
+  EXPECT_EQ(take(tessel_context_bind_input_device(nullptr, 0, address, 24)).message,
+            "context is NULL");
+
+  r = take(tessel_context_enqueue(context.get(), nullptr));
+  EXPECT_EQ(r.code, TESSEL_INVALID_ARGUMENT);
+  EXPECT_EQ(r.message, "input 0 'x' is not bound");
+  std::vector<float> x = {1, 2, 3, 4, 5, 6}, y(10);
+  ASSERT_EQ(take(tessel_context_bind_input(context.get(), 0, x.data(), 24)).code, TESSEL_OK);
+  ASSERT_EQ(take(tessel_context_bind_output(context.get(), 0, y.data(), 40)).code, TESSEL_OK);
+  r = take(tessel_context_enqueue(context.get(), nullptr));
+  EXPECT_EQ(r.code, TESSEL_UNSUPPORTED);
+  EXPECT_EQ(r.message, "enqueue needs every step on the GPU, but the context runs on the cpu "
+                       "tier; use tessel_context_run");
+  EXPECT_EQ(take(tessel_context_enqueue(nullptr, nullptr)).message, "context is NULL");
+  // The refused calls left the host bindings alone.
+  ASSERT_EQ(take(tessel_context_run(context.get())).code, TESSEL_OK);
+  EXPECT_EQ(y, sampleExpected(x));
+}
+
+TEST(RuntimeCApi, ProfilesStepsOnTheCpuTier) {
+  EnginePtr engine = openSample();
+  ContextPtr context = createContext(engine.get());
+  const size_t steps = tessel_context_step_count(context.get());
+  ASSERT_EQ(steps, 3u);
+  std::vector<double> ms(steps, -1.0);
+  Result r = take(tessel_context_profile_steps(context.get(), ms.data(), steps));
+  EXPECT_EQ(r.code, TESSEL_INVALID_ARGUMENT);
+  EXPECT_EQ(r.message, "input 0 'x' is not bound");
+
+  std::vector<float> x = {1, 2, 3, 4, 5, 6}, profiled(10, -1.0f), ran(10, -1.0f);
+  ASSERT_EQ(take(tessel_context_bind_input(context.get(), 0, x.data(), 24)).code, TESSEL_OK);
+  ASSERT_EQ(take(tessel_context_bind_output(context.get(), 0, profiled.data(), 40)).code,
+            TESSEL_OK);
+  auto start = std::chrono::steady_clock::now();
+  r = take(tessel_context_profile_steps(context.get(), ms.data(), steps));
+  double wall =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.code, TESSEL_OK) << r.message;
+  double sum = 0;
+  for (double t : ms) {
+    EXPECT_GE(t, 0.0);
+    sum += t;
+  }
+  EXPECT_LE(sum, wall); // each step's time lies within the call
+  // The outputs are run()'s.
+  ASSERT_EQ(take(tessel_context_bind_output(context.get(), 0, ran.data(), 40)).code, TESSEL_OK);
+  ASSERT_EQ(take(tessel_context_run(context.get())).code, TESSEL_OK);
+  EXPECT_EQ(profiled, ran);
+  EXPECT_EQ(profiled, sampleExpected(x));
+
+  r = take(tessel_context_profile_steps(context.get(), ms.data(), 2));
+  EXPECT_EQ(r.code, TESSEL_INVALID_ARGUMENT);
+  EXPECT_EQ(r.message, "count is 2, but the context has 3 steps (tessel_context_step_count)");
+  EXPECT_EQ(take(tessel_context_profile_steps(context.get(), nullptr, steps)).message,
+            "ms is NULL");
+  EXPECT_EQ(take(tessel_context_profile_steps(nullptr, ms.data(), steps)).message,
+            "context is NULL");
 }
 
 //===----------------------------------------------------------------------===//

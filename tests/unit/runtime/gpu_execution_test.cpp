@@ -5,8 +5,11 @@
 // step falls back to the cpu tier (copies through the host mirror of the
 // arena, in place), CUDA graph capture and replay, dynamic shared memory
 // above 48 KiB, a PTX the driver rejects (reported with its JIT log; AUTO
-// falls back), and a kernel fault naming its steps. Every result is compared
-// with the host's, exactly: the kernels only add and copy f32.
+// falls back), a kernel fault naming its steps, and through the C API
+// device-bound inputs and outputs (also in a mixed context), enqueue on a
+// caller's stream, rebinding after a graph capture, and step profiles.
+// Every result is compared with the host's, exactly: the kernels only add
+// and copy f32.
 //
 // Without a CUDA driver or GPU every test skips with the probe's reason.
 //
@@ -289,6 +292,233 @@ TEST(GpuExecution, ThroughTheCApi) {
   }
   tessel_context_release(context);
   tessel_engine_release(engine);
+}
+
+//===----------------------------------------------------------------------===//
+// Device-resident IO, enqueue and per-step profiles, through the C API
+//===----------------------------------------------------------------------===//
+
+/// Device memory in device 0's primary context (the one the runtime uses).
+class DeviceBuffer {
+public:
+  explicit DeviceBuffer(size_t bytes) : size(bytes) {
+    const auto &cu = Driver::get().api();
+    rt::gpu::CUdevice device = 0;
+    rt::gpu::CUcontext context = nullptr;
+    EXPECT_EQ(cu.cuDeviceGet(&device, 0), 0);
+    EXPECT_EQ(cu.cuDevicePrimaryCtxRetain(&context, device), 0);
+    EXPECT_EQ(cu.cuCtxSetCurrent(context), 0);
+    EXPECT_EQ(cu.cuMemAlloc(&address, bytes), 0);
+    EXPECT_EQ(cu.cuDevicePrimaryCtxRelease(device), 0); // the runtime's contexts hold it
+  }
+  ~DeviceBuffer() { Driver::get().api().cuMemFree(address); }
+  void upload(const std::vector<float> &values) {
+    ASSERT_EQ(Driver::get().api().cuMemcpyHtoD(address, values.data(), size), 0);
+  }
+  std::vector<float> download() const {
+    std::vector<float> values(size / 4);
+    EXPECT_EQ(Driver::get().api().cuMemcpyDtoH(values.data(), address, size), 0);
+    return values;
+  }
+  rt::gpu::CUdeviceptr address = 0;
+  size_t size;
+};
+
+struct CContext {
+  tessel_engine_t *engine = nullptr;
+  tessel_context_t *context = nullptr;
+  CContext(const EngineSpec &spec, tessel_tier_t tier) {
+    std::vector<uint8_t> file = buildEngine(spec);
+    EXPECT_EQ(tessel_engine_open_memory(file.data(), file.size(), &engine), nullptr);
+    tessel_context_options_t options{tier};
+    tessel_status_t status = tessel_context_create(engine, &options, &context);
+    EXPECT_EQ(status, nullptr) << tessel_status_message(status);
+    tessel_status_free(status);
+  }
+  ~CContext() {
+    tessel_context_release(context);
+    tessel_engine_release(engine);
+  }
+};
+
+#define EXPECT_OK(call)                                                                        \
+  do {                                                                                         \
+    tessel_status_t status_ = (call);                                                          \
+    EXPECT_EQ(status_, nullptr) << #call << ": " << tessel_status_message(status_);            \
+    tessel_status_free(status_);                                                               \
+  } while (0)
+
+/// TC where the device has Tensor Cores (the test kernels are simt, which a
+/// forced tc takes), else SIMT.
+tessel_tier_t bestTier() {
+  return Driver::get().devices()[0].tensorCores() ? TESSEL_TIER_TC : TESSEL_TIER_SIMT;
+}
+
+/// A mixed engine whose cpu-tier steps read the graph input and write the
+/// graph output: t = x + c (simt); u = x + t (cpu); v = u + x (simt);
+/// y = neg(v) (cpu).
+EngineSpec mixedIoSpec(uint32_t n) {
+  EngineSpec spec = gpuChainSpec(n); // tensors x, c, y, t, u
+  int64_t extent = n;
+  spec.tensors.push_back({"v", fb::DType::f32, {extent}, fb::Storage::Arena, spec.arenaSize,
+                          TensorSpec::kAutoSize, ""}); // 5
+  spec.arenaSize += spec.arenaSize / 2;
+  spec.steps[1] = StepSpec{"add", "u(Add)", {0, 3}, {4}, {}}; // cpu: no variants
+  spec.steps[2] = StepSpec{"add", "v(Add)", {4, 0}, {5}, {}};
+  spec.steps[2].variants = {simtAdd(4, 0, 5, n)};
+  spec.steps.push_back(StepSpec{"neg", "y(Neg)", {5}, {2}, {}});
+  return spec;
+}
+std::vector<float> mixedIoExpected(const std::vector<float> &x) {
+  std::vector<float> y = gpuAddExpected(x); // t
+  for (size_t i = 0; i < x.size(); ++i)
+    y[i] = -((x[i] + y[i]) + x[i]);
+  return y;
+}
+
+TEST(GpuExecution, DeviceBoundIoMatchesHostBoundIo) {
+  SKIP_WITHOUT_GPU();
+  const uint32_t n = 4099;
+  std::vector<float> x = testInput(n, 41), hostY(n, -1.0f);
+  CContext hostBound(gpuChainSpec(n), bestTier());
+  ASSERT_TRUE(hostBound.context);
+  EXPECT_OK(tessel_context_bind_input(hostBound.context, 0, x.data(), n * 4));
+  EXPECT_OK(tessel_context_bind_output(hostBound.context, 0, hostY.data(), n * 4));
+  EXPECT_OK(tessel_context_run(hostBound.context));
+  EXPECT_EQ(hostY, gpuChainExpected(x));
+
+  CContext deviceBound(gpuChainSpec(n), bestTier());
+  ASSERT_TRUE(deviceBound.context);
+  DeviceBuffer dx(n * 4), dy(n * 4);
+  dx.upload(x);
+  EXPECT_OK(tessel_context_bind_input_device(deviceBound.context, 0, dx.address, n * 4));
+  EXPECT_OK(tessel_context_bind_output_device(deviceBound.context, 0, dy.address, n * 4));
+  for (int i = 0; i < 3; ++i) { // step by step, captured, replayed
+    std::vector<float> zeros(n, 0.0f);
+    dy.upload(zeros);
+    EXPECT_OK(tessel_context_run(deviceBound.context));
+    EXPECT_EQ(dy.download(), hostY) << "run " << i;
+  }
+
+  // Misaligned or null device addresses are refused with the reason.
+  tessel_status_t status =
+      tessel_context_bind_input_device(deviceBound.context, 0, dx.address + 16, n * 4);
+  EXPECT_EQ(tessel_status_code(status), TESSEL_INVALID_ARGUMENT);
+  EXPECT_STREQ(tessel_status_message(status),
+               "input 0 'x': the device address must be aligned to 256 bytes");
+  tessel_status_free(status);
+  status = tessel_context_bind_output_device(deviceBound.context, 0, 0, n * 4);
+  EXPECT_EQ(tessel_status_code(status), TESSEL_INVALID_ARGUMENT);
+  tessel_status_free(status);
+
+  // Back to host buffers: the context's own device buffers again.
+  std::vector<float> y(n, -1.0f);
+  EXPECT_OK(tessel_context_bind_input(deviceBound.context, 0, x.data(), n * 4));
+  EXPECT_OK(tessel_context_bind_output(deviceBound.context, 0, y.data(), n * 4));
+  EXPECT_OK(tessel_context_run(deviceBound.context));
+  EXPECT_EQ(y, hostY);
+}
+
+TEST(GpuExecution, MixedContextsReachDeviceBoundIoThroughTheHost) {
+  SKIP_WITHOUT_GPU();
+  const uint32_t n = 1000;
+  CContext c(mixedIoSpec(n), TESSEL_TIER_AUTO);
+  ASSERT_TRUE(c.context);
+  EXPECT_STREQ(tessel_context_tier_summary(c.context), "mixed: 2 simt, 2 cpu");
+  std::vector<float> x = testInput(n, 43);
+  DeviceBuffer dx(n * 4), dy(n * 4);
+  dx.upload(x);
+  EXPECT_OK(tessel_context_bind_input_device(c.context, 0, dx.address, n * 4));
+  EXPECT_OK(tessel_context_bind_output_device(c.context, 0, dy.address, n * 4));
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_OK(tessel_context_run(c.context));
+    EXPECT_EQ(dy.download(), mixedIoExpected(x));
+  }
+  tessel_status_t status = tessel_context_enqueue(c.context, nullptr);
+  EXPECT_EQ(tessel_status_code(status), TESSEL_UNSUPPORTED);
+  EXPECT_STREQ(tessel_status_message(status),
+               "enqueue needs every step on the GPU, but step 1 'add' at u(Add) runs on the "
+               "cpu tier (mixed: 2 simt, 2 cpu); use tessel_context_run");
+  tessel_status_free(status);
+
+  // Per-step times: every step, outputs as run() writes them.
+  std::vector<double> ms(4, -1.0);
+  EXPECT_OK(tessel_context_profile_steps(c.context, ms.data(), ms.size()));
+  for (double t : ms)
+    EXPECT_GE(t, 0.0);
+  EXPECT_EQ(dy.download(), mixedIoExpected(x));
+}
+
+TEST(GpuExecution, EnqueuesOnAUserStream) {
+  SKIP_WITHOUT_GPU();
+  const auto &cu = Driver::get().api();
+  const uint32_t n = 70000;
+  CContext c(gpuChainSpec(n), bestTier());
+  ASSERT_TRUE(c.context);
+  DeviceBuffer dx(n * 4), dy(n * 4);
+  std::vector<float> x = testInput(n, 47);
+  dx.upload(x);
+  EXPECT_OK(tessel_context_bind_input_device(c.context, 0, dx.address, n * 4));
+  EXPECT_OK(tessel_context_bind_output_device(c.context, 0, dy.address, n * 4));
+  rt::gpu::CUstream stream = nullptr;
+  ASSERT_EQ(cu.cuStreamCreate(&stream, rt::gpu::CU_STREAM_NON_BLOCKING), 0);
+  for (int round = 0; round < 3; ++round) { // step by step, then captured, then replayed
+    EXPECT_OK(tessel_context_enqueue(c.context, stream));
+    EXPECT_OK(tessel_context_enqueue(c.context, stream));
+    ASSERT_EQ(cu.cuStreamSynchronize(stream), 0);
+    EXPECT_EQ(dy.download(), gpuChainExpected(x)) << "round " << round;
+  }
+  // Host bindings: copied on the stream.
+  std::vector<float> hx = testInput(n, 48), hy(n, -1.0f);
+  EXPECT_OK(tessel_context_bind_input(c.context, 0, hx.data(), n * 4));
+  EXPECT_OK(tessel_context_bind_output(c.context, 0, hy.data(), n * 4));
+  EXPECT_OK(tessel_context_enqueue(c.context, stream));
+  ASSERT_EQ(cu.cuStreamSynchronize(stream), 0);
+  EXPECT_EQ(hy, gpuChainExpected(hx));
+  // The context's own stream, then run(): ordered after the enqueues.
+  EXPECT_OK(tessel_context_enqueue(c.context, nullptr));
+  EXPECT_OK(tessel_context_run(c.context));
+  EXPECT_EQ(hy, gpuChainExpected(hx));
+  std::vector<double> ms(3, -1.0);
+  EXPECT_OK(tessel_context_profile_steps(c.context, ms.data(), ms.size()));
+  for (double t : ms)
+    EXPECT_GE(t, 0.0);
+  EXPECT_GT(ms[0] + ms[1] + ms[2], 0.0);
+  EXPECT_EQ(hy, gpuChainExpected(hx));
+  EXPECT_EQ(cu.cuStreamDestroy(stream), 0);
+}
+
+TEST(GpuExecution, RebindingAfterCaptureUsesTheNewBuffers) {
+  SKIP_WITHOUT_GPU();
+  const uint32_t n = 5000;
+  CContext c(gpuChainSpec(n), bestTier());
+  ASSERT_TRUE(c.context);
+  DeviceBuffer ax(n * 4), ay(n * 4), bx(n * 4), by(n * 4);
+  std::vector<float> a = testInput(n, 51), b = testInput(n, 52);
+  ax.upload(a);
+  bx.upload(b);
+  auto bindTo = [&](DeviceBuffer &x, DeviceBuffer &y) {
+    EXPECT_OK(tessel_context_bind_input_device(c.context, 0, x.address, n * 4));
+    EXPECT_OK(tessel_context_bind_output_device(c.context, 0, y.address, n * 4));
+  };
+  bindTo(ax, ay);
+  for (int i = 0; i < 3; ++i) // the graph is captured on the second
+    EXPECT_OK(tessel_context_enqueue(c.context, nullptr));
+  EXPECT_OK(tessel_context_run(c.context));
+  EXPECT_EQ(ay.download(), gpuChainExpected(a));
+  for (int round = 0; round < 2; ++round) {
+    std::vector<float> zeros(n, 0.0f);
+    by.upload(zeros);
+    bindTo(bx, by);
+    EXPECT_OK(tessel_context_enqueue(c.context, nullptr));
+    EXPECT_OK(tessel_context_enqueue(c.context, nullptr));
+    EXPECT_OK(tessel_context_run(c.context));
+    EXPECT_EQ(by.download(), gpuChainExpected(b)) << "round " << round;
+    ay.upload(zeros);
+    bindTo(ax, ay);
+    EXPECT_OK(tessel_context_run(c.context));
+    EXPECT_EQ(ay.download(), gpuChainExpected(a)) << "round " << round;
+  }
 }
 
 } // namespace
