@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the device bundle in device-bundle/ (git-ignored): tessel-compile
 # linked statically against the MLIR/LLVM components it uses, the runtime,
-# tessel-run, tessel-inspect, the runtime tests and the GPU checks, stripped
-# and xz-compressed with the shared libraries the device lacks, plus the ONNX
-# node tests. Carry it with the device tool and run the GPU suite there:
+# tessel-run, tessel-inspect, tessel-bench, the runtime tests and the GPU
+# checks, stripped and xz-compressed with the shared libraries the device
+# lacks, plus the ONNX node tests. Carry it with the device tool and run
+# the GPU suite there:
 #   run(command="bash scripts/gpu-suite.sh", carry=["device-bundle"])
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

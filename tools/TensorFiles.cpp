@@ -381,4 +381,27 @@ double elementAsDouble(const HostTensor &t, int64_t i) {
   return NAN;
 }
 
+void fillRandom(HostTensor &t, std::mt19937_64 &rng) {
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> small(0, 9);
+  size_t n = size_t(t.numElements()), width = tessel_dtype_size(t.dtype);
+  for (size_t i = 0; i < n; ++i) {
+    uint8_t *p = t.data.data() + i * width;
+    switch (t.dtype) {
+    case TESSEL_DTYPE_F32: { float v = real(rng); std::memcpy(p, &v, 4); break; }
+    case TESSEL_DTYPE_F16: {
+      uint16_t v = tessel::cpu::floatToHalf(real(rng));
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case TESSEL_DTYPE_F64: { double v = real(rng); std::memcpy(p, &v, 8); break; }
+    case TESSEL_DTYPE_BOOL: *p = small(rng) & 1; break;
+    default: {
+      uint64_t v = uint64_t(small(rng));
+      std::memcpy(p, &v, width); // little-endian: the low bytes
+    }
+    }
+  }
+}
+
 } // namespace tessel::tools

@@ -11,6 +11,7 @@
 #include "tessel_runtime.h"
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,11 @@ bool writeTensorFile(const std::string &path, const HostTensor &tensor, std::str
 double elementAsDouble(const HostTensor &tensor, int64_t i);
 
 std::string shapeText(tessel_dtype_t dtype, const std::vector<int64_t> &shape);
+
+/// Random values in the tensor's dtype: uniform in [-1, 1) for floats, small
+/// integers (0..9; 0 or 1 for bool) otherwise, so that random runs exercise
+/// every code path without overflowing.
+void fillRandom(HostTensor &tensor, std::mt19937_64 &rng);
 
 } // namespace tessel::tools
 

@@ -5,7 +5,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TensorFiles.h"
-#include "cpu/half.h"
 #include "tessel_runtime.h"
 
 #include <CLI/CLI.hpp>
@@ -40,31 +39,6 @@ HostTensor fromInfo(const tessel_tensor_info_t &info) {
   t.shape.assign(info.shape, info.shape + info.rank);
   t.data.resize(info.size_bytes);
   return t;
-}
-
-// Uniform in [-1, 1) for floats, small integers for integer types, so that
-// random runs exercise every code path without overflowing.
-void fillRandom(HostTensor &t, std::mt19937_64 &rng) {
-  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> small(0, 9);
-  size_t n = size_t(t.numElements()), width = tessel_dtype_size(t.dtype);
-  for (size_t i = 0; i < n; ++i) {
-    uint8_t *p = t.data.data() + i * width;
-    switch (t.dtype) {
-    case TESSEL_DTYPE_F32: { float v = real(rng); std::memcpy(p, &v, 4); break; }
-    case TESSEL_DTYPE_F16: {
-      uint16_t v = tessel::cpu::floatToHalf(real(rng));
-      std::memcpy(p, &v, 2);
-      break;
-    }
-    case TESSEL_DTYPE_F64: { double v = real(rng); std::memcpy(p, &v, 8); break; }
-    case TESSEL_DTYPE_BOOL: *p = small(rng) & 1; break;
-    default: {
-      uint64_t v = uint64_t(small(rng));
-      std::memcpy(p, &v, width); // little-endian: the low bytes
-    }
-    }
-  }
 }
 
 bool isFloat(tessel_dtype_t dtype) {
@@ -189,7 +163,7 @@ int main(int argc, char **argv) {
     HostTensor wanted = fromInfo(info);
     std::printf("input %zu '%s' %s\n", i, info.name, describe(info).c_str());
     if (random) {
-      fillRandom(wanted, rng);
+      tessel::tools::fillRandom(wanted, rng);
       inputTensors[i] = std::move(wanted);
     } else {
       std::string error;

@@ -22,6 +22,7 @@ config.substitutions.append(("%tessel_compile", os.path.join(tessel_bin, "tessel
 config.substitutions.append(("%tessel_opt", os.path.join(tessel_bin, "tessel-opt")))
 config.substitutions.append(("%tessel_run", os.path.join(tessel_bin, "tessel-run")))
 config.substitutions.append(("%tessel_inspect", os.path.join(tessel_bin, "tessel-inspect")))
+config.substitutions.append(("%tessel_bench", os.path.join(tessel_bin, "tessel-bench")))
 config.substitutions.append(("%conformance", conformance))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 
@@ -33,3 +34,18 @@ if os.path.exists(ptxas):
     config.substitutions.append(("%ptxas", ptxas))
 else:
     lit_config.note("ptxas not found at " + ptxas + ": PTX assembly tests are UNSUPPORTED")
+
+# A usable CUDA device (the driver loads, initializes and reports one): the
+# "gpu" feature, for tests whose expectations differ with and without one.
+def has_gpu():
+    import ctypes
+    try:
+        cuda = ctypes.CDLL(os.environ.get("TESSEL_LIBCUDA") or "libcuda.so.1")
+        count = ctypes.c_int(0)
+        return cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 \
+            and count.value > 0
+    except (OSError, AttributeError):
+        return False
+
+if has_gpu():
+    config.available_features.add("gpu")
