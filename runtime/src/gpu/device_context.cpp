@@ -1,6 +1,7 @@
 //===- device_context.cpp - launch a context's steps on the GPU -----------===//
 #include "gpu/device_context.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -62,6 +63,7 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
   // before anything is allocated.
   steps.resize(stepCount);
   size_t paramCount = 0, valueSlots = 0;
+  uint64_t workspaceBytes = 0;
   allOnGpu = true;
   for (size_t s = 0; s < stepCount; ++s) {
     const StepChoice &choice = selection.steps[s];
@@ -89,10 +91,12 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
       prepared.paramCount = launch->args() ? launch->args()->size() : 0;
       paramCount += prepared.paramCount;
       if (launch->args())
-        for (const fb::KernelArg *arg : *launch->args())
+        for (const fb::KernelArg *arg : *launch->args()) {
           valueSlots += arg->tensor() < 0 && arg->bytes() && arg->bytes()->size()
                             ? (arg->bytes()->size() + 7) / 8
                             : 1;
+          workspaceBytes = std::max<uint64_t>(workspaceBytes, arg->workspace_bytes());
+        }
       launches.push_back(prepared);
     }
     step.launchEnd = launches.size();
@@ -101,7 +105,9 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
   if (Status s = device->makeCurrent(); !s.ok())
     return s;
   // One allocation: the arena with the engine's offsets, then the graph's
-  // inputs and outputs, each on the boundary the constants use.
+  // inputs and outputs, then the workspace (the largest any launch asks for;
+  // steps run in order on one stream, so they share it), each on the
+  // boundary the constants use.
   const size_t tensorCount = tensors ? tensors->size() : 0;
   ioOffsets.assign(tensorCount, 0);
   uint64_t size = format::alignUp(engine.arenaSize(), format::kConstantAlignment);
@@ -110,6 +116,8 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
       ioOffsets[info.tensor] = size;
       size += format::alignUp(info.sizeBytes, format::kConstantAlignment);
     }
+  const uint64_t workspaceOffset = size;
+  size += format::alignUp(workspaceBytes, format::kConstantAlignment);
   if (size) {
     if (Status s = driver->check(cu.cuMemAlloc(&memory, size),
                                  ("cuMemAlloc of the " + std::to_string(size) +
@@ -170,6 +178,9 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
         } else if (arg->bytes() && arg->bytes()->size()) {
           std::memcpy(value, arg->bytes()->data(), arg->bytes()->size());
           nextValue += (arg->bytes()->size() + 7) / 8;
+        } else if (arg->workspace_bytes()) {
+          *value = memory + workspaceOffset;
+          nextValue += 1;
         } else {
           nextValue += 1; // a null pointer: the slot stays 0
         }
