@@ -1,0 +1,485 @@
+#!/usr/bin/env python3
+"""Runs the benchmark suites of issue 5 on the GPU machine: Tessel (tessel-bench)
+beside its PyTorch peer (bench/peers.py) in the same run, one results JSON.
+
+    python3 bench/run_bench.py --bin BUNDLE/bin --data CSV_DIR --out DIR
+        [--suites gemm,conv,models] [--limit N] [--iterations N] [--warmup N]
+        [--time-budget S] [--jobs N] [--dry-run] [--ncu]
+
+For each selected suite (bench/suites.py): writes each row's ONNX model,
+compiles them in parallel (wall time and exit status per row; a failure is a
+row status, not a crash), times the engines with tessel-bench in batches
+(--tier tc --rotate auto --json), then times the peer of each row over as
+many rotated input sets as tessel-bench reported. Past --time-budget seconds
+no new batch or row is started (those rows get status "skipped: time
+budget"); torch.compile of ResNet-50 runs last, in a child process with a
+time limit. --dry-run generates and compiles only (no GPU, no torch timing).
+--ncu profiles a large GEMM, a ResNet-50 b256 3x3 conv and ResNet-50 b1 with
+Nsight Compute into DIR/ncu-*.txt.
+
+Writes DIR/results.json ({date, gpu, driver, versions, commit, command,
+copy_gbps, cublas_peak_tflops, suites: {suite: [row...]}, summary: {suite:
+{...}}}) and prints one summary line per suite. ratio = peer_ms / tessel_ms
+(> 1: Tessel faster); the models' ratio is against PyTorch's CUDA-graph replay.
+"""
+
+import argparse
+import concurrent.futures
+import datetime
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import suites  # noqa: E402
+
+BATCH = 30  # engines per tessel-bench process
+COMPILE_TIMEOUT_S = 300
+# torch.compile runs only for these rows (it takes minutes per model).
+COMPILE_PEER_ROWS = ("resnet50_b1", "resnet50_b256")
+COMPILE_PEER_MIN_S = 150  # do not start it with less budget left than this
+# Nsight Compute targets: row name, kernels to profile.
+NCU_ROWS = (("gemm", "gemm009_2048x7000x2048_NN", 4), ("conv", "r50_b256_l2.3x3", 4),
+            ("models", "resnet50_b1", 80))
+BENCH_FIELDS = ("tier_summary", "timing", "graph", "warmup", "iterations", "rotation",
+                "median_ms", "min_ms", "max_ms", "mean_ms", "bytes", "gbps", "device",
+                "compute_capability", "steps")
+
+
+def log(*parts):
+    print(*parts, flush=True)
+
+
+class Clock:
+    def __init__(self, budget_s):
+        self.start, self.budget = time.time(), budget_s
+
+    def elapsed(self):
+        return time.time() - self.start
+
+    def left(self):
+        return self.budget - self.elapsed() if self.budget else float("inf")
+
+    def over(self):
+        return self.left() <= 0
+
+
+# ---------------------------------------------------------------------------
+# generate and compile
+
+def compile_row(row, model, engine, args):
+    cmd = [args.compile, model, "-o", engine, "--precision", "fp16", "--target", args.target,
+           "-v"] + row["compile_flags"]
+    start = time.time()
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, timeout=COMPILE_TIMEOUT_S)
+        rc, text = proc.returncode, proc.stdout
+    except subprocess.TimeoutExpired as e:
+        rc, text = "timeout", (e.stdout or "") if isinstance(e.stdout, str) else ""
+    row["compile"] = {"s": round(time.time() - start, 3), "rc": rc,
+                      "kernels": _grep(r"^\s*kernels: (.*)$", text)}
+    if rc == 0:
+        row["status"] = "compiled"
+        return text
+    errors = [line.strip() for line in text.splitlines() if "error" in line.lower()]
+    message = "; ".join(errors[:3]) or text.strip()[-300:]
+    row["status"] = ("unsupported: " if rc == 3 else "compile failed (rc %s): " % rc) + message
+    return text
+
+
+def _grep(pattern, text):
+    match = re.search(pattern, text, re.M)
+    return match.group(1).strip() if match else None
+
+
+def prepare(rows, args, clock):
+    """Writes and compiles every row (gemm/conv in a thread pool; models are
+    exported by torch first, in this process). Sets row['engine'] on success."""
+    models_dir, engines_dir = os.path.join(args.work, "models"), os.path.join(args.work, "engines")
+    os.makedirs(models_dir, exist_ok=True)
+    os.makedirs(engines_dir, exist_ok=True)
+    compile_log = open(os.path.join(args.out, "compile.log"), "a")
+
+    def one(row):
+        model = os.path.join(models_dir, row["name"] + ".onnx")
+        engine = os.path.join(engines_dir, row["name"] + ".tsl")
+        try:
+            if row["suite"] != "models" or not os.path.exists(model):
+                start = time.time()
+                flops = suites.write_model(row, model)
+                row["generate_s"] = round(time.time() - start, 2)
+                if row["flops"] is None:
+                    row["flops"] = flops
+        except Exception as e:  # noqa: BLE001
+            row["status"] = "export failed: %s" % repr(e)[:500]
+            return row, ""
+        text = compile_row(row, model, engine, args)
+        if row["status"] == "compiled":
+            row["engine"] = engine
+        return row, text
+
+    models = [r for r in rows if r["suite"] == "models"]
+    ops = [r for r in rows if r["suite"] != "models"]
+    done = []
+    for row in models:  # torch export: serially, before the pool
+        if clock.over():
+            row["status"] = "skipped: time budget"
+            continue
+        start = time.time()
+        model = os.path.join(models_dir, row["name"] + ".onnx")
+        try:
+            row["flops"] = suites.export_model(row, model, device=args.export_device)
+            row["export_s"] = round(time.time() - start, 1)
+        except Exception as e:  # noqa: BLE001
+            row["status"] = "export failed: %s" % repr(e)[:500]
+            continue
+        done.append(row)
+    start = time.time()
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for row, text in pool.map(one, ops + done):
+            compile_log.write("== %s: %s\n%s\n" % (row["name"], row["status"], text))
+    compile_log.close()
+    compiled = sum(1 for r in rows if r.get("status") == "compiled")
+    log("prepare: %d of %d rows compiled in %.1f s (%d jobs)" % (compiled, len(rows),
+                                                                time.time() - start, args.jobs))
+    for r in rows:
+        if r.get("status", "compiled") != "compiled":
+            log("  %s: %s" % (r["name"], r.get("status")))
+
+
+# ---------------------------------------------------------------------------
+# tessel-bench
+
+LINE = re.compile(r"^(\S+) \((.*) on (.*)\): median ([0-9.]+) ms \(min ([0-9.]+), max "
+                  r"([0-9.]+), mean ([0-9.]+)\).*rotation (\d+)")
+
+
+def tessel_bench(engines, args, tag):
+    """{engine path: tessel-bench's object} for ENGINES. A crashed process
+    (no JSON) keeps what it printed, marks the engine it stopped on and goes on
+    with the rest in a new process."""
+    results = {}
+    while engines:
+        json_path = os.path.join(args.work, "bench-%s.json" % tag)
+        if os.path.exists(json_path):
+            os.remove(json_path)
+        cmd = [args.bench] + engines + ["--tier", args.tier, "--rotate", "auto", "--warmup",
+                                        str(args.warmup), "--iterations", str(args.iterations),
+                                        "--json", json_path]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True)
+        with open(os.path.join(args.out, "bench.log"), "a") as f:
+            f.write("$ %s\n%s\n(exit %d)\n" % (" ".join(cmd), proc.stdout, proc.returncode))
+        if os.path.exists(json_path):
+            with open(json_path) as f:
+                for obj in json.load(f):
+                    results[obj["engine"]] = obj
+            shutil.copy(json_path, os.path.join(args.work, "raw-bench-%s.json" % tag))
+            return results
+        by_label = {os.path.basename(e): e for e in engines}
+        finished = []
+        for line in proc.stdout.splitlines():
+            m = LINE.match(line)
+            if m and m.group(1) in by_label:
+                engine = by_label[m.group(1)]
+                finished.append(engine)
+                results[engine] = {"engine": engine, "tier_summary": m.group(2),
+                                   "device": m.group(3), "median_ms": float(m.group(4)),
+                                   "min_ms": float(m.group(5)), "max_ms": float(m.group(6)),
+                                   "mean_ms": float(m.group(7)), "rotation": int(m.group(8)),
+                                   "iterations": args.iterations, "warmup": args.warmup,
+                                   "note": "from tessel-bench's stdout (the process crashed)"}
+            elif line.startswith("error: ") and ": " in line[7:]:
+                engine = line[7:].split(": ")[0]
+                if engine in engines:
+                    finished.append(engine)
+                    results[engine] = {"engine": engine, "error": line[7:]}
+        rest = [e for e in engines if e not in finished]
+        if not rest:
+            return results
+        tail = " | ".join(proc.stdout.strip().splitlines()[-3:])
+        results[rest[0]] = {"engine": rest[0], "error": "tessel-bench exited %d on this engine: %s"
+                            % (proc.returncode, tail[-400:])}
+        engines = rest[1:]
+    return results
+
+
+def attach_tessel(row, obj):
+    row["tessel"] = {k: obj[k] for k in BENCH_FIELDS if k in obj}
+    row["tessel"]["compile_s"] = row["compile"]["s"]
+    if "error" in obj:
+        row["status"] = "bench failed: " + obj["error"]
+        return
+    row["tessel"]["tflops"] = _tflops(row["flops"], obj["median_ms"])
+    row["status"] = "timed"
+
+
+def _tflops(flops, ms):
+    return flops / (ms * 1e9) if flops and ms else None
+
+
+# ---------------------------------------------------------------------------
+# peers
+
+def time_peer(row, args):
+    import peers
+    import torch
+    rotation = row["tessel"].get("rotation", 1)
+    try:
+        if row["suite"] == "gemm":
+            row["peer"] = peers.gemm(row, rotation, args.warmup, args.iterations)
+        elif row["suite"] == "conv":
+            row["peer"] = peers.conv(row, rotation, args.warmup, args.iterations)
+        else:
+            row["peers"] = peers.model_eager_and_graph(row, rotation, args.warmup,
+                                                       args.iterations)
+            row["peer"] = row["peers"]["cuda_graph"]
+    except Exception as e:  # noqa: BLE001 (out of memory, an unsupported shape)
+        row["peer"] = {"error": repr(e)[:500]}
+    torch.cuda.empty_cache()
+    set_ratio(row)
+
+
+def set_ratio(row):
+    peer, tessel = row.get("peer") or {}, row.get("tessel") or {}
+    if peer.get("median_ms") and tessel.get("median_ms"):
+        peer["tflops"] = _tflops(row["flops"], peer["median_ms"])
+        row["ratio"] = peer["median_ms"] / tessel["median_ms"]
+    for name, p in (row.get("peers") or {}).items():
+        if p.get("median_ms") and tessel.get("median_ms"):
+            row.setdefault("ratios", {})[name] = p["median_ms"] / tessel["median_ms"]
+
+
+def compile_peer(row, args, clock):
+    """torch.compile of a models row, in a child process bounded by the time left."""
+    limit = min(args.compile_peer_timeout, clock.left() - 20)
+    if limit < COMPILE_PEER_MIN_S:
+        row["peers"]["compile"] = {"error": "skipped: %.0f s of the time budget left" %
+                                   clock.left()}
+        return
+    cmd = [sys.executable, os.path.join(HERE, "peers.py"), "compile", row["model"],
+           str(row["batch"]), "--rotation", str(row["tessel"].get("rotation", 1)),
+           "--warmup", str(args.warmup), "--iterations", str(args.iterations)]
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, timeout=limit)
+        text = proc.stdout
+        result = [line[7:] for line in text.splitlines() if line.startswith("RESULT ")]
+        row["peers"]["compile"] = (json.loads(result[-1]) if result else
+                                   {"error": "exit %d: %s" % (proc.returncode, text[-400:])})
+    except subprocess.TimeoutExpired:
+        text = ""
+        row["peers"]["compile"] = {"error": "timed out after %.0f s" % limit}
+    with open(os.path.join(args.out, "torch-compile.log"), "a") as f:
+        f.write("$ %s\n%s\n" % (" ".join(cmd), text))
+    set_ratio(row)
+
+
+# ---------------------------------------------------------------------------
+# the run
+
+def run_suite(rows, args, clock):
+    ready = [r for r in rows if r.get("status") == "compiled"]
+    for i in range(0, len(ready), BATCH):
+        batch = ready[i:i + BATCH]
+        if clock.over():
+            for r in ready[i:]:
+                r["status"] = "skipped: time budget"
+            log("  time budget (%.0f s) spent: %d %s rows not timed" % (
+                args.time_budget, len(ready) - i, rows[0]["suite"]))
+            return
+        if args.dry_run:
+            continue
+        import torch
+        torch.cuda.empty_cache()  # leave the GPU's memory to tessel-bench
+        results = tessel_bench([r["engine"] for r in batch], args,
+                               "%s-%d" % (rows[0]["suite"], i // BATCH))
+        for r in batch:
+            attach_tessel(r, results.get(r["engine"], {"error": "no result from tessel-bench"}))
+            if r["status"] == "timed" and clock.over():
+                r["peer"] = {"error": "skipped: time budget"}
+            elif r["status"] == "timed":
+                time_peer(r, args)
+        log("  %s rows %d-%d timed at %.0f s" % (rows[0]["suite"], i, i + len(batch) - 1,
+                                                 clock.elapsed()))
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def summarize(rows):
+    timed = [r for r in rows if r.get("ratio")]
+    ratios = [r["ratio"] for r in timed]
+    s = {"rows": len(rows), "compiled": sum(1 for r in rows if "engine" in r),
+         "timed": len(timed), "target": suites.TARGET_RATIO,
+         "geomean_ratio": geomean(ratios),
+         "tessel_geomean_tflops": geomean([r["tessel"].get("tflops") for r in timed]),
+         "peer_geomean_tflops": geomean([r["peer"].get("tflops") for r in timed]),
+         "failed": sorted({r.get("status", "?").split(":")[0] for r in rows
+                           if r.get("status") not in ("timed", "compiled")})}
+    s["met"] = s["geomean_ratio"] is not None and s["geomean_ratio"] >= suites.TARGET_RATIO
+    if timed:
+        worst, best = min(timed, key=lambda r: r["ratio"]), max(timed, key=lambda r: r["ratio"])
+        s["min_ratio"], s["min_row"] = worst["ratio"], worst["name"]
+        s["max_ratio"], s["max_row"] = best["ratio"], best["name"]
+    sets = {}
+    for r in timed:
+        sets.setdefault(r["set"], []).append(r["ratio"])
+    s["sets"] = {k: {"rows": len(v), "geomean_ratio": geomean(v)} for k, v in sets.items()}
+    return s
+
+
+def summary_line(suite, s):
+    if not s["timed"]:
+        return "%s: %d rows, %d compiled, none timed" % (suite, s["rows"], s["compiled"])
+    return ("%s: %d rows, %d compiled, %d timed; geomean ratio (peer/tessel) %.3f, target %.2f "
+            "%s; tessel %.1f vs peer %.1f TFLOP/s geomean; worst %.3f (%s), best %.3f (%s)" % (
+                suite, s["rows"], s["compiled"], s["timed"], s["geomean_ratio"], s["target"],
+                "met" if s["met"] else "missed", s["tessel_geomean_tflops"] or 0,
+                s["peer_geomean_tflops"] or 0, s["min_ratio"], s["min_row"], s["max_ratio"],
+                s["max_row"]))
+
+
+def environment(args):
+    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "command": args.command or " ".join(["python3"] + sys.argv),
+           "host": os.uname().nodename, "commit": None, "driver": None}
+    commit = os.path.join(os.path.dirname(args.bin), "COMMIT")
+    if os.path.exists(commit):
+        env["commit"] = open(commit).read().strip()
+    try:
+        env["driver"] = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True,
+            timeout=30).stdout.strip().splitlines()[0]
+    except Exception:  # noqa: BLE001
+        pass
+    if not args.dry_run:
+        import peers
+        env.update(peers.versions())
+        env["copy_gbps"] = peers.copy_gbps()
+        env["cublas_peak_tflops"] = peers.cublas_peak_tflops()
+        log("gpu %s, driver %s, torch %s, cudnn %s, cublas %s; copy %.0f GB/s, cuBLAS f16 "
+            "8192^3 %.0f TFLOP/s" % (env["gpu"], env["driver"], env["torch"], env["cudnn"],
+                                     env["cublas"], env["copy_gbps"],
+                                     env["cublas_peak_tflops"]))
+    return env
+
+
+def ncu(all_rows, args, clock):
+    """Nsight Compute on NCU_ROWS (compiled here if their suite did not run)."""
+    tool = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    by_name = {r["name"]: r for rows in all_rows.values() for r in rows}
+    for suite, name, launches in NCU_ROWS:
+        row = by_name.get(name) or next(r for r in suites.rows(suite, args.data)
+                                        if r["name"] == name)
+        if "engine" not in row:
+            prepare([row], args, clock)
+        out = os.path.join(args.out, "ncu-%s.txt" % name)
+        if "engine" not in row:
+            open(out, "w").write("not compiled: %s\n" % row.get("status"))
+            continue
+        cmd = [tool, "--set", "detailed", "--launch-count", str(launches), args.bench,
+               row["engine"], "--tier", args.tier, "--no-graph", "--rotate", "1", "--warmup", "0",
+               "--iterations", "1"]
+        start = time.time()
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  universal_newlines=True, timeout=max(30, clock.left()))
+            text = proc.stdout
+        except (subprocess.TimeoutExpired, OSError) as e:
+            text = "ncu failed: %r\n" % e
+        with open(out, "w") as f:
+            f.write("$ %s\n%s" % (" ".join(cmd), text))
+        log("ncu %s: %.0f s -> %s" % (name, time.time() - start, out))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", required=True, help="folder with tessel-compile and tessel-bench")
+    ap.add_argument("--data", help="folder with the suite CSVs (bench/suites.py)")
+    ap.add_argument("--out", required=True, help="results.json and logs go here")
+    ap.add_argument("--work", help="models and engines (default: OUT/work)")
+    ap.add_argument("--suites", default="gemm,conv,models")
+    ap.add_argument("--limit", type=int, default=0, help="first N rows per suite")
+    ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--time-budget", type=float, default=0,
+                    help="seconds; past it no new batch or row starts (0: none)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--target", default="sm_90")
+    ap.add_argument("--tier", default="tc")
+    ap.add_argument("--compile-peer-timeout", type=float, default=240)
+    ap.add_argument("--dry-run", action="store_true",
+                    help="generate and compile only: no GPU, no timings")
+    ap.add_argument("--ncu", action="store_true", help="also profile NCU_ROWS with ncu")
+    ap.add_argument("--command", help="the command to record (default: this one)")
+    args = ap.parse_args(argv)
+    clock = Clock(args.time_budget)
+    args.data = suites.data_dir(args.data)
+    args.work = args.work or os.path.join(args.out, "work")
+    args.compile = os.path.join(args.bin, "tessel-compile")
+    args.bench = os.path.join(args.bin, "tessel-bench")
+    os.makedirs(args.out, exist_ok=True)
+    os.makedirs(args.work, exist_ok=True)
+    if not args.dry_run:
+        import torch
+        if not torch.cuda.is_available():
+            raise SystemExit("run_bench: no CUDA device for torch (use --dry-run)")
+    args.export_device = "cpu" if args.dry_run else "cuda"
+
+    results = environment(args)
+    names = [s for s in args.suites.split(",") if s]
+    unknown = [s for s in names if s not in suites.SUITES]
+    if unknown:
+        ap.error("unknown suite(s): %s" % ", ".join(unknown))
+    all_rows = {}
+    for suite in names:
+        rows = suites.rows(suite, args.data)
+        all_rows[suite] = rows[:args.limit] if args.limit else rows
+    # Everything is compiled first (16 cores, a few seconds), then timed.
+    prepare([r for rows in all_rows.values() for r in rows], args, clock)
+    for suite, rows in all_rows.items():
+        log("%s: timing %d rows at %.0f s" % (suite, len(rows), clock.elapsed()))
+        run_suite(rows, args, clock)
+    if not args.dry_run:
+        for row in all_rows.get("models", []):
+            if row["name"] in COMPILE_PEER_ROWS and row.get("status") == "timed":
+                compile_peer(row, args, clock)
+    if args.ncu:
+        ncu(all_rows, args, clock)
+
+    for rows in all_rows.values():
+        for r in rows:
+            r.pop("compile_flags", None)
+            r["engine"] = os.path.basename(r["engine"]) if r.get("engine") else None
+    results["iterations"], results["warmup"] = args.iterations, args.warmup
+    results["time_budget_s"], results["wall_s"] = args.time_budget, round(clock.elapsed(), 1)
+    results["dry_run"] = args.dry_run
+    results["suites"] = all_rows
+    results["summary"] = {suite: summarize(rows) for suite, rows in all_rows.items()}
+    path = os.path.join(args.out, "results.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(results, f, indent=1)
+    os.replace(path + ".tmp", path)
+    for suite, s in results["summary"].items():
+        log(summary_line(suite, s))
+    skipped = sum(1 for rows in all_rows.values() for r in rows
+                  if r.get("status") == "skipped: time budget")
+    if skipped:
+        log("time budget: %d rows skipped (run again with SUITES= a subset)" % skipped)
+    log("results: %s (%.0f s)" % (path, clock.elapsed()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

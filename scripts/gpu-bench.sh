@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The benchmark suites of issue 5 (bench/README.md), run on the GPU machine
+# from the repository root with the device bundle (scripts/device-bundle.sh)
+# and the suite CSVs carried beside it:
+#
+#   here:   mkdir -p device-bundle/bench && cp /work/shared/bench/*.csv device-bundle/bench/
+#   device tool: run(command="bash scripts/gpu-bench.sh", carry=["device-bundle"])
+#
+# It unpacks the bundle as scripts/gpu-suite.sh does and runs
+# bench/run_bench.py: each row's ONNX model generated there, compiled on all
+# cores, timed with bin/tessel-bench (tier tc, rotated inputs, CUDA events)
+# and beside it the PyTorch peer in the same run. Environment:
+#   SUITES       comma-separated, default gemm,conv,models (empty: none, e.g. with NCU=1)
+#   LIMIT        first N rows per suite (default: all)
+#   ITERATIONS   timed runs per row for Tessel and the peer (default 20)
+#   WARMUP       untimed runs first (default 3)
+#   TIME_BUDGET  seconds after which no new row starts (default 540: one
+#                10-minute call; rows past it are "skipped: time budget")
+#   NCU=1        also Nsight Compute (--set detailed) on a large GEMM, a
+#                ResNet-50 3x3 conv at batch 256 and ResNet-50 batch 1
+# $OUT gets results.json, summary.txt, logs.tar.xz (run, compile, bench and
+# torch.compile logs, tessel-bench's raw JSON) and ncu-*.txt: at most 6
+# files, under the device tool's 8. Exit 0 when results.json was written.
+set -u
+root=$(pwd)
+work=${WORK:-/tmp/tessel-bench}
+out=${OUT:-$work/out}
+mkdir -p "$work" "$out"
+summary=$out/summary.txt
+: > "$summary"
+say() { echo "$*" | tee -a "$summary"; }
+
+tar -C "$work" -xJf device-bundle/payload.tar.xz || exit 2
+export LD_LIBRARY_PATH=$work/lib:/usr/local/nvidia/lib64:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PATH=$PATH:/usr/local/cuda/bin
+export PYTHONUNBUFFERED=1
+bin=$work/bin
+say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
+say "bundle built from commit: $(cat "$work/COMMIT" 2>/dev/null || echo unknown)"
+[ -x "$bin/tessel-bench" ] || { say "no bin/tessel-bench in the bundle: rebuild it"; exit 2; }
+
+data=${BENCH_DATA:-}
+for d in "$data" device-bundle/bench shared/bench bench/data; do
+  [ -n "$d" ] && [ -f "$d/deepbench-gemm.csv" ] && { data=$d; break; }
+done
+[ -f "$data/deepbench-gemm.csv" ] || { say "no suite CSVs: copy them to device-bundle/bench"; exit 2; }
+
+results=$work/results
+rm -rf "$results" "$work/bench-work"
+args=(--bin "$bin" --data "$data" --out "$results" --work "$work/bench-work"
+      --suites "${SUITES-gemm,conv,models}" --iterations "${ITERATIONS:-20}"
+      --warmup "${WARMUP:-3}" --time-budget "${TIME_BUDGET:-540}")
+[ -n "${LIMIT:-}" ] && args+=(--limit "$LIMIT")
+command="bash scripts/gpu-bench.sh"
+for v in SUITES LIMIT ITERATIONS WARMUP TIME_BUDGET NCU; do
+  [ -n "${!v+x}" ] && command="$v='${!v}' $command"
+done
+args+=(--command "$command")
+[ "${NCU:-0}" = 1 ] && args+=(--ncu)
+python3 bench/run_bench.py "${args[@]}" 2>&1 | tee "$results.log" |
+  grep -E '^(gpu |prepare|gemm|conv|models|ncu|time budget|results|  )' | tee -a "$summary"
+status=${PIPESTATUS[0]}
+
+mv "$results.log" "$results/run.log"
+[ -f "$results/results.json" ] && cp "$results/results.json" "$out/"
+cp "$results"/ncu-*.txt "$out/" 2>/dev/null
+cp "$work"/bench-work/raw-bench-*.json "$results/" 2>/dev/null
+(cd "$results" && tar -cJf "$out/logs.tar.xz" ./*.log ./raw-bench-*.json 2>/dev/null)
+say "gpu-bench: exit $status after ${SECONDS}s"
+[ -f "$out/results.json" ] && exit "$status"
+exit 1
