@@ -3,17 +3,22 @@
 // The kernel, outermost first:
 //   grid    x: ceil(M / blockM) row tiles, y: ceil(N / blockN) column tiles,
 //           z: matmul batches or conv groups
-//   K loop  per step of blockK: the block's threads gather the A tile
-//           (blockM x blockK) and the B tile (blockN x blockK) from the
-//           operands into shared memory, zero where a row, a column or k is
-//           out of range and where the conv window reads padding; barrier;
-//           then
-//     tc    each warp loads its fragsM A and fragsN B fragments from shared
-//           memory (gpu.subgroup_mma_load_matrix) per k16 and accumulates
+//   prologue  the block's threads gather K step 0's A tile (blockM x
+//           blockK) and B tile (blockN x blockK) from the operands into
+//           shared buffer 0, zero where a row, a column or k is out of range
+//           and where the conv window reads padding; barrier.
+//   K loop  software-pipelined over two shared buffers; step i:
+//     prefetch  where a step i+1 exists, each thread loads its runs of it
+//           from global memory into registers (the loads are in flight
+//           during the math);
+//     tc    each warp loads its fragsM A and fragsN B fragments from buffer
+//           i % 2 (gpu.subgroup_mma_load_matrix) per k16 and accumulates
 //           fragsM x fragsN f32 fragments (gpu.subgroup_mma_compute);
 //     simt  each thread accumulates a microM x microN register tile with
-//           scalar f32 FMAs;
-//           barrier.
+//           scalar f32 FMAs from buffer i % 2;
+//     store the prefetched runs into buffer (i+1) % 2, which no warp reads
+//           in step i; barrier (one per step: it both publishes buffer
+//           (i+1) % 2 and frees buffer i % 2 for step i+1's stores).
 //   epilogue  the accumulators go through shared memory as f32 (tc: one band
 //           of fragment rows at a time, simt: the whole tile), then every
 //           thread takes elements in row-major order (coalesced stores):
@@ -233,9 +238,14 @@ int64_t stagingRows(const TileConfig &t) {
 }
 int64_t stagingLd(const TileConfig &t) { return t.blockN + 4; }
 
+/// The block's shared memory: two buffers, each an A tile and a B tile (the
+/// K loop stores step i+1 into one while the warps read step i from the
+/// other), reused after the loop as the epilogue's f32 staging.
 struct SharedPlan {
   Staging a, b;
-  int64_t bOffset = 0, bytes = 0;
+  int64_t bOffset = 0;     ///< B's tile within a buffer
+  int64_t bufferBytes = 0; ///< buffer i starts at i * bufferBytes
+  int64_t bytes = 0;
 };
 
 SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
@@ -243,10 +253,23 @@ SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
   plan.a = stagingFor(p, t, /*isA=*/true);
   plan.b = stagingFor(p, t, /*isA=*/false);
   plan.bOffset = roundUp(plan.a.bytes, kSharedAlignment);
-  // The epilogue's staging reuses the operand tiles' memory.
+  plan.bufferBytes = roundUp(plan.bOffset + plan.b.bytes, kSharedAlignment);
   int64_t staging = stagingRows(t) * stagingLd(t) * 4;
-  plan.bytes = roundUp(std::max(plan.bOffset + plan.b.bytes, staging), kSharedAlignment);
+  plan.bytes = roundUp(std::max(2 * plan.bufferBytes, staging), kSharedAlignment);
   return plan;
+}
+
+/// Runs a thread moves per K step: ceil(runs of the tile / threads).
+int64_t gatherSlots(const Staging &s, const TileConfig &t) {
+  return ceilDiv(s.rows * t.blockK / s.vector, t.threads());
+}
+
+/// 32-bit registers that hold a thread's prefetched runs across the math.
+int64_t prefetchRegisters(const SharedPlan &plan, const TileConfig &t) {
+  int64_t registers = 0;
+  for (const Staging &s : {plan.a, plan.b})
+    registers += gatherSlots(s, t) * ceilDiv(s.vector * elemBytes(s.type), 4);
+  return registers;
 }
 
 } // namespace
@@ -259,16 +282,24 @@ SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
 // of a reference GPU (108 SMs, as an A100; the choice moves little between
 // 80 and 132), and the cheapest wins:
 //   blocks = ceil(M / blockM) * ceil(N / blockN) * batch
+//   loads  = (blockM + blockN) * blockK * bytes / 64  one step's operand loads
 //   cost   = ceil(blocks / SMs)                       waves of blocks
-//          * ceil(K / blockK)                         K steps per block
-//          * (max(blockM * blockN * blockK / math,    math per step
-//                 (blockM + blockN) * blockK * bytes / 64)   operand loads
-//             + 64)                                   barrier and latency
+//          * (loads                                   the prologue's step 0
+//             + ceil(K / blockK)                      K steps per block
+//             * (max(blockM * blockN * blockK / math, loads)
+//                + 64))                               barrier, shared stores
 // with math = 1024 f16 MACs per clock per SM on Tensor Cores (16x16x16 per
 // 4 clocks per sub-core), 64 f32 FMAs per clock on CUDA cores, 64 bytes per
-// clock per SM from L2. Large problems get large tiles (fewer loads per
-// MAC); small ones get smaller tiles, because a grid that does not fill the
-// SMs leaves them idle. Ties go to the larger tile, then to fewer threads.
+// clock per SM from L2. The max is the software pipeline: step i+1's loads
+// are in flight during step i's math, so a step costs the longer of the two;
+// only the prologue's loads are exposed. Large problems get large tiles
+// (fewer loads per MAC); small ones get smaller tiles, because a grid that
+// does not fill the SMs leaves them idle. A deeper blockK (64 beside 32 on
+// Tensor Cores, 32 beside 16 on SIMT) halves the steps, so the per-step
+// overhead, but doubles the shared memory (two buffers) and the prefetch
+// registers: where those no longer fit (feasible), the shallower or smaller
+// tile wins. Ties go to the larger tile, then to fewer threads, then to the
+// shallower blockK.
 //
 // The WMMA fragment comes first, from the padded work alone: 16x16x16
 // unless 32x8x16 (N small) or 8x32x16 (M small) pads M x N to at most 3/4 of
@@ -279,6 +310,7 @@ namespace {
 constexpr double kReferenceSMs = 108;
 constexpr double kLoadBytesPerClock = 64;
 constexpr double kStepOverhead = 64;
+constexpr int64_t kMaxPrefetchRegisters = 32;
 
 double tilingCost(const GemmProblem &p, const TileConfig &t, double macsPerClock) {
   double blocks = double(ceilDiv(p.m, t.blockM)) * ceilDiv(p.n, t.blockN) * p.batch;
@@ -287,20 +319,26 @@ double tilingCost(const GemmProblem &p, const TileConfig &t, double macsPerClock
   double math = double(t.blockM) * t.blockN * t.blockK / macsPerClock;
   double loads =
       double(t.blockM * elemBytes(p.a) + t.blockN * elemBytes(p.b)) * t.blockK / kLoadBytesPerClock;
-  return waves * steps * (std::max(math, loads) + kStepOverhead);
+  return waves * (loads + steps * (std::max(math, loads) + kStepOverhead));
 }
 
 /// Whether the tiling fits the hardware and the generator's limits.
 bool feasible(const GemmProblem &p, const TileConfig &t) {
   if (t.threads() > 1024 || t.threads() % kWarpSize != 0)
     return false;
+  // Both buffers (or the epilogue's staging) within the static limit.
   SharedPlan plan = sharedPlan(p, t);
   if (plan.bytes > kMaxSharedBytes)
     return false;
   // Gathers are unrolled per thread: keep them short.
   for (const Staging &s : {plan.a, plan.b})
-    if (ceilDiv(s.rows * t.blockK / s.vector, t.threads()) > 32)
+    if (gatherSlots(s, t) > 32)
       return false;
+  // The prefetched runs stay live across the math, beside up to 64
+  // accumulator registers and the fragments: at most 32 registers of them
+  // keep ResNet-50's kernels within 160 registers a thread, without spills.
+  if (prefetchRegisters(plan, t) > kMaxPrefetchRegisters)
+    return false;
   return ceilDiv(p.n, t.blockN) <= kMaxGridYZ && p.batch <= kMaxGridYZ &&
          ceilDiv(p.m, t.blockM) < (int64_t(1) << 31);
 }
@@ -353,55 +391,61 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
     if (padded(f) <= 0.75 * padded(Fragment{16, 16}) && padded(f) < padded(fragment))
       fragment = f;
 
+  SmallVector<int64_t> blockKs =
+      p.k <= 16 ? SmallVector<int64_t>{16} : SmallVector<int64_t>{32, 64};
   SmallVector<TileConfig> candidates;
   for (int64_t warpsM : {1, 2, 4, 8})
     for (int64_t warpsN : {1, 2, 4, 8}) {
       if (warpsM * warpsN != 4 && warpsM * warpsN != 8)
         continue;
       for (int64_t fragsM : {1, 2, 4})
-        for (int64_t fragsN : {1, 2, 4}) {
-          // At most 8 accumulator fragments (64 f32 registers) per thread.
-          if (fragsM * fragsN > 8)
-            continue;
-          TileConfig t;
-          t.tier = GemmTier::TensorCore;
-          t.fragM = fragment.m;
-          t.fragN = fragment.n;
-          t.warpsM = warpsM;
-          t.warpsN = warpsN;
-          t.fragsM = fragsM;
-          t.fragsN = fragsN;
-          t.blockM = warpsM * fragsM * fragment.m;
-          t.blockN = warpsN * fragsN * fragment.n;
-          t.blockK = roundUp(p.k, 16) <= 16 ? 16 : 32;
-          if (t.blockM <= 256 && t.blockN <= 256)
-            candidates.push_back(t);
-        }
+        for (int64_t fragsN : {1, 2, 4})
+          for (int64_t blockK : blockKs) {
+            // At most 8 accumulator fragments (64 f32 registers) per thread.
+            if (fragsM * fragsN > 8)
+              continue;
+            TileConfig t;
+            t.tier = GemmTier::TensorCore;
+            t.fragM = fragment.m;
+            t.fragN = fragment.n;
+            t.warpsM = warpsM;
+            t.warpsN = warpsN;
+            t.fragsM = fragsM;
+            t.fragsN = fragsN;
+            t.blockM = warpsM * fragsM * fragment.m;
+            t.blockN = warpsN * fragsN * fragment.n;
+            t.blockK = blockK;
+            if (t.blockM <= 256 && t.blockN <= 256)
+              candidates.push_back(t);
+          }
     }
   return cheapest(p, candidates, 1024);
 }
 
 std::optional<TileConfig> chooseSimtTiles(const GemmProblem &p) {
+  SmallVector<int64_t> blockKs =
+      p.k <= 16 ? SmallVector<int64_t>{16} : SmallVector<int64_t>{16, 32};
   SmallVector<TileConfig> candidates;
   for (int64_t threads : {128, 256})
     for (int64_t threadsM = 1; threadsM <= threads; threadsM *= 2)
       for (int64_t microM : {1, 2, 4, 8})
-        for (int64_t microN : {1, 2, 4, 8}) {
-          // At most 32 f32 accumulators per thread.
-          if (microM * microN > 32)
-            continue;
-          TileConfig t;
-          t.tier = GemmTier::Simt;
-          t.threadsM = threadsM;
-          t.threadsN = threads / threadsM;
-          t.microM = microM;
-          t.microN = microN;
-          t.blockM = threadsM * microM;
-          t.blockN = t.threadsN * microN;
-          t.blockK = 16;
-          if (t.blockM <= 256 && t.blockN <= 256)
-            candidates.push_back(t);
-        }
+        for (int64_t microN : {1, 2, 4, 8})
+          for (int64_t blockK : blockKs) {
+            // At most 32 f32 accumulators per thread.
+            if (microM * microN > 32)
+              continue;
+            TileConfig t;
+            t.tier = GemmTier::Simt;
+            t.threadsM = threadsM;
+            t.threadsN = threads / threadsM;
+            t.microM = microM;
+            t.microN = microN;
+            t.blockM = threadsM * microM;
+            t.blockN = t.threadsN * microN;
+            t.blockK = blockK;
+            if (t.blockM <= 256 && t.blockN <= 256)
+              candidates.push_back(t);
+          }
   return cheapest(p, candidates, 64);
 }
 
@@ -459,6 +503,12 @@ struct GatherSlot {
   Value active; ///< null when every thread has this slot
   Value rowLocal, kLocal;
   RowState row;
+};
+
+/// One shared buffer's A and B tiles, as elements and, where runs are
+/// vectors, as runs.
+struct TileViews {
+  Value a, aRuns, b, bRuns;
 };
 
 class KernelBuilder {
@@ -529,20 +579,25 @@ private:
     return s.vector == 1 ? e : Type(VectorType::get({s.vector}, e));
   }
   /// A typed view of a byte buffer.
-  Value view(Value bytes, int64_t byteOffset, ArrayRef<int64_t> shape, Type element) {
+  Value view(Value bytes, Value byteOffset, ArrayRef<int64_t> shape, Type element) {
     auto source = cast<MemRefType>(bytes.getType());
     auto type = MemRefType::get(shape, element, AffineMap(), source.getMemorySpace());
-    return b.create<memref::ViewOp>(loc, type, bytes, c(byteOffset), ValueRange{});
+    return b.create<memref::ViewOp>(loc, type, bytes, byteOffset, ValueRange{});
+  }
+  Value view(Value bytes, int64_t byteOffset, ArrayRef<int64_t> shape, Type element) {
+    return view(bytes, c(byteOffset), shape, element);
   }
 
-  void declareViews(gpu::GPUFuncOp func, Value shared);
+  void declareViews(gpu::GPUFuncOp func, Value sharedBytes);
+  TileViews tileViews(Value bufferOffset);
   GatherSlot slotSetup(bool isA, int64_t slot);
   RowState rowSetup(bool isA, Value row);
-  Value loadRun(bool isA, const RowState &row, Value k);
-  void storeRun(bool isA, Value rowLocal, Value kLocal, Value run);
-  void gather(bool isA, ArrayRef<GatherSlot> slots, Value k0);
-  SmallVector<Value> tensorCoreStep(ValueRange accs);
-  SmallVector<Value> simtStep(ValueRange accs);
+  Value loadRun(bool isA, const RowState &row, Value active, Value k);
+  void storeRun(bool isA, const TileViews &tiles, Value rowLocal, Value kLocal, Value run);
+  SmallVector<Value> loadSlots(bool isA, ArrayRef<GatherSlot> slots, Value k0);
+  void storeSlots(bool isA, ArrayRef<GatherSlot> slots, ValueRange runs, const TileViews &tiles);
+  SmallVector<Value> tensorCoreStep(const TileViews &tiles, ValueRange accs);
+  SmallVector<Value> simtStep(const TileViews &tiles, ValueRange accs);
   void tensorCoreEpilogue(ValueRange accs);
   void simtEpilogue(ValueRange accs);
   void epilogueLoop(int64_t rows, function_ref<Value(Value)> tileRow);
@@ -562,11 +617,12 @@ private:
   Value aElems, aRuns, bElems, bRuns, addend, residual, out;
   // Operand offsets of batch z (matmul) or group z (conv).
   Value aBatchOffset, bBatchOffset;
-  // Shared memory: the tiles as elements and as runs; the f32 staging.
-  Value aTile, aTileRuns, bTile, bTileRuns, staging;
+  // Shared memory: the whole buffer; the epilogue's f32 staging.
+  Value shared, staging;
 };
 
-void KernelBuilder::declareViews(gpu::GPUFuncOp func, Value shared) {
+void KernelBuilder::declareViews(gpu::GPUFuncOp func, Value sharedBytes) {
+  shared = sharedBytes;
   auto params = kernel.parameters();
   auto arg = [&](llvm::StringRef name) -> Value {
     auto it = llvm::find(params, name);
@@ -587,16 +643,23 @@ void KernelBuilder::declareViews(gpu::GPUFuncOp func, Value shared) {
     residual = elems("residual", *p.residual);
   out = elems("out", p.out);
 
+  staging = view(shared, 0, {stagingRows(t), stagingLd(t)}, b.getF32Type());
+}
+
+/// The tiles of the shared buffer that starts at byte `bufferOffset`.
+TileViews KernelBuilder::tileViews(Value bufferOffset) {
   auto tileShape = [&](const Staging &s, int64_t perElem) -> SmallVector<int64_t> {
     return {s.sharedKContiguous ? s.rows : t.blockK, s.ld / perElem};
   };
-  aTile = view(shared, 0, tileShape(plan.a, 1), elemType(p.a));
-  bTile = view(shared, plan.bOffset, tileShape(plan.b, 1), elemType(p.b));
+  Value bAt = add(bufferOffset, plan.bOffset);
+  TileViews v;
+  v.a = view(shared, bufferOffset, tileShape(plan.a, 1), elemType(p.a));
+  v.b = view(shared, bAt, tileShape(plan.b, 1), elemType(p.b));
   if (plan.a.vector > 1)
-    aTileRuns = view(shared, 0, tileShape(plan.a, plan.a.vector), runType(plan.a));
+    v.aRuns = view(shared, bufferOffset, tileShape(plan.a, plan.a.vector), runType(plan.a));
   if (plan.b.vector > 1)
-    bTileRuns = view(shared, plan.bOffset, tileShape(plan.b, plan.b.vector), runType(plan.b));
-  staging = view(shared, 0, {stagingRows(t), stagingLd(t)}, b.getF32Type());
+    v.bRuns = view(shared, bAt, tileShape(plan.b, plan.b.vector), runType(plan.b));
+  return v;
 }
 
 /// Row (or run of rows) `row` of operand A (m) or B (n), before the K loop.
@@ -655,10 +718,11 @@ GatherSlot KernelBuilder::slotSetup(bool isA, int64_t slot) {
 }
 
 /// The run of operand elements at (row, k): a vector (or one element), zero
-/// where it lies outside the GEMM or in the conv's padding.
-Value KernelBuilder::loadRun(bool isA, const RowState &row, Value k) {
+/// where it lies outside the GEMM or in the conv's padding, or where the
+/// slot is not `active` (null: always active).
+Value KernelBuilder::loadRun(bool isA, const RowState &row, Value active, Value k) {
   const Staging &s = isA ? plan.a : plan.b;
-  Value inRange = both(row.valid, below(k, p.k));
+  Value inRange = both(active, both(row.valid, below(k, p.k)));
   Value address;
   if (row.imageBase) {
     // im2col: k = (kh * kW + kw) * groupChannels + c.
@@ -698,9 +762,10 @@ Value KernelBuilder::loadRun(bool isA, const RowState &row, Value k) {
   return ifOp.getResult(0);
 }
 
-void KernelBuilder::storeRun(bool isA, Value rowLocal, Value kLocal, Value run) {
+void KernelBuilder::storeRun(bool isA, const TileViews &tiles, Value rowLocal, Value kLocal,
+                             Value run) {
   const Staging &s = isA ? plan.a : plan.b;
-  Value tile = isA ? aTile : bTile, tileRuns = isA ? aTileRuns : bTileRuns;
+  Value tile = isA ? tiles.a : tiles.b, tileRuns = isA ? tiles.aRuns : tiles.bRuns;
   if (s.sharedKContiguous == s.kContiguous) {
     // The run lies along the shared row too.
     Value rowIndex = s.sharedKContiguous ? rowLocal : kLocal;
@@ -718,19 +783,28 @@ void KernelBuilder::storeRun(bool isA, Value rowLocal, Value kLocal, Value run) 
   }
 }
 
-void KernelBuilder::gather(bool isA, ArrayRef<GatherSlot> slots, Value k0) {
-  for (const GatherSlot &slot : slots) {
+/// The thread's runs of the K step at k0, into registers.
+SmallVector<Value> KernelBuilder::loadSlots(bool isA, ArrayRef<GatherSlot> slots, Value k0) {
+  SmallVector<Value> runs;
+  for (const GatherSlot &slot : slots)
+    runs.push_back(loadRun(isA, slot.row, slot.active, add(k0, slot.kLocal)));
+  return runs;
+}
+
+/// The thread's runs, from registers into a buffer's tile.
+void KernelBuilder::storeSlots(bool isA, ArrayRef<GatherSlot> slots, ValueRange runs,
+                               const TileViews &tiles) {
+  for (auto [slot, run] : llvm::zip_equal(slots, runs)) {
     OpBuilder::InsertionGuard guard(b);
     if (slot.active) {
       auto ifOp = b.create<scf::IfOp>(loc, slot.active, /*withElseRegion=*/false);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     }
-    Value run = loadRun(isA, slot.row, add(k0, slot.kLocal));
-    storeRun(isA, slot.rowLocal, slot.kLocal, run);
+    storeRun(isA, tiles, slot.rowLocal, slot.kLocal, run);
   }
 }
 
-SmallVector<Value> KernelBuilder::tensorCoreStep(ValueRange accs) {
+SmallVector<Value> KernelBuilder::tensorCoreStep(const TileViews &tiles, ValueRange accs) {
   Type f16 = b.getF16Type(), f32 = b.getF32Type();
   auto aFrag = gpu::MMAMatrixType::get({t.fragM, t.fragK}, f16, "AOp");
   auto bFrag = gpu::MMAMatrixType::get({t.fragK, t.fragN}, f16, "BOp");
@@ -750,14 +824,14 @@ SmallVector<Value> KernelBuilder::tensorCoreStep(ValueRange accs) {
       SmallVector<Value> at = plan.a.sharedKContiguous ? SmallVector<Value>{r, c(ks)}
                                                        : SmallVector<Value>{c(ks), r};
       as.push_back(b.create<gpu::SubgroupMmaLoadMatrixOp>(
-          loc, aFrag, aTile, at, b.getIndexAttr(plan.a.ld), aTransposed));
+          loc, aFrag, tiles.a, at, b.getIndexAttr(plan.a.ld), aTransposed));
     }
     for (int64_t j = 0; j < t.fragsN; ++j) {
       Value col = add(warpCol, j * t.fragN);
       SmallVector<Value> at = plan.b.sharedKContiguous ? SmallVector<Value>{col, c(ks)}
                                                        : SmallVector<Value>{c(ks), col};
       bs.push_back(b.create<gpu::SubgroupMmaLoadMatrixOp>(
-          loc, bFrag, bTile, at, b.getIndexAttr(plan.b.ld), bTransposed));
+          loc, bFrag, tiles.b, at, b.getIndexAttr(plan.b.ld), bTransposed));
     }
     for (int64_t i = 0; i < t.fragsM; ++i)
       for (int64_t j = 0; j < t.fragsN; ++j)
@@ -767,7 +841,7 @@ SmallVector<Value> KernelBuilder::tensorCoreStep(ValueRange accs) {
   return next;
 }
 
-SmallVector<Value> KernelBuilder::simtStep(ValueRange accs) {
+SmallVector<Value> KernelBuilder::simtStep(const TileViews &tiles, ValueRange accs) {
   Value tm = div(tid, t.threadsN), tn = rem(tid, t.threadsN);
   auto loop = b.create<scf::ForOp>(
       loc, c(0), c(t.blockK), c(1), accs,
@@ -779,9 +853,9 @@ SmallVector<Value> KernelBuilder::simtStep(ValueRange accs) {
         };
         SmallVector<Value> as, bs, next;
         for (int64_t i = 0; i < t.microM; ++i)
-          as.push_back(element(plan.a, aTile, add(tm, i * t.threadsM)));
+          as.push_back(element(plan.a, tiles.a, add(tm, i * t.threadsM)));
         for (int64_t j = 0; j < t.microN; ++j)
-          bs.push_back(element(plan.b, bTile, add(tn, j * t.threadsN)));
+          bs.push_back(element(plan.b, tiles.b, add(tn, j * t.threadsN)));
         for (int64_t i = 0; i < t.microM; ++i)
           for (int64_t j = 0; j < t.microN; ++j)
             next.push_back(fma(as[i], bs[j], sums[i * t.microN + j]));
@@ -938,8 +1012,9 @@ LogicalResult KernelBuilder::build(gpu::GPUModuleOp module) {
   MLIRContext *ctx = b.getContext();
   auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
 
-  // The block's shared memory: one aligned byte buffer, viewed as the A and
-  // B tiles during the K loop and as the f32 staging in the epilogue.
+  // The block's shared memory: one aligned byte buffer, viewed as two
+  // buffers of the A and B tiles during the K loop and as the f32 staging in
+  // the epilogue.
   std::string sharedName = kernel.name + "_shared";
   auto sharedType = MemRefType::get({plan.bytes}, b.getI8Type(), AffineMap(), workgroup);
   b.create<memref::GlobalOp>(loc, sharedName, b.getStringAttr("private"), sharedType,
@@ -964,8 +1039,7 @@ LogicalResult KernelBuilder::build(gpu::GPUModuleOp module) {
   m0 = mul(b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x), t.blockM);
   n0 = mul(b.create<gpu::BlockIdOp>(loc, gpu::Dimension::y), t.blockN);
   z = p.batch > 1 ? b.create<gpu::BlockIdOp>(loc, gpu::Dimension::z).getResult() : c(0);
-  Value shared = b.create<memref::GetGlobalOp>(loc, sharedType, sharedName);
-  declareViews(func, shared);
+  declareViews(func, b.create<memref::GetGlobalOp>(loc, sharedType, sharedName));
 
   // Batch / group offsets of the operands.
   aBatchOffset = bBatchOffset = c(0);
@@ -988,8 +1062,7 @@ LogicalResult KernelBuilder::build(gpu::GPUModuleOp module) {
   SmallVector<GatherSlot> aSlots, bSlots;
   for (bool isA : {true, false}) {
     const Staging &s = isA ? plan.a : plan.b;
-    int64_t slots = ceilDiv(s.rows * t.blockK / s.vector, t.threads());
-    for (int64_t i = 0; i < slots; ++i)
+    for (int64_t i = 0, slots = gatherSlots(s, t); i < slots; ++i)
       (isA ? aSlots : bSlots).push_back(slotSetup(isA, i));
   }
 
@@ -1001,16 +1074,62 @@ LogicalResult KernelBuilder::build(gpu::GPUModuleOp module) {
   } else {
     init.assign(t.microM * t.microN, f(0.0f));
   }
+  // The prologue: K step 0 into buffer 0.
+  {
+    TileViews first = tileViews(c(0));
+    storeSlots(/*isA=*/true, aSlots, loadSlots(/*isA=*/true, aSlots, c(0)), first);
+    storeSlots(/*isA=*/false, bSlots, loadSlots(/*isA=*/false, bSlots, c(0)), first);
+    b.create<gpu::BarrierOp>(loc);
+  }
+  const int64_t kEnd = roundUp(p.k, t.blockK);
   auto kLoop = b.create<scf::ForOp>(
-      loc, c(0), c(roundUp(p.k, t.blockK)), c(t.blockK), init,
+      loc, c(0), c(kEnd), c(t.blockK), init,
       [&](OpBuilder &, Location, Value k0, ValueRange accs) {
-        gather(/*isA=*/true, aSlots, k0);
-        gather(/*isA=*/false, bSlots, k0);
-        b.create<gpu::BarrierOp>(loc);
-        SmallVector<Value> next =
-            t.tier == GemmTier::TensorCore ? tensorCoreStep(accs) : simtStep(accs);
-        // Every warp is done with the tiles before the next gather (or the
-        // epilogue's staging) overwrites them.
+        // Step i reads buffer i % 2 and fills buffer (i + 1) % 2.
+        Value current = mul(rem(div(k0, t.blockK), 2), plan.bufferBytes);
+        TileViews tiles = tileViews(current);
+        // The next step's loads, issued before the math so that their
+        // latency overlaps it; none after the last step.
+        bool pipelined = kEnd > t.blockK;
+        Value hasNext;
+        SmallVector<Value> prefetched;
+        if (pipelined) {
+          hasNext = below(k0, kEnd - t.blockK);
+          SmallVector<Type> types(aSlots.size(), runType(plan.a));
+          types.append(bSlots.size(), runType(plan.b));
+          auto prefetch = b.create<scf::IfOp>(loc, types, hasNext, /*withElseRegion=*/true);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&prefetch.getThenRegion().front());
+          Value k1 = add(k0, t.blockK);
+          SmallVector<Value> runs = loadSlots(/*isA=*/true, aSlots, k1);
+          runs.append(loadSlots(/*isA=*/false, bSlots, k1));
+          b.create<scf::YieldOp>(loc, runs);
+          b.setInsertionPointToStart(&prefetch.getElseRegion().front());
+          SmallVector<Value> zeros;
+          for (Type type : types)
+            zeros.push_back(
+                b.create<arith::ConstantOp>(loc, cast<TypedAttr>(b.getZeroAttr(type))));
+          b.create<scf::YieldOp>(loc, zeros);
+          prefetched.assign(prefetch.getResults().begin(), prefetch.getResults().end());
+        }
+        SmallVector<Value> next = t.tier == GemmTier::TensorCore ? tensorCoreStep(tiles, accs)
+                                                                 : simtStep(tiles, accs);
+        if (pipelined) {
+          // No warp reads buffer (i + 1) % 2 in step i: the barrier that
+          // ended step i - 1 saw every warp done with it.
+          auto store = b.create<scf::IfOp>(loc, hasNext, /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&store.getThenRegion().front());
+          TileViews following = tileViews(b.createOrFold<arith::SubIOp>(
+              loc, c(plan.bufferBytes), current));
+          ArrayRef<Value> runs = prefetched;
+          storeSlots(/*isA=*/true, aSlots, runs.take_front(aSlots.size()), following);
+          storeSlots(/*isA=*/false, bSlots, runs.drop_front(aSlots.size()), following);
+        }
+        // One barrier per step: buffer (i + 1) % 2 is complete before step
+        // i + 1 reads it, and every warp is done with buffer i % 2 before
+        // step i + 1 refills it (or, after the last step, the epilogue's
+        // staging overwrites it).
         b.create<gpu::BarrierOp>(loc);
         b.create<scf::YieldOp>(loc, next);
       });

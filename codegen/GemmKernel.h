@@ -2,8 +2,9 @@
 //
 // What a Tensor Core op (conv on NHWC, gemm, matmul) computes, seen as a GEMM
 // out[m, n] = epilogue(sum_k A(m, k) * B(k, n)), and the kernel that computes
-// it: a block tile staged in shared memory, each K step gathered by the
-// block's threads from the op's operands (im2col addressing for conv), then
+// it: a block tile staged in two shared-memory buffers, each K step
+// gathered by the block's threads from the op's operands (im2col addressing
+// for conv) into registers while the previous step's math runs, then
 // either WMMA fragments per warp ("tc") or a register micro-tile of scalar
 // FMAs per thread ("simt"), then the fused epilogue on the f32 accumulators.
 //

@@ -478,9 +478,17 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
     return true;
   }
   if (auto v = dyn_cast<memref::ViewOp>(op)) {
-    Mem m = mems[v.getSource().getAsOpaquePointer()];
+    // A view is the block's: its shift is the same in every thread (the
+    // pipelined K loop's buffer), and nothing to do where no thread runs.
     int first = std::find(mask.begin(), mask.end(), true) - mask.begin();
-    m.byteOffset += val(v.getByteShift())[first].i;
+    if (first == threads)
+      return true;
+    const std::vector<Elt> &shift = val(v.getByteShift());
+    for (int t = first; t < threads; ++t)
+      if (mask[t] && shift[t].i != shift[first].i)
+        return fail(op, "view shift differs between threads");
+    Mem m = mems[v.getSource().getAsOpaquePointer()];
+    m.byteOffset += shift[first].i;
     m.type = v.getType();
     if (m.byteOffset % elementBytes(m.type.getElementType()))
       return fail(op, "view misaligned for its element type");
@@ -1020,6 +1028,51 @@ TEST(EmulatedTiles, ForcedSimtTilings) {
   }
 }
 
+/// The software-pipelined K loop on both tiers and both blockKs each tier
+/// may choose: K of one step (no prefetch), two steps (one prefetch),
+/// several, and not a multiple of blockK (the last step's loads masked),
+/// on gemms with either operand row-contiguous and on convs with padding and
+/// stride (the prefetch carries the im2col masks).
+TEST(EmulatedTiles, PipelinedKSteps) {
+  using A = Activation;
+  for (GemmTier tier : {GemmTier::TensorCore, GemmTier::Simt}) {
+    bool tc = tier == GemmTier::TensorCore;
+    for (int64_t blockK : tc ? std::array<int64_t, 2>{32, 64} : std::array<int64_t, 2>{16, 32}) {
+      ElemType type = tc ? ElemType::F16 : ElemType::F32;
+      std::vector<GemmProblem> problems;
+      for (int64_t k : {blockK, 2 * blockK, 2 * blockK - 8, 5 * blockK + 8}) {
+        problems.push_back(gemm(24, 20, k, true, false, type));
+        problems.push_back(withEpilogue(gemm(20, 24, k, false, true, type), false, false, A::Relu));
+      }
+      // K = 72 (3x3 x 8, stride 2, pad 1), 144 (3x3 x 16, pad 1), blockK
+      // (1x1 stride 2, one step), 27 (Cin 3, element-wise gathers).
+      problems.push_back(
+          withEpilogue(conv(1, 9, 9, 8, 16, 3, 3, 2, 1, type), true, false, A::Relu));
+      problems.push_back(
+          withEpilogue(conv(2, 6, 6, 16, 24, 3, 3, 1, 1, type), true, true, A::Relu));
+      problems.push_back(conv(1, 7, 7, blockK, 16, 1, 1, 2, 0, type));
+      problems.push_back(withEpilogue(conv(1, 8, 8, 3, 8, 3, 3, 1, 1, type), true, false, A::None));
+      for (const GemmProblem &p : problems) {
+        TileConfig t;
+        t.tier = tier;
+        if (tc) {
+          t.warpsM = t.warpsN = 2;
+          t.blockM = t.blockN = 32;
+        } else {
+          t.threadsM = 8;
+          t.threadsN = 16;
+          t.microM = t.microN = 2;
+          t.blockM = 16;
+          t.blockN = 32;
+        }
+        t.blockK = blockK;
+        EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")
+            << tierName(tier).str() << " blockK " << blockK << " " << p.key();
+      }
+    }
+  }
+}
+
 /// The bundle's ResNet-50 shapes (scripts/gpu-gemm-bundle.sh) at full size,
 /// on both tiers: minutes, so run by hand
 /// (--gtest_also_run_disabled_tests --gtest_filter='*ResNet50*').
@@ -1051,17 +1104,29 @@ TEST(EmulatedTiles, DISABLED_ResNet50Shapes) {
 /// docs/architecture.md).
 TEST(Tiling, HeuristicChoices) {
   auto tc = [](const GemmProblem &p) { return *chooseTiles(p, GemmTier::TensorCore); };
-  // ResNet-50 at batch 256: 8 warps, 16384-element tiles shaped like C.
+  // ResNet-50 at batch 256, N = 64: 256x64's two buffers (50 KiB) pass the
+  // 48 KiB of static shared memory, so 128x64, 4 warps of 4x2 fragments.
   TileConfig big = tc(conv(256, 56, 56, 64, 64, 3, 3, 1, 1));
-  EXPECT_EQ(big.blockM, 256);
+  EXPECT_EQ(big.blockM, 128);
   EXPECT_EQ(big.blockN, 64);
-  EXPECT_EQ(big.threads(), 256);
+  EXPECT_EQ(big.blockK, 32);
+  EXPECT_EQ(big.threads(), 128);
+  // N = 256: 8 warps, 128x128 (two buffers of 20 KiB).
   TileConfig wide = tc(conv(256, 14, 14, 256, 256, 3, 3, 1, 1));
-  EXPECT_EQ(wide.blockM * wide.blockN, 16384);
-  // ResNet-50 at batch 1, 7x7 outputs (M = 49): small tiles for more blocks.
+  EXPECT_EQ(wide.blockM, 128);
+  EXPECT_EQ(wide.blockN, 128);
+  EXPECT_EQ(wide.blockK, 32);
+  EXPECT_EQ(wide.threads(), 256);
+  // ResNet-50 at batch 1, 7x7 outputs (M = 49): small tiles for more blocks,
+  // and, with shared memory to spare, blockK 64 (half the steps).
   TileConfig late = tc(conv(1, 7, 7, 512, 512, 3, 3, 1, 1));
   EXPECT_EQ(late.blockM, 32);
   EXPECT_EQ(late.fragM, 16);
+  EXPECT_EQ(late.blockK, 64);
+  // Every choice keeps both buffers (rows padded by 8 f16) within the 48 KiB
+  // of static shared memory.
+  for (const TileConfig &t : {big, wide, late})
+    EXPECT_LE(2 * (t.blockM + t.blockN) * (t.blockK + 8) * 2, 48 * 1024);
   // A batch-1 classifier: 8x32 fragments, one warp row.
   TileConfig classifier = tc(gemm(1, 1000, 2048, false, true));
   EXPECT_EQ(classifier.fragM, 8);
