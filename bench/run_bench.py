@@ -3,7 +3,7 @@
 beside its PyTorch peer (bench/peers.py) in the same run, one results JSON.
 
     python3 bench/run_bench.py --bin BUNDLE/bin --data CSV_DIR --out DIR
-        [--suites gemm,conv,models] [--limit N] [--iterations N] [--warmup N]
+        [--suites gemm,conv,models] [--limit N] [--models ROWS] [--iterations N] [--warmup N]
         [--time-budget S] [--jobs N] [--dry-run] [--ncu]
 
 For each selected suite (bench/suites.py): writes each row's ONNX model,
@@ -41,9 +41,10 @@ import suites  # noqa: E402
 
 BATCH = 30  # engines per tessel-bench process
 COMPILE_TIMEOUT_S = 300
+BENCH_TIMEOUT_S = 240  # one tessel-bench process (a batch); a hang costs no more
 # torch.compile runs only for these rows (it takes minutes per model).
 COMPILE_PEER_ROWS = ("resnet50_b1", "resnet50_b256")
-COMPILE_PEER_MIN_S = 150  # do not start it with less budget left than this
+COMPILE_PEER_MIN_S = 120  # do not start it with less budget left than this
 # Nsight Compute targets: row name, kernels to profile.
 NCU_ROWS = (("gemm", "gemm009_2048x7000x2048_NN", 4), ("conv", "r50_b256_l2.3x3", 4),
             ("models", "resnet50_b1", 80))
@@ -82,7 +83,7 @@ def compile_row(row, model, engine, args):
                               universal_newlines=True, timeout=COMPILE_TIMEOUT_S)
         rc, text = proc.returncode, proc.stdout
     except subprocess.TimeoutExpired as e:
-        rc, text = "timeout", (e.stdout or "") if isinstance(e.stdout, str) else ""
+        rc, text = "timeout", _text(e.stdout)
     row["compile"] = {"s": round(time.time() - start, 3), "rc": rc,
                       "kernels": _grep(r"^\s*kernels: (.*)$", text)}
     if rc == 0:
@@ -92,6 +93,12 @@ def compile_row(row, model, engine, args):
     message = "; ".join(errors[:3]) or text.strip()[-300:]
     row["status"] = ("unsupported: " if rc == 3 else "compile failed (rc %s): " % rc) + message
     return text
+
+
+def _text(data):
+    if isinstance(data, bytes):
+        return data.decode(errors="replace")
+    return data or ""
 
 
 def _grep(pattern, text):
@@ -173,11 +180,15 @@ def tessel_bench(engines, args, tag):
         cmd = [args.bench] + engines + ["--tier", args.tier, "--rotate", "auto", "--warmup",
                                         str(args.warmup), "--iterations", str(args.iterations),
                                         "--json", json_path]
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              universal_newlines=True)
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  universal_newlines=True, timeout=BENCH_TIMEOUT_S)
+            stdout, rc = proc.stdout, proc.returncode
+        except subprocess.TimeoutExpired as e:
+            stdout, rc = _text(e.stdout), "timeout (%d s)" % BENCH_TIMEOUT_S
         with open(os.path.join(args.out, "bench.log"), "a") as f:
-            f.write("$ %s\n%s\n(exit %d)\n" % (" ".join(cmd), proc.stdout, proc.returncode))
-        if os.path.exists(json_path):
+            f.write("$ %s\n%s\n(exit %s)\n" % (" ".join(cmd), stdout, rc))
+        if isinstance(rc, int) and os.path.exists(json_path):
             with open(json_path) as f:
                 for obj in json.load(f):
                     results[obj["engine"]] = obj
@@ -185,7 +196,7 @@ def tessel_bench(engines, args, tag):
             return results
         by_label = {os.path.basename(e): e for e in engines}
         finished = []
-        for line in proc.stdout.splitlines():
+        for line in stdout.splitlines():
             m = LINE.match(line)
             if m and m.group(1) in by_label:
                 engine = by_label[m.group(1)]
@@ -204,9 +215,9 @@ def tessel_bench(engines, args, tag):
         rest = [e for e in engines if e not in finished]
         if not rest:
             return results
-        tail = " | ".join(proc.stdout.strip().splitlines()[-3:])
-        results[rest[0]] = {"engine": rest[0], "error": "tessel-bench exited %d on this engine: %s"
-                            % (proc.returncode, tail[-400:])}
+        tail = " | ".join(stdout.strip().splitlines()[-3:])
+        results[rest[0]] = {"engine": rest[0], "error": "tessel-bench exited %s on this engine: %s"
+                            % (rc, tail[-400:])}
         engines = rest[1:]
     return results
 
@@ -411,6 +422,9 @@ def main(argv=None):
     ap.add_argument("--work", help="models and engines (default: OUT/work)")
     ap.add_argument("--suites", default="gemm,conv,models")
     ap.add_argument("--limit", type=int, default=0, help="first N rows per suite")
+    ap.add_argument("--models", default=",".join(suites.DEFAULT_MODELS),
+                    help="models-suite rows, comma-separated, of: %s" %
+                    ", ".join(r[0] for r in suites.MODEL_ROWS))
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--time-budget", type=float, default=0,
@@ -445,6 +459,8 @@ def main(argv=None):
     all_rows = {}
     for suite in names:
         rows = suites.rows(suite, args.data)
+        if suite == "models" and args.models:
+            rows = [r for r in rows if r["name"] in args.models.split(",")]
         all_rows[suite] = rows[:args.limit] if args.limit else rows
     # Everything is compiled first (16 cores, a few seconds), then timed.
     prepare([r for rows in all_rows.values() for r in rows], args, clock)

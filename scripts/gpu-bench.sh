@@ -14,10 +14,13 @@
 #   LIMIT        first N rows per suite (default: all)
 #   ITERATIONS   timed runs per row for Tessel and the peer (default 20)
 #   WARMUP       untimed runs first (default 3)
-#   TIME_BUDGET  seconds after which no new row starts (default 540: one
-#                10-minute call; rows past it are "skipped: time budget")
+#   TIME_BUDGET  seconds after which no new row starts (default 510, so that
+#                one 10-minute call holds it; later rows: "skipped: time budget")
+#   MODELS       models-suite rows (default resnet50_b1,resnet50_b256,mobilenet_v2_b1,bert_base_b1;
+#                also mobilenet_v2_b256)
 #   NCU=1        also Nsight Compute (--set detailed) on a large GEMM, a
 #                ResNet-50 3x3 conv at batch 256 and ResNet-50 batch 1
+#   DRY_RUN=1    generate and compile only (no GPU needed: tests this script)
 # $OUT gets results.json, summary.txt, logs.tar.xz (run, compile, bench and
 # torch.compile logs, tessel-bench's raw JSON) and ncu-*.txt: at most 6
 # files, under the device tool's 8. Exit 0 when results.json was written.
@@ -47,18 +50,21 @@ done
 
 results=$work/results
 rm -rf "$results" "$work/bench-work"
+mkdir -p "$results"
 args=(--bin "$bin" --data "$data" --out "$results" --work "$work/bench-work"
       --suites "${SUITES-gemm,conv,models}" --iterations "${ITERATIONS:-20}"
-      --warmup "${WARMUP:-3}" --time-budget "${TIME_BUDGET:-540}")
+      --warmup "${WARMUP:-3}" --time-budget "${TIME_BUDGET:-510}")
 [ -n "${LIMIT:-}" ] && args+=(--limit "$LIMIT")
+[ -n "${MODELS:-}" ] && args+=(--models "$MODELS")
 command="bash scripts/gpu-bench.sh"
-for v in SUITES LIMIT ITERATIONS WARMUP TIME_BUDGET NCU; do
+for v in SUITES LIMIT MODELS ITERATIONS WARMUP TIME_BUDGET NCU DRY_RUN; do
   [ -n "${!v+x}" ] && command="$v='${!v}' $command"
 done
 args+=(--command "$command")
 [ "${NCU:-0}" = 1 ] && args+=(--ncu)
-python3 bench/run_bench.py "${args[@]}" 2>&1 | tee "$results.log" |
-  grep -E '^(gpu |prepare|gemm|conv|models|ncu|time budget|results|  )' | tee -a "$summary"
+[ "${DRY_RUN:-0}" = 1 ] && args+=(--dry-run)
+${PYTHON:-python3} bench/run_bench.py "${args[@]}" 2>&1 | tee "$results.log" |
+  grep -E '^(gpu |prepare|gemm|conv|models|ncu|time budget|results|  (\S+: |\S+ rows |time budget))' | tee -a "$summary"
 status=${PIPESTATUS[0]}
 
 mv "$results.log" "$results/run.log"
