@@ -39,7 +39,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import suites  # noqa: E402
 
-BATCH = 30  # engines per tessel-bench process
+BATCH = 30  # engines per tessel-bench process, at most
+# A batch is also cut when its estimated time passes BATCH_S: each row costs
+# ROW_OVERHEAD_S plus its runs at a pessimistic PESSIMISTIC_TFLOPS.
+BATCH_S, ROW_OVERHEAD_S, PESSIMISTIC_TFLOPS = 90.0, 0.3, 10.0
 COMPILE_TIMEOUT_S = 300
 BENCH_TIMEOUT_S = 240  # one tessel-bench process (a batch); a hang costs no more
 # torch.compile runs only for these rows (it takes minutes per model).
@@ -58,6 +61,10 @@ def log(*parts):
 
 
 class Clock:
+    """The time budget (no new batch or row past it) and a hard deadline
+    GRACE_S later that bounds every child process."""
+    GRACE_S = 60
+
     def __init__(self, budget_s):
         self.start, self.budget = time.time(), budget_s
 
@@ -69,6 +76,10 @@ class Clock:
 
     def over(self):
         return self.left() <= 0
+
+    def hard_left(self, cap):
+        """A child's timeout: CAP seconds, or less so as to end by the deadline."""
+        return max(5.0, min(cap, self.left() + self.GRACE_S))
 
 
 # ---------------------------------------------------------------------------
@@ -168,7 +179,7 @@ LINE = re.compile(r"^(\S+) \((.*) on (.*)\): median ([0-9.]+) ms \(min ([0-9.]+)
                   r"([0-9.]+), mean ([0-9.]+)\).*rotation (\d+)")
 
 
-def tessel_bench(engines, args, tag):
+def tessel_bench(engines, args, tag, clock):
     """{engine path: tessel-bench's object} for ENGINES. A crashed process
     (no JSON) keeps what it printed, marks the engine it stopped on and goes on
     with the rest in a new process."""
@@ -177,15 +188,16 @@ def tessel_bench(engines, args, tag):
         json_path = os.path.join(args.work, "bench-%s.json" % tag)
         if os.path.exists(json_path):
             os.remove(json_path)
+        timeout = clock.hard_left(BENCH_TIMEOUT_S)
         cmd = [args.bench] + engines + ["--tier", args.tier, "--rotate", "auto", "--warmup",
                                         str(args.warmup), "--iterations", str(args.iterations),
                                         "--json", json_path]
         try:
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  universal_newlines=True, timeout=BENCH_TIMEOUT_S)
+                                  universal_newlines=True, timeout=timeout)
             stdout, rc = proc.stdout, proc.returncode
         except subprocess.TimeoutExpired as e:
-            stdout, rc = _text(e.stdout), "timeout (%d s)" % BENCH_TIMEOUT_S
+            stdout, rc = _text(e.stdout), "timeout (%.0f s)" % timeout
         with open(os.path.join(args.out, "bench.log"), "a") as f:
             f.write("$ %s\n%s\n(exit %s)\n" % (" ".join(cmd), stdout, rc))
         if isinstance(rc, int) and os.path.exists(json_path):
@@ -219,6 +231,10 @@ def tessel_bench(engines, args, tag):
         results[rest[0]] = {"engine": rest[0], "error": "tessel-bench exited %s on this engine: %s"
                             % (rc, tail[-400:])}
         engines = rest[1:]
+        if clock.hard_left(BENCH_TIMEOUT_S) <= 5:
+            for e in engines:
+                results[e] = {"engine": e, "error": "skipped: time budget"}
+            return results
     return results
 
 
@@ -270,7 +286,7 @@ def set_ratio(row):
 
 def compile_peer(row, args, clock):
     """torch.compile of a models row, in a child process bounded by the time left."""
-    limit = min(args.compile_peer_timeout, clock.left() - 20)
+    limit = min(args.compile_peer_timeout, clock.left() - 20, clock.hard_left(1e9))
     if limit < COMPILE_PEER_MIN_S:
         row["peers"]["compile"] = {"error": "skipped: %.0f s of the time budget left" %
                                    clock.left()}
@@ -296,29 +312,45 @@ def compile_peer(row, args, clock):
 # ---------------------------------------------------------------------------
 # the run
 
+def batches(rows, args):
+    """Consecutive runs of at most BATCH rows and about BATCH_S seconds."""
+    batch, cost = [], 0.0
+    runs = args.iterations + args.warmup + 2
+    for r in rows:
+        row_s = ROW_OVERHEAD_S + runs * (r["flops"] or 0) / (PESSIMISTIC_TFLOPS * 1e12)
+        if batch and (len(batch) == BATCH or cost + row_s > BATCH_S):
+            yield batch
+            batch, cost = [], 0.0
+        batch.append(r)
+        cost += row_s
+    if batch:
+        yield batch
+
+
 def run_suite(rows, args, clock):
     ready = [r for r in rows if r.get("status") == "compiled"]
-    for i in range(0, len(ready), BATCH):
-        batch = ready[i:i + BATCH]
+    done = 0  # rows of READY in earlier batches
+    for n, batch in enumerate(batches(ready, args)):
         if clock.over():
-            for r in ready[i:]:
+            for r in ready[done:]:
                 r["status"] = "skipped: time budget"
             log("  time budget (%.0f s) spent: %d %s rows not timed" % (
-                args.time_budget, len(ready) - i, rows[0]["suite"]))
+                args.time_budget, len(ready) - done, rows[0]["suite"]))
             return
+        done += len(batch)
         if args.dry_run:
             continue
         import torch
         torch.cuda.empty_cache()  # leave the GPU's memory to tessel-bench
         results = tessel_bench([r["engine"] for r in batch], args,
-                               "%s-%d" % (rows[0]["suite"], i // BATCH))
+                               "%s-%d" % (rows[0]["suite"], n), clock)
         for r in batch:
             attach_tessel(r, results.get(r["engine"], {"error": "no result from tessel-bench"}))
             if r["status"] == "timed" and clock.over():
                 r["peer"] = {"error": "skipped: time budget"}
             elif r["status"] == "timed":
                 time_peer(r, args)
-        log("  %s rows %d-%d timed at %.0f s" % (rows[0]["suite"], i, i + len(batch) - 1,
+        log("  %s rows %d-%d timed at %.0f s" % (rows[0]["suite"], done - len(batch), done - 1,
                                                  clock.elapsed()))
 
 
@@ -405,7 +437,7 @@ def ncu(all_rows, args, clock):
         start = time.time()
         try:
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  universal_newlines=True, timeout=max(30, clock.left()))
+                                  universal_newlines=True, timeout=clock.hard_left(600))
             text = proc.stdout
         except (subprocess.TimeoutExpired, OSError) as e:
             text = "ncu failed: %r\n" % e
