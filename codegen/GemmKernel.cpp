@@ -172,6 +172,10 @@ int64_t TileConfig::threads() const {
   return tier == GemmTier::TensorCore ? warpsM * warpsN * kWarpSize : threadsM * threadsN;
 }
 
+int64_t TileConfig::stepsPerSplit(int64_t k) const {
+  return ceilDiv(ceilDiv(k, blockK), splitK);
+}
+
 //===----------------------------------------------------------------------===//
 // Operand staging: how each operand's tile is read and kept in shared memory
 //===----------------------------------------------------------------------===//
@@ -306,20 +310,39 @@ int64_t prefetchRegisters(const SharedPlan &plan, const TileConfig &t) {
 // what 16x16 pads it to, e.g. N <= 8 (a 1-column matmul, 8 padded channels)
 // or M <= 8 (a batch-1 classifier GEMM).
 
+//
+// Split-K: where the grid leaves SMs idle and K is long (a batch-1 conv
+// late in a CNN: 49 x 512 outputs, K = 4608), each tile's K steps are
+// divided among splitK blocks, so blocks = tiles * splitK and each runs
+// ceil(steps / splitK) steps; the partial sums go through the workspace to
+// a second kernel, which costs
+//   reduce = 3000                                     its launch and ramp
+//          + batch * M * N * (8 * splitK + 4) / (64 * SMs)   partials written
+//                                                     and read, result
+// clocks. splitK is chosen with the tile, from 1, 2, 3, 4, 6, 8, 12, 16, 24,
+// 32, 48, 64, with at least two K steps per split.
+
 namespace {
 constexpr double kReferenceSMs = 108;
 constexpr double kLoadBytesPerClock = 64;
 constexpr double kStepOverhead = 64;
+constexpr double kReduceLaunchClocks = 3000;
 constexpr int64_t kMaxPrefetchRegisters = 32;
+constexpr int64_t kSplitKChoices[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+constexpr int64_t kReduceThreads = 256;
 
 double tilingCost(const GemmProblem &p, const TileConfig &t, double macsPerClock) {
-  double blocks = double(ceilDiv(p.m, t.blockM)) * ceilDiv(p.n, t.blockN) * p.batch;
+  double blocks = double(ceilDiv(p.m, t.blockM)) * ceilDiv(p.n, t.blockN) * p.batch * t.splitK;
   double waves = std::ceil(blocks / kReferenceSMs);
-  double steps = double(ceilDiv(p.k, t.blockK));
+  double steps = double(t.stepsPerSplit(p.k));
   double math = double(t.blockM) * t.blockN * t.blockK / macsPerClock;
   double loads =
       double(t.blockM * elemBytes(p.a) + t.blockN * elemBytes(p.b)) * t.blockK / kLoadBytesPerClock;
-  return waves * (loads + steps * (std::max(math, loads) + kStepOverhead));
+  double cost = waves * (loads + steps * (std::max(math, loads) + kStepOverhead));
+  if (t.splitK > 1)
+    cost += kReduceLaunchClocks + double(p.batch) * p.m * p.n * (8.0 * t.splitK + 4) /
+                                      (kLoadBytesPerClock * kReferenceSMs);
+  return cost;
 }
 
 /// Whether the tiling fits the hardware and the generator's limits.
@@ -339,7 +362,13 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   // keep ResNet-50's kernels within 160 registers a thread, without spills.
   if (prefetchRegisters(plan, t) > kMaxPrefetchRegisters)
     return false;
-  return ceilDiv(p.n, t.blockN) <= kMaxGridYZ && p.batch <= kMaxGridYZ &&
+  // Split-K: at least two K steps per split, none empty.
+  if (t.splitK > 1) {
+    int64_t steps = ceilDiv(p.k, t.blockK);
+    if (t.stepsPerSplit(p.k) < 2 || (t.splitK - 1) * t.stepsPerSplit(p.k) >= steps)
+      return false;
+  }
+  return ceilDiv(p.n, t.blockN) <= kMaxGridYZ && p.batch * t.splitK <= kMaxGridYZ &&
          ceilDiv(p.m, t.blockM) < (int64_t(1) << 31);
 }
 
@@ -352,10 +381,18 @@ bool idle(const GemmProblem &p, const TileConfig &t) {
   return t.blockM >= 2 * p.m || t.blockN >= 2 * p.n;
 }
 
-/// The cheapest feasible candidate, among those not idle if any; ties go to
-/// the larger tile, then to fewer threads, then to the first listed.
-std::optional<TileConfig> cheapest(const GemmProblem &p, ArrayRef<TileConfig> candidates,
+/// The cheapest feasible candidate, each with every split-K choice, among
+/// those not idle if any; ties go to the larger tile, then to fewer threads,
+/// then to the first listed (the smaller split).
+std::optional<TileConfig> cheapest(const GemmProblem &p, ArrayRef<TileConfig> tiles,
                                    double macsPerClock) {
+  SmallVector<TileConfig> candidates;
+  for (const TileConfig &tile : tiles)
+    for (int64_t split : kSplitKChoices) {
+      TileConfig t = tile;
+      t.splitK = split;
+      candidates.push_back(t);
+    }
   for (bool allowIdle : {false, true}) {
     std::optional<TileConfig> best;
     double bestCost = 0;
@@ -459,7 +496,31 @@ std::optional<TileConfig> chooseTiles(const GemmProblem &p, GemmTier tier) {
 
 std::array<uint32_t, 3> GemmKernel::grid() const {
   return {uint32_t(ceilDiv(problem.m, tiles.blockM)), uint32_t(ceilDiv(problem.n, tiles.blockN)),
-          uint32_t(problem.batch)};
+          uint32_t(problem.batch * tiles.splitK)};
+}
+
+uint64_t GemmKernel::workspaceBytes() const {
+  if (!splitsK())
+    return 0;
+  return uint64_t(problem.batch) * tiles.splitK * problem.m * problem.n * 4;
+}
+
+std::array<uint32_t, 3> GemmKernel::reduceGrid() const {
+  return {uint32_t(ceilDiv(problem.batch * problem.m * problem.n, kReduceThreads)), 1, 1};
+}
+
+std::array<uint32_t, 3> GemmKernel::reduceBlock() const {
+  return {uint32_t(kReduceThreads), 1, 1};
+}
+
+llvm::SmallVector<llvm::StringRef> GemmKernel::reduceParameters() const {
+  llvm::SmallVector<llvm::StringRef> params = {"workspace"};
+  if (problem.addend)
+    params.push_back("addend");
+  if (problem.residual)
+    params.push_back("residual");
+  params.push_back("out");
+  return params;
 }
 
 std::array<uint32_t, 3> GemmKernel::block() const { return {uint32_t(tiles.threads()), 1, 1}; }
@@ -475,6 +536,10 @@ int GemmKernel::alignment() const {
 
 llvm::SmallVector<llvm::StringRef> GemmKernel::parameters() const {
   llvm::SmallVector<llvm::StringRef> params = {"a", "b"};
+  if (splitsK()) {
+    params.push_back("workspace");
+    return params;
+  }
   if (problem.addend)
     params.push_back("addend");
   if (problem.residual)
@@ -518,6 +583,9 @@ public:
         t(kernel.tiles), plan(sharedPlan(p, t)) {}
 
   LogicalResult build(gpu::GPUModuleOp module);
+  /// Split-K: the kernel that sums the workspace's splits and runs the
+  /// epilogue.
+  LogicalResult buildReduce(gpu::GPUModuleOp module);
 
 private:
   // Index arithmetic, folded where constant.
@@ -602,6 +670,14 @@ private:
   void simtEpilogue(ValueRange accs);
   void epilogueLoop(int64_t rows, function_ref<Value(Value)> tileRow);
   void epilogueElement(Value m, Value n, Value v);
+  void storePartial(Value m, Value n, Value v);
+  /// The byte buffer type of a parameter of either kernel.
+  Type paramType(llvm::StringRef param);
+  /// A new kernel function with `params`, the builder inside it.
+  gpu::GPUFuncOp beginFunc(gpu::GPUModuleOp module, llvm::StringRef name,
+                           ArrayRef<llvm::StringRef> params, int64_t threads);
+  /// The f32 element view of the workspace argument.
+  Value workspaceView(Value bytes);
   Value activate(Value v);
   Value exp(Value x);
 
@@ -613,8 +689,9 @@ private:
   SharedPlan plan;
 
   Value tid, z, m0, n0;
+  Value split; ///< this block's K split (split-K), else 0
   // Operands: element views and, where runs are vectors, run views.
-  Value aElems, aRuns, bElems, bRuns, addend, residual, out;
+  Value aElems, aRuns, bElems, bRuns, addend, residual, out, workspace;
   // Operand offsets of batch z (matmul) or group z (conv).
   Value aBatchOffset, bBatchOffset;
   // Shared memory: the whole buffer; the epilogue's f32 staging.
@@ -637,11 +714,15 @@ void KernelBuilder::declareViews(gpu::GPUFuncOp func, Value sharedBytes) {
     aRuns = view(arg("a"), 0, {operandElements(p, "a") / plan.a.vector}, runType(plan.a));
   if (plan.b.vector > 1)
     bRuns = view(arg("b"), 0, {operandElements(p, "b") / plan.b.vector}, runType(plan.b));
-  if (p.addend)
-    addend = elems("addend", *p.addend);
-  if (p.residual)
-    residual = elems("residual", *p.residual);
-  out = elems("out", p.out);
+  if (kernel.splitsK()) {
+    workspace = workspaceView(arg("workspace"));
+  } else {
+    if (p.addend)
+      addend = elems("addend", *p.addend);
+    if (p.residual)
+      residual = elems("residual", *p.residual);
+    out = elems("out", p.out);
+  }
 
   staging = view(shared, 0, {stagingRows(t), stagingLd(t)}, b.getF32Type());
 }
@@ -903,7 +984,11 @@ void KernelBuilder::epilogueLoop(int64_t rows, function_ref<Value(Value)> tileRo
                        [&](OpBuilder &, Location, Value e, ValueRange) {
                          Value row = div(e, t.blockN), col = rem(e, t.blockN);
                          Value v = b.create<memref::LoadOp>(loc, staging, ValueRange{row, col});
-                         epilogueElement(add(m0, tileRow(row)), add(n0, col), v);
+                         Value m = add(m0, tileRow(row)), n = add(n0, col);
+                         if (kernel.splitsK())
+                           storePartial(m, n, v);
+                         else
+                           epilogueElement(m, n, v);
                          b.create<scf::YieldOp>(loc);
                        });
 }
@@ -939,6 +1024,85 @@ void KernelBuilder::epilogueElement(Value m, Value n, Value v) {
   if (p.out == ElemType::F16)
     v = b.create<arith::TruncFOp>(loc, b.getF16Type(), v);
   b.create<memref::StoreOp>(loc, v, out, outAddress);
+}
+
+/// Split-K: the block's f32 partial sum of (m, n) into the workspace,
+/// [batch][splitK][M][N].
+void KernelBuilder::storePartial(Value m, Value n, Value v) {
+  auto ifOp = b.create<scf::IfOp>(loc, both(below(m, p.m), below(n, p.n)), false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value plane = add(mul(z, t.splitK), split);
+  b.create<memref::StoreOp>(loc, v, workspace, add(mul(add(mul(plane, p.m), m), p.n), n));
+}
+
+Type KernelBuilder::paramType(llvm::StringRef param) {
+  if (param == "workspace")
+    return MemRefType::get({int64_t(kernel.workspaceBytes())}, b.getI8Type());
+  ElemType type = param == "a"          ? p.a
+                  : param == "b"        ? p.b
+                  : param == "addend"   ? *p.addend
+                  : param == "residual" ? *p.residual
+                                        : p.out;
+  return MemRefType::get({operandElements(p, param) * elemBytes(type)}, b.getI8Type());
+}
+
+gpu::GPUFuncOp KernelBuilder::beginFunc(gpu::GPUModuleOp module, llvm::StringRef name,
+                                        ArrayRef<llvm::StringRef> params, int64_t threads) {
+  Block *body = module.getBody();
+  if (!body->empty() && body->back().hasTrait<OpTrait::IsTerminator>())
+    b.setInsertionPoint(&body->back());
+  else
+    b.setInsertionPointToEnd(body);
+  SmallVector<Type> types;
+  for (llvm::StringRef param : params)
+    types.push_back(paramType(param));
+  auto func = b.create<gpu::GPUFuncOp>(loc, name, b.getFunctionType(types, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
+  b.setInsertionPointToStart(&func.getBody().front());
+  return func;
+}
+
+Value KernelBuilder::workspaceView(Value bytes) {
+  return view(bytes, 0, {int64_t(kernel.workspaceBytes() / 4)}, b.getF32Type());
+}
+
+/// One thread per output element (consecutive threads, consecutive n): the
+/// splits' partial sums added in split order, so the result does not depend
+/// on which block finished first, then the epilogue.
+LogicalResult KernelBuilder::buildReduce(gpu::GPUModuleOp module) {
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<llvm::StringRef> params = kernel.reduceParameters();
+  gpu::GPUFuncOp func = beginFunc(module, kernel.reduceName(), params, kReduceThreads);
+  auto arg = [&](llvm::StringRef name) {
+    return func.getArgument(llvm::find(params, name) - params.begin());
+  };
+  auto elems = [&](llvm::StringRef name, ElemType type) {
+    return view(arg(name), 0, {operandElements(p, name)}, elemType(type));
+  };
+  workspace = workspaceView(arg("workspace"));
+  if (p.addend)
+    addend = elems("addend", *p.addend);
+  if (p.residual)
+    residual = elems("residual", *p.residual);
+  out = elems("out", p.out);
+
+  tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value index = add(mul(b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x), kReduceThreads), tid);
+  const int64_t plane = p.m * p.n;
+  auto inside = b.create<scf::IfOp>(loc, below(index, p.batch * plane), false);
+  b.setInsertionPointToStart(&inside.getThenRegion().front());
+  Value n = rem(index, p.n), m = rem(div(index, p.n), p.m);
+  z = div(index, plane);
+  Value first = add(mul(z, t.splitK * plane), add(mul(m, p.n), n));
+  Value sum = b.create<memref::LoadOp>(loc, workspace, first);
+  for (int64_t s = 1; s < t.splitK; ++s)
+    sum = fadd(sum, b.create<memref::LoadOp>(loc, workspace, add(first, s * plane)));
+  epilogueElement(m, n, sum);
+  b.setInsertionPointToEnd(&func.getBody().front());
+  b.create<gpu::ReturnOp>(loc);
+  return success();
 }
 
 /// e^x as 2^(x log2 e) on the SFU (ex2.approx, 2 ulp), with the rounding
@@ -1021,24 +1185,17 @@ LogicalResult KernelBuilder::build(gpu::GPUModuleOp module) {
                              Attribute(), /*constant=*/false,
                              b.getI64IntegerAttr(kSharedAlignment));
 
-  SmallVector<Type> params;
-  for (llvm::StringRef param : kernel.parameters()) {
-    ElemType type = param == "a" ? p.a : param == "b" ? p.b : param == "addend" ? *p.addend
-                                                    : param == "residual" ? *p.residual
-                                                                          : p.out;
-    params.push_back(
-        MemRefType::get({operandElements(p, param) * elemBytes(type)}, b.getI8Type()));
-  }
-  auto func = b.create<gpu::GPUFuncOp>(loc, kernel.name, b.getFunctionType(params, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(t.threads()), 1, 1}));
-  Block &entry = func.getBody().front();
-  b.setInsertionPointToStart(&entry);
+  gpu::GPUFuncOp func = beginFunc(module, kernel.name, kernel.parameters(), t.threads());
 
   tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   m0 = mul(b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x), t.blockM);
   n0 = mul(b.create<gpu::BlockIdOp>(loc, gpu::Dimension::y), t.blockN);
-  z = p.batch > 1 ? b.create<gpu::BlockIdOp>(loc, gpu::Dimension::z).getResult() : c(0);
+  // grid z: batch (matmul batches, conv groups) times K splits.
+  Value zSplit = p.batch * t.splitK > 1
+                     ? b.create<gpu::BlockIdOp>(loc, gpu::Dimension::z).getResult()
+                     : c(0);
+  z = div(zSplit, t.splitK);
+  split = rem(zSplit, t.splitK);
   declareViews(func, b.create<memref::GetGlobalOp>(loc, sharedType, sharedName));
 
   // Batch / group offsets of the operands.
@@ -1074,14 +1231,16 @@ LogicalResult KernelBuilder::build(gpu::GPUModuleOp module) {
   } else {
     init.assign(t.microM * t.microN, f(0.0f));
   }
+  // The block's K range: [kBase, kBase + kEnd), steps past K loading zeros.
+  const int64_t kEnd = t.stepsPerSplit(p.k) * t.blockK;
+  Value kBase = mul(split, kEnd);
   // The prologue: K step 0 into buffer 0.
   {
     TileViews first = tileViews(c(0));
-    storeSlots(/*isA=*/true, aSlots, loadSlots(/*isA=*/true, aSlots, c(0)), first);
-    storeSlots(/*isA=*/false, bSlots, loadSlots(/*isA=*/false, bSlots, c(0)), first);
+    storeSlots(/*isA=*/true, aSlots, loadSlots(/*isA=*/true, aSlots, kBase), first);
+    storeSlots(/*isA=*/false, bSlots, loadSlots(/*isA=*/false, bSlots, kBase), first);
     b.create<gpu::BarrierOp>(loc);
   }
-  const int64_t kEnd = roundUp(p.k, t.blockK);
   auto kLoop = b.create<scf::ForOp>(
       loc, c(0), c(kEnd), c(t.blockK), init,
       [&](OpBuilder &, Location, Value k0, ValueRange accs) {
@@ -1100,7 +1259,7 @@ LogicalResult KernelBuilder::build(gpu::GPUModuleOp module) {
           auto prefetch = b.create<scf::IfOp>(loc, types, hasNext, /*withElseRegion=*/true);
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(&prefetch.getThenRegion().front());
-          Value k1 = add(k0, t.blockK);
+          Value k1 = add(add(kBase, k0), t.blockK);
           SmallVector<Value> runs = loadSlots(/*isA=*/true, aSlots, k1);
           runs.append(loadSlots(/*isA=*/false, bSlots, k1));
           b.create<scf::YieldOp>(loc, runs);
@@ -1146,7 +1305,9 @@ LogicalResult KernelBuilder::build(gpu::GPUModuleOp module) {
 
 LogicalResult buildGemmKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                               const GemmKernel &kernel) {
-  return KernelBuilder(builder, kernel).build(module);
+  if (failed(KernelBuilder(builder, kernel).build(module)))
+    return failure();
+  return kernel.splitsK() ? KernelBuilder(builder, kernel).buildReduce(module) : success();
 }
 
 FailureOr<OwningOpRef<ModuleOp>> buildGemmModule(MLIRContext &ctx, llvm::StringRef name,

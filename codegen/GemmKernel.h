@@ -101,8 +101,14 @@ struct TileConfig {
   // simt: a threadsM x threadsN grid of threads, each microM x microN sums;
   // thread (tm, tn) owns rows tm + i * threadsM and columns tn + j * threadsN.
   int64_t threadsM = 1, threadsN = 1, microM = 1, microN = 1;
+  // Split-K: the K steps divided among splitK blocks (grid z = batch *
+  // splitK), each writing its f32 partial sums to the workspace; a second
+  // kernel sums the splits in order and runs the epilogue.
+  int64_t splitK = 1;
 
   int64_t threads() const;
+  /// K steps of blockK per block: ceil(ceil(K / blockK) / splitK).
+  int64_t stepsPerSplit(int64_t k) const;
 };
 
 /// The tile configuration for `problem` on `tier`, or std::nullopt when the
@@ -120,11 +126,24 @@ struct GemmKernel {
   /// Bytes every operand address must be aligned to (vector loads).
   int alignment() const;
   /// The kernel's parameters, in order: "a", "b", then "addend" and
-  /// "residual" where the problem has them, then "out".
+  /// "residual" where the problem has them, then "out"; with split-K "a",
+  /// "b", "workspace" (the epilogue's operands go to the reduction).
   llvm::SmallVector<llvm::StringRef> parameters() const;
+
+  // Split-K (tiles.splitK > 1) only: the workspace of f32 partial sums,
+  // [batch][splitK][M][N], and the reduction kernel that sums it in split
+  // order and runs the epilogue: its name, launch shape and parameters
+  // ("workspace", then "addend", "residual" where present, then "out").
+  bool splitsK() const { return tiles.splitK > 1; }
+  uint64_t workspaceBytes() const;
+  std::string reduceName() const { return name + "_reduce"; }
+  std::array<uint32_t, 3> reduceGrid() const;
+  std::array<uint32_t, 3> reduceBlock() const;
+  llvm::SmallVector<llvm::StringRef> reduceParameters() const;
 };
 
-/// Appends the kernel to `module` (gpu/scf/arith/memref/vector dialects).
+/// Appends the kernel (and, with split-K, its reduction kernel) to `module`
+/// (gpu/scf/arith/memref/vector dialects).
 mlir::LogicalResult buildGemmKernel(mlir::OpBuilder &builder, mlir::gpu::GPUModuleOp module,
                                     const GemmKernel &kernel);
 

@@ -392,6 +392,15 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
     if (!tiles)
       continue;
     const GemmKernel &kernel = impl->intern(tier, *problem, *tiles, step.op->getLoc());
+    auto bind = [&](llvm::StringRef param) {
+      return param == "workspace" ? KernelArg::workspace(kernel.workspaceBytes())
+                                  : KernelArg::tensorAddress(boundTensor(step, *problem, param));
+    };
+    KernelVariant variant;
+    variant.tier = tierName(tier.tier).str();
+    variant.kernel = kernel.name;
+    variant.minComputeCapability = ptxArch(tier.tier);
+    variant.alignment = kernel.alignment();
     Launch launch;
     launch.module = tier.module;
     launch.kernel = kernel.name;
@@ -399,13 +408,19 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
     launch.block = kernel.block();
     launch.sharedBytes = 0; // static shared memory, declared by the kernel
     for (llvm::StringRef param : kernel.parameters())
-      launch.args.push_back(KernelArg::tensorAddress(boundTensor(step, *problem, param)));
-    KernelVariant variant;
-    variant.tier = tierName(tier.tier).str();
-    variant.kernel = kernel.name;
-    variant.minComputeCapability = ptxArch(tier.tier);
-    variant.alignment = kernel.alignment();
+      launch.args.push_back(bind(param));
     variant.launches.push_back(std::move(launch));
+    if (kernel.splitsK()) {
+      // The partial sums, then their reduction with the epilogue.
+      Launch reduce;
+      reduce.module = tier.module;
+      reduce.kernel = kernel.reduceName();
+      reduce.grid = kernel.reduceGrid();
+      reduce.block = kernel.reduceBlock();
+      for (llvm::StringRef param : kernel.reduceParameters())
+        reduce.args.push_back(bind(param));
+      variant.launches.push_back(std::move(reduce));
+    }
     variants.push_back(std::move(variant));
   }
   return variants;

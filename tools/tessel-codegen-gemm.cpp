@@ -82,6 +82,12 @@ std::string describe(const GemmKernel &kernel) {
     os << " threads=" << t.threadsM << "x" << t.threadsN << " micro=" << t.microM << "x"
        << t.microN;
   os << " align=" << kernel.alignment();
+  if (kernel.splitsK()) {
+    auto [rx, ry, rz] = kernel.reduceGrid();
+    os << " split=" << t.splitK << " workspace=" << kernel.workspaceBytes() << " reduce="
+       << kernel.reduceName() << " reduce_grid=" << rx << "," << ry << "," << rz
+       << " reduce_block=" << kernel.reduceBlock()[0] << ",1,1";
+  }
   os << " a=" << type(p.a) << " b=" << type(p.b) << " out=" << type(p.out)
      << " addend=" << (p.addend ? type(*p.addend) : "none")
      << " residual=" << (p.residual ? type(*p.residual) : "none")

@@ -38,6 +38,7 @@ struct Driver {
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
   CUresult (*cuCtxSynchronize)();
@@ -86,6 +87,7 @@ inline Open openDevice(int &major, int &minor) {
             resolve("cuModuleGetFunction", d.cuModuleGetFunction) &&
             resolve("cuMemAlloc_v2", d.cuMemAlloc) && resolve("cuMemcpyHtoD_v2", d.cuMemcpyHtoD) &&
             resolve("cuMemcpyDtoH_v2", d.cuMemcpyDtoH) &&
+            resolve("cuMemsetD8_v2", d.cuMemsetD8) &&
             resolve("cuLaunchKernel", d.cuLaunchKernel) &&
             resolve("cuCtxSynchronize", d.cuCtxSynchronize) &&
             resolve("cuMemFree_v2", d.cuMemFree) && resolve("cuGetErrorString", d.cuGetErrorString);

@@ -48,6 +48,11 @@ struct Problem {
   bool transA = false, transB = false;
   long cRowStride = 0, cColStride = 1;
   std::vector<std::vector<long>> batchDims; // extent, aStride, bStride
+  // Split-K: the partial sums' workspace and the reduction kernel.
+  long split = 1;
+  size_t workspace = 0;
+  std::string reduce;
+  unsigned reduceGrid[3] = {0, 0, 0}, reduceBlock[3] = {0, 0, 0};
 };
 
 std::vector<long> longs(const std::string &text, char sep) {
@@ -88,6 +93,17 @@ bool parseHeader(const std::string &ptx, Problem &p) {
   p.n = std::stol(kv["n"]);
   p.k = std::stol(kv["k"]);
   p.batch = std::stol(kv["batch"]);
+  if (kv.count("split")) {
+    p.split = std::stol(kv["split"]);
+    p.workspace = std::stoul(kv["workspace"]);
+    p.reduce = kv["reduce"];
+    std::sscanf(kv["reduce_grid"].c_str(), "%u,%u,%u", &p.reduceGrid[0], &p.reduceGrid[1],
+                &p.reduceGrid[2]);
+    std::sscanf(kv["reduce_block"].c_str(), "%u,%u,%u", &p.reduceBlock[0], &p.reduceBlock[1],
+                &p.reduceBlock[2]);
+    if (p.reduce.empty() || !p.workspace || !p.reduceGrid[0] || !p.reduceBlock[0])
+      return false;
+  }
   if (p.op == "conv") {
     p.conv = longs(kv["conv"], ',');
     if (p.conv.size() != 16)
@@ -268,16 +284,29 @@ bool upload(const Tensor &t, CUdeviceptr &ptr, const char *what) {
 bool run(const Problem &p, const Operands &o, const std::string &image, const std::string &how) {
   Driver &d = driver();
   CUmodule module;
-  CUfunction fn;
+  CUfunction fn, reduceFn = nullptr;
   if (!check(d.cuModuleLoadData(&module, image.c_str()), "cuModuleLoadData") ||
-      !check(d.cuModuleGetFunction(&fn, module, p.kernel.c_str()), "cuModuleGetFunction"))
+      !check(d.cuModuleGetFunction(&fn, module, p.kernel.c_str()), "cuModuleGetFunction") ||
+      (p.split > 1 &&
+       !check(d.cuModuleGetFunction(&reduceFn, module, p.reduce.c_str()), "cuModuleGetFunction")))
     return false;
   const size_t outBytes = o.outCount * (p.outF16 ? 2 : 4), guard = 256;
   // All-ones bytes: NaN in f32 and f16.
   std::vector<unsigned char> out(outBytes + guard, 0xff);
-  CUdeviceptr dA = 0, dB = 0, dAddend = 0, dResidual = 0, dOut = 0;
+  CUdeviceptr dA = 0, dB = 0, dAddend = 0, dResidual = 0, dOut = 0, dWorkspace = 0;
+  // Split-K: the partial sums take A, B and the workspace; the reduction
+  // takes the workspace and the epilogue's operands.
+  std::vector<void *> partialArgs = {&dA, &dB, &dWorkspace};
   std::vector<void *> args = {&dA, &dB};
+  if (p.split > 1)
+    args = {&dWorkspace};
   bool ok = upload(o.a, dA, "A") && upload(o.b, dB, "B");
+  if (ok && p.split > 1)
+    ok = check(d.cuMemAlloc(&dWorkspace, p.workspace), "workspace") &&
+         check(d.cuMemsetD8(dWorkspace, 0xff, p.workspace), "poison workspace") &&
+         check(d.cuLaunchKernel(fn, p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1],
+                                p.block[2], 0, nullptr, partialArgs.data(), nullptr),
+               "cuLaunchKernel (partial sums)");
   if (ok && o.addend.size()) {
     ok = upload(o.addend, dAddend, "addend");
     args.push_back(&dAddend);
@@ -289,12 +318,17 @@ bool run(const Problem &p, const Operands &o, const std::string &image, const st
   args.push_back(&dOut);
   ok = ok && check(d.cuMemAlloc(&dOut, out.size()), "out") &&
        check(d.cuMemcpyHtoD(dOut, out.data(), out.size()), "poison out") &&
-       check(d.cuLaunchKernel(fn, p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1],
-                              p.block[2], 0, nullptr, args.data(), nullptr),
-             "cuLaunchKernel") &&
+       (p.split > 1
+            ? check(d.cuLaunchKernel(reduceFn, p.reduceGrid[0], p.reduceGrid[1],
+                                     p.reduceGrid[2], p.reduceBlock[0], p.reduceBlock[1],
+                                     p.reduceBlock[2], 0, nullptr, args.data(), nullptr),
+                    "cuLaunchKernel (reduction)")
+            : check(d.cuLaunchKernel(fn, p.grid[0], p.grid[1], p.grid[2], p.block[0],
+                                     p.block[1], p.block[2], 0, nullptr, args.data(), nullptr),
+                    "cuLaunchKernel")) &&
        check(d.cuCtxSynchronize(), "kernel") &&
        check(d.cuMemcpyDtoH(out.data(), dOut, out.size()), "copy out");
-  for (CUdeviceptr ptr : {dA, dB, dAddend, dResidual, dOut})
+  for (CUdeviceptr ptr : {dA, dB, dAddend, dResidual, dOut, dWorkspace})
     if (ptr)
       d.cuMemFree(ptr);
   d.cuModuleUnload(module);

@@ -789,17 +789,42 @@ std::string emulate(const GemmKernel &kernel, double *relError = nullptr) {
   auto module = buildGemmModule(ctx, "emulated", {kernel});
   if (failed(module))
     return "the kernel does not build";
-  gpu::GPUFuncOp func;
-  (*module)->walk([&](gpu::GPUFuncOp f) { func = f; });
+  gpu::GPUFuncOp func, reduceFunc;
+  (*module)->walk([&](gpu::GPUFuncOp f) {
+    if (f.getName() == kernel.name)
+      func = f;
+    else if (f.getName() == kernel.reduceName())
+      reduceFunc = f;
+  });
+  if (!func || kernel.splitsK() != bool(reduceFunc))
+    return "the module does not hold the kernel (and, with split-K, only then its reduction)";
   const GemmProblem &p = kernel.problem;
   Operands o = makeOperands(p);
-  std::vector<std::vector<uint8_t>> args = {o.a.bytes, o.b.bytes};
+  std::vector<std::vector<uint8_t>> args;
+  // Split-K: the partial sums first, each workspace byte written once; the
+  // reduction then takes the workspace where the kernel took A and B.
+  if (kernel.splitsK()) {
+    std::vector<std::vector<uint8_t>> partialArgs = {o.a.bytes, o.b.bytes};
+    partialArgs.emplace_back(kernel.workspaceBytes(), 0xff);
+    Emulator partials(func, partialArgs, kernel.grid(), int(kernel.block()[0]));
+    if (!partials.run())
+      return "partial sums: " + partials.error;
+    for (size_t b = 0; b < partialArgs.back().size(); ++b)
+      if (partials.outWrites[b] != 1)
+        return "workspace byte " + std::to_string(b) + " written " +
+               std::to_string(partials.outWrites[b]) + " times";
+    args.push_back(std::move(partialArgs.back()));
+  } else {
+    args = {o.a.bytes, o.b.bytes};
+  }
   if (p.addend)
     args.push_back(o.addend.bytes);
   if (p.residual)
     args.push_back(o.residual.bytes);
   args.emplace_back(o.outCount * elemBytes(p.out), 0xff);
-  Emulator emulator(func, args, kernel.grid(), int(kernel.block()[0]));
+  Emulator emulator(kernel.splitsK() ? reduceFunc : func, args,
+                    kernel.splitsK() ? kernel.reduceGrid() : kernel.grid(),
+                    int(kernel.splitsK() ? kernel.reduceBlock()[0] : kernel.block()[0]));
   if (!emulator.run())
     return emulator.error;
   const std::vector<uint8_t> &out = args.back();
@@ -1073,6 +1098,48 @@ TEST(EmulatedTiles, PipelinedKSteps) {
   }
 }
 
+/// Split-K: the partial sums through the workspace and the reduction's
+/// epilogue, with splits that divide the K steps evenly and not, a last
+/// split with steps past K, and batches / groups beside the splits in grid z.
+TEST(EmulatedTiles, SplitK) {
+  using A = Activation;
+  for (GemmTier tier : {GemmTier::TensorCore, GemmTier::Simt}) {
+    bool tc = tier == GemmTier::TensorCore;
+    ElemType type = tc ? ElemType::F16 : ElemType::F32;
+    std::vector<GemmProblem> problems = {
+        gemm(24, 20, 200, true, false, type),
+        withEpilogue(gemm(20, 24, 136, false, true, type), false, false, A::Relu),
+        withEpilogue(conv(1, 5, 5, 16, 24, 3, 3, 1, 1, type), true, true, A::Relu),
+        withEpilogue(conv(2, 6, 6, 32, 32, 3, 3, 2, 1, type, /*group=*/2), true, false,
+                     A::LeakyRelu),
+    };
+    for (const GemmProblem &p : problems)
+      for (int64_t split : {2, 3, 4}) {
+        TileConfig t;
+        t.tier = tier;
+        if (tc) {
+          t.warpsM = t.warpsN = 2;
+          t.blockM = t.blockN = 32;
+          t.blockK = 32;
+        } else {
+          t.threadsM = 8;
+          t.threadsN = 16;
+          t.microM = t.microN = 2;
+          t.blockM = 16;
+          t.blockN = 32;
+          t.blockK = 16;
+        }
+        t.splitK = split;
+        GemmKernel kernel{p, t, "k"};
+        ASSERT_TRUE(kernel.splitsK());
+        EXPECT_EQ(kernel.grid()[2], uint32_t(p.batch * split));
+        EXPECT_EQ(kernel.workspaceBytes(), uint64_t(p.batch * split * p.m * p.n * 4));
+        EXPECT_EQ(emulate(kernel), "")
+            << tierName(tier).str() << " split " << split << " " << p.key();
+      }
+  }
+}
+
 /// The bundle's ResNet-50 shapes (scripts/gpu-gemm-bundle.sh) at full size,
 /// on both tiers: minutes, so run by hand
 /// (--gtest_also_run_disabled_tests --gtest_filter='*ResNet50*').
@@ -1117,12 +1184,21 @@ TEST(Tiling, HeuristicChoices) {
   EXPECT_EQ(wide.blockN, 128);
   EXPECT_EQ(wide.blockK, 32);
   EXPECT_EQ(wide.threads(), 256);
-  // ResNet-50 at batch 1, 7x7 outputs (M = 49): small tiles for more blocks,
-  // and, with shared memory to spare, blockK 64 (half the steps).
+  // ResNet-50 at batch 1, 7x7 outputs (M = 49, K = 4608): 8 tiles of 64x64
+  // would leave 100 of 108 SMs idle; split-K makes the blocks from K (12
+  // splits of 6 steps of blockK 64: 96 blocks), not from smaller tiles.
   TileConfig late = tc(conv(1, 7, 7, 512, 512, 3, 3, 1, 1));
-  EXPECT_EQ(late.blockM, 32);
+  EXPECT_EQ(late.blockM, 64);
+  EXPECT_EQ(late.blockN, 64);
   EXPECT_EQ(late.fragM, 16);
   EXPECT_EQ(late.blockK, 64);
+  EXPECT_EQ(late.splitK, 12);
+  // A batch-256 grid fills the SMs many times: no split.
+  EXPECT_EQ(big.splitK, 1);
+  EXPECT_EQ(wide.splitK, 1);
+  // The language-model GEMM of DeepBench (M 1024, N 16, K 500000): a
+  // handful of tiles, each with thousands of K steps, split the most.
+  EXPECT_EQ(tc(gemm(1024, 16, 500000, false, false)).splitK, 64);
   // Every choice keeps both buffers (rows padded by 8 f16) within the 48 KiB
   // of static shared memory.
   for (const TileConfig &t : {big, wide, late})
@@ -1310,10 +1386,21 @@ TEST(Planner, GemmBindsCAndNothingWithoutTargets) {
     auto variants = planner.plan(s.gemm({a, b, c}, y));
     ASSERT_TRUE(succeeded(variants));
     ASSERT_EQ(variants->size(), 2u);
-    const Launch &launch = (*variants)[0].launches[0];
-    ASSERT_EQ(launch.args.size(), 4u);
-    EXPECT_EQ(launch.args[2].tensor, c);
-    EXPECT_EQ(launch.args[3].tensor, y);
+    // The batch-1 classifier (a few tiles, K = 2048) splits K on Tensor
+    // Cores: the partial sums take A, B and the workspace, the reduction
+    // the workspace, C and Y.
+    const std::vector<Launch> &launches = (*variants)[0].launches;
+    ASSERT_EQ(launches.size(), 2u);
+    ASSERT_EQ(launches[0].args.size(), 3u);
+    EXPECT_EQ(launches[0].args[0].tensor, a);
+    EXPECT_EQ(launches[0].args[1].tensor, b);
+    EXPECT_EQ(launches[0].args[2].tensor, -1);
+    EXPECT_GT(launches[0].args[2].workspaceBytes, 0u);
+    EXPECT_EQ(launches[1].kernel, launches[0].kernel + "_reduce");
+    ASSERT_EQ(launches[1].args.size(), 3u);
+    EXPECT_EQ(launches[1].args[0].workspaceBytes, launches[0].args[2].workspaceBytes);
+    EXPECT_EQ(launches[1].args[1].tensor, c);
+    EXPECT_EQ(launches[1].args[2].tensor, y);
   }
   GemmPlanner none(s.ctx, Targets{});
   auto variants = none.plan(s.gemm({a, b, c}, y));
