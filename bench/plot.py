@@ -9,6 +9,10 @@
                    tessel-bench counts: inputs, outputs and weights), the
                    copy-bandwidth and cuBLAS-peak lines, Tessel (filled) and
                    peer (hollow) points
+  speedup-SUITE.png  with run_bench.py --variant: HEAD's speedup over each
+                   variant compiler per row (variant ms / HEAD ms, > 1: HEAD
+                   faster), one panel per variant, sorted, log scale, with the
+                   geomean and parity
 
 Needs matplotlib (Debian's python3-matplotlib; scripts/install-deps.sh).
 """
@@ -60,6 +64,52 @@ def plot_ratios(results, suite, rows, path):
         ax.set_xticks([])
     ax.set_title(title(results, suite), fontsize=9)
     ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return True
+
+
+def plot_speedups(results, suite, rows, path):
+    labels = sorted({label for r in rows for label in r.get("variants") or {}})
+    panels = []
+    for label in labels:
+        timed = sorted((r for r in rows if (r.get("variants") or {}).get(label, {}).get("speedup")),
+                       key=lambda r: r["variants"][label]["speedup"])
+        if timed:
+            panels.append((label, timed))
+    if not panels:
+        return False
+    width = max(6, min(16, max(len(t) for _, t in panels) * 0.06 + 4))
+    fig, axes = plt.subplots(len(panels), 1, figsize=(width, 3.2 * len(panels)), squeeze=False)
+    commits = results.get("variants") or {}
+    for ax, (label, timed) in zip(axes[:, 0], panels):
+        sets = sorted({r["set"] for r in timed})
+        colors = {s: plt.cm.tab10(i % 10) for i, s in enumerate(sets)}
+        speedups = [r["variants"][label]["speedup"] for r in timed]
+        ax.bar(range(len(timed)), speedups, width=1.0, color=[colors[r["set"]] for r in timed])
+        for s in sets:
+            ax.bar([0], [0], color=colors[s],
+                   label="%s (%d)" % (s, sum(r["set"] == s for r in timed)))
+        ax.set_yscale("log")
+        ax.axhline(1.0, color="gray", lw=0.8, ls=":", label="parity")
+        g = (results["summary"][suite].get("variants") or {}).get(label, {}).get(
+            "geomean_speedup")
+        if g:
+            ax.axhline(g, color="black", lw=1.2, label="geomean %.3f" % g)
+        ax.set_xlim(-0.5, len(timed) - 0.5)
+        commit = ((commits.get(label) or {}).get("commit") or "?").split()[0]
+        ax.set_ylabel("%s ms / HEAD ms" % label, fontsize=8)
+        ax.set_title("%s: HEAD (%s) over %s (%s), > 1: HEAD faster" % (
+            suite, (results.get("commit") or "?")[:12], label, commit[:12]), fontsize=8)
+        if len(timed) <= 30:
+            ax.set_xticks(range(len(timed)))
+            ax.set_xticklabels([r["name"] for r in timed], rotation=90, fontsize=6)
+        else:
+            ax.set_xticks([])
+        ax.legend(fontsize=7, loc="upper left")
+    axes[-1, 0].set_xlabel("%s rows, sorted by speedup" % suite)
+    fig.suptitle(title(results, suite + " before/after"), fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
@@ -121,6 +171,9 @@ def main(argv=None):
     for suite, rows in results["suites"].items():
         path = os.path.join(outdir, "ratio-%s.png" % suite)
         if plot_ratios(results, suite, rows, path):
+            written.append(path)
+        path = os.path.join(outdir, "speedup-%s.png" % suite)
+        if plot_speedups(results, suite, rows, path):
             written.append(path)
     path = os.path.join(outdir, "roofline.png")
     if plot_roofline(results, path):

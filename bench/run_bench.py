@@ -4,7 +4,7 @@ beside its PyTorch peer (bench/peers.py) in the same run, one results JSON.
 
     python3 bench/run_bench.py --bin BUNDLE/bin --data CSV_DIR --out DIR
         [--suites gemm,conv,models] [--limit N] [--models ROWS] [--iterations N] [--warmup N]
-        [--time-budget S] [--jobs N] [--dry-run] [--ncu]
+        [--time-budget S] [--jobs N] [--dry-run] [--ncu] [--variant LABEL=BINDIR ...]
 
 For each selected suite (bench/suites.py): writes each row's ONNX model,
 compiles them in parallel (wall time and exit status per row; a failure is a
@@ -16,6 +16,14 @@ budget"); torch.compile of ResNet-50 runs last, in a child process with a
 time limit. --dry-run generates and compiles only (no GPU, no torch timing).
 --ncu profiles a large GEMM, a ResNet-50 b256 3x3 conv and ResNet-50 b1 with
 Nsight Compute into DIR/ncu-*.txt.
+
+--variant LABEL=BINDIR (repeatable; a before/after comparison): every row is
+also compiled by BINDIR/tessel-compile (another commit's compiler, same flags)
+and its engine timed by the same tessel-bench process as this compiler's, right
+after it (same batch, same rotation). row["variants"][LABEL] holds its compile
+time and status and its timings; speedup = variant_ms / tessel_ms (> 1: this
+compiler's engine faster). The summary gives per suite and variant the geomean
+speedup and the geomean peer/variant ratio. BINDIR/../COMMIT names its commit.
 
 Writes DIR/results.json ({date, gpu, driver, versions, commit, command,
 copy_gbps, cublas_peak_tflops, suites: {suite: [row...]}, summary: {suite:
@@ -51,6 +59,8 @@ COMPILE_PEER_MIN_S = 120  # do not start it with less budget left than this
 # Nsight Compute targets: row name, kernels to profile.
 NCU_ROWS = (("gemm", "gemm009_2048x7000x2048_NN", 4), ("conv", "r50_b256_l2.3x3", 4),
             ("models", "resnet50_b1", 80))
+VARIANT_FIELDS = ("tier_summary", "timing", "rotation", "median_ms", "min_ms", "max_ms",
+                  "mean_ms")
 BENCH_FIELDS = ("tier_summary", "timing", "graph", "warmup", "iterations", "rotation",
                 "median_ms", "min_ms", "max_ms", "mean_ms", "bytes", "gbps", "device",
                 "compute_capability", "steps")
@@ -85,9 +95,11 @@ class Clock:
 # ---------------------------------------------------------------------------
 # generate and compile
 
-def compile_row(row, model, engine, args):
-    cmd = [args.compile, model, "-o", engine, "--precision", "fp16", "--target", args.target,
-           "-v"] + row["compile_flags"]
+def compile_row(row, model, engine, args, compiler=None):
+    """Compiles MODEL to ENGINE with COMPILER (default: args.compile); returns
+    (compile record, status, the compiler's output)."""
+    cmd = [compiler or args.compile, model, "-o", engine, "--precision", "fp16", "--target",
+           args.target, "-v"] + row["compile_flags"]
     start = time.time()
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -95,15 +107,16 @@ def compile_row(row, model, engine, args):
         rc, text = proc.returncode, proc.stdout
     except subprocess.TimeoutExpired as e:
         rc, text = "timeout", _text(e.stdout)
-    row["compile"] = {"s": round(time.time() - start, 3), "rc": rc,
-                      "kernels": _grep(r"^\s*kernels: (.*)$", text)}
+    except OSError as e:  # a missing or unrunnable compiler (a variant's)
+        rc, text = "exec", repr(e)
+    record = {"s": round(time.time() - start, 3), "rc": rc,
+              "kernels": _grep(r"^\s*kernels: (.*)$", text)}
     if rc == 0:
-        row["status"] = "compiled"
-        return text
+        return record, "compiled", text
     errors = [line.strip() for line in text.splitlines() if "error" in line.lower()]
     message = "; ".join(errors[:3]) or text.strip()[-300:]
-    row["status"] = ("unsupported: " if rc == 3 else "compile failed (rc %s): " % rc) + message
-    return text
+    status = ("unsupported: " if rc == 3 else "compile failed (rc %s): " % rc) + message
+    return record, status, text
 
 
 def _text(data):
@@ -138,9 +151,19 @@ def prepare(rows, args, clock):
         except Exception as e:  # noqa: BLE001
             row["status"] = "export failed: %s" % repr(e)[:500]
             return row, ""
-        text = compile_row(row, model, engine, args)
+        row["compile"], row["status"], text = compile_row(row, model, engine, args)
         if row["status"] == "compiled":
             row["engine"] = engine
+        for label, compiler in args.variants:
+            v_engine = os.path.join(engines_dir, "%s@%s.tsl" % (row["name"], label))
+            record, status, v_text = compile_row(row, model, v_engine, args, compiler)
+            v = row.setdefault("variants", {})[label] = {"compile_s": record["s"],
+                                                         "compile_rc": record["rc"],
+                                                         "kernels": record["kernels"],
+                                                         "status": status}
+            if status == "compiled":
+                v["engine"] = v_engine
+            text += "\n-- variant %s: %s\n%s" % (label, status, v_text)
         return row, text
 
     models = [r for r in rows if r["suite"] == "models"]
@@ -170,6 +193,15 @@ def prepare(rows, args, clock):
     for r in rows:
         if r.get("status", "compiled") != "compiled":
             log("  %s: %s" % (r["name"], r.get("status")))
+    for label, _ in args.variants:
+        vs = [r["variants"][label] for r in rows if label in r.get("variants", {})]
+        log("prepare: variant %s: %d of %d rows compiled, %.1f s of compile time" % (
+            label, sum(1 for v in vs if v["status"] == "compiled"), len(rows),
+            sum(v["compile_s"] for v in vs)))
+        for r in rows:
+            v = r.get("variants", {}).get(label)
+            if v and v["status"] != "compiled":
+                log("  %s@%s: %s" % (r["name"], label, v["status"]))
 
 
 # ---------------------------------------------------------------------------
@@ -248,6 +280,39 @@ def attach_tessel(row, obj):
     row["status"] = "timed"
 
 
+def attach_variant(row, label, obj):
+    v = row["variants"][label]
+    v.update({k: obj[k] for k in VARIANT_FIELDS if k in obj})
+    if "error" in obj:
+        v["status"] = "bench failed: " + obj["error"]
+        return
+    v["status"] = "timed"
+    v["tflops"] = _tflops(row["flops"], obj["median_ms"])
+    set_speedups(row)
+
+
+def set_speedups(row):
+    """speedup = variant_ms / tessel_ms (> 1: this compiler faster);
+    peer_ratio = peer_ms / variant_ms, as ratio is for this compiler."""
+    tessel_ms = (row.get("tessel") or {}).get("median_ms")
+    peer_ms = (row.get("peer") or {}).get("median_ms")
+    for v in (row.get("variants") or {}).values():
+        if v.get("status") == "timed" and v.get("median_ms"):
+            if tessel_ms and row.get("status") == "timed":
+                v["speedup"] = v["median_ms"] / tessel_ms
+            if peer_ms:
+                v["peer_ratio"] = peer_ms / v["median_ms"]
+
+
+def _engines(row):
+    """This compiler's engine, then each variant's, for one tessel-bench batch."""
+    engines = [row["engine"]] if row.get("status") == "compiled" else []
+    for v in (row.get("variants") or {}).values():
+        if v.get("engine") and v.get("status") == "compiled":
+            engines.append(v["engine"])
+    return engines
+
+
 def _tflops(flops, ms):
     return flops / (ms * 1e9) if flops and ms else None
 
@@ -279,6 +344,7 @@ def set_ratio(row):
     if peer.get("median_ms") and tessel.get("median_ms"):
         peer["tflops"] = _tflops(row["flops"], peer["median_ms"])
         row["ratio"] = peer["median_ms"] / tessel["median_ms"]
+    set_speedups(row)
     for name, p in (row.get("peers") or {}).items():
         if p.get("median_ms") and tessel.get("median_ms"):
             row.setdefault("ratios", {})[name] = p["median_ms"] / tessel["median_ms"]
@@ -313,27 +379,37 @@ def compile_peer(row, args, clock):
 # the run
 
 def batches(rows, args):
-    """Consecutive runs of at most BATCH rows and about BATCH_S seconds."""
-    batch, cost = [], 0.0
+    """Consecutive runs of rows holding at most BATCH engines (a row has one
+    per compiler: this one and each --variant) and about BATCH_S seconds."""
+    batch, cost, count = [], 0.0, 0
     runs = args.iterations + args.warmup + 2
     for r in rows:
-        row_s = ROW_OVERHEAD_S + runs * (r["flops"] or 0) / (PESSIMISTIC_TFLOPS * 1e12)
-        if batch and (len(batch) == BATCH or cost + row_s > BATCH_S):
+        engines = max(1, len(_engines(r)))
+        row_s = engines * (ROW_OVERHEAD_S + runs * (r["flops"] or 0) /
+                           (PESSIMISTIC_TFLOPS * 1e12))
+        if batch and (count + engines > BATCH or cost + row_s > BATCH_S):
             yield batch
-            batch, cost = [], 0.0
+            batch, cost, count = [], 0.0, 0
         batch.append(r)
         cost += row_s
+        count += engines
     if batch:
         yield batch
 
 
 def run_suite(rows, args, clock):
-    ready = [r for r in rows if r.get("status") == "compiled"]
+    # A row is timed when any compiler built it (a variant's engine is timed
+    # even where this compiler's failed; the peer only beside this one's).
+    ready = [r for r in rows if _engines(r)]
     done = 0  # rows of READY in earlier batches
     for n, batch in enumerate(batches(ready, args)):
         if clock.over():
             for r in ready[done:]:
-                r["status"] = "skipped: time budget"
+                if r["status"] == "compiled":
+                    r["status"] = "skipped: time budget"
+                for v in (r.get("variants") or {}).values():
+                    if v["status"] == "compiled":
+                        v["status"] = "skipped: time budget"
             log("  time budget (%.0f s) spent: %d %s rows not timed" % (
                 args.time_budget, len(ready) - done, rows[0]["suite"]))
             return
@@ -342,14 +418,21 @@ def run_suite(rows, args, clock):
             continue
         import torch
         torch.cuda.empty_cache()  # leave the GPU's memory to tessel-bench
-        results = tessel_bench([r["engine"] for r in batch], args,
+        results = tessel_bench([e for r in batch for e in _engines(r)], args,
                                "%s-%d" % (rows[0]["suite"], n), clock)
+        missing = {"error": "no result from tessel-bench"}
         for r in batch:
-            attach_tessel(r, results.get(r["engine"], {"error": "no result from tessel-bench"}))
+            for label, v in (r.get("variants") or {}).items():
+                if v.get("engine") and v["status"] == "compiled":
+                    attach_variant(r, label, results.get(v["engine"], missing))
+            if r["status"] != "compiled":
+                continue  # only a variant's engine was timed
+            attach_tessel(r, results.get(r["engine"], missing))
             if r["status"] == "timed" and clock.over():
                 r["peer"] = {"error": "skipped: time budget"}
             elif r["status"] == "timed":
                 time_peer(r, args)
+            set_speedups(r)
         log("  %s rows %d-%d timed at %.0f s" % (rows[0]["suite"], done - len(batch), done - 1,
                                                  clock.elapsed()))
 
@@ -378,7 +461,49 @@ def summarize(rows):
     for r in timed:
         sets.setdefault(r["set"], []).append(r["ratio"])
     s["sets"] = {k: {"rows": len(v), "geomean_ratio": geomean(v)} for k, v in sets.items()}
+    labels = sorted({label for r in rows for label in r.get("variants") or {}})
+    if labels:
+        s["variants"] = {label: summarize_variant(rows, label) for label in labels}
     return s
+
+
+def summarize_variant(rows, label):
+    """HEAD (this compiler) against one variant over the rows both timed."""
+    vs = [(r, r["variants"][label]) for r in rows if label in r.get("variants") or {}]
+    both = [(r, v) for r, v in vs if v.get("speedup")]
+    with_peer = [(r, v) for r, v in both if v.get("peer_ratio") and r.get("ratio")]
+    s = {"compiled": sum(1 for _, v in vs if v.get("engine")),
+         "timed": sum(1 for _, v in vs if v.get("status") == "timed"),
+         "compared": len(both),
+         "geomean_speedup": geomean([v["speedup"] for _, v in both]),
+         "geomean_peer_ratio": geomean([v["peer_ratio"] for _, v in with_peer]),
+         "geomean_ratio_same_rows": geomean([r["ratio"] for r, _ in with_peer]),
+         "faster_rows": sum(1 for _, v in both if v["speedup"] > 1.02),
+         "slower_rows": sum(1 for _, v in both if v["speedup"] < 1 / 1.02),
+         "failed": sorted({v.get("status", "?").split(":")[0] for _, v in vs
+                           if v.get("status") not in ("timed", "compiled")})}
+    if both:
+        worst = min(both, key=lambda rv: rv[1]["speedup"])
+        best = max(both, key=lambda rv: rv[1]["speedup"])
+        s["min_speedup"], s["min_row"] = worst[1]["speedup"], worst[0]["name"]
+        s["max_speedup"], s["max_row"] = best[1]["speedup"], best[0]["name"]
+    return s
+
+
+def variant_line(suite, label, s):
+    if not s["compared"]:
+        return "%s vs %s: %d compiled, %d timed, none compared%s" % (
+            suite, label, s["compiled"], s["timed"],
+            " (%s)" % ", ".join(s["failed"]) if s["failed"] else "")
+    line = ("%s vs %s: %d rows compared; HEAD speedup geomean %.3f (variant_ms/tessel_ms, > 1: "
+            "HEAD faster; %d faster, %d slower by > 2%%), worst %.3f (%s), best %.3f (%s)" % (
+                suite, label, s["compared"], s["geomean_speedup"], s["faster_rows"],
+                s["slower_rows"], s["min_speedup"], s["min_row"], s["max_speedup"],
+                s["max_row"]))
+    if s["geomean_peer_ratio"]:
+        line += "; peer/%s %.3f vs peer/HEAD %.3f on the same rows" % (
+            label, s["geomean_peer_ratio"], s["geomean_ratio_same_rows"])
+    return line
 
 
 def summary_line(suite, s):
@@ -399,6 +524,15 @@ def environment(args):
     commit = os.path.join(os.path.dirname(args.bin), "COMMIT")
     if os.path.exists(commit):
         env["commit"] = open(commit).read().strip()
+    if args.variants:
+        env["variants"] = {}
+        for label, compiler in args.variants:
+            bindir = os.path.dirname(compiler)
+            commit = os.path.join(os.path.dirname(bindir), "COMMIT")
+            env["variants"][label] = {
+                "bin": bindir,
+                "commit": open(commit).read().strip() if os.path.exists(commit) else None}
+            log("variant %s: %s (commit %s)" % (label, compiler, env["variants"][label]["commit"]))
     try:
         env["driver"] = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
@@ -469,7 +603,18 @@ def main(argv=None):
                     help="generate and compile only: no GPU, no timings")
     ap.add_argument("--ncu", action="store_true", help="also profile NCU_ROWS with ncu")
     ap.add_argument("--command", help="the command to record (default: this one)")
+    ap.add_argument("--variant", action="append", default=[], metavar="LABEL=BINDIR",
+                    help="also compile every row with BINDIR/tessel-compile (another commit's "
+                    "compiler) and time its engine beside this one's (repeatable)")
     args = ap.parse_args(argv)
+    args.variants = []
+    for spec in args.variant:
+        label, _, bindir = spec.partition("=")
+        if not label or not bindir or not re.match(r"^[A-Za-z0-9._-]+$", label):
+            ap.error("--variant LABEL=BINDIR, LABEL of letters, digits, '.', '_', '-': %r" % spec)
+        if label in [l for l, _ in args.variants]:
+            ap.error("--variant %s given twice" % label)
+        args.variants.append((label, os.path.join(os.path.abspath(bindir), "tessel-compile")))
     clock = Clock(args.time_budget)
     args.data = suites.data_dir(args.data)
     args.work = args.work or os.path.join(args.out, "work")
@@ -510,6 +655,9 @@ def main(argv=None):
         for r in rows:
             r.pop("compile_flags", None)
             r["engine"] = os.path.basename(r["engine"]) if r.get("engine") else None
+            for v in (r.get("variants") or {}).values():
+                if v.get("engine"):
+                    v["engine"] = os.path.basename(v["engine"])
     results["iterations"], results["warmup"] = args.iterations, args.warmup
     results["time_budget_s"], results["wall_s"] = args.time_budget, round(clock.elapsed(), 1)
     results["dry_run"] = args.dry_run
@@ -521,6 +669,8 @@ def main(argv=None):
     os.replace(path + ".tmp", path)
     for suite, s in results["summary"].items():
         log(summary_line(suite, s))
+        for label, vs in (s.get("variants") or {}).items():
+            log(variant_line(suite, label, vs))
     skipped = sum(1 for rows in all_rows.values() for r in rows
                   if r.get("status") == "skipped: time budget")
     if skipped:

@@ -21,6 +21,13 @@
 #   NCU=1        also Nsight Compute (--set detailed) on a large GEMM, a
 #                ResNet-50 3x3 conv at batch 256 and ResNet-50 batch 1
 #   DRY_RUN=1    generate and compile only (no GPU needed: tests this script)
+#   VARIANTS     space-separated labels of other commits' compilers, e.g.
+#                "pre-pipeline pipeline": device-bundle/compiler-LABEL.tar.xz
+#                (scripts/compiler-variant-bundle.sh) is unpacked into
+#                $work/variants/LABEL and every row is also compiled by it and
+#                timed by the same tessel-bench (run_bench.py --variant): HEAD's
+#                speedup over each, beside the peer. Each roughly adds as much
+#                Tessel time as HEAD's own: use SUITES/LIMIT to fit the budget.
 # $OUT gets results.json, summary.txt, logs.tar.xz (run, compile, bench and
 # torch.compile logs, tessel-bench's raw JSON) and ncu-*.txt: at most 6
 # files, under the device tool's 8. Exit 0 when results.json was written.
@@ -41,6 +48,20 @@ bin=$work/bin
 say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
 say "bundle built from commit: $(cat "$work/COMMIT" 2>/dev/null || echo unknown)"
 [ -x "$bin/tessel-bench" ] || { say "no bin/tessel-bench in the bundle: rebuild it"; exit 2; }
+variant_args=()
+for label in ${VARIANTS:-}; do
+  archive=device-bundle/compiler-$label.tar.xz
+  [ -f "$archive" ] || { say "no $archive: scripts/compiler-variant-bundle.sh $label=REV here"; exit 2; }
+  rm -rf "$work/variants/$label"
+  mkdir -p "$work/variants/$label"
+  tar -C "$work/variants/$label" -xJf "$archive" || exit 2
+  # A variant's own lib/ holds only what the payload's lacks (none so far).
+  [ -d "$work/variants/$label/lib" ] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$work/variants/$label/lib
+  "$work/variants/$label/bin/tessel-compile" --help >/dev/null 2>&1 ||
+    say "warning: variant $label: tessel-compile --help fails here (missing libraries?)"
+  say "variant $label built from commit: $(cat "$work/variants/$label/COMMIT" 2>/dev/null || echo unknown)"
+  variant_args+=(--variant "$label=$work/variants/$label/bin")
+done
 
 data=${BENCH_DATA:-}
 for d in "$data" device-bundle/bench shared/bench bench/data; do
@@ -57,14 +78,14 @@ args=(--bin "$bin" --data "$data" --out "$results" --work "$work/bench-work"
 [ -n "${LIMIT:-}" ] && args+=(--limit "$LIMIT")
 [ -n "${MODELS:-}" ] && args+=(--models "$MODELS")
 command="bash scripts/gpu-bench.sh"
-for v in SUITES LIMIT MODELS ITERATIONS WARMUP TIME_BUDGET NCU DRY_RUN; do
+for v in SUITES LIMIT MODELS ITERATIONS WARMUP TIME_BUDGET NCU DRY_RUN VARIANTS; do
   [ -n "${!v+x}" ] && command="$v='${!v}' $command"
 done
-args+=(--command "$command")
+args+=(--command "$command" ${variant_args[@]+"${variant_args[@]}"})
 [ "${NCU:-0}" = 1 ] && args+=(--ncu)
 [ "${DRY_RUN:-0}" = 1 ] && args+=(--dry-run)
 ${PYTHON:-python3} bench/run_bench.py "${args[@]}" 2>&1 | tee "$results.log" |
-  grep -E '^(gpu |prepare|gemm|conv|models|ncu|time budget|results|  (\S+: |\S+ rows |time budget))' | tee -a "$summary"
+  grep -E '^(gpu |variant |prepare|gemm|conv|models|ncu|time budget|results|  (\S+: |\S+ rows |time budget))' | tee -a "$summary"
 status=${PIPESTATUS[0]}
 
 mv "$results.log" "$results/run.log"
