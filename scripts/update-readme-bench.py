@@ -9,7 +9,8 @@ The table: per suite (and per set), the rows timed, Tessel's and the peer's
 geomean TFLOP/s, the geomean ratio peer_ms / Tessel_ms (> 1: Tessel faster)
 against the target, met or missed; per model, Tessel's ms beside each
 PyTorch peer's and images/s at batch 256; then the GPU, date, commit and the
-command that made the figures. Without the markers (or with --stdout) the
+command that made the figures (with run_bench.py --variant, a "speedup
+over LABEL" column per variant compiler). Without the markers (or with --stdout) the
 table goes to stdout; exit 1 when the markers are missing.
 """
 
@@ -31,21 +32,26 @@ def fmt(value, spec="%.3f"):
 
 
 def suite_table(results):
+    labels = sorted(results.get("variants") or {})  # run_bench.py --variant
     lines = ["| suite | rows timed / total | Tessel TFLOP/s (geomean) | peer | peer TFLOP/s "
-             "(geomean) | ratio peer/Tessel (geomean) | target | |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "(geomean) | ratio peer/Tessel (geomean) | target | |" +
+             "".join(" speedup over %s (geomean) |" % label for label in labels),
+             "| --- | --- | --- | --- | --- | --- | --- | --- |" + " --- |" * len(labels)]
     for suite, s in results["summary"].items():
         rows = results["suites"][suite]
         if suite == "models" or not rows:
             continue
         peer = next((r["peer"]["name"] for r in rows if (r.get("peer") or {}).get("name")), "-")
         met = "-" if s["geomean_ratio"] is None else ("met" if s["met"] else "missed")
-        lines.append("| %s | %d / %d | %s | %s | %s | %s | %.2f | %s |" % (
+        speedups = "".join(" %s |" % fmt(((s.get("variants") or {}).get(label) or {}).get(
+            "geomean_speedup")) for label in labels)
+        lines.append("| %s | %d / %d | %s | %s | %s | %s | %.2f | %s |%s" % (
             suite, s["timed"], s["rows"], fmt(s["tessel_geomean_tflops"], "%.1f"), peer,
-            fmt(s["peer_geomean_tflops"], "%.1f"), fmt(s["geomean_ratio"]), s["target"], met))
+            fmt(s["peer_geomean_tflops"], "%.1f"), fmt(s["geomean_ratio"]), s["target"], met,
+            speedups))
         for name, sub in sorted(s.get("sets", {}).items()):
-            lines.append("| %s / %s | %d | | | | %s | | |" % (
-                suite, name, sub["rows"], fmt(sub["geomean_ratio"])))
+            lines.append("| %s / %s | %d | | | | %s | | |%s" % (
+                suite, name, sub["rows"], fmt(sub["geomean_ratio"]), " |" * len(labels)))
     return lines if len(lines) > 2 else []
 
 
@@ -110,6 +116,10 @@ def table(results):
         roof.append("cuBLAS f16 8192^3 %.0f TFLOP/s" % results["cublas_peak_tflops"])
     if roof:
         lines.append("Same run: %s." % ", ".join(roof))
+    for label, v in sorted((results.get("variants") or {}).items()):
+        lines.append("Speedup over %s = %s's ms / Tessel's ms (> 1: this commit faster), its "
+                     "engines compiled by commit %s and timed by the same tessel-bench in the "
+                     "same run." % (label, label, (v.get("commit") or "?").split()[0]))
     skipped = sum(1 for rows in results["suites"].values() for r in rows
                   if r.get("status") == "skipped: time budget")
     if skipped:
