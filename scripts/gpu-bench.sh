@@ -85,7 +85,7 @@ args+=(--command "$command" ${variant_args[@]+"${variant_args[@]}"})
 [ "${NCU:-0}" = 1 ] && args+=(--ncu)
 [ "${DRY_RUN:-0}" = 1 ] && args+=(--dry-run)
 ${PYTHON:-python3} bench/run_bench.py "${args[@]}" 2>&1 | tee "$results.log" |
-  grep -E '^(gpu |variant |prepare|gemm|conv|models|ncu|time budget|results|  (\S+: |\S+ rows |time budget))' | tee -a "$summary"
+  grep -E '^(gpu |prepare|gemm|conv|models|ncu|time budget|results|  (\S+: |\S+ rows |time budget))' | tee -a "$summary"
 status=${PIPESTATUS[0]}
 
 mv "$results.log" "$results/run.log"
