@@ -11,8 +11,8 @@
 #
 # Each commit is checked out in a git worktree, ${VARIANT_ROOT:-/tmp}/tessel-variant-SHA,
 # built in its build-static/ (kept: a second run only repacks, ~35 s). For
-# 47c7931 the build took 6.6 minutes on 2 cores (shared with another build)
-# and the archive is 14 MiB (the stripped binary 62 MiB). The shared
+# 47c7931 the build took 6.6 minutes on 2 cores (shared with another build),
+# for 8941fcc 3.7; each archive is 14 MiB (the stripped binary 62 MiB). The shared
 # libraries it needs (protobuf, ONNX, ...) are those the main payload
 # (device-bundle/payload.tar.xz, scripts/device-bundle.sh) already ships in
 # lib/: they are checked with ldd against it and only the missing ones, if
