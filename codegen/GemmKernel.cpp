@@ -168,7 +168,12 @@ llvm::StringRef tierName(GemmTier tier) {
   return tier == GemmTier::TensorCore ? "tc-sm70" : "simt";
 }
 
+/// Threads per block of the direct conv and of the split-K reduction.
+constexpr int64_t kElementwiseThreads = 256;
+
 int64_t TileConfig::threads() const {
+  if (direct)
+    return kElementwiseThreads;
   return tier == GemmTier::TensorCore ? warpsM * warpsN * kWarpSize : threadsM * threadsN;
 }
 
@@ -329,7 +334,6 @@ constexpr double kStepOverhead = 64;
 constexpr double kReduceLaunchClocks = 3000;
 constexpr int64_t kMaxPrefetchRegisters = 32;
 constexpr int64_t kSplitKChoices[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
-constexpr int64_t kReduceThreads = 256;
 
 double tilingCost(const GemmProblem &p, const TileConfig &t, double macsPerClock) {
   double blocks = double(ceilDiv(p.m, t.blockM)) * ceilDiv(p.n, t.blockN) * p.batch * t.splitK;
@@ -488,13 +492,30 @@ std::optional<TileConfig> chooseSimtTiles(const GemmProblem &p) {
 
 } // namespace
 
+/// Whether a conv is grouped with so few filters per group (depthwise: one)
+/// that its GEMM is a few columns wide per group: the direct kernel's case.
+static bool fewFiltersPerGroup(const GemmProblem &p) {
+  return p.op == GemmOpKind::Conv && p.conv.group > 1 && p.n < 8;
+}
+
 std::optional<TileConfig> chooseTiles(const GemmProblem &p, GemmTier tier) {
   if (p.m <= 0 || p.n <= 0 || p.k <= 0 || p.batch <= 0)
     return std::nullopt;
+  if (fewFiltersPerGroup(p)) {
+    if (tier == GemmTier::TensorCore ||
+        ceilDiv(p.m * p.conv.outC, kElementwiseThreads) >= (int64_t(1) << 31))
+      return std::nullopt;
+    TileConfig t;
+    t.tier = GemmTier::Simt;
+    t.direct = true;
+    return t;
+  }
   return tier == GemmTier::TensorCore ? chooseTensorCoreTiles(p) : chooseSimtTiles(p);
 }
 
 std::array<uint32_t, 3> GemmKernel::grid() const {
+  if (tiles.direct)
+    return {uint32_t(ceilDiv(problem.m * problem.conv.outC, kElementwiseThreads)), 1, 1};
   return {uint32_t(ceilDiv(problem.m, tiles.blockM)), uint32_t(ceilDiv(problem.n, tiles.blockN)),
           uint32_t(problem.batch * tiles.splitK)};
 }
@@ -506,11 +527,11 @@ uint64_t GemmKernel::workspaceBytes() const {
 }
 
 std::array<uint32_t, 3> GemmKernel::reduceGrid() const {
-  return {uint32_t(ceilDiv(problem.batch * problem.m * problem.n, kReduceThreads)), 1, 1};
+  return {uint32_t(ceilDiv(problem.batch * problem.m * problem.n, kElementwiseThreads)), 1, 1};
 }
 
 std::array<uint32_t, 3> GemmKernel::reduceBlock() const {
-  return {uint32_t(kReduceThreads), 1, 1};
+  return {uint32_t(kElementwiseThreads), 1, 1};
 }
 
 llvm::SmallVector<llvm::StringRef> GemmKernel::reduceParameters() const {
@@ -526,8 +547,11 @@ llvm::SmallVector<llvm::StringRef> GemmKernel::reduceParameters() const {
 std::array<uint32_t, 3> GemmKernel::block() const { return {uint32_t(tiles.threads()), 1, 1}; }
 
 int GemmKernel::alignment() const {
-  SharedPlan plan = sharedPlan(problem, tiles);
-  int64_t align = std::max(plan.a.vector * elemBytes(problem.a), plan.b.vector * elemBytes(problem.b));
+  int64_t align = std::max(elemBytes(problem.a), elemBytes(problem.b));
+  if (!tiles.direct) {
+    SharedPlan plan = sharedPlan(problem, tiles);
+    align = std::max(plan.a.vector * elemBytes(problem.a), plan.b.vector * elemBytes(problem.b));
+  }
   for (ElemType t : {problem.out, problem.addend.value_or(problem.out),
                      problem.residual.value_or(problem.out)})
     align = std::max(align, elemBytes(t));
@@ -580,12 +604,14 @@ class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, const GemmKernel &kernel)
       : b(b), loc(NameLoc::get(b.getStringAttr(kernel.name))), kernel(kernel), p(kernel.problem),
-        t(kernel.tiles), plan(sharedPlan(p, t)) {}
+        t(kernel.tiles), plan(t.direct ? SharedPlan() : sharedPlan(p, t)) {}
 
   LogicalResult build(gpu::GPUModuleOp module);
   /// Split-K: the kernel that sums the workspace's splits and runs the
   /// epilogue.
   LogicalResult buildReduce(gpu::GPUModuleOp module);
+  /// The direct conv (tiles.direct): one thread per output element.
+  LogicalResult buildDirect(gpu::GPUModuleOp module);
 
 private:
   // Index arithmetic, folded where constant.
@@ -678,6 +704,12 @@ private:
                            ArrayRef<llvm::StringRef> params, int64_t threads);
   /// The f32 element view of the workspace argument.
   Value workspaceView(Value bytes);
+  /// The epilogue's operand views (addend, residual, out) from `func`'s
+  /// arguments named by `params`.
+  void epilogueViews(gpu::GPUFuncOp func, ArrayRef<llvm::StringRef> params);
+  /// The element view of `func`'s argument `name` of `params`.
+  Value elementView(gpu::GPUFuncOp func, ArrayRef<llvm::StringRef> params,
+                    llvm::StringRef name, ElemType type);
   Value activate(Value v);
   Value exp(Value x);
 
@@ -1068,28 +1100,95 @@ Value KernelBuilder::workspaceView(Value bytes) {
   return view(bytes, 0, {int64_t(kernel.workspaceBytes() / 4)}, b.getF32Type());
 }
 
+Value KernelBuilder::elementView(gpu::GPUFuncOp func, ArrayRef<llvm::StringRef> params,
+                                 llvm::StringRef name, ElemType type) {
+  Value bytes = func.getArgument(llvm::find(params, name) - params.begin());
+  return view(bytes, 0, {operandElements(p, name)}, elemType(type));
+}
+
+void KernelBuilder::epilogueViews(gpu::GPUFuncOp func, ArrayRef<llvm::StringRef> params) {
+  if (p.addend)
+    addend = elementView(func, params, "addend", *p.addend);
+  if (p.residual)
+    residual = elementView(func, params, "residual", *p.residual);
+  out = elementView(func, params, "out", p.out);
+}
+
+/// One thread per output element (m, channel), consecutive threads on
+/// consecutive channels (contiguous in NHWC): the sum over the group's input
+/// channels in the window, in (kh, kw, c) order, then the epilogue.
+LogicalResult KernelBuilder::buildDirect(gpu::GPUModuleOp module) {
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<llvm::StringRef> params = kernel.parameters();
+  gpu::GPUFuncOp func = beginFunc(module, kernel.name, params, kElementwiseThreads);
+  aElems = elementView(func, params, "a", p.a);
+  bElems = elementView(func, params, "b", p.b);
+  epilogueViews(func, params);
+
+  const ConvShape &cv = p.conv;
+  const int64_t groupChannels = cv.inC / cv.group;
+  tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value index =
+      add(mul(b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x), kElementwiseThreads), tid);
+  auto inside = b.create<scf::IfOp>(loc, below(index, p.m * cv.outC), false);
+  b.setInsertionPointToStart(&inside.getThenRegion().front());
+  Value channel = rem(index, cv.outC), m = div(index, cv.outC);
+  z = div(channel, p.n); // the group
+  Value n = rem(channel, p.n);
+  Value image = div(m, cv.outH * cv.outW), pixel = rem(m, cv.outH * cv.outW);
+  Value ihBase = sub(mul(div(pixel, cv.outW), cv.strideH), cv.padH);
+  Value iwBase = sub(mul(rem(pixel, cv.outW), cv.strideW), cv.padW);
+  Value inputChannel0 = mul(z, groupChannels);
+  Value weightRow = mul(channel, cv.kH * cv.kW * groupChannels);
+  using P = arith::CmpIPredicate;
+  auto loop = [&](int64_t extent, Value acc, function_ref<Value(Value, Value)> body) {
+    auto forOp = b.create<scf::ForOp>(loc, c(0), c(extent), c(1), ValueRange{acc},
+                                      [&](OpBuilder &, Location, Value i, ValueRange accs) {
+                                        b.create<scf::YieldOp>(loc, body(i, accs[0]));
+                                      });
+    return forOp.getResult(0);
+  };
+  Value sum = loop(cv.kH, f(0.0f), [&](Value kh, Value acc) {
+    Value ih = add(ihBase, mul(kh, cv.dilH));
+    return loop(cv.kW, acc, [&](Value kw, Value acc) {
+      Value iw = add(iwBase, mul(kw, cv.dilW));
+      Value inImage = both(both(cmp(P::sge, ih, 0), cmp(P::slt, ih, cv.inH)),
+                           both(cmp(P::sge, iw, 0), cmp(P::slt, iw, cv.inW)));
+      auto ifOp = b.create<scf::IfOp>(loc, TypeRange{b.getF32Type()}, inImage, true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      b.create<scf::YieldOp>(loc, acc); // padding: zeros add nothing
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value pixelBase = add(mul(add(mul(image, cv.inH), ih), cv.inW), iw);
+      Value xBase = add(mul(pixelBase, cv.inC), inputChannel0);
+      Value wBase = add(weightRow, mul(add(mul(kh, cv.kW), kw), groupChannels));
+      Value windowSum = loop(groupChannels, acc, [&](Value ci, Value acc) {
+        Value x = toF32(b.create<memref::LoadOp>(loc, aElems, add(xBase, ci)));
+        Value w = toF32(b.create<memref::LoadOp>(loc, bElems, add(wBase, ci)));
+        return fma(x, w, acc);
+      });
+      b.create<scf::YieldOp>(loc, windowSum);
+      return ifOp.getResult(0);
+    });
+  });
+  epilogueElement(m, n, sum);
+  b.setInsertionPointToEnd(&func.getBody().front());
+  b.create<gpu::ReturnOp>(loc);
+  return success();
+}
+
 /// One thread per output element (consecutive threads, consecutive n): the
 /// splits' partial sums added in split order, so the result does not depend
 /// on which block finished first, then the epilogue.
 LogicalResult KernelBuilder::buildReduce(gpu::GPUModuleOp module) {
   OpBuilder::InsertionGuard guard(b);
   SmallVector<llvm::StringRef> params = kernel.reduceParameters();
-  gpu::GPUFuncOp func = beginFunc(module, kernel.reduceName(), params, kReduceThreads);
-  auto arg = [&](llvm::StringRef name) {
-    return func.getArgument(llvm::find(params, name) - params.begin());
-  };
-  auto elems = [&](llvm::StringRef name, ElemType type) {
-    return view(arg(name), 0, {operandElements(p, name)}, elemType(type));
-  };
-  workspace = workspaceView(arg("workspace"));
-  if (p.addend)
-    addend = elems("addend", *p.addend);
-  if (p.residual)
-    residual = elems("residual", *p.residual);
-  out = elems("out", p.out);
+  gpu::GPUFuncOp func = beginFunc(module, kernel.reduceName(), params, kElementwiseThreads);
+  workspace = workspaceView(func.getArgument(0));
+  epilogueViews(func, params);
 
   tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
-  Value index = add(mul(b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x), kReduceThreads), tid);
+  Value index = add(mul(b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x), kElementwiseThreads), tid);
   const int64_t plane = p.m * p.n;
   auto inside = b.create<scf::IfOp>(loc, below(index, p.batch * plane), false);
   b.setInsertionPointToStart(&inside.getThenRegion().front());
@@ -1305,6 +1404,8 @@ LogicalResult KernelBuilder::build(gpu::GPUModuleOp module) {
 
 LogicalResult buildGemmKernel(OpBuilder &builder, gpu::GPUModuleOp module,
                               const GemmKernel &kernel) {
+  if (kernel.tiles.direct)
+    return KernelBuilder(builder, kernel).buildDirect(module);
   if (failed(KernelBuilder(builder, kernel).build(module)))
     return failure();
   return kernel.splitsK() ? KernelBuilder(builder, kernel).buildReduce(module) : success();

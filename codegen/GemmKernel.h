@@ -8,6 +8,10 @@
 // either WMMA fragments per warp ("tc") or a register micro-tile of scalar
 // FMAs per thread ("simt"), then the fused epilogue on the f32 accumulators.
 //
+// Grouped convs with fewer than 8 filters per group (depthwise: a GEMM one
+// column wide per group) get a direct kernel on the simt tier instead: one
+// thread per output element summing its window, then the same epilogue.
+//
 // Everything is static: one kernel per shape, epilogue and dtype, so the
 // gather's index arithmetic is on constants and the kernel needs no
 // parameters but its operands' addresses.
@@ -105,6 +109,9 @@ struct TileConfig {
   // splitK), each writing its f32 partial sums to the workspace; a second
   // kernel sums the splits in order and runs the epilogue.
   int64_t splitK = 1;
+  // A direct convolution (simt only): one thread per output element, no
+  // shared memory, for grouped convs with fewer than 8 filters per group.
+  bool direct = false;
 
   int64_t threads() const;
   /// K steps of blockK per block: ceil(ceil(K / blockK) / splitK).

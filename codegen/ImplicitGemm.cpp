@@ -94,10 +94,6 @@ std::optional<GemmProblem> describeConv(const StepView &step) {
   if (extent(c.inH, pads[0], pads[2], c.kH, c.dilH, c.strideH) != c.outH ||
       extent(c.inW, pads[1], pads[3], c.kW, c.dilW, c.strideW) != c.outW)
     return std::nullopt;
-  // Depthwise-like groups leave a GEMM a few columns wide: not for this
-  // kernel (the step keeps its other tiers).
-  if (c.group > 1 && c.outC / c.group < 8)
-    return std::nullopt;
   GemmProblem p = GemmProblem::forConv(c, *xe);
   p.b = *we;
   p.out = *ye;

@@ -44,9 +44,10 @@ private:
 };
 
 /// The GEMM a conv/gemm/matmul step computes, or std::nullopt where the
-/// codegen does not handle the step: not a 2-D NHWC conv, depthwise-like
-/// grouped convs (fewer than 8 filters per group), dtypes other than f16
-/// and f32, shapes past the grid's limits.
+/// codegen does not handle the step: not a 2-D NHWC conv, dtypes other than
+/// f16 and f32, shapes past the grid's limits. (Depthwise-like grouped
+/// convs, fewer than 8 filters per group, are described too; chooseTiles
+/// gives them the direct kernel, simt only.)
 std::optional<GemmProblem> describeGemmStep(const StepView &step);
 
 /// The PTX target of a tier: sm_70 (Volta, WMMA) for tc, sm_60 for simt.

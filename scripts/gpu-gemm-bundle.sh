@@ -59,6 +59,11 @@ igemm=(
   "gemm-clip       --gemm 96,130,72 --trans-a --trans-b --c 1 --act clip --act-alpha -0.5 --act-beta 0.5"
   "matmul-b12      --matmul 12,128,64,96"
   "matmul-shared-b --matmul 6,50,40,72 --shared-b --act leaky_relu --act-alpha 0.1"
+  # Depthwise and few filters per group: the direct kernel, SIMT only (the
+  # tc run is skipped: no Tensor Core tiling).
+  "mbv2-dw-s2      --conv 1,56,56,144,144,3,3,2,1 --group 144 --bias --act clip --act-alpha 0 --act-beta 6 --simt-only"
+  "mbv2-dw-res     --conv 2,14,14,64,64,3,3,1,1 --group 64 --bias --residual --act relu --simt-only"
+  "dw-mult2-f32    --conv 1,9,9,8,16,5,5,1,2 --group 8 --dilation 2 --dtype f32 --act sigmoid"
   # fp32 engines: SIMT only (the tc run is skipped by the generator).
   "f32-conv        --conv 1,56,56,64,64,3,3,1,1 --dtype f32 --bias --residual --act relu"
   "f32-conv1-c3    --conv 1,224,224,3,64,7,7,2,3 --dtype f32 --bias --act relu"
@@ -69,7 +74,8 @@ igemm=(
 for c in "${igemm[@]}"; do
   read -r name opts <<<"$c"
   for tier in tc simt; do
-    [[ $tier == tc && $opts == *"--dtype f32"* ]] && continue
+    [[ $tier == tc && ( $opts == *"--dtype f32"* || $opts == *"--simt-only"* ) ]] && continue
+    opts=${opts/--simt-only/}
     # shellcheck disable=SC2086
     "$gen" $opts --tier "$tier" --cubin sm_75,sm_80,sm_90 -o "$out/igemm/$name-$tier.ptx" >/dev/null
     echo "igemm/$name-$tier.ptx" >> "$out/igemm.txt"

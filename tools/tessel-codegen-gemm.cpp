@@ -82,6 +82,8 @@ std::string describe(const GemmKernel &kernel) {
     os << " threads=" << t.threadsM << "x" << t.threadsN << " micro=" << t.microM << "x"
        << t.microN;
   os << " align=" << kernel.alignment();
+  if (t.direct)
+    os << " direct=1";
   if (kernel.splitsK()) {
     auto [rx, ry, rz] = kernel.reduceGrid();
     os << " split=" << t.splitK << " workspace=" << kernel.workspaceBytes() << " reduce="

@@ -1098,6 +1098,36 @@ TEST(EmulatedTiles, PipelinedKSteps) {
   }
 }
 
+/// Grouped convs with fewer than 8 filters per group (depthwise, channel
+/// multipliers, small groups): no Tensor Core tiling, the direct kernel on
+/// simt, against the float64 reference with every epilogue operand.
+TEST(EmulatedTiles, DirectGroupedConvs) {
+  using A = Activation;
+  const ElemType f16 = ElemType::F16, f32 = ElemType::F32;
+  std::vector<GemmProblem> problems = {
+      // MobileNetV2's depthwise 3x3 (relu6), stride 1 with a residual, stride 2.
+      withEpilogue(conv(1, 7, 7, 16, 16, 3, 3, 1, 1, f16, 16), true, true, A::Clip, 0, 6),
+      withEpilogue(conv(2, 9, 9, 24, 24, 3, 3, 2, 1, f16, 24), true, false, A::Relu),
+      // 5x5, dilation 2, f32.
+      withEpilogue(conv(1, 11, 11, 8, 8, 5, 5, 1, 4, f32, 8, 2), false, false, A::Sigmoid),
+      // Channel multiplier 2 (16 filters over 8 groups of 1 channel).
+      withEpilogue(conv(1, 6, 6, 8, 16, 3, 3, 1, 0, f16, 8), true, false, A::None),
+      // Groups of 3 channels, 4 filters each, 1x1 and 3x3.
+      conv(1, 5, 5, 6, 8, 1, 1, 1, 0, f32, 2),
+      withEpilogue(conv(1, 5, 5, 6, 8, 3, 3, 2, 1, f16, 2), true, true, A::LeakyRelu, 0.2f),
+  };
+  for (const GemmProblem &p : problems) {
+    EXPECT_FALSE(chooseTiles(p, GemmTier::TensorCore)) << p.key();
+    std::optional<TileConfig> tiles = chooseTiles(p, GemmTier::Simt);
+    ASSERT_TRUE(tiles && tiles->direct) << p.key();
+    GemmKernel kernel{p, *tiles, "k"};
+    EXPECT_EQ(kernel.grid()[0], uint32_t((p.m * p.conv.outC + 255) / 256));
+    EXPECT_EQ(emulate(kernel), "") << p.key();
+  }
+  // Eight filters per group or more stay implicit GEMMs.
+  EXPECT_FALSE(chooseTiles(conv(1, 6, 6, 16, 16, 3, 3, 1, 1, f16, 2), GemmTier::Simt)->direct);
+}
+
 /// Split-K: the partial sums through the workspace and the reduction's
 /// epilogue, with splits that divide the K steps evenly and not, a last
 /// split with steps past K, and batches / groups beside the splits in grid z.
@@ -1331,10 +1361,14 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
   EXPECT_EQ((*residual)[0].launches[0].args.size(), 5u);
   EXPECT_EQ((*residual)[0].launches[0].args[3].tensor, y1);
 
-  // Depthwise: no variant here (the step keeps its other tiers).
+  // Depthwise: the direct kernel, simt only.
   auto depthwise = planner.plan(s.conv({x, dw, -1, -1}, y1, /*group=*/64));
   ASSERT_TRUE(succeeded(depthwise));
-  EXPECT_TRUE(depthwise->empty());
+  ASSERT_EQ(depthwise->size(), 1u);
+  EXPECT_EQ((*depthwise)[0].tier, "simt");
+  ASSERT_EQ((*depthwise)[0].launches.size(), 1u);
+  EXPECT_EQ((*depthwise)[0].launches[0].block[0], 256u);
+  EXPECT_EQ((*depthwise)[0].launches[0].grid[0], (14u * 14u * 64u + 255u) / 256u);
   // f32 operands: SIMT only.
   auto fp32 = planner.plan(s.conv({xf, wf, -1, -1}, yf));
   ASSERT_TRUE(succeeded(fp32));
@@ -1363,7 +1397,8 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
       EXPECT_GT(module.images[i].data.size(), 1000u);
     }
   }
-  // The tc module has 2 kernels (plain and residual conv), simt 3 (+ f32).
+  // The tc module has 2 kernels (plain and residual conv), simt 4 (+ the
+  // depthwise conv's direct kernel, + f32).
   std::string tcPtx((*modules)[0].images[0].data.begin(), (*modules)[0].images[0].data.end());
   std::string simtPtx((*modules)[1].images[0].data.begin(), (*modules)[1].images[0].data.end());
   auto entries = [](const std::string &text) {
@@ -1373,7 +1408,7 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
     return count;
   };
   EXPECT_EQ(entries(tcPtx), 2u);
-  EXPECT_EQ(entries(simtPtx), 3u);
+  EXPECT_EQ(entries(simtPtx), 4u);
 }
 
 TEST(Planner, GemmBindsCAndNothingWithoutTargets) {
