@@ -152,6 +152,27 @@ public:
 
   void run() { detail::check(tessel_context_run(handle.get())); }
 
+  /// Device-resident IO (tessel_context_bind_input_device): a CUDA device
+  /// address, 256-byte aligned, of exactly the tensor's sizeBytes.
+  void bindInputDevice(size_t index, uint64_t devicePtr, size_t sizeBytes) {
+    detail::check(tessel_context_bind_input_device(handle.get(), index, devicePtr, sizeBytes));
+  }
+  void bindOutputDevice(size_t index, uint64_t devicePtr, size_t sizeBytes) {
+    detail::check(tessel_context_bind_output_device(handle.get(), index, devicePtr, sizeBytes));
+  }
+  /// One run on `cuStream` (a CUstream; nullptr: the context's own), not
+  /// waited for (tessel_context_enqueue).
+  void enqueue(void *cuStream = nullptr) {
+    detail::check(tessel_context_enqueue(handle.get(), cuStream));
+  }
+  /// One run step by step, each step's time in milliseconds
+  /// (tessel_context_profile_steps).
+  std::vector<double> profileSteps() {
+    std::vector<double> ms(stepCount());
+    detail::check(tessel_context_profile_steps(handle.get(), ms.data(), ms.size()));
+    return ms;
+  }
+
   /// The tier every step runs on ("cpu", "simt", "tc-sm70", "tc-sm80",
   /// "tc-sm90"), or "mixed".
   std::string tier() const { return tessel_context_tier(handle.get()); }

@@ -11,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -324,6 +326,24 @@ TEST(RuntimeCppWrapper, RunsAndThrowsErrorsWithCodes) {
   context.bindOutput(0, output);
   context.run();
   EXPECT_EQ(output, sampleExpected(input));
+  // Step profiles work on the cpu tier and write the outputs as run() does;
+  // device IO and enqueue need GPU steps.
+  std::fill(output.begin(), output.end(), 0.0f);
+  std::vector<double> ms = context.profileSteps();
+  ASSERT_EQ(ms.size(), context.stepCount());
+  for (double t : ms)
+    EXPECT_GE(t, 0.0);
+  EXPECT_EQ(output, sampleExpected(input));
+  for (auto call : {std::function<void()>([&] { context.bindInputDevice(0, 256, 24); }),
+                    std::function<void()>([&] { context.bindOutputDevice(0, 256, 40); }),
+                    std::function<void()>([&] { context.enqueue(); })}) {
+    try {
+      call();
+      FAIL() << "expected tessel::Error";
+    } catch (const tessel::Error &e) {
+      EXPECT_EQ(e.code(), TESSEL_UNSUPPORTED) << e.what();
+    }
+  }
 
   try {
     context.bindInput(0, input.data(), 4);
