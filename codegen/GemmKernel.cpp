@@ -534,14 +534,20 @@ std::array<uint32_t, 3> GemmKernel::reduceBlock() const {
   return {uint32_t(kElementwiseThreads), 1, 1};
 }
 
-llvm::SmallVector<llvm::StringRef> GemmKernel::reduceParameters() const {
-  llvm::SmallVector<llvm::StringRef> params = {"workspace"};
-  if (problem.addend)
+/// `params`, then the epilogue's operands: "addend" and "residual" where the
+/// problem has them, then "out".
+static llvm::SmallVector<llvm::StringRef>
+withEpilogueOperands(const GemmProblem &p, llvm::SmallVector<llvm::StringRef> params) {
+  if (p.addend)
     params.push_back("addend");
-  if (problem.residual)
+  if (p.residual)
     params.push_back("residual");
   params.push_back("out");
   return params;
+}
+
+llvm::SmallVector<llvm::StringRef> GemmKernel::reduceParameters() const {
+  return withEpilogueOperands(problem, {"workspace"});
 }
 
 std::array<uint32_t, 3> GemmKernel::block() const { return {uint32_t(tiles.threads()), 1, 1}; }
@@ -559,17 +565,9 @@ int GemmKernel::alignment() const {
 }
 
 llvm::SmallVector<llvm::StringRef> GemmKernel::parameters() const {
-  llvm::SmallVector<llvm::StringRef> params = {"a", "b"};
-  if (splitsK()) {
-    params.push_back("workspace");
-    return params;
-  }
-  if (problem.addend)
-    params.push_back("addend");
-  if (problem.residual)
-    params.push_back("residual");
-  params.push_back("out");
-  return params;
+  if (splitsK())
+    return {"a", "b", "workspace"};
+  return withEpilogueOperands(problem, {"a", "b"});
 }
 
 //===----------------------------------------------------------------------===//

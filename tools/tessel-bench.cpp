@@ -50,6 +50,7 @@
 // time.
 //
 //===----------------------------------------------------------------------===//
+#include "Json.h"
 #include "TensorFiles.h"
 #include "engine.h"
 #include "gpu/driver.h"
@@ -492,20 +493,7 @@ Result benchmark(const std::string &path, const Options &o,
   return r;
 }
 
-std::string jsonString(const std::string &text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\', out += c;
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-      out += escaped;
-    } else
-      out += c;
-  }
-  return out + "\"";
-}
+using tools::jsonString;
 
 std::string jsonNumber(double value) {
   if (!std::isfinite(value))

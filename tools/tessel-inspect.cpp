@@ -11,6 +11,7 @@
 // cannot be written.
 //
 //===----------------------------------------------------------------------===//
+#include "Json.h"
 #include "engine.h"
 #include "gpu/driver.h"
 #include "gpu/tiers.h"
@@ -62,20 +63,7 @@ std::string mib(uint64_t bytes) {
   return text;
 }
 
-std::string jsonString(const std::string &text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\', out += c;
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-      out += escaped;
-    } else
-      out += c;
-  }
-  return out + "\"";
-}
+using tools::jsonString;
 
 template <typename Vector> std::string jsonList(const Vector *values) {
   std::string text = "[";
