@@ -40,13 +40,8 @@ summary=$out/summary.txt
 : > "$summary"
 say() { echo "$*" | tee -a "$summary"; }
 
-tar -C "$work" -xJf device-bundle/payload.tar.xz || exit 2
-export LD_LIBRARY_PATH=$work/lib:/usr/local/nvidia/lib64:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export PATH=$PATH:/usr/local/cuda/bin
-export PYTHONUNBUFFERED=1
-bin=$work/bin
-say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
-say "bundle built from commit: $(cat "$work/COMMIT" 2>/dev/null || echo unknown)"
+# shellcheck source=device-env.sh
+. "$root/scripts/device-env.sh"
 [ -x "$bin/tessel-bench" ] || { say "no bin/tessel-bench in the bundle: rebuild it"; exit 2; }
 variant_args=()
 for label in ${VARIANTS:-}; do

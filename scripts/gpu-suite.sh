@@ -26,14 +26,9 @@ summary=$out/summary.txt
 : > "$summary"
 say() { echo "$*" | tee -a "$summary"; }
 
-tar -C "$work" -xJf device-bundle/payload.tar.xz || exit 2
+# shellcheck source=device-env.sh
+. "$root/scripts/device-env.sh"
 [ -d "$work/onnx-node" ] || tar -C "$work" -xJf device-bundle/conformance.tar.xz || exit 2
-export LD_LIBRARY_PATH=$work/lib:/usr/local/nvidia/lib64:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export PATH=$PATH:/usr/local/cuda/bin
-export PYTHONUNBUFFERED=1
-bin=$work/bin
-say "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
-say "bundle built from commit: $(cat "$work/COMMIT" 2>/dev/null || echo unknown)"
 "$bin/tessel-inspect" --device 2>&1 | head -5 | tee -a "$summary"
 
 has() { [[ " $suites " == *" $1 "* ]]; }
