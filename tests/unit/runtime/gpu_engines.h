@@ -178,6 +178,34 @@ inline EngineSpec gpuChainSpec(uint32_t n) {
   return spec;
 }
 
+/// A simt variant of out = a + b through the context's workspace, as split-K
+/// uses it: the add writes the workspace, a second launch copies it to out;
+/// the variant asks for `workspaceBytes` (at least 4 * n).
+inline VariantSpec simtAddViaWorkspace(int32_t a, int32_t b, int32_t out, uint32_t n,
+                                       uint64_t workspaceBytes) {
+  VariantSpec variant = simtAdd(a, b, out, n);
+  variant.launches[0].args[2] = workspaceArg(workspaceBytes);
+  LaunchSpec copy;
+  copy.kernel = "tessel_test_copy_shared";
+  copy.grid = variant.launches[0].grid;
+  copy.block = {kTestBlock, 1, 1};
+  copy.sharedBytes = 4 * kTestBlock;
+  copy.args = {workspaceArg(workspaceBytes), tensorArg(out), valueArg<uint32_t>(n),
+               valueArg<uint32_t>(4 * kTestBlock)};
+  variant.launches.push_back(copy);
+  return variant;
+}
+
+/// gpuChainSpec with every step through the workspace, the middle one asking
+/// for more than the others (the context's workspace is the largest ask).
+inline EngineSpec gpuWorkspaceSpec(uint32_t n) {
+  EngineSpec spec = gpuChainSpec(n);
+  spec.steps[0].variants = {simtAddViaWorkspace(0, 1, 3, n, 4 * uint64_t(n))};
+  spec.steps[1].variants = {simtAddViaWorkspace(3, 3, 4, n, 4 * uint64_t(n) + 4096)};
+  spec.steps[2].variants = {simtAddViaWorkspace(4, 0, 2, n, 4 * uint64_t(n))};
+  return spec;
+}
+
 /// x f32[n] -> y = x through `sharedBytes` of dynamic shared memory per
 /// block (tessel_test_copy_shared; needs sm_70 for more than 48 KiB).
 inline EngineSpec gpuSharedCopySpec(uint32_t n, uint32_t sharedBytes) {

@@ -106,6 +106,31 @@ TEST(GpuExecution, RunsASimtStep) {
   }
 }
 
+// Without a GPU: the engine with workspace arguments verifies, and its cpu
+// variants compute what the GPU test below expects.
+TEST(GpuEngines, TheWorkspaceEngineVerifiesAndRunsOnTheCpu) {
+  Bound b = create(openSpec(gpuWorkspaceSpec(1000)), TESSEL_TIER_CPU, 1000, 3);
+  ASSERT_TRUE(b.context);
+  ASSERT_TRUE(run(b).ok());
+  EXPECT_EQ(b.y, gpuChainExpected(b.x));
+}
+
+TEST(GpuExecution, LaunchesShareTheContextsWorkspace) {
+  SKIP_WITHOUT_GPU();
+  for (uint32_t n : {1000u, 100000u}) {
+    SCOPED_TRACE(n);
+    Bound b = create(openSpec(gpuWorkspaceSpec(n)), TESSEL_TIER_SIMT, n, 3);
+    ASSERT_TRUE(b.context);
+    EXPECT_STREQ(b.context->tier(), "simt");
+    // Step by step, captured, replayed: the workspace's address is fixed.
+    for (int round = 0; round < 3; ++round) {
+      std::fill(b.y.begin(), b.y.end(), 0.0f);
+      ASSERT_TRUE(run(b).ok());
+      EXPECT_EQ(b.y, gpuChainExpected(b.x));
+    }
+  }
+}
+
 TEST(GpuExecution, ContextsShareTheEngineOnTheDevice) {
   SKIP_WITHOUT_GPU();
   auto engine = openSpec(gpuChainSpec(5000));
