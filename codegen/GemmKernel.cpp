@@ -694,6 +694,11 @@ private:
   void simtEpilogue(ValueRange accs);
   void epilogueLoop(int64_t rows, function_ref<Value(Value)> tileRow);
   void epilogueElement(Value m, Value n, Value v);
+  int64_t epilogueLanes() const;
+  void epilogueRun(Value m, Value n, ArrayRef<Value> values);
+  Value epilogueValue(Value v, Value addendTerm, Value residualTerm);
+  Value outAddress(Value m, Value n);
+  Value addendAddress(Value m, Value n);
   void storePartial(Value m, Value n, Value v);
   /// The byte buffer type of a parameter of either kernel.
   Type paramType(llvm::StringRef param);
@@ -722,6 +727,9 @@ private:
   Value split; ///< this block's K split (split-K), else 0
   // Operands: element views and, where runs are vectors, run views.
   Value aElems, aRuns, bElems, bRuns, addend, residual, out, workspace;
+  // The epilogue's vector views (epilogueLanes() > 1), null where its
+  // operand is read element by element.
+  Value outRuns, addendRuns, residualRuns;
   // Operand offsets of batch z (matmul) or group z (conv).
   Value aBatchOffset, bBatchOffset;
   // Shared memory: the whole buffer; the epilogue's f32 staging.
@@ -744,15 +752,10 @@ void KernelBuilder::declareViews(gpu::GPUFuncOp func, Value sharedBytes) {
     aRuns = view(arg("a"), 0, {operandElements(p, "a") / plan.a.vector}, runType(plan.a));
   if (plan.b.vector > 1)
     bRuns = view(arg("b"), 0, {operandElements(p, "b") / plan.b.vector}, runType(plan.b));
-  if (kernel.splitsK()) {
+  if (kernel.splitsK())
     workspace = workspaceView(arg("workspace"));
-  } else {
-    if (p.addend)
-      addend = elems("addend", *p.addend);
-    if (p.residual)
-      residual = elems("residual", *p.residual);
-    out = elems("out", p.out);
-  }
+  else
+    epilogueViews(func, params);
 
   staging = view(shared, 0, {stagingRows(t), stagingLd(t)}, b.getF32Type());
 }
@@ -1010,6 +1013,21 @@ void KernelBuilder::simtEpilogue(ValueRange accs) {
 /// Every thread takes staged elements in row-major order, so that a warp
 /// stores (and reads the residual) along contiguous output rows.
 void KernelBuilder::epilogueLoop(int64_t rows, function_ref<Value(Value)> tileRow) {
+  if (const int64_t lanes = epilogueLanes(); lanes > 1) {
+    // Runs of `lanes` columns: one 16-byte store of the output per thread.
+    const int64_t runsPerRow = t.blockN / lanes;
+    b.create<scf::ForOp>(loc, tid, c(rows * runsPerRow), c(t.threads()), ValueRange{},
+                         [&](OpBuilder &, Location, Value e, ValueRange) {
+                           Value row = div(e, runsPerRow), col = mul(rem(e, runsPerRow), lanes);
+                           SmallVector<Value> values;
+                           for (int64_t l = 0; l < lanes; ++l)
+                             values.push_back(b.create<memref::LoadOp>(
+                                 loc, staging, ValueRange{row, add(col, l)}));
+                           epilogueRun(add(m0, tileRow(row)), add(n0, col), values);
+                           b.create<scf::YieldOp>(loc);
+                         });
+    return;
+  }
   b.create<scf::ForOp>(loc, tid, c(rows * t.blockN), c(t.threads()), ValueRange{},
                        [&](OpBuilder &, Location, Value e, ValueRange) {
                          Value row = div(e, t.blockN), col = rem(e, t.blockN);
@@ -1023,37 +1041,98 @@ void KernelBuilder::epilogueLoop(int64_t rows, function_ref<Value(Value)> tileRo
                        });
 }
 
-void KernelBuilder::epilogueElement(Value m, Value n, Value v) {
-  auto ifOp = b.create<scf::IfOp>(loc, both(below(m, p.m), below(n, p.n)), false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  // The CPU tier's order (nn.cpp, epilogueRow): alpha * acc, + the first
-  // addend (bias, or beta * C), + the residual, activation, one rounding.
-  if (p.alpha != 1.0f)
-    v = fmul(v, f(p.alpha));
-  Value outAddress;
+Value KernelBuilder::outAddress(Value m, Value n) {
   switch (p.op) {
   case GemmOpKind::Conv: // groups side by side in the channels
-    outAddress = add(add(mul(m, p.conv.outC), mul(z, p.n)), n);
-    break;
-  case GemmOpKind::Gemm: outAddress = add(mul(m, p.n), n); break;
-  case GemmOpKind::MatMul: outAddress = add(add(mul(z, p.m * p.n), mul(m, p.n)), n); break;
+    return add(add(mul(m, p.conv.outC), mul(z, p.n)), n);
+  case GemmOpKind::Gemm: return add(mul(m, p.n), n);
+  case GemmOpKind::MatMul: return add(add(mul(z, p.m * p.n), mul(m, p.n)), n);
   }
-  if (p.addend) {
-    Value at = p.op == GemmOpKind::Conv
-                   ? add(mul(z, p.n), n)
-                   : add(mul(m, p.addendRowStride), mul(n, p.addendColStride));
-    Value term = toF32(b.create<memref::LoadOp>(loc, addend, at));
+  return Value();
+}
+
+Value KernelBuilder::addendAddress(Value m, Value n) {
+  return p.op == GemmOpKind::Conv ? add(mul(z, p.n), n)
+                                  : add(mul(m, p.addendRowStride), mul(n, p.addendColStride));
+}
+
+/// The CPU tier's order (nn.cpp, epilogueRow): alpha * acc, + the first
+/// addend (bias, or beta * C), + the residual, activation, one rounding.
+Value KernelBuilder::epilogueValue(Value v, Value addendTerm, Value residualTerm) {
+  if (p.alpha != 1.0f)
+    v = fmul(v, f(p.alpha));
+  if (addendTerm) {
+    Value term = toF32(addendTerm);
     if (p.op == GemmOpKind::Gemm && p.beta != 1.0f)
       term = fmul(f(p.beta), term);
     v = fadd(v, term);
   }
-  if (p.residual)
-    v = fadd(v, toF32(b.create<memref::LoadOp>(loc, residual, outAddress)));
+  if (residualTerm)
+    v = fadd(v, toF32(residualTerm));
   v = activate(v);
   if (p.out == ElemType::F16)
     v = b.create<arith::TruncFOp>(loc, b.getF16Type(), v);
-  b.create<memref::StoreOp>(loc, v, out, outAddress);
+  return v;
+}
+
+void KernelBuilder::epilogueElement(Value m, Value n, Value v) {
+  auto ifOp = b.create<scf::IfOp>(loc, both(below(m, p.m), below(n, p.n)), false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value at = outAddress(m, n);
+  Value addendTerm =
+      p.addend ? b.create<memref::LoadOp>(loc, addend, addendAddress(m, n)).getResult() : Value();
+  Value residualTerm =
+      p.residual ? b.create<memref::LoadOp>(loc, residual, at).getResult() : Value();
+  b.create<memref::StoreOp>(loc, epilogueValue(v, addendTerm, residualTerm), out, at);
+}
+
+/// 16 bytes of output per thread where every run of that many columns is
+/// wholly in or out of range and 16-byte aligned: N and the tile's width
+/// multiples of the lanes (so are the conv's channel count and the
+/// matmul's batch stride), and no split-K (whose partials stay f32).
+int64_t KernelBuilder::epilogueLanes() const {
+  const int64_t lanes = 16 / elemBytes(p.out);
+  if (t.direct || kernel.splitsK() || t.blockN % lanes != 0 || p.n % lanes != 0)
+    return 1;
+  return lanes;
+}
+
+/// A run of epilogueLanes() columns from n: the addend (where contiguous
+/// along n) and the residual (where of the output's type) read as vectors,
+/// the output written as one.
+void KernelBuilder::epilogueRun(Value m, Value n, ArrayRef<Value> values) {
+  const int64_t lanes = int64_t(values.size());
+  auto ifOp = b.create<scf::IfOp>(loc, both(below(m, p.m), below(n, p.n)), false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value at = outAddress(m, n);
+  // Per lane: the element of a vector load, or a scalar load.
+  auto operandLanes = [&](Value elems, Value runs, Value address, int64_t stride) {
+    SmallVector<Value> lane;
+    if (runs) {
+      Value run = b.create<memref::LoadOp>(loc, runs, div(address, lanes));
+      for (int64_t l = 0; l < lanes; ++l)
+        lane.push_back(b.create<vector::ExtractOp>(loc, run, l));
+    } else {
+      for (int64_t l = 0; l < lanes; ++l)
+        lane.push_back(b.create<memref::LoadOp>(loc, elems, add(address, l * stride)));
+    }
+    return lane;
+  };
+  SmallVector<Value> addendTerms(lanes), residualTerms(lanes);
+  if (p.addend)
+    addendTerms = operandLanes(addend, addendRuns, addendAddress(m, n),
+                               p.op == GemmOpKind::Conv ? 1 : p.addendColStride);
+  if (p.residual)
+    residualTerms = operandLanes(residual, residualRuns, at, 1);
+  Type outType = elemType(p.out);
+  Value result = b.create<arith::ConstantOp>(
+      loc, cast<TypedAttr>(b.getZeroAttr(VectorType::get({lanes}, outType))));
+  for (int64_t l = 0; l < lanes; ++l)
+    result = b.create<vector::InsertOp>(
+        loc, epilogueValue(values[l], addendTerms[l], residualTerms[l]), result, l);
+  b.create<memref::StoreOp>(loc, result, outRuns, div(at, lanes));
 }
 
 /// Split-K: the block's f32 partial sum of (m, n) into the workspace,
@@ -1110,6 +1189,24 @@ void KernelBuilder::epilogueViews(gpu::GPUFuncOp func, ArrayRef<llvm::StringRef>
   if (p.residual)
     residual = elementView(func, params, "residual", *p.residual);
   out = elementView(func, params, "out", p.out);
+  const int64_t lanes = epilogueLanes();
+  if (lanes == 1)
+    return;
+  // Vector views of 16-byte runs: the output, and the residual and addend
+  // where they have the output's type (and the addend runs along n).
+  auto runs = [&](llvm::StringRef name) {
+    Value bytes = func.getArgument(llvm::find(params, name) - params.begin());
+    return view(bytes, 0, {operandElements(p, name) / lanes},
+                VectorType::get({lanes}, elemType(p.out)));
+  };
+  outRuns = runs("out");
+  if (p.residual && *p.residual == p.out)
+    residualRuns = runs("residual");
+  bool addendAlongN = p.op == GemmOpKind::Conv ||
+                      (p.addendColStride == 1 && p.addendRowStride % lanes == 0 &&
+                       operandElements(p, "addend") % lanes == 0);
+  if (p.addend && *p.addend == p.out && addendAlongN)
+    addendRuns = runs("addend");
 }
 
 /// One thread per output element (m, channel), consecutive threads on

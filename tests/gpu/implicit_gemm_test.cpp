@@ -553,6 +553,17 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
     each([&](int t) { out[t].f = src[t].v[lane]; });
     return true;
   }
+  if (auto x = dyn_cast<vector::InsertOp>(op)) {
+    int64_t lane = x.getStaticPosition()[0];
+    auto &dest = val(x.getDest());
+    auto &source = val(x.getSource());
+    auto &out = val(x.getResult());
+    each([&](int t) {
+      out[t] = dest[t];
+      out[t].v[lane] = source[t].f;
+    });
+    return true;
+  }
   if (auto fma = dyn_cast<LLVM::FMAOp>(op)) {
     auto &a = val(fma.getA()), &b = val(fma.getB()), &c = val(fma.getC());
     auto &out = val(fma.getResult());
