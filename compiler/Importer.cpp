@@ -1218,24 +1218,39 @@ FailureOr<Window> resolveWindow(Node &n, ArrayRef<int64_t> input,
   return w;
 }
 
-LogicalResult importConv(Node &n) {
+/// What Conv and ConvTranspose read alike: input, weight and optional bias,
+/// the input and weight of one rank with 1 to 3 spatial dims (`kind` names
+/// the op in the unsupported message).
+struct ConvOperands {
+  Value x, weight, bias;
+  ArrayRef<int64_t> xs, ws;
+};
+
+FailureOr<ConvOperands> convOperands(Node &n, StringRef kind) {
   FailureOr<Value> x = n.input(0), weight = n.input(1);
   if (failed(x) || failed(weight))
     return failure();
-  Value bias;
+  ConvOperands c{*x, *weight, Value(), shapeOf(*x), shapeOf(*weight)};
   if (n.has(2)) {
     FailureOr<Value> b = n.input(2);
     if (failed(b))
       return failure();
-    bias = *b;
+    c.bias = *b;
   }
-  ArrayRef<int64_t> xs = shapeOf(*x), ws = shapeOf(*weight);
-  if (xs.size() < 3 || ws.size() != xs.size())
-    return n.invalid("input " + shapeText(xs) + " and weight " + shapeText(ws) +
+  if (c.xs.size() < 3 || c.ws.size() != c.xs.size())
+    return n.invalid("input " + shapeText(c.xs) + " and weight " + shapeText(c.ws) +
                      " must have the same rank >= 3");
-  if (xs.size() > 5)
-    return n.unsupported(Twine(xs.size() - 2) + " spatial dims",
-                         "1-D, 2-D and 3-D convolutions are supported");
+  if (c.xs.size() > 5)
+    return n.unsupported(Twine(c.xs.size() - 2) + " spatial dims",
+                         "1-D, 2-D and 3-D " + kind + " are supported");
+  return c;
+}
+
+LogicalResult importConv(Node &n) {
+  FailureOr<ConvOperands> operandsOf = convOperands(n, "convolutions");
+  if (failed(operandsOf))
+    return failure();
+  auto [x, weight, bias, xs, ws] = *operandsOf;
   FailureOr<int64_t> group = n.getInt("group", 1);
   FailureOr<std::optional<SmallVector<int64_t>>> kernelShape =
       n.getInts("kernel_shape");
@@ -1255,7 +1270,7 @@ LogicalResult importConv(Node &n) {
     return failure();
   SmallVector<int64_t> shape = {xs[0], ws[0]};
   shape.append(w->output);
-  SmallVector<Value> operands = {*x, *weight};
+  SmallVector<Value> operands = {x, weight};
   if (bias)
     operands.push_back(bias);
   SmallVector<NamedAttribute> attrs = {
@@ -1269,29 +1284,15 @@ LogicalResult importConv(Node &n) {
   attrs.push_back(n.named("operandSegmentSizes",
                           n.b.getDenseI32ArrayAttr({1, 1, bias ? 1 : 0, 0})));
   return n.setOutput(
-      0, n.create<ConvOp>(RankedTensorType::get(shape, elementOf(*x)), operands,
+      0, n.create<ConvOp>(RankedTensorType::get(shape, elementOf(x)), operands,
                           attrs));
 }
 
 LogicalResult importConvTranspose(Node &n) {
-  FailureOr<Value> x = n.input(0), weight = n.input(1);
-  if (failed(x) || failed(weight))
+  FailureOr<ConvOperands> operandsOf = convOperands(n, "transposed convolutions");
+  if (failed(operandsOf))
     return failure();
-  Value bias;
-  if (n.has(2)) {
-    FailureOr<Value> b = n.input(2);
-    if (failed(b))
-      return failure();
-    bias = *b;
-  }
-  ArrayRef<int64_t> xs = shapeOf(*x), ws = shapeOf(*weight);
-  if (xs.size() < 3 || ws.size() != xs.size())
-    return n.invalid("input " + shapeText(xs) + " and weight " + shapeText(ws) +
-                     " must have the same rank >= 3");
-  if (xs.size() > 5)
-    return n.unsupported(
-        Twine(xs.size() - 2) + " spatial dims",
-        "1-D, 2-D and 3-D transposed convolutions are supported");
+  auto [x, weight, bias, xs, ws] = *operandsOf;
   size_t spatial = xs.size() - 2;
   FailureOr<int64_t> group = n.getInt("group", 1);
   FailureOr<std::string> autoPad = n.getString("auto_pad", "NOTSET");
@@ -1372,12 +1373,12 @@ LogicalResult importConvTranspose(Node &n) {
                        Twine(i) + " is not positive");
     shape.push_back(out);
   }
-  SmallVector<Value> operands = {*x, *weight};
+  SmallVector<Value> operands = {x, weight};
   if (bias)
     operands.push_back(bias);
   return n.setOutput(
       0, n.create<ConvTransposeOp>(
-             RankedTensorType::get(shape, elementOf(*x)), operands,
+             RankedTensorType::get(shape, elementOf(x)), operands,
              {n.named("strides", n.b.getDenseI64ArrayAttr(**strides)),
               n.named("pads", n.b.getDenseI64ArrayAttr(padsOut)),
               n.named("dilations", n.b.getDenseI64ArrayAttr(**dilations)),
