@@ -1069,6 +1069,25 @@ TEST(EmulatedTiles, ForcedSimtTilings) {
 /// several, and not a multiple of blockK (the last step's loads masked),
 /// on gemms with either operand row-contiguous and on convs with padding and
 /// stride (the prefetch carries the im2col masks).
+/// A small forced tiling, many blocks on small problems: tc 2x2 warps of one
+/// 16x16 fragment (32x32), simt 8x16 threads of 2x2 sums (16x32).
+TileConfig smallTiles(GemmTier tier, int64_t blockK) {
+  TileConfig t;
+  t.tier = tier;
+  if (tier == GemmTier::TensorCore) {
+    t.warpsM = t.warpsN = 2;
+    t.blockM = t.blockN = 32;
+  } else {
+    t.threadsM = 8;
+    t.threadsN = 16;
+    t.microM = t.microN = 2;
+    t.blockM = 16;
+    t.blockN = 32;
+  }
+  t.blockK = blockK;
+  return t;
+}
+
 TEST(EmulatedTiles, PipelinedKSteps) {
   using A = Activation;
   for (GemmTier tier : {GemmTier::TensorCore, GemmTier::Simt}) {
@@ -1089,19 +1108,7 @@ TEST(EmulatedTiles, PipelinedKSteps) {
       problems.push_back(conv(1, 7, 7, blockK, 16, 1, 1, 2, 0, type));
       problems.push_back(withEpilogue(conv(1, 8, 8, 3, 8, 3, 3, 1, 1, type), true, false, A::None));
       for (const GemmProblem &p : problems) {
-        TileConfig t;
-        t.tier = tier;
-        if (tc) {
-          t.warpsM = t.warpsN = 2;
-          t.blockM = t.blockN = 32;
-        } else {
-          t.threadsM = 8;
-          t.threadsN = 16;
-          t.microM = t.microN = 2;
-          t.blockM = 16;
-          t.blockN = 32;
-        }
-        t.blockK = blockK;
+        TileConfig t = smallTiles(tier, blockK);
         EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")
             << tierName(tier).str() << " blockK " << blockK << " " << p.key();
       }
@@ -1156,20 +1163,7 @@ TEST(EmulatedTiles, SplitK) {
     };
     for (const GemmProblem &p : problems)
       for (int64_t split : {2, 3, 4}) {
-        TileConfig t;
-        t.tier = tier;
-        if (tc) {
-          t.warpsM = t.warpsN = 2;
-          t.blockM = t.blockN = 32;
-          t.blockK = 32;
-        } else {
-          t.threadsM = 8;
-          t.threadsN = 16;
-          t.microM = t.microN = 2;
-          t.blockM = 16;
-          t.blockN = 32;
-          t.blockK = 16;
-        }
+        TileConfig t = smallTiles(tier, tc ? 32 : 16);
         t.splitK = split;
         GemmKernel kernel{p, t, "k"};
         ASSERT_TRUE(kernel.splitsK());
