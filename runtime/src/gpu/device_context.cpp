@@ -396,37 +396,41 @@ Status DeviceContext::copyOutputs(CUstream on) {
   return {};
 }
 
-Status DeviceContext::run(HostStep hostStep, void *owner) {
+Status DeviceContext::enqueueRun(CUstream on, HostStep hostStep, void *owner) {
   const DriverApi &cu = driver->api();
   if (Status s = device->makeCurrent(); !s.ok())
     return s;
   inFlightFirst = inFlightLast = kNone;
   inFlightGraph = false;
-  if (Status s = follow(stream); !s.ok())
+  if (Status s = follow(on); !s.ok())
     return s;
-  if (Status s = copyInputs(stream); !s.ok())
+  if (Status s = copyInputs(on); !s.ok())
     return s;
 
   // The first run goes step by step (and finds any error with its step); the
-  // second captures the launches, which later runs replay in one call.
+  // second captures the launches (on the context's own stream, which only
+  // records), which later runs replay in one call on `on`.
   if (allOnGpu && graphsEnabled && runs >= 1 && !captureTried)
     if (Status s = launchAllCaptured(); !s.ok())
       return s;
   if (graph) {
-    if (CUresult r = cu.cuGraphLaunch(graph, stream); r != CUDA_SUCCESS)
+    if (CUresult r = cu.cuGraphLaunch(graph, on); r != CUDA_SUCCESS)
       return fault(r, "cuGraphLaunch");
     inFlightFirst = 0;
     inFlightLast = steps.size() - 1;
     inFlightGraph = true;
   } else {
     for (size_t s = 0; s < steps.size(); ++s) {
-      Status status = steps[s].onGpu ? launchStep(s, stream) : runHostStep(s, hostStep, owner);
+      Status status = steps[s].onGpu ? launchStep(s, on) : runHostStep(s, hostStep, owner);
       if (!status.ok())
         return status;
     }
   }
+  return copyOutputs(on);
+}
 
-  if (Status s = copyOutputs(stream); !s.ok())
+Status DeviceContext::run(HostStep hostStep, void *owner) {
+  if (Status s = enqueueRun(stream, hostStep, owner); !s.ok())
     return s;
   if (Status s = synchronize("cuStreamSynchronize"); !s.ok())
     return s;
@@ -436,40 +440,14 @@ Status DeviceContext::run(HostStep hostStep, void *owner) {
 }
 
 Status DeviceContext::enqueue(CUstream on) {
-  const DriverApi &cu = driver->api();
   if (!on)
     on = stream;
-  if (Status s = device->makeCurrent(); !s.ok())
-    return s;
   // Nothing synchronizes here: a fault surfaces at a later call, which can
-  // only say that a run of this context was in flight.
-  inFlightFirst = inFlightLast = kNone;
-  inFlightGraph = false;
-  if (Status s = follow(on); !s.ok())
+  // only say that a run of this context was in flight. Every step is on the
+  // GPU (the caller checks), so no host step runs.
+  if (Status s = enqueueRun(on, nullptr, nullptr); !s.ok())
     return s;
-  if (Status s = copyInputs(on); !s.ok())
-    return s;
-  // As in run(): step by step first, then captured (on the context's own
-  // stream, which only records) and replayed on `on`.
-  if (graphsEnabled && runs >= 1 && !captureTried)
-    if (Status s = launchAllCaptured(); !s.ok())
-      return s;
-  if (graph) {
-    if (CUresult r = cu.cuGraphLaunch(graph, on); r != CUDA_SUCCESS)
-      return fault(r, "cuGraphLaunch");
-  } else {
-    for (size_t s = 0; s < steps.size(); ++s)
-      if (Status status = launchStep(s, on); !status.ok())
-        return status;
-  }
-  if (!steps.empty()) {
-    inFlightFirst = 0;
-    inFlightLast = steps.size() - 1;
-    inFlightGraph = graph != nullptr;
-  }
-  if (Status s = copyOutputs(on); !s.ok())
-    return s;
-  if (CUresult r = cu.cuEventRecord(lastWork, on); r != CUDA_SUCCESS)
+  if (CUresult r = driver->api().cuEventRecord(lastWork, on); r != CUDA_SUCCESS)
     return fault(r, "cuEventRecord");
   lastStream = on;
   ++runs;

@@ -133,6 +133,11 @@ private:
   Status launchStep(size_t index, CUstream on);
   Status runHostStep(size_t index, HostStep hostStep, void *owner);
   Status launchAllCaptured();
+  /// One run's work on `on`, not waited for: follow the context's earlier
+  /// work, copy the host-bound inputs in, launch (step by step, capturing,
+  /// or replaying the graph; cpu-tier steps through `hostStep`), copy the
+  /// host-bound outputs out.
+  Status enqueueRun(CUstream on, HostStep hostStep, void *owner);
   /// Orders work on `on` after the context's work on another stream.
   Status follow(CUstream on);
   Status copyInputs(CUstream on);
