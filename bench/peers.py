@@ -7,6 +7,10 @@ warm-up, inputs rotated over as many buffer sets as tessel-bench used.
     gemm    torch.matmul on f16 CUDA tensors with the row's transposes (cuBLAS)
     conv    torch.nn.functional.conv2d, f16, channels_last (cuDNN,
             cudnn.benchmark on, warmed)
+            Both captured in one CUDA graph per rotated set and replayed, as
+            tessel-bench replays Tessel's: timed eagerly, a small op's time
+            is mostly PyTorch's dispatch on the host (40 us for a 10 us conv
+            on the H100, 2026-11-23), which is no peer's kernel.
     models  eager channels_last f16, its CUDA-graph replay, and torch.compile
             (default mode; run in a child process with a time limit:
             `python3 bench/peers.py compile MODEL BATCH ...` prints one JSON line)
@@ -51,6 +55,27 @@ def time_launches(launch, rotation, warmup, iterations):
             "rotation": rotation}
 
 
+def graph_replays(launch, rotation):
+    """replay(i) of one CUDA graph per rotated set i, each capturing launch(i):
+    the peer's launch overhead as small as Tessel's (tessel-bench replays its
+    own graph). launch runs eagerly first, on a side stream, so that cuDNN's
+    benchmark search and cuBLAS's workspace set-up happen outside capture."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for i in range(rotation):
+            for _ in range(2):
+                launch(i)
+    torch.cuda.current_stream().wait_stream(stream)
+    graphs = []
+    for i in range(rotation):
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            launch(i)
+        graphs.append(graph)
+    return lambda i: graphs[i].replay()
+
+
 def _randn(shape, **kw):
     return torch.randn(*shape, device="cuda", dtype=torch.float16, **kw)
 
@@ -67,8 +92,8 @@ def gemm(row, rotation, warmup, iterations):
         a, b, y = sets[i]
         torch.matmul(a.t() if row["a_t"] else a, b.t() if row["b_t"] else b, out=y)
 
-    result = time_launches(launch, rotation, warmup, iterations)
-    result["name"] = "torch.matmul (cuBLAS)"
+    result = time_launches(graph_replays(launch, rotation), rotation, warmup, iterations)
+    result["name"] = "torch.matmul (cuBLAS), CUDA graph replay"
     return result
 
 
@@ -87,8 +112,8 @@ def conv(row, rotation, warmup, iterations):
         torch.nn.functional.conv2d(xs[i], w, stride=stride, padding=padding)
 
     with torch.no_grad():
-        result = time_launches(launch, rotation, warmup, iterations)
-    result["name"] = "F.conv2d channels_last (cuDNN)"
+        result = time_launches(graph_replays(launch, rotation), rotation, warmup, iterations)
+    result["name"] = "F.conv2d channels_last (cuDNN), CUDA graph replay"
     return result
 
 
@@ -113,20 +138,8 @@ def model_eager_and_graph(row, rotation, warmup, iterations):
         results["eager"] = time_launches(lambda i: module(xs[i]), rotation, warmup, iterations)
         results["eager"]["name"] = "PyTorch eager f16"
         try:
-            stream = torch.cuda.Stream()
-            stream.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(stream):
-                for _ in range(3):
-                    module(xs[0])
-            torch.cuda.current_stream().wait_stream(stream)
-            graphs = []
-            for x in xs:
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    module(x)
-                graphs.append(graph)
-            results["cuda_graph"] = time_launches(lambda i: graphs[i].replay(), rotation,
-                                                  warmup, iterations)
+            replay = graph_replays(lambda i: module(xs[i]), rotation)
+            results["cuda_graph"] = time_launches(replay, rotation, warmup, iterations)
             results["cuda_graph"]["name"] = "PyTorch eager f16, CUDA graph replay"
         except Exception as e:  # noqa: BLE001 (capture can fail on some modules)
             results["cuda_graph"] = {"name": "PyTorch CUDA graph", "error": repr(e)[:500]}

@@ -11,7 +11,8 @@
     models  ResNet-50 (b1, b256), MobileNetV2 (b1; b256 on request), a BERT-base-shaped
             encoder (torch.nn.TransformerEncoder, 12 layers, hidden 768, 12
             heads, FFN 3072, seq 128, b1), exported with PyTorch's legacy
-            exporter at opset 13 with a fixed batch.
+            exporter at opset 13 (14 for the encoder on PyTorch 2, whose
+            attention is one op that opset 14 decomposes) with a fixed batch.
 
 A row is a dict: name, suite, set, the shape fields, flops (the nominal
 2*M*N*K, or 2*N*OH*OW*K*C*R*S for a conv, before Tessel's channel padding),
@@ -220,7 +221,7 @@ def build_torch_model(model, batch=1):
 
 
 def export_model(row, path, device="cpu"):
-    """Exports a models-suite row to PATH (legacy exporter, opset 13, the batch
+    """Exports a models-suite row to PATH (legacy exporter, opset 13 or 14, the batch
     fixed). Returns the FLOPs of the exported graph's Conv/Gemm/MatMul nodes."""
     import torch
     module, shape = build_torch_model(row["model"], row["batch"])
@@ -230,8 +231,13 @@ def export_model(row, path, device="cpu"):
     tmp = path + ".tmp"
     # The encoder's inference fast path (one fused aten op that ONNX cannot
     # express) is off while gradients are on: export the attention as ONNX ops.
+    # PyTorch 2's attention is one aten op (scaled_dot_product_attention) that
+    # the exporter decomposes (Transpose, Mul, MatMul, Softmax) from opset 14.
+    opset = OPSET
+    if row["model"] == "bert_base" and hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+        opset = 14
     with torch.set_grad_enabled(row["model"] == "bert_base"):
-        torch.onnx.export(module, x, tmp, opset_version=OPSET, input_names=["input"],
+        torch.onnx.export(module, x, tmp, opset_version=opset, input_names=["input"],
                           output_names=["output"], do_constant_folding=True,
                           training=torch.onnx.TrainingMode.PRESERVE, **legacy)
     os.replace(tmp, path)

@@ -63,6 +63,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -276,14 +278,57 @@ std::vector<tessel_tensor_info_t> tensorInfos(const tessel_engine_t *engine, boo
   return infos;
 }
 
-tools::HostTensor randomTensor(const tessel_tensor_info_t &info, std::mt19937_64 &rng) {
-  tools::HostTensor t;
-  t.dtype = info.dtype;
-  t.shape.assign(info.shape, info.shape + info.rank);
-  t.data.resize(info.size_bytes);
-  tools::fillRandom(t, rng);
-  return t;
-}
+/// Random input values at any size for little host time: kPoolElements
+/// values per dtype drawn once by tools::fillRandom, then laid down from a
+/// moving offset, the pool repeated. Drawing every element took seconds per
+/// engine (DeepBench's 500000-deep GEMMs have 1 GB of inputs); timing needs
+/// realistic values, not that much entropy.
+class RandomInputs {
+public:
+  /// Calls write(bytes, offset, count) over `info.size_bytes` bytes.
+  template <typename Write> void fill(const tessel_tensor_info_t &info, Write write) {
+    const size_t width = tessel_dtype_size(info.dtype);
+    const std::vector<uint8_t> &values = pool(info.dtype);
+    size_t from = (next++ * kStride % kPoolElements) * width;
+    for (size_t done = 0; done < info.size_bytes; from = 0) {
+      size_t count = std::min(values.size() - from, size_t(info.size_bytes) - done);
+      write(values.data() + from, done, count);
+      done += count;
+    }
+  }
+
+  tools::HostTensor tensor(const tessel_tensor_info_t &info) {
+    tools::HostTensor t;
+    t.dtype = info.dtype;
+    t.shape.assign(info.shape, info.shape + info.rank);
+    t.data.resize(info.size_bytes);
+    fill(info, [&](const uint8_t *bytes, size_t offset, size_t count) {
+      std::memcpy(t.data.data() + offset, bytes, count);
+    });
+    return t;
+  }
+
+private:
+  static constexpr size_t kPoolElements = size_t(1) << 22;
+  static constexpr size_t kStride = 1000003; // a prime: each tensor starts elsewhere
+
+  const std::vector<uint8_t> &pool(tessel_dtype_t dtype) {
+    std::vector<uint8_t> &values = pools[dtype];
+    if (values.empty()) {
+      tools::HostTensor t;
+      t.dtype = dtype;
+      t.shape = {int64_t(kPoolElements)};
+      t.data.resize(kPoolElements * tessel_dtype_size(dtype));
+      tools::fillRandom(t, rng);
+      values = std::move(t.data);
+    }
+    return values;
+  }
+
+  std::mt19937_64 rng{1};
+  std::map<tessel_dtype_t, std::vector<uint8_t>> pools;
+  size_t next = 0;
+};
 
 ContextPtr createContext(const tessel_engine_t *engine, tessel_tier_t tier) {
   tessel_context_options_t options{tier};
@@ -329,12 +374,12 @@ bool allOnGpu(const tessel_context_t *context) {
 
 void timeOnHost(tessel_context_t *context, const tessel_engine_t *engine, const Options &o,
                 Result &r) {
-  std::mt19937_64 rng(1);
+  RandomInputs random;
   std::vector<tools::HostTensor> inputs, outputs;
   std::vector<tessel_tensor_info_t> inInfos = tensorInfos(engine, true);
   std::vector<tessel_tensor_info_t> outInfos = tensorInfos(engine, false);
   for (size_t i = 0; i < inInfos.size(); ++i) {
-    inputs.push_back(randomTensor(inInfos[i], rng));
+    inputs.push_back(random.tensor(inInfos[i]));
     check(tessel_context_bind_input(context, i, inputs[i].data.data(), inputs[i].data.size()),
           "bind input");
   }
@@ -394,18 +439,18 @@ void timeOnGpu(ContextPtr first, const tessel_engine_t *engine, uint64_t arenaBy
 
   std::vector<Rotated> rotated(count);
   rotated[0].context = std::move(first);
-  std::mt19937_64 rng(1);
+  RandomInputs random;
   for (size_t c = 0; c < count; ++c) {
     Rotated &set = rotated[c];
     if (!set.context)
       set.context = createContext(engine, o.tier);
     for (size_t i = 0; i < inInfos.size(); ++i) {
-      tools::HostTensor values = randomTensor(inInfos[i], rng);
-      set.buffers.push_back(std::make_unique<DeviceMemory>(values.data.size()));
-      checkCu(cu.cuMemcpyHtoD(set.buffers.back()->address, values.data.data(),
-                              values.data.size()),
-              "cuMemcpyHtoD");
-      check(tessel_context_bind_input_device(set.context.get(), i, set.buffers.back()->address,
+      set.buffers.push_back(std::make_unique<DeviceMemory>(inInfos[i].size_bytes));
+      CUdeviceptr address = set.buffers.back()->address;
+      random.fill(inInfos[i], [&](const uint8_t *bytes, size_t offset, size_t count) {
+        checkCu(cu.cuMemcpyHtoD(address + offset, bytes, count), "cuMemcpyHtoD");
+      });
+      check(tessel_context_bind_input_device(set.context.get(), i, address,
                                              inInfos[i].size_bytes),
             "bind input");
     }
