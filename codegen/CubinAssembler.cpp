@@ -1,11 +1,56 @@
 //===- CubinAssembler.cpp - PTX to cubin, in-process ----------------------===//
 #include "CubinAssembler.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #ifdef TESSEL_HAVE_NVJITLINK
 #include <nvJitLink.h>
 #endif
 
 namespace tessel::codegen {
+
+std::vector<std::string> spillingKernels(llvm::StringRef info) {
+  // ptxas -v: "Function properties for NAME", then a line
+  // "... N bytes spill stores, M bytes spill loads".
+  std::vector<std::string> names;
+  llvm::StringRef current;
+  llvm::SmallVector<llvm::StringRef> lines;
+  info.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    size_t at = line.find("Function properties for ");
+    if (at != llvm::StringRef::npos) {
+      current = line.drop_front(at + 24).trim().trim("':");
+      continue;
+    }
+    size_t spill = line.find(" bytes spill stores");
+    if (spill == llvm::StringRef::npos || current.empty())
+      continue;
+    llvm::StringRef count = line.take_front(spill).rtrim();
+    count = count.drop_front(count.find_last_of(" \t") + 1);
+    unsigned bytes = 0;
+    if (!count.getAsInteger(10, bytes) && bytes > 0)
+      names.push_back(current.str());
+    current = {};
+  }
+  return names;
+}
+
+std::string withoutMinBlocks(llvm::StringRef ptx, const std::vector<std::string> &kernels) {
+  std::string text = ptx.str();
+  for (const std::string &name : kernels) {
+    size_t entry = text.find(".entry " + name + "(");
+    if (entry == std::string::npos)
+      continue;
+    size_t body = text.find('{', entry);
+    size_t directive = text.find(".minnctapersm", entry);
+    if (directive == std::string::npos || directive > body)
+      continue;
+    size_t lineEnd = text.find('\n', directive);
+    text.erase(directive, lineEnd == std::string::npos ? std::string::npos
+                                                       : lineEnd + 1 - directive);
+  }
+  return text;
+}
 
 #ifdef TESSEL_HAVE_NVJITLINK
 
@@ -26,21 +71,21 @@ std::string errorLog(nvJitLinkHandle handle, nvJitLinkResult result) {
     log = "nvJitLink error " + std::to_string(int(result));
   return log;
 }
-} // namespace
 
-CubinResult assembleCubin(llvm::StringRef ptx, int arch) {
+/// One nvJitLink run; `info` gets its verbose log (ptxas's per-kernel
+/// registers and spills).
+CubinResult link(const std::string &text, int arch, std::string &info) {
   CubinResult result;
   std::string archOption = "-arch=sm_" + std::to_string(arch);
-  const char *options[] = {archOption.c_str(), "-O3"};
+  const char *options[] = {archOption.c_str(), "-O3", "-verbose"};
   nvJitLinkHandle handle = nullptr;
-  nvJitLinkResult status = nvJitLinkCreate(&handle, 2, options);
+  nvJitLinkResult status = nvJitLinkCreate(&handle, 3, options);
   if (status != NVJITLINK_SUCCESS) {
     result.log = "cannot start nvJitLink for sm_" + std::to_string(arch) + " (error " +
                  std::to_string(int(status)) + ")";
     return result;
   }
   // nvJitLink reads PTX as a C string: hand it a terminated copy.
-  std::string text = ptx.str();
   status = nvJitLinkAddData(handle, NVJITLINK_INPUT_PTX, text.c_str(), text.size() + 1,
                             "tessel.ptx");
   if (status == NVJITLINK_SUCCESS)
@@ -57,8 +102,39 @@ CubinResult assembleCubin(llvm::StringRef ptx, int arch) {
     result.cubin.clear();
     result.log = errorLog(handle, status);
   }
+  info.clear();
+  if (nvJitLinkGetInfoLogSize(handle, &size) == NVJITLINK_SUCCESS && size > 1) {
+    info.resize(size);
+    if (nvJitLinkGetInfoLog(handle, info.data()) != NVJITLINK_SUCCESS)
+      info.clear();
+  }
   nvJitLinkDestroy(&handle);
   return result;
+}
+
+} // namespace
+
+CubinResult assembleCubin(llvm::StringRef ptx, int arch) {
+  std::string info;
+  CubinResult result = link(ptx.str(), arch, info);
+  result.info = info;
+  // A kernel that asks for several blocks per SM (.minnctapersm) caps its
+  // registers; where ptxas can only meet the cap by spilling to local
+  // memory, the kernel is assembled again without asking: local-memory
+  // traffic in a K loop costs more than the occupancy gains.
+  if (!result.ok || ptx.find(".minnctapersm") == llvm::StringRef::npos)
+    return result;
+  std::vector<std::string> spilling = spillingKernels(info);
+  if (spilling.empty())
+    return result;
+  std::string firstInfo = info;
+  CubinResult again = link(withoutMinBlocks(ptx, spilling), arch, info);
+  if (!again.ok) {
+    result.info = firstInfo;
+    return result;
+  }
+  again.info = info;
+  return again;
 }
 
 #else

@@ -22,12 +22,22 @@ bool canAssembleCubins();
 struct CubinResult {
   bool ok = false;
   std::vector<uint8_t> cubin;
-  std::string log; ///< nvJitLink's error log when !ok
+  std::string log;  ///< nvJitLink's error log when !ok
+  std::string info; ///< its verbose log: ptxas's registers and spills per kernel
 };
 
 /// Assembles `ptx` (any .target up to sm_`arch`) into a cubin for sm_`arch`
 /// (major*10+minor, e.g. 80). Thread-safe: each call has its own handle.
+/// Kernels that ask for several blocks per SM (.minnctapersm) and spill
+/// under that register cap are assembled again without the directive.
 CubinResult assembleCubin(llvm::StringRef ptx, int arch);
+
+/// The kernels a verbose ptxas log (nvJitLink -verbose, ptxas -v) reports
+/// spilling registers to local memory.
+std::vector<std::string> spillingKernels(llvm::StringRef info);
+
+/// `ptx` with the .minnctapersm directive of each of `kernels` removed.
+std::string withoutMinBlocks(llvm::StringRef ptx, const std::vector<std::string> &kernels);
 
 } // namespace tessel::codegen
 

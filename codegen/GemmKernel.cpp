@@ -40,6 +40,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -63,6 +64,8 @@ constexpr int64_t kWarpSize = 32;
 constexpr int64_t kSharedAlignment = 128;
 /// Static shared memory a kernel may declare without opting in.
 constexpr int64_t kMaxSharedBytes = 48 * 1024;
+/// Warps per SM the Tensor Core kernels ask room for (KernelBuilder::build).
+constexpr int64_t kWarpsPerSM = 16;
 constexpr int64_t kMaxGridYZ = 65535;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -1380,6 +1383,16 @@ LogicalResult KernelBuilder::build(gpu::GPUModuleOp module) {
                              b.getI64IntegerAttr(kSharedAlignment));
 
   gpu::GPUFuncOp func = beginFunc(module, kernel.name, kernel.parameters(), t.threads());
+  // Tensor Core kernels ask for 16 warps per SM (.minnctapersm: two blocks
+  // of 256 threads, four of 128), so ptxas keeps them within 128 registers
+  // a thread. Without it the relocatable compile of nvJitLink gave the 128x128
+  // tiles 152-153 registers (whole-program ptxas: 125), one block of 8 warps
+  // per SM, and the H100 profile found them latency-bound: tensor pipe 26-30%
+  // busy, issue slots 20% (bench/NOTES.md, 2026-11-23).
+  if (t.tier == GemmTier::TensorCore)
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  b.getI32IntegerAttr(int32_t(std::max<int64_t>(1, kWarpsPerSM * kWarpSize /
+                                                                      t.threads()))));
 
   tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   m0 = mul(b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x), t.blockM);

@@ -38,6 +38,7 @@
 #include <cmath>
 #include <random>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 #include <deque>
 
@@ -1458,6 +1459,79 @@ TEST(CubinAssembler, ReportsBadPtx) {
   EXPECT_FALSE(bad.ok);
   EXPECT_TRUE(bad.cubin.empty());
   EXPECT_NE(bad.log.find("line 4"), std::string::npos) << bad.log;
+}
+
+// A verbose log as ptxas 13.0 and nvJitLink write it (two kernels, the
+// second spilling), including nvJitLink's own quoted summary lines.
+TEST(CubinAssembler, FindsSpillingKernels) {
+  const char *log =
+      "ptxas info    : Compiling entry function 'k_fits' for 'sm_90'\n"
+      "ptxas info    : Function properties for k_fits\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 127 registers, used 1 barriers, 37888 bytes smem\n"
+      "ptxas info    : Compiling entry function 'k_spills' for 'sm_90'\n"
+      "ptxas info    : Function properties for k_spills\n"
+      "ptxas         .     32 bytes stack frame, 32 bytes spill stores, 32 bytes spill loads\n"
+      "ptxas info    : Used 128 registers, used 1 barriers, 37888 bytes smem\n"
+      "info    : Function properties for 'k_fits':\n"
+      "info    : used 127 registers, used 1 barriers, 0 stack, 38912 bytes smem, 0 bytes lmem\n";
+  EXPECT_EQ(spillingKernels(log), std::vector<std::string>{"k_spills"});
+  EXPECT_TRUE(spillingKernels("").empty());
+}
+
+TEST(CubinAssembler, DropsTheMinBlocksOfTheNamedKernelsOnly) {
+  std::string ptx = ".visible .entry a(\n.param .u64 p\n)\n.maxntid 256, 1, 1\n"
+                    ".minnctapersm 2\n{\nret;\n}\n"
+                    ".visible .entry ab(\n.param .u64 p\n)\n.maxntid 128, 1, 1\n"
+                    ".minnctapersm 4\n{\nret;\n}\n";
+  std::string out = withoutMinBlocks(ptx, {"ab"});
+  EXPECT_NE(out.find(".minnctapersm 2\n"), std::string::npos);
+  EXPECT_EQ(out.find(".minnctapersm 4"), std::string::npos);
+  EXPECT_NE(out.find(".maxntid 128, 1, 1\n{"), std::string::npos) << out;
+  EXPECT_EQ(withoutMinBlocks(ptx, {"missing"}), ptx);
+}
+
+/// ptxas's "Used N registers" for `kernel` in a verbose log; -1 if absent.
+int registersUsed(const std::string &info, const std::string &kernel) {
+  size_t at = info.find("Function properties for " + kernel + "\n");
+  if (at == std::string::npos)
+    return -1;
+  at = info.find("Used ", at);
+  return at == std::string::npos ? -1 : std::atoi(info.c_str() + at + 5);
+}
+
+// Tensor Core kernels ask for 16 warps per SM: the vectorized 128x128 tile
+// of DeepBench's 2048x7000x2048 then fits 128 registers (two blocks of 256
+// threads; nvJitLink's relocatable compile gave it 153 without asking),
+// while the scalar-gather tile of 5124x9124x1760 (N not a multiple of 8)
+// would spill under that cap and is assembled without asking.
+TEST(CubinAssembler, TensorCoreKernelsAskForTwoBlocksPerSmWithoutSpilling) {
+  if (!canAssembleCubins())
+    GTEST_SKIP() << "built without nvJitLink";
+  MLIRContext ctx;
+  for (auto [m, n, k, fits] : {std::tuple{2048, 7000, 2048, true},
+                               std::tuple{5124, 9124, 1760, false}}) {
+    GemmProblem p = gemm(m, n, k, false, false);
+    GemmKernel kernel{p, *chooseTiles(p, GemmTier::TensorCore), "tc_k"};
+    ASSERT_EQ(kernel.tiles.threads(), 256);
+    auto module = compileGemmModule(ctx, GemmTier::TensorCore, {kernel}, Targets{},
+                                    [&](size_t) { return UnknownLoc::get(&ctx); });
+    ASSERT_TRUE(succeeded(module));
+    std::string ptx(module->images.front().data.begin(), module->images.front().data.end());
+    EXPECT_NE(ptx.find(".minnctapersm 2\n"), std::string::npos);
+    for (int arch : {80, 90}) {
+      CubinResult cubin = assembleCubin(ptx, arch);
+      ASSERT_TRUE(cubin.ok) << cubin.log;
+      SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " sm_" + std::to_string(arch));
+      EXPECT_TRUE(spillingKernels(cubin.info).empty()) << cubin.info;
+      int registers = registersUsed(cubin.info, "tc_k");
+      ASSERT_GT(registers, 0) << cubin.info;
+      if (fits)
+        EXPECT_LE(registers, 128) << cubin.info;
+      else
+        EXPECT_GT(registers, 128) << cubin.info; // assembled again, uncapped
+    }
+  }
 }
 
 } // namespace
