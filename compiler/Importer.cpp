@@ -748,12 +748,21 @@ bool isSignlessInteger(Type t) {
   return i && i.isSignless() && i.getWidth() > 1;
 }
 
+/// `x mod y` for y != 0 (and not INT64_MIN mod -1): with the divisor's sign
+/// (Python's %), or with the dividend's (C's %, ONNX Mod's fmod=1).
+int64_t integerMod(int64_t x, int64_t y, bool fmod) {
+  int64_t r = x % y;
+  if (!fmod && r != 0 && (r < 0) != (y < 0))
+    r += y; // opposite signs: no overflow
+  return r;
+}
+
 /// Evaluates `op` when it is small integer arithmetic on constants (the
 /// Shape -> Gather -> Concat -> Reshape kind of subgraph), so that its result
 /// can serve as an attribute of a later op. Nothing otherwise.
 std::optional<DenseElementsAttr> evaluateShapeArithmetic(Operation *op) {
   if (!isa<ReshapeOp, IdentityOp, CastOp, NegOp, ConcatOp, GatherOp, SliceOp,
-           AddOp, SubOp, MulOp, DivOp>(op))
+           AddOp, SubOp, MulOp, DivOp, ModOp>(op))
     return std::nullopt;
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   if (!isSignlessInteger(resultType.getElementType()) ||
@@ -849,7 +858,9 @@ std::optional<DenseElementsAttr> evaluateShapeArithmetic(Operation *op) {
       out.push_back(static_cast<int64_t>(a * c));
     else if (in[1][r] == 0 || (in[1][r] == -1 &&
                                in[0][l] == std::numeric_limits<int64_t>::min()))
-      ok = false;
+      ok = false; // left to the kernels, which define these results
+    else if (auto mod = dyn_cast<ModOp>(op))
+      out.push_back(integerMod(in[0][l], in[1][r], mod.getFmod()));
     else
       out.push_back(in[0][l] / in[1][r]);
   });
@@ -994,7 +1005,8 @@ LogicalResult importUnaryWithAttrs(Node &n,
 
 /// A broadcasting binary op; `lhs` and `rhs` are already imported.
 template <typename OpT>
-FailureOr<Value> createBinary(Node &n, Value lhs, Value rhs) {
+FailureOr<Value> createBinary(Node &n, Value lhs, Value rhs,
+                              ArrayRef<NamedAttribute> attrs = {}) {
   constexpr bool comparison =
       std::is_same_v<OpT, EqualOp> || std::is_same_v<OpT, LessOp> ||
       std::is_same_v<OpT, LessEqualOp> || std::is_same_v<OpT, GreaterOp> ||
@@ -1009,7 +1021,8 @@ FailureOr<Value> createBinary(Node &n, Value lhs, Value rhs) {
     return n.invalid("operand shapes " + shapeText(shapeOf(lhs)) + " and " +
                      shapeText(shapeOf(rhs)) + " do not broadcast");
   Type element = comparison ? Type(n.b.getI1Type()) : elementOf(lhs);
-  return n.create<OpT>(RankedTensorType::get(*shape, element), {lhs, rhs});
+  return n.create<OpT>(RankedTensorType::get(*shape, element), {lhs, rhs},
+                       attrs);
 }
 
 template <typename OpT> LogicalResult importBinary(Node &n) {
@@ -1017,6 +1030,26 @@ template <typename OpT> LogicalResult importBinary(Node &n) {
   if (failed(lhs) || failed(rhs))
     return failure();
   FailureOr<Value> result = createBinary<OpT>(n, *lhs, *rhs);
+  return failed(result) ? failure() : n.setOutput(0, *result);
+}
+
+/// Mod: fmod=0 (the sign of the divisor) is for integers only, per ONNX.
+LogicalResult importMod(Node &n) {
+  FailureOr<int64_t> fmod = n.getInt("fmod", 0);
+  if (failed(fmod))
+    return failure();
+  if (*fmod != 0 && *fmod != 1)
+    return n.invalid("attribute 'fmod' must be 0 or 1, not " + Twine(*fmod));
+  FailureOr<Value> lhs = n.input(0), rhs = n.input(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  if (!*fmod && isa<FloatType>(elementOf(*lhs)))
+    return n.invalid("fmod=0 (integer modulus) with " +
+                     typeText(elementOf(*lhs)) +
+                     " operands: ONNX requires fmod=1 for floating-point "
+                     "inputs (C fmod, the sign of the dividend)");
+  FailureOr<Value> result = createBinary<ModOp>(
+      n, *lhs, *rhs, {n.named("fmod", n.b.getBoolAttr(*fmod))});
   return failed(result) ? failure() : n.setOutput(0, *result);
 }
 
@@ -2466,6 +2499,7 @@ const OpEntry kOps[] = {
     {"GreaterOrEqual", importBinary<GreaterEqualOp>},
     {"Less", importBinary<LessOp>},
     {"LessOrEqual", importBinary<LessEqualOp>},
+    {"Mod", importMod},
     {"Mul", importBinary<MulOp>},
     {"Or", importBinary<OrOp>},
     {"PRelu", importBinary<PReluOp>},

@@ -248,6 +248,14 @@ LogicalResult PowOp::verify() {
   return verifyBroadcast(getOperation());
 }
 
+// ONNX defines the sign-of-the-divisor modulus for integers only.
+LogicalResult ModOp::verify() {
+  if (!getFmod() && isa<FloatType>(elementOf(getLhs())))
+    return emitOpError("fmod = false (the sign of the divisor) is defined for "
+                       "integers only; floating-point operands need fmod = true");
+  return verifyBinary(getOperation());
+}
+
 LogicalResult WhereOp::verify() {
   if (!elementOf(getCondition()).isInteger(1))
     return emitOpError("condition must be a tensor of i1");

@@ -108,9 +108,9 @@ def Tessel_ClipOp : Tessel_UnaryOp<"clip", (ins F64Attr:$min, F64Attr:$max)>;
 
 // Numpy-style broadcasting binary ops. The verifier checks that the result
 // shape is the broadcast of the operand shapes.
-class Tessel_BinaryOp<string mnemonic> : Tessel_Op<mnemonic> {
+class Tessel_BinaryOp<string mnemonic, dag params = (ins)> : Tessel_Op<mnemonic> {
   let summary = "elementwise ONNX " # mnemonic # " with numpy broadcasting";
-  let arguments = (ins Tessel_Tensor:$lhs, Tessel_Tensor:$rhs);
+  let arguments = !con((ins Tessel_Tensor:$lhs, Tessel_Tensor:$rhs), params);
   let results = (outs Tessel_Tensor:$output);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -132,6 +132,16 @@ def Tessel_GreaterEqualOp : Tessel_BinaryOp<"greater_equal">;
 def Tessel_AndOp : Tessel_BinaryOp<"and">;
 def Tessel_OrOp : Tessel_BinaryOp<"or">;
 def Tessel_XorOp : Tessel_BinaryOp<"xor">;
+def Tessel_ModOp : Tessel_BinaryOp<"mod", (ins DefaultValuedAttr<BoolAttr, "false">:$fmod)> {
+  let summary = "ONNX Mod with numpy broadcasting: the remainder of lhs / rhs";
+  let description = [{
+    `fmod` false: the remainder takes the sign of the divisor (Python's `%`,
+    `-4 mod 3 = 2`, `4 mod -3 = -2`); integers only, as ONNX requires.
+    `fmod` true: the sign of the dividend (C's `fmod`, `-4 fmod 3 = -1`), for
+    integers and floats. An integer remainder by 0 is 0 (as integer division
+    by 0 is), never a trap.
+  }];
+}
 
 def Tessel_WhereOp : Tessel_Op<"where"> {
   let summary = "ONNX Where: select with numpy broadcasting of all three operands";

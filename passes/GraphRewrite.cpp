@@ -33,9 +33,9 @@ bool isElementwiseUnary(Operation *op) {
 }
 
 bool isElementwiseBinary(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, PReluOp, EqualOp,
-             LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp, OrOp,
-             XorOp>(op);
+  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, ModOp, MaxOp, MinOp, PReluOp,
+             EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp,
+             OrOp, XorOp>(op);
 }
 
 RankedTensorType withShape(Type type, ArrayRef<int64_t> shape) {

@@ -26,7 +26,7 @@ bool isConstantLike(mlir::Value v);
 /// and identity. Their result has the operand's shape.
 bool isElementwiseUnary(mlir::Operation *op);
 
-/// Numpy-broadcasting binary ops (add ... xor, pow, prelu).
+/// Numpy-broadcasting binary ops (add ... xor, pow, mod, prelu).
 bool isElementwiseBinary(mlir::Operation *op);
 
 /// `type` with a new shape, same element type.

@@ -47,7 +47,9 @@ PrecisionClass precisionClass(Operation *op) {
   // statistics (softmax, log_softmax, reduce_sum/mean/prod/l1/l2/log_sum/
   // log_sum_exp/sum_square, batch/instance/layer norm, lrn), results that
   // leave f16's range (exp, pow, sinh, cosh) and functions that amplify the
-  // input's rounding (log, erf, sin, cos, tan, asin, acos, acosh, atanh).
+  // input's rounding (log, erf, sin, cos, tan, asin, acos, acosh, atanh, and
+  // mod: its result keeps the dividend's absolute rounding error, in a value
+  // up to |x / y| times smaller).
   return PrecisionClass::F32;
 }
 

@@ -83,10 +83,10 @@ def LowerPrecision : Pass<"tessel-lower-precision", "mlir::func::FuncOp"> {
       beyond f16's range), batch_norm, instance_norm, layer_norm, lrn
       (statistics), exp, pow, sinh, cosh (results beyond f16's range: exp
       overflows it above 11.09), log, erf, sin, cos, tan, asin, acos, acosh,
-      atanh (they amplify the input's rounding: log near 1, erf inside
-      GELU's 1 + erf, trig functions by |x|). Their operands are widened to
-      f32 and their results stay f32 until a consumer that runs in f16. So is
-      every op the policy does not name.
+      atanh, mod (they amplify the input's rounding: log near 1, erf inside
+      GELU's 1 + erf, trig functions by |x|, mod by |x / y|). Their
+      operands are widened to f32 and their results stay f32 until a
+      consumer that runs in f16. So is every op the policy does not name.
     - Exact ops, whose result is one of their operands' elements: data
       movement (reshape, transpose, concat, slice, pad, gather, expand, tile,
       identity), selection (relu, abs, neg, sign, floor, ceil, round,

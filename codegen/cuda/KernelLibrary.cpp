@@ -358,8 +358,8 @@ bool isUnary(llvm::StringRef op) {
 
 bool isBroadcastOp(llvm::StringRef op) {
   static const char *const names[] = {
-      "add", "sub", "mul", "div", "pow", "max", "min", "prelu", "equal", "less",
-      "less_equal", "greater", "greater_equal", "and", "or", "xor"};
+      "add", "sub", "mul", "div", "pow", "mod", "max", "min", "prelu", "equal",
+      "less", "less_equal", "greater", "greater_equal", "and", "or", "xor"};
   return llvm::is_contained(names, op);
 }
 
@@ -484,6 +484,10 @@ Launches StepPlanner::broadcastOp() {
   } else if (a.dtype == b.dtype) {
     if (y.dtype != a.dtype)
       return std::nullopt;
+    // ONNX Mod's two signs are two entries (the CPU kernel's default: fmod=0,
+    // which the library defines for integers only).
+    if (op == "mod" && attrs.getInt("fmod", 0))
+      op = "fmod";
     kernel = typed(op, a.dtype);
   } else {
     // Only pow takes mixed operand dtypes (the result has the base's).

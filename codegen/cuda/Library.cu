@@ -245,20 +245,24 @@ TSL_KERNEL tsl_not_b8(const uint8_t *x, uint8_t *y, TSL_PARAMS(UnaryParams)) {
 #endif
 
 // add sub mul div pow max min prelu, numpy broadcasting; pow with an integer
-// exponent.
+// exponent; mod (ONNX Mod, fmod=0: integers only) and fmod (fmod=1).
 #ifdef TSL_FAMILY_binary_f32
 TSL_BINARY_OPS(TSL_BINARY, f32)
+TSL_BINARY(fmod, FMod, f32)
 TSL_POW_MIXED(f32, i32)
 TSL_POW_MIXED(f32, i64)
 #endif
 
 #ifdef TSL_FAMILY_binary_f16
 TSL_BINARY_OPS(TSL_BINARY, f16)
+TSL_BINARY(fmod, FMod, f16)
 #endif
 
 #ifdef TSL_FAMILY_binary_int
 TSL_BINARY_OPS(TSL_BINARY, i32)
 TSL_BINARY_OPS(TSL_BINARY, i64)
+TSL_INTS(TSL_BINARY, mod, Mod)
+TSL_INTS(TSL_BINARY, fmod, FMod)
 TSL_POW_MIXED(i32, f32)
 TSL_POW_MIXED(i32, i64)
 TSL_POW_MIXED(i64, f32)

@@ -2,7 +2,8 @@
 //
 // The elementwise ops of runtime/src/cpu/elementwise.cpp, formula for
 // formula: float math in float for f32 and f16 (double for f64), integer
-// arithmetic wrapping through uint64, integer division by zero giving 0.
+// arithmetic wrapping through uint64, integer division and remainder by zero
+// giving 0.
 // Each thread reads its elements before it writes its result, so the result
 // may alias an operand of the same shape (in-place steps).
 //
@@ -167,7 +168,9 @@ __device__ __forceinline__ void clip(const T *x, T *y, const ClipParams &p) {
 // Binary
 //===----------------------------------------------------------------------===//
 
-enum class B { Add, Sub, Mul, Div, Pow, Max, Min, PRelu };
+// Mod: ONNX Mod with fmod=0, the sign of the divisor, integers only (Library.cu
+// defines no float entry); FMod: fmod=1, the sign of the dividend.
+enum class B { Add, Sub, Mul, Div, Pow, Mod, FMod, Max, Min, PRelu };
 
 template <typename T> __device__ __forceinline__ T intPow(T base, T exponent) {
   if constexpr (isSigned<T>()) {
@@ -200,6 +203,8 @@ template <B op, typename T> __device__ __forceinline__ T binaryOp(T a, T b) {
     case B::Mul: r = x * y; break;
     case B::Div: r = x / y; break;
     case B::Pow: r = pow(x, y); break;
+    case B::Mod: // integers only
+    case B::FMod: r = fmod(x, y); break;
     case B::Max: r = (isnan(x) || isnan(y)) ? x + y : (x < y ? y : x); break;
     case B::Min: r = (isnan(x) || isnan(y)) ? x + y : (y < x ? y : x); break;
     case B::PRelu: r = x < 0 ? y * x : x; break;
@@ -218,6 +223,20 @@ template <B op, typename T> __device__ __forceinline__ T binaryOp(T a, T b) {
           return wrapNeg(a);
       return static_cast<T>(a / b);
     case B::Pow: return intPow(a, b);
+    case B::Mod:
+    case B::FMod: {
+      if (b == 0)
+        return 0;
+      if constexpr (isSigned<T>()) {
+        if (b == -1)
+          return 0;
+        T r = static_cast<T>(a % b);
+        if (op == B::Mod && r != 0 && (r < 0) != (b < 0))
+          r = static_cast<T>(r + b);
+        return r;
+      }
+      return static_cast<T>(a % b);
+    }
     case B::Max: return a < b ? b : a;
     case B::Min: return b < a ? b : a;
     case B::PRelu:

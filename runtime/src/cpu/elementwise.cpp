@@ -7,7 +7,7 @@
 // Every kernel validates dtypes and shapes and reports a KernelStatus error
 // instead of throwing or touching memory it does not own. Integer arithmetic
 // wraps (two's complement), integer division truncates toward zero, and
-// integer division by zero yields 0 rather than trapping.
+// integer division and remainder by zero yield 0 rather than trapping.
 //
 //===----------------------------------------------------------------------===//
 #include "dispatch.h"
@@ -382,10 +382,13 @@ KernelStatus clipKernel(const Attrs &attrs, const std::vector<const TensorView *
 // Binary
 //===----------------------------------------------------------------------===//
 
-enum class B { Add, Sub, Mul, Div, Pow, Max, Min, PRelu };
+// Mod: ONNX Mod with fmod=0, the sign of the divisor (Python's %), integers
+// only; FMod: fmod=1, the sign of the dividend (C's fmod and %).
+enum class B { Add, Sub, Mul, Div, Pow, Mod, FMod, Max, Min, PRelu };
 
 const char *binaryName(B op) {
-  static const char *names[] = {"add", "sub", "mul", "div", "pow", "max", "min", "prelu"};
+  static const char *names[] = {"add", "sub", "mul", "div", "pow",
+                                "mod", "mod", "max", "min", "prelu"};
   return names[static_cast<int>(op)];
 }
 
@@ -421,6 +424,8 @@ template <B op, typename T> T binaryOp(T a, T b) {
     case B::Mul: r = x * y; break;
     case B::Div: r = x / y; break;
     case B::Pow: r = std::pow(x, y); break;
+    case B::Mod: // integers only: binaryKernel rejects floats
+    case B::FMod: r = std::fmod(x, y); break;
     case B::Max: r = (std::isnan(x) || std::isnan(y)) ? x + y : (x < y ? y : x); break;
     case B::Min: r = (std::isnan(x) || std::isnan(y)) ? x + y : (y < x ? y : x); break;
     case B::PRelu: r = x < 0 ? y * x : x; break;
@@ -439,6 +444,20 @@ template <B op, typename T> T binaryOp(T a, T b) {
           return wrapNeg(a); // INT_MIN / -1 would trap
       return static_cast<T>(a / b);
     case B::Pow: return intPow(a, b);
+    case B::Mod:
+    case B::FMod: {
+      if (b == 0)
+        return 0; // undefined in ONNX; never trap
+      if constexpr (std::is_signed<T>::value) {
+        if (b == -1)
+          return 0; // INT_MIN % -1 would trap
+        T r = static_cast<T>(a % b);
+        if (op == B::Mod && r != 0 && (r < 0) != (b < 0))
+          r = static_cast<T>(r + b); // opposite signs: no overflow
+        return r;
+      }
+      return static_cast<T>(a % b);
+    }
     case B::Max: return a < b ? b : a;
     case B::Min: return b < a ? b : a;
     case B::PRelu:
@@ -490,6 +509,9 @@ KernelStatus binaryKernel(const Attrs &, const std::vector<const TensorView *> &
     return handled ? KernelStatus{} : unsupported(name, a.dtype);
   }
 
+  if (op == B::Mod && dispatch(a.dtype, kFloat, [](auto) {}))
+    return fail(std::string(name) + ": fmod=0 (the sign of the divisor) is defined for "
+                "integers only, not " + dtypeName(a.dtype) + "; floats need fmod=1");
   bool handled = dispatch(a.dtype, kNumeric, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = static_cast<const T *>(a.data);
@@ -500,6 +522,13 @@ KernelStatus binaryKernel(const Attrs &, const std::vector<const TensorView *> &
     });
   });
   return handled ? KernelStatus{} : unsupported(name, a.dtype);
+}
+
+// ONNX Mod: the fmod attribute picks the remainder's sign.
+KernelStatus modKernel(const Attrs &attrs, const std::vector<const TensorView *> &inputs,
+                       const std::vector<TensorView *> &outputs) {
+  return attrs.getInt("fmod", 0) ? binaryKernel<B::FMod>(attrs, inputs, outputs)
+                                 : binaryKernel<B::Mod>(attrs, inputs, outputs);
 }
 
 enum class Cmp { Equal, Less, LessEqual, Greater, GreaterEqual };
@@ -655,6 +684,7 @@ void addElementwiseKernels(KernelTable &t) {
   t["mul"] = &binaryKernel<B::Mul>;
   t["div"] = &binaryKernel<B::Div>;
   t["pow"] = &binaryKernel<B::Pow>;
+  t["mod"] = &modKernel;
   t["max"] = &binaryKernel<B::Max>;
   t["min"] = &binaryKernel<B::Min>;
   t["prelu"] = &binaryKernel<B::PRelu>;

@@ -61,3 +61,11 @@ func.func @slice_out_of_range(%a: tensor<4xf32>) -> tensor<3xf32> {
   %y = tessel.slice %a {starts = array<i64: 2>, steps = array<i64: 1>} : (tensor<4xf32>) -> tensor<3xf32>
   return %y : tensor<3xf32>
 }
+
+// -----
+
+func.func @mod_float_needs_fmod(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{fmod = false (the sign of the divisor) is defined for integers only; floating-point operands need fmod = true}}
+  %y = tessel.mod %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}

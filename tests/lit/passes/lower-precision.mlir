@@ -153,6 +153,27 @@ func.func @exact_mixed_widens(%x: tensor<2xf32>) -> tensor<4xf32> {
 
 // -----
 
+// mod amplifies its operands' rounding (by |x / y|): it runs in f32, on the
+// widened f16 activation and the f32 divisor; integer mod is untouched.
+// CHECK-LABEL: func @mod_stays_f32
+// CHECK: %[[Y:.*]] = tessel.constant dense<3.000000e-01> : tensor<4xf32>
+// CHECK: %[[T:.*]] = tessel.tanh %{{.*}} : tensor<4xf16>
+// CHECK: %[[TF:.*]] = tessel.cast %[[T]] : tensor<4xf16> -> tensor<4xf32>
+// CHECK: tessel.mod %[[TF]], %[[Y]] {fmod = true} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK: tessel.mod %arg1, %{{.*}} : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+func.func @mod_stays_f32(%x: tensor<4xf32>, %i: tensor<2xi64>) -> (tensor<4xf32>, tensor<2xi64>) {
+  %y = tessel.constant dense<0.3> : tensor<4xf32>
+  %w = tessel.constant dense<1.0> : tensor<4x4xf32>
+  %g = tessel.matmul %w, %x : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %t = tessel.tanh %g : tensor<4xf32>
+  %m = tessel.mod %t, %y {fmod = true} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %three = tessel.constant dense<3> : tensor<2xi64>
+  %k = tessel.mod %i, %three : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  return %m, %k : tensor<4xf32>, tensor<2xi64>
+}
+
+// -----
+
 // Negative: no cast-then-cast-back. A model's own Cast to f32 of an f16
 // activation, used by an f16 op, folds away with the cast the pass inserts;
 // tensors the model typed f16 or f64 are the model's choice and untouched.

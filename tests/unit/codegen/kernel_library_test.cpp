@@ -397,6 +397,32 @@ TEST_F(KernelLibraryPlan, ComparisonsLogicAndWhere) {
   EXPECT_EQ(p.stride[2][0], 0);
 }
 
+TEST_F(KernelLibraryPlan, ModPicksItsEntryByTheFmodAttribute) {
+  auto v = plan(R"(
+    func.func @f(%a: tensor<4xi64>, %b: tensor<1xi64>, %x: tensor<4xf32>, %h: tensor<4xf16>,
+                 %c: tensor<4xi8>, %d: tensor<4xf64>) -> tensor<4xi64> {
+      %0 = tessel.mod %a, %b : (tensor<4xi64>, tensor<1xi64>) -> tensor<4xi64>
+      %1 = tessel.mod %a, %b {fmod = true} : (tensor<4xi64>, tensor<1xi64>) -> tensor<4xi64>
+      %2 = tessel.mod %x, %x {fmod = true} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      %3 = tessel.mod %h, %h {fmod = true} : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+      %4 = tessel.mod %c, %c : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+      %5 = tessel.mod %d, %d {fmod = true} : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+      return %0 : tensor<4xi64>
+    })");
+  ASSERT_EQ(v.size(), 6u);
+  ASSERT_TRUE(v[0] && v[1] && v[2] && v[3]);
+  EXPECT_EQ(v[0]->kernel, "tsl_mod_i64");
+  EXPECT_EQ(v[0]->launches[0].module, familyNamed("binary_int"));
+  expectTensors(v[0]->launches[0], {0, 1, 6});
+  EXPECT_EQ(v[1]->kernel, "tsl_fmod_i64");
+  EXPECT_EQ(v[2]->kernel, "tsl_fmod_f32");
+  EXPECT_EQ(v[2]->launches[0].module, familyNamed("binary_f32"));
+  EXPECT_EQ(v[3]->kernel, "tsl_fmod_f16");
+  EXPECT_EQ(v[3]->launches[0].module, familyNamed("binary_f16"));
+  EXPECT_FALSE(v[4]) << "i8 mod runs on the CPU tier";
+  EXPECT_FALSE(v[5]) << "f64 math runs on the CPU tier";
+}
+
 TEST_F(KernelLibraryPlan, CastsBetweenTheCommonDtypes) {
   auto v = plan(R"(
     func.func @f(%x: tensor<5xf32>) -> tensor<5xi1> {

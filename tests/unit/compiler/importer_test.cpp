@@ -397,14 +397,15 @@ TEST_F(ImporterTest, EveryUnsupportedNodeIsReported) {
   m.output("z", {2, 3});
   m.node("Hardmax", {"x"}, {"h"}, "first");
   m.node("Relu", {"h"}, {"y"}, "after_first"); // skipped: its input failed
-  m.node("Mod", {"x", "x"}, {"z"}, "second");
+  m.node("LpNormalization", {"x"}, {"z"}, "second");
   result = import(m.save("two_unsupported"));
   EXPECT_FALSE(result.module);
   EXPECT_EQ(result.failure, tessel::ImportFailure::Unsupported);
   ASSERT_EQ(diagnostics.size(), 2u) << allDiagnostics();
   EXPECT_TRUE(diagnosed("first(Hardmax): unsupported: Hardmax node 'first'"))
       << allDiagnostics();
-  EXPECT_TRUE(diagnosed("second(Mod): unsupported: Mod node 'second'"))
+  EXPECT_TRUE(diagnosed("second(LpNormalization): unsupported: "
+                        "LpNormalization node 'second'"))
       << allDiagnostics();
 }
 

@@ -397,7 +397,7 @@ TEST(KernelRegistry, AllKernelsRegistered) {
       "ceil", "round", "sign", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
       "cosh", "asinh", "acosh", "atanh", "softplus", "softsign", "hard_swish", "not",
       "leaky_relu", "elu", "celu", "selu", "thresholded_relu", "hard_sigmoid", "shrink", "clip",
-      "add", "sub", "mul", "div", "pow", "max", "min", "prelu", "equal", "less", "less_equal",
+      "add", "sub", "mul", "div", "pow", "mod", "max", "min", "prelu", "equal", "less", "less_equal",
       "greater", "greater_equal", "and", "or", "xor", "where", "conv", "conv_transpose", "gemm",
       "matmul", "batch_norm", "instance_norm", "layer_norm", "lrn", "max_pool", "avg_pool",
       "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_l1",
@@ -788,6 +788,119 @@ TEST(KernelBinary, IntegerDivisionEdgeCasesDoNotTrap) {
   RUN_OK("add", Attrs{}, {&u, &v}, w);
   EXPECT_EQ(w.as<uint8_t>()[0], 44);
   EXPECT_EQ(w.as<uint8_t>()[1], 0);
+}
+
+Attrs fmodAttrs(int64_t fmod) {
+  Attrs a;
+  a.set("fmod", fmod);
+  return a;
+}
+
+TEST(KernelBinary, ModTakesTheDivisorsSignAndFmodTheDividends) {
+  // The ONNX spec's examples, both signs, a zero dividend, and the cases that
+  // trap in C (x % 0, INT_MIN % -1): defined as 0, as integer division by 0.
+  const int32_t av[] = {-4, 4, -4, 4, 0, 7, -7, 5, std::numeric_limits<int32_t>::min()};
+  const int32_t bv[] = {3, -3, -3, 3, 5, 0, 0, -1, -1};
+  const int32_t python[] = {2, -2, -1, 1, 0, 0, 0, 0, 0};
+  const int32_t c[] = {-1, 1, -1, 1, 0, 0, 0, 0, 0};
+  Tensor a(DType::I32, {9}), b(DType::I32, {9}), y(DType::I32, {9});
+  std::memcpy(a.as<int32_t>(), av, sizeof av);
+  std::memcpy(b.as<int32_t>(), bv, sizeof bv);
+  RUN_OK("mod", Attrs{}, {&a, &b}, y); // fmod defaults to 0
+  for (int i = 0; i < 9; ++i)
+    EXPECT_EQ(y.as<int32_t>()[i], python[i]) << av[i] << " mod " << bv[i];
+  RUN_OK("mod", fmodAttrs(1), {&a, &b}, y);
+  for (int i = 0; i < 9; ++i)
+    EXPECT_EQ(y.as<int32_t>()[i], c[i]) << av[i] << " fmod " << bv[i];
+  // INT64_MIN % -1 traps too.
+  Tensor a64(DType::I64, {1}), b64(DType::I64, {1}), y64(DType::I64, {1});
+  a64.as<int64_t>()[0] = std::numeric_limits<int64_t>::min();
+  b64.as<int64_t>()[0] = -1;
+  for (int64_t fmod : {0, 1}) {
+    y64.as<int64_t>()[0] = 7;
+    RUN_OK("mod", fmodAttrs(fmod), {&a64, &b64}, y64);
+    EXPECT_EQ(y64.as<int64_t>()[0], 0);
+  }
+}
+
+TEST(KernelBinary, IntegerModBroadcasts) {
+  std::mt19937 rng(31);
+  for (DType t : {DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16, DType::U32,
+                  DType::U64}) {
+    const bool sgn = isSignedType(t);
+    const int bits = bitsOf(t);
+    const double span = bits <= 16 ? std::ldexp(1.0, sgn ? bits - 1 : bits) : std::ldexp(1.0, 40);
+    for (int64_t fmod : {0, 1}) {
+      for (const auto &[sa, sb] : kBroadcastShapes) {
+        Tensor a = randomTensor(t, sa, rng, sgn ? -span : 0, span);
+        // Small divisors as well as large ones, zeros included.
+        Tensor b = randomTensor(t, sb, rng, sgn ? -span : 0, span);
+        for (int64_t i = 0; i < b.size(); i += 2)
+          b.setI(i, b.getI(i) % 9);
+        const Shape so = broadcastShape(sa, sb);
+        Tensor y(t, so);
+        RUN_OK("mod", fmodAttrs(fmod), {&a, &b}, y);
+        for (int64_t i = 0; i < numel(so); ++i) {
+          Shape idx = unravel(i, so);
+          const i128 x = a.getI(broadcastIndex(idx, sa)), w = b.getI(broadcastIndex(idx, sb));
+          i128 want = 0; // x mod 0
+          if (w != 0) {
+            // x - w * q with q the quotient rounded toward zero (fmod) or
+            // toward -infinity (the divisor's sign).
+            i128 q = (x < 0 ? -x : x) / (w < 0 ? -w : w);
+            if ((x < 0) != (w < 0))
+              q = -q;
+            if (!fmod && q * w != x && (x < 0) != (w < 0))
+              q -= 1;
+            want = x - q * w;
+          }
+          ASSERT_TRUE(y.getI(i) == want)
+              << "fmod=" << fmod << " " << dtypeName(t) << " " << (long long)x << " mod "
+              << (long long)w << " got " << (long long)y.getI(i) << " want " << (long long)want;
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelBinary, FloatModIsFmodAndNeedsTheAttribute) {
+  std::mt19937 rng(37);
+  for (DType t : {DType::F32, DType::F64, DType::F16}) {
+    for (const auto &[sa, sb] : kBroadcastShapes) {
+      Tensor a = randomTensor(t, sa, rng, -40, 40);
+      Tensor b = randomTensor(t, sb, rng, -6, 6);
+      if (b.size() > 2)
+        b.set(2, 0.0); // NaN
+      const Shape so = broadcastShape(sa, sb);
+      Tensor y(t, so);
+      RUN_OK("mod", fmodAttrs(1), {&a, &b}, y);
+      for (int64_t i = 0; i < numel(so); ++i) {
+        Shape idx = unravel(i, so);
+        const double x = a.get(broadcastIndex(idx, sa)), w = b.get(broadcastIndex(idx, sb));
+        // fmod is exact: the remainder of two values of a format is one.
+        const double want = std::fmod(x, w);
+        if (std::isnan(want))
+          ASSERT_TRUE(std::isnan(y.get(i))) << dtypeName(t) << " " << x << " fmod " << w;
+        else
+          ASSERT_EQ(y.get(i), want) << dtypeName(t) << " " << x << " fmod " << w;
+      }
+    }
+    // fmod=0 (the divisor's sign) is an integer modulus: an error on floats.
+    Tensor a(t, {2}), b(t, {2}), y(t, {2});
+    const KernelStatus s = run("mod", Attrs{}, {&a, &b}, y);
+    ASSERT_FALSE(s.ok()) << dtypeName(t);
+    EXPECT_NE(s.error.find("fmod=0"), std::string::npos) << s.error;
+  }
+  // The spec's example, as float: the dividend's sign.
+  Tensor a(DType::F32, {4}), b(DType::F32, {4}), y(DType::F32, {4});
+  const float av[] = {-4.3f, 7.2f, 5.0f, 4.3f}, bv[] = {2.1f, -3.4f, 8.0f, -2.1f};
+  std::memcpy(a.as<float>(), av, sizeof av);
+  std::memcpy(b.as<float>(), bv, sizeof bv);
+  RUN_OK("mod", fmodAttrs(1), {&a, &b}, y);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(y.as<float>()[i], std::fmod(av[i], bv[i]));
+  EXPECT_LT(y.as<float>()[0], 0);
+  EXPECT_GT(y.as<float>()[1], 0);
 }
 
 TEST(KernelBinary, PowWithMixedExponentType) {
@@ -2276,6 +2389,7 @@ std::vector<F16Case> f16Cases() {
   for (const char *op : {"add", "sub", "mul", "div", "max", "min", "prelu"})
     cases.push_back({op, {}, {{s, 'f'}, {Shape{3, 1, 5}, 'f'}}, s});
   cases.push_back({"pow", {}, {{s, 'p'}, {Shape{5}, 'f'}}, s});
+  cases.push_back({"mod", makeAttrs({{"fmod", int64_t(1)}}), {{s, 'f'}, {Shape{3, 1, 5}, 'p'}}, s});
   for (const char *op : {"equal", "less", "less_equal", "greater", "greater_equal"})
     cases.push_back({op, {}, {{s, 'f'}, {Shape{4, 1}, 'f'}}, s, 'b'});
   cases.push_back({"where", {}, {{Shape{3, 1, 5}, 'b'}, {s, 'f'}, {Shape{5}, 'f'}}, s});

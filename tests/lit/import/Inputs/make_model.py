@@ -30,10 +30,76 @@ def max_pool_ceil_drop():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", "c", "h", "w"])])
 
 
+def mod_shape_arithmetic():
+    # Two ways exports feed Mod into a Reshape's shape. Shape -> Gather -> Mod
+    # on x (2x6x8): 8 mod 3 = 2, -8 mod 3 = 1 (the divisor's sign) and
+    # -(-8 fmod 3) = 2 (the dividend's), so y is x reshaped to 2x1x2x24.
+    # PyTorch 2's unflatten(-1, (3, 4)) (torch/onnx/symbolic_opset13.py), as in
+    # nn.MultiheadAttention's packed in-projection, on z (2x6x12): the axis
+    # (rank + -1) mod rank = 2 bounds the Slices of z's shape around the dim
+    # it splits, so w is 2x6x3x4.
+    def const(name, values, dims=None):
+        dims = [len(values)] if dims is None else dims
+        return helper.make_node("Constant", [], [name], name=name,
+                                value=helper.make_tensor(name, TensorProto.INT64,
+                                                         dims, values))
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+        const("two", [2]),
+        helper.make_node("Gather", ["shape", "two"], ["last"], name="gather", axis=0),
+        const("three", [3]),
+        helper.make_node("Mod", ["last", "three"], ["m"], name="mod_last"),
+        helper.make_node("Neg", ["last"], ["neg_last"], name="neg"),
+        helper.make_node("Mod", ["neg_last", "three"], ["n"], name="mod_neg"),
+        helper.make_node("Mod", ["neg_last", "three"], ["f"], name="fmod_neg", fmod=1),
+        helper.make_node("Neg", ["f"], ["neg_f"], name="neg_f"),
+        const("minus_one", [-1]),
+        helper.make_node("Concat", ["m", "n", "neg_f", "minus_one"], ["m_shape"],
+                         name="m_concat", axis=0),
+        helper.make_node("Reshape", ["x", "m_shape"], ["y"], name="reshape"),
+        const("rank", [3]),
+        const("axis", [-1], dims=[]),  # the Python int, a scalar
+        helper.make_node("Add", ["rank", "axis"], ["axis_sum"], name="/layers.0/self_attn/Add"),
+        helper.make_node("Mod", ["axis_sum", "rank"], ["dim"], name="/layers.0/self_attn/Mod"),
+        helper.make_node("Shape", ["z"], ["z_shape"], name="z_shape"),
+        const("zero", [0]),
+        helper.make_node("Slice", ["z_shape", "zero", "dim"], ["head"], name="head"),
+        const("one", [1]),
+        helper.make_node("Add", ["dim", "one"], ["tail_start"], name="tail_start"),
+        const("end", [2 ** 63 - 1]),
+        helper.make_node("Slice", ["z_shape", "tail_start", "end"], ["tail"], name="tail"),
+        const("sizes", [3, 4]),
+        helper.make_node("Concat", ["head", "sizes", "tail"], ["z_new"], name="z_concat", axis=0),
+        helper.make_node("Reshape", ["z", "z_new"], ["w"], name="unflatten"),
+    ]
+    return helper.make_graph(
+        nodes, "mod_shape_arithmetic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6, 8]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 6, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "b", "c", "d"]),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, ["a", "b", "c", "d"])])
+
+
+def mod(elem_type, fmod):
+    # Mod on tensors: a per-element dividend, a broadcast divisor.
+    attrs = {} if fmod is None else {"fmod": fmod}
+    node = helper.make_node("Mod", ["a", "b"], ["y"], name="remainder", **attrs)
+    return helper.make_graph(
+        [node], "mod",
+        [helper.make_tensor_value_info("a", elem_type, [2, 3]),
+         helper.make_tensor_value_info("b", elem_type, [3])],
+        [helper.make_tensor_value_info("y", elem_type, [2, 3])])
+
+
 CASES = {
     "conv_same_upper": lambda: conv("SAME_UPPER"),
     "conv_same_lower": lambda: conv("SAME_LOWER"),
     "max_pool_ceil_drop": max_pool_ceil_drop,
+    "mod_shape_arithmetic": mod_shape_arithmetic,
+    "mod_int64": lambda: mod(TensorProto.INT64, None),
+    "mod_float_fmod": lambda: mod(TensorProto.FLOAT, 1),
+    "mod_float_default": lambda: mod(TensorProto.FLOAT, None),
+    "mod_fmod_2": lambda: mod(TensorProto.INT32, 2),
 }
 
 if __name__ == "__main__":
