@@ -211,8 +211,9 @@ LINE = re.compile(r"^(\S+) \((.*) on (.*)\): median ([0-9.]+) ms \(min ([0-9.]+)
                   r"([0-9.]+), mean ([0-9.]+)\).*rotation (\d+)")
 
 
-def tessel_bench(engines, args, tag, clock):
-    """{engine path: tessel-bench's object} for ENGINES. A crashed process
+def tessel_bench(engines, args, tag, clock, per_step=False):
+    """{engine path: tessel-bench's object} for ENGINES (with PER_STEP, each
+    step's median time too: where a model's time goes). A crashed process
     (no JSON) keeps what it printed, marks the engine it stopped on and goes on
     with the rest in a new process."""
     results = {}
@@ -223,7 +224,7 @@ def tessel_bench(engines, args, tag, clock):
         timeout = clock.hard_left(BENCH_TIMEOUT_S)
         cmd = [args.bench] + engines + ["--tier", args.tier, "--rotate", "auto", "--warmup",
                                         str(args.warmup), "--iterations", str(args.iterations),
-                                        "--json", json_path]
+                                        "--json", json_path] + (["--per-step"] if per_step else [])
         try:
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   universal_newlines=True, timeout=timeout)
@@ -419,7 +420,8 @@ def run_suite(rows, args, clock):
         import torch
         torch.cuda.empty_cache()  # leave the GPU's memory to tessel-bench
         results = tessel_bench([e for r in batch for e in _engines(r)], args,
-                               "%s-%d" % (rows[0]["suite"], n), clock)
+                               "%s-%d" % (rows[0]["suite"], n), clock,
+                               per_step=rows[0]["suite"] == "models")
         missing = {"error": "no result from tessel-bench"}
         for r in batch:
             for label, v in (r.get("variants") or {}).items():
