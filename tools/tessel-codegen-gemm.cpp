@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
       ->capture_default_str();
 
   std::string conv, gemm, matmul, dtype = "f16", tier = "tc", emit = "ptx", act = "none",
-                                  cShape = "none", cubin;
+                                  cShape = "none", cubin, forceTiles;
   int64_t dilation = 1, group = 1;
   bool bias = false, residual = false, transA = false, transB = false, sharedB = false;
   float alpha = 1, beta = 1, actAlpha = 0, actBeta = 0;
@@ -178,6 +178,9 @@ int main(int argc, char **argv) {
   app.add_option("--emit", emit, "ir (tiled gpu-dialect IR) or ptx")
       ->check(CLI::IsMember({"ir", "ptx"}))
       ->capture_default_str();
+  app.add_option("--force-tiles", forceTiles,
+                 "tc: WMxWN,FMxFN,BK, warps per block, fragments per warp and blockK "
+                 "instead of the heuristic's (its fragment shape kept), e.g. 2x2,4x4,32");
   app.add_option("--cubin", cubin, "also assemble for these SMs, e.g. sm_75,sm_80,sm_90");
   app.add_option("-o,--output", output, "file to write (- for stdout)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -315,6 +318,24 @@ int main(int argc, char **argv) {
                       : "")
               << "\n";
     return 1;
+  }
+  if (!forceTiles.empty()) {
+    int wm, wn, fm, fn, bk;
+    char tail;
+    if (gemmTier != GemmTier::TensorCore ||
+        std::sscanf(forceTiles.c_str(), "%dx%d,%dx%d,%d%c", &wm, &wn, &fm, &fn, &bk, &tail) != 5 ||
+        wm < 1 || wn < 1 || fm < 1 || fn < 1 || bk < 16 || bk % 16) {
+      std::cerr << "error: --force-tiles wants WMxWN,FMxFN,BK (tc tier, BK a multiple of 16)\n";
+      return 2;
+    }
+    tiles->warpsM = wm;
+    tiles->warpsN = wn;
+    tiles->fragsM = fm;
+    tiles->fragsN = fn;
+    tiles->blockM = wm * fm * tiles->fragM;
+    tiles->blockN = wn * fn * tiles->fragN;
+    tiles->blockK = bk;
+    tiles->splitK = 1;
   }
   GemmKernel kernel{problem, *tiles, (tier == "tc" ? "tc_" : "simt_") + std::string("kernel")};
 
