@@ -445,8 +445,9 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
       for (int64_t fragsM : {1, 2, 4})
         for (int64_t fragsN : {1, 2, 4})
           for (int64_t blockK : blockKs) {
-            // At most 8 accumulator fragments (64 f32 registers) per thread.
-            if (fragsM * fragsN > 8)
+            // At most 16 accumulator fragments (128 f32 registers) per
+            // thread: a 64x64 warp tile loads 8 fragments per 16 MMAs.
+            if (fragsM * fragsN > 16)
               continue;
             TileConfig t;
             t.tier = GemmTier::TensorCore;
@@ -1383,13 +1384,15 @@ LogicalResult KernelBuilder::build(gpu::GPUModuleOp module) {
                              b.getI64IntegerAttr(kSharedAlignment));
 
   gpu::GPUFuncOp func = beginFunc(module, kernel.name, kernel.parameters(), t.threads());
-  // Tensor Core kernels ask for 16 warps per SM (.minnctapersm: two blocks
-  // of 256 threads, four of 128), so ptxas keeps them within 128 registers
-  // a thread. Without it the relocatable compile of nvJitLink gave the 128x128
-  // tiles 152-153 registers (whole-program ptxas: 125), one block of 8 warps
-  // per SM, and the H100 profile found them latency-bound: tensor pipe 26-30%
-  // busy, issue slots 20% (bench/NOTES.md, 2026-11-23).
-  if (t.tier == GemmTier::TensorCore)
+  // Tensor Core kernels with at most 64 accumulator registers a thread ask
+  // for 16 warps per SM (.minnctapersm: two blocks of 256 threads, four of
+  // 128), so ptxas keeps them within 128 registers. Without it the
+  // relocatable compile of nvJitLink gave the 128x128 tiles of 8 warps
+  // 152-153 registers (whole-program ptxas: 125), one block per SM, and the
+  // H100 profile found them latency-bound: tensor pipe 26-30% busy, issue
+  // slots 20% (bench/NOTES.md, 2026-11-23). 64x64 warp tiles (128
+  // accumulator registers, ~240 in all) would only spill under that cap.
+  if (t.tier == GemmTier::TensorCore && t.fragsM * t.fragsN <= 8)
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   b.getI32IntegerAttr(int32_t(std::max<int64_t>(1, kWarpsPerSM * kWarpSize /
                                                                       t.threads()))));
