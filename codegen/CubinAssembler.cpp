@@ -3,6 +3,8 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
+
 #ifdef TESSEL_HAVE_NVJITLINK
 #include <nvJitLink.h>
 #endif
@@ -33,6 +35,23 @@ std::vector<std::string> spillingKernels(llvm::StringRef info) {
     current = {};
   }
   return names;
+}
+
+int maxRegisters(llvm::StringRef info) {
+  int most = 0;
+  llvm::SmallVector<llvm::StringRef> lines;
+  info.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    size_t at = line.find("Used ");
+    if (at == llvm::StringRef::npos)
+      continue;
+    llvm::StringRef count = line.drop_front(at + 5);
+    count = count.take_until([](char c) { return c == ' '; });
+    int registers = 0;
+    if (!count.getAsInteger(10, registers) && line.drop_front(at).contains(" registers"))
+      most = std::max(most, registers);
+  }
+  return most;
 }
 
 std::string withoutMinBlocks(llvm::StringRef ptx, const std::vector<std::string> &kernels) {

@@ -36,6 +36,9 @@ CubinResult assembleCubin(llvm::StringRef ptx, int arch);
 /// spilling registers to local memory.
 std::vector<std::string> spillingKernels(llvm::StringRef info);
 
+/// The most registers any kernel uses per a verbose ptxas log (0: none said).
+int maxRegisters(llvm::StringRef info);
+
 /// `ptx` with the .minnctapersm directive of each of `kernels` removed.
 std::string withoutMinBlocks(llvm::StringRef ptx, const std::vector<std::string> &kernels);
 

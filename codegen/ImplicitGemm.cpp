@@ -16,6 +16,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <algorithm>
 #include <thread>
 
 using namespace mlir;
@@ -319,6 +320,10 @@ FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
              << ") failed to assemble for sm_" << targets.cubinArchs[i] << ": "
              << cubins[i].log;
     }
+    result.maxRegisters = std::max(result.maxRegisters, maxRegisters(cubins[i].info));
+    for (std::string &name : spillingKernels(cubins[i].info))
+      if (llvm::find(result.spillingKernels, name) == result.spillingKernels.end())
+        result.spillingKernels.push_back(std::move(name));
     KernelImage image;
     image.cubin = true;
     image.arch = targets.cubinArchs[i];

@@ -33,6 +33,10 @@ struct KernelImage {
 struct KernelModule {
   std::string name;
   std::vector<KernelImage> images;
+  /// From ptxas's report on the cubins (0 and none without them): the most
+  /// registers a kernel uses, and the kernels that spill to local memory.
+  int maxRegisters = 0;
+  std::vector<std::string> spillingKernels;
 };
 
 /// A kernel parameter: a tensor's device address, a null pointer (tensor -1,

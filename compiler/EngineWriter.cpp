@@ -399,9 +399,13 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
             step.name + " at " + (step.op ? locationName(step.op->getLoc()) : "output copy"));
     }
     summary->modules = kernels->modules.size();
-    for (const codegen::KernelModule &module : kernels->modules)
+    for (const codegen::KernelModule &module : kernels->modules) {
       for (const codegen::KernelImage &image : module.images)
         summary->moduleBytes += image.data.size();
+      summary->maxRegisters = std::max(summary->maxRegisters, module.maxRegisters);
+      for (const std::string &kernel : module.spillingKernels)
+        summary->spillingKernels.push_back(module.name + ": " + kernel);
+    }
   }
 
   std::set<std::string> tierSet;

@@ -24,6 +24,10 @@ struct EngineSummary {
   size_t modules = 0;
   uint64_t moduleBytes = 0;
   double kernelSeconds = 0; ///< time spent planning and compiling kernels
+  /// The generated GEMM kernels per ptxas: the most registers one uses, and
+  /// "module: kernel" of each that spills to local memory in some cubin.
+  int maxRegisters = 0;
+  std::vector<std::string> spillingKernels;
 };
 
 /// Serializes the compiled `main` function: tensors, arena plan, constants,

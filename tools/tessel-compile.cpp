@@ -232,9 +232,18 @@ int main(int argc, char **argv) {
     if (it != engineSummary.stepsByBestTier.end())
       byTier += (byTier.empty() ? "" : ", ") + std::to_string(it->second) + " " + tier;
   }
-  spdlog::info("  kernels: {} ({} module(s), {:.2f} MiB, {:.2f} s)", byTier,
+  std::string registers;
+  if (engineSummary.maxRegisters > 0)
+    registers = fmt::format("; GEMM kernels: <= {} registers, {}", engineSummary.maxRegisters,
+                            engineSummary.spillingKernels.empty()
+                                ? std::string("no spills")
+                                : std::to_string(engineSummary.spillingKernels.size()) +
+                                      " spilling");
+  spdlog::info("  kernels: {} ({} module(s), {:.2f} MiB, {:.2f} s{})", byTier,
                engineSummary.modules, engineSummary.moduleBytes / 1048576.0,
-               engineSummary.kernelSeconds);
+               engineSummary.kernelSeconds, registers);
+  for (const std::string &kernel : engineSummary.spillingKernels)
+    spdlog::info("    spills to local memory: {}", kernel);
   if (!engineSummary.cpuOnlySteps.empty()) {
     spdlog::info("  GPU fallbacks to the CPU tier: {} step(s){}",
                  engineSummary.cpuOnlySteps.size(), verbosity >= 1 ? ":" : " (-v lists them)");

@@ -1482,6 +1482,8 @@ TEST(CubinAssembler, FindsSpillingKernels) {
       "info    : used 127 registers, used 1 barriers, 0 stack, 38912 bytes smem, 0 bytes lmem\n";
   EXPECT_EQ(spillingKernels(log), std::vector<std::string>{"k_spills"});
   EXPECT_TRUE(spillingKernels("").empty());
+  EXPECT_EQ(maxRegisters(log), 128);
+  EXPECT_EQ(maxRegisters(""), 0);
 }
 
 TEST(CubinAssembler, DropsTheMinBlocksOfTheNamedKernelsOnly) {
