@@ -91,9 +91,9 @@ std::string errorLog(nvJitLinkHandle handle, nvJitLinkResult result) {
   return log;
 }
 
-/// One nvJitLink run; `info` gets its verbose log (ptxas's per-kernel
-/// registers and spills).
-CubinResult link(const std::string &text, int arch, std::string &info) {
+/// One nvJitLink run, with its verbose log (ptxas's per-kernel registers and
+/// spills) in `info`.
+CubinResult link(const std::string &text, int arch) {
   CubinResult result;
   std::string archOption = "-arch=sm_" + std::to_string(arch);
   const char *options[] = {archOption.c_str(), "-O3", "-verbose"};
@@ -121,11 +121,10 @@ CubinResult link(const std::string &text, int arch, std::string &info) {
     result.cubin.clear();
     result.log = errorLog(handle, status);
   }
-  info.clear();
   if (nvJitLinkGetInfoLogSize(handle, &size) == NVJITLINK_SUCCESS && size > 1) {
-    info.resize(size);
-    if (nvJitLinkGetInfoLog(handle, info.data()) != NVJITLINK_SUCCESS)
-      info.clear();
+    result.info.resize(size);
+    if (nvJitLinkGetInfoLog(handle, result.info.data()) != NVJITLINK_SUCCESS)
+      result.info.clear();
   }
   nvJitLinkDestroy(&handle);
   return result;
@@ -134,26 +133,18 @@ CubinResult link(const std::string &text, int arch, std::string &info) {
 } // namespace
 
 CubinResult assembleCubin(llvm::StringRef ptx, int arch) {
-  std::string info;
-  CubinResult result = link(ptx.str(), arch, info);
-  result.info = info;
+  CubinResult result = link(ptx.str(), arch);
   // A kernel that asks for several blocks per SM (.minnctapersm) caps its
   // registers; where ptxas can only meet the cap by spilling to local
   // memory, the kernel is assembled again without asking: local-memory
   // traffic in a K loop costs more than the occupancy gains.
   if (!result.ok || ptx.find(".minnctapersm") == llvm::StringRef::npos)
     return result;
-  std::vector<std::string> spilling = spillingKernels(info);
+  std::vector<std::string> spilling = spillingKernels(result.info);
   if (spilling.empty())
     return result;
-  std::string firstInfo = info;
-  CubinResult again = link(withoutMinBlocks(ptx, spilling), arch, info);
-  if (!again.ok) {
-    result.info = firstInfo;
-    return result;
-  }
-  again.info = info;
-  return again;
+  CubinResult again = link(withoutMinBlocks(ptx, spilling), arch);
+  return again.ok ? again : result;
 }
 
 #else
