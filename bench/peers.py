@@ -9,8 +9,9 @@ warm-up, inputs rotated over as many buffer sets as tessel-bench used.
             cudnn.benchmark on, warmed)
             Both captured in one CUDA graph per rotated set and replayed, as
             tessel-bench replays Tessel's: timed eagerly, a small op's time
-            is mostly PyTorch's dispatch on the host (40 us for a 10 us conv
-            on the H100, 2026-11-23), which is no peer's kernel.
+            is mostly PyTorch's dispatch on the host (ResNet-50 b1's first
+            1x1 conv on the H100, 2026-11-23: 39.5 us eager, 17.1 us
+            replayed), which is no peer's kernel.
     models  eager channels_last f16, its CUDA-graph replay, and torch.compile
             (default mode; run in a child process with a time limit:
             `python3 bench/peers.py compile MODEL BATCH ...` prints one JSON line)

@@ -364,9 +364,10 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   for (const Staging &s : {plan.a, plan.b})
     if (gatherSlots(s, t) > 32)
       return false;
-  // The prefetched runs stay live across the math, beside up to 64
+  // The prefetched runs stay live across the math, beside up to 128
   // accumulator registers and the fragments: at most 32 registers of them
-  // keep ResNet-50's kernels within 160 registers a thread, without spills.
+  // keep every suite kernel within 255 registers a thread, without spills
+  // (243 at most over the 511 rows; 128 for 8-fragment warp tiles).
   if (prefetchRegisters(plan, t) > kMaxPrefetchRegisters)
     return false;
   // Split-K: at least two K steps per split, none empty.
