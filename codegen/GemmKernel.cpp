@@ -821,23 +821,9 @@ GatherSlot KernelBuilder::slotSetup(bool isA, int64_t slot) {
   Value e = add(tid, slot * t.threads());
   if (runs % t.threads() != 0)
     g.active = below(e, runs);
-  const int64_t runsPerRow = t.blockK / s.vector;
-  if (s.kContiguous && s.vector > 1 && runsPerRow < 8 && kWarpSize % runsPerRow == 0 &&
-      s.rows * runsPerRow % kWarpSize == 0) {
-    // A warp's 32 runs are 32 / runsPerRow rows of runsPerRow 16-byte runs,
-    // taken lane by lane down the rows: the 8 lanes of a quarter warp store
-    // one run of 8 different rows, whose padded strides (80 bytes at blockK
-    // 32) put them in 8 different 16-byte bank groups. Along the rows (the
-    // layout below) a quarter warp would span two rows and store twice into
-    // one group. The warp still reads whole row segments from global memory.
-    // (From tid, not e: the lane's terms are the same for every slot.)
-    int64_t rowsPerWarp = kWarpSize / runsPerRow;
-    Value lane = rem(tid, kWarpSize);
-    Value warpRuns = add(div(tid, kWarpSize), slot * t.threads() / kWarpSize);
-    g.rowLocal = add(mul(warpRuns, rowsPerWarp), rem(lane, rowsPerWarp));
-    g.kLocal = mul(div(lane, rowsPerWarp), s.vector);
-  } else if (s.kContiguous) {
+  if (s.kContiguous) {
     // Consecutive threads take consecutive runs of a row's k.
+    int64_t runsPerRow = t.blockK / s.vector;
     g.rowLocal = div(e, runsPerRow);
     g.kLocal = mul(rem(e, runsPerRow), s.vector);
   } else {
