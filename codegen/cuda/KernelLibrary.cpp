@@ -669,16 +669,24 @@ Launches StepPlanner::pad() {
   cpu::TensorView from{DType::F64, {}, &value}, to{out[0].dtype, {}, &fill};
   if (!cpu::findKernel("cast")(cpu::Attrs{}, {&from}, {&to}).ok())
     return std::nullopt;
+  // A scalar is a row of one element: the kernel runs along a last dim.
+  const Dims rowShape = rank ? shape : Dims{1}, rowInShape = rank ? inShape : Dims{1};
+  Dims begin(pads.begin(), pads.begin() + rank);
+  if (!rank)
+    begin = {0};
   kernels::PadParams p{};
   p.n = out[0].count();
-  p.rank = static_cast<int32_t>(rank);
+  p.rank = static_cast<int32_t>(rowShape.size());
   p.mode = mode;
   p.fill = fill;
-  copyDims(shape, p.shape);
-  copyDims(inShape, p.inShape);
-  copyDims(rowMajorStrides(inShape), p.inStride);
-  copyDims(Dims(pads.begin(), pads.begin() + rank), p.begin);
-  return single("tsl_pad_w" + std::to_string(width), gridFor(p.n, kBlock), kBlock,
+  copyDims(rowShape, p.shape);
+  copyDims(rowInShape, p.inShape);
+  copyDims(rowMajorStrides(rowInShape), p.inStride);
+  copyDims(begin, p.begin);
+  // A thread per run of 16 bytes along the last dim (Movement.cuh).
+  const int64_t row = rowShape.back(), run = 16 / static_cast<int64_t>(width);
+  const int64_t threads = row ? p.n / row * ((row + run - 1) / run) : 0;
+  return single("tsl_pad_w" + std::to_string(width), gridFor(threads, kBlock), kBlock,
                 {in[0].address(), out[0].address(), KernelArg::value(p)});
 }
 
@@ -923,7 +931,18 @@ Launches StepPlanner::pool() {
   p.outC = nhwc ? 1 : outSize;
   p.outS = nhwc ? p.channels : 1;
   p.n = p.batch * p.channels * outSize;
-  return single(typed(step.name, in[0].dtype), gridFor(p.n, kBlock), kBlock,
+  std::string name = typed(step.name, in[0].dtype);
+  // NHWC float channels in 16-byte groups: a thread per group (Pool.cuh,
+  // Lanes), which poolWindow sees as one channel at stride `lanes`.
+  const int64_t lanes = 16 / static_cast<int64_t>(in[0].elementBytes());
+  const bool floats = in[0].dtype == DType::F16 || in[0].dtype == DType::F32;
+  if (nhwc && floats && p.channels % lanes == 0) {
+    name += "_vec";
+    p.channels /= lanes;
+    p.inC = lanes;
+    p.n /= lanes;
+  }
+  return single(name, gridFor(p.n, kBlock), kBlock,
                 {in[0].address(), out[0].address(), KernelArg::value(p)});
 }
 

@@ -179,6 +179,14 @@ using namespace tessel::kernels;
   TSL_KERNEL tsl_##name##_##t(const TSL_T(t) *x, TSL_T(t) *y, TSL_PARAMS(PoolParams)) { \
     fn(x, y, p);                                                                \
   }
+// NHWC with the channels a multiple of 16 bytes: 16 bytes of channels per
+// thread (Pool.cuh, Lanes).
+#define TSL_POOL_VEC(name, fn, t)                                               \
+  TSL_POOL(name, fn, t)                                                         \
+  TSL_KERNEL tsl_##name##_##t##_vec(const TSL_T(t) *x, TSL_T(t) *y,             \
+                                    TSL_PARAMS(PoolParams)) {                   \
+    fn<TSL_T(t), 16 / sizeof(TSL_T(t))>(x, y, p);                               \
+  }
 
 //===----------------------------------------------------------------------===//
 // The families, in TESSEL_KERNEL_FAMILIES's order
@@ -343,7 +351,7 @@ TSL_FLOATS(TSL_SOFTMAX, log_softmax, true)
 #endif
 
 #ifdef TSL_FAMILY_max_pool
-TSL_FLOATS(TSL_POOL, max_pool, maxPool)
+TSL_FLOATS(TSL_POOL_VEC, max_pool, maxPool)
 #endif
 
 #ifdef TSL_FAMILY_max_pool_int
@@ -353,5 +361,5 @@ TSL_POOL(max_pool, maxPool, u8)
 #endif
 
 #ifdef TSL_FAMILY_avg_pool
-TSL_FLOATS(TSL_POOL, avg_pool, avgPool)
+TSL_FLOATS(TSL_POOL_VEC, avg_pool, avgPool)
 #endif

@@ -76,15 +76,29 @@ __device__ __forceinline__ int64_t padSource(int64_t i, int64_t begin, int64_t e
   return j < extent ? j : period - j;
 }
 
+/// pad: a thread writes a run of 16 bytes of consecutive results along the
+/// last dim (fewer at the end of a row), so the leading dims' index
+/// arithmetic is paid once per run; the run is one 16-byte store where the
+/// last dim is a multiple of it (then every run starts 16-byte aligned).
+/// p.n is the result's element count, p.rank at least 1.
 template <typename W>
 __device__ __forceinline__ void pad(const W *x, W *y, const PadParams &p) {
+  constexpr int64_t kRun = 16 / sizeof(W);
   const W fill = static_cast<W>(p.fill);
-  forEachIndex(p.n, [&](auto i) {
-    uint64_t rest = i;
+  const int last = p.rank - 1;
+  const int64_t width = p.shape[last];
+  if (p.n == 0)
+    return;
+  const uint64_t runsPerRow = static_cast<uint64_t>((width + kRun - 1) / kRun);
+  const uint64_t rows = divide(static_cast<uint64_t>(p.n), static_cast<uint64_t>(width));
+  forEachIndex(static_cast<int64_t>(rows * runsPerRow), [&](auto i) {
+    const uint64_t row = divide(i, runsPerRow);
+    const int64_t first = static_cast<int64_t>(i - row * runsPerRow) * kRun;
+    uint64_t rest = row;
     int64_t offset = 0;
     bool filled = false;
 #pragma unroll 1
-    for (int d = p.rank - 1; d >= 0; --d) {
+    for (int d = last - 1; d >= 0; --d) {
       const uint64_t extent = static_cast<uint64_t>(p.shape[d]);
       const uint64_t q = divide(rest, extent);
       const int64_t source =
@@ -93,7 +107,26 @@ __device__ __forceinline__ void pad(const W *x, W *y, const PadParams &p) {
       offset += source * p.inStride[d];
       rest = q;
     }
-    y[i] = filled ? fill : x[offset];
+    union {
+      W element[kRun];
+      uint4 word;
+    } run;
+#pragma unroll
+    for (int64_t j = 0; j < kRun; ++j) {
+      const int64_t source = padSource(first + j, p.begin[last], p.inShape[last], p.mode);
+      run.element[j] = filled || source < 0 || first + j >= width
+                           ? fill
+                           : x[offset + source * p.inStride[last]];
+    }
+    W *out = y + static_cast<int64_t>(row) * width + first;
+    if (width % kRun == 0) {
+      *reinterpret_cast<uint4 *>(out) = run.word;
+    } else {
+#pragma unroll
+      for (int64_t j = 0; j < kRun; ++j)
+        if (first + j < width)
+          out[j] = run.element[j];
+    }
   });
 }
 

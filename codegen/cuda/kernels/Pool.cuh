@@ -99,44 +99,105 @@ __device__ __forceinline__ void forEachTap(const PoolParams &p, const PoolWindow
   }
 }
 
-template <typename T>
+/// Lanes consecutive channels of an NHWC tensor, one 16-byte word where
+/// Lanes > 1. A pool kernel with Lanes > 1 computes that many channels of a
+/// result position per thread: the planner then gives p.channels as the
+/// channel groups and p.inC = Lanes, so poolWindow's (n, position, c) names
+/// a group and its inBase the group's first channel, and result e's lanes
+/// are elements e * Lanes onward (KernelLibrary.cpp, pool()).
+template <typename T, int Lanes> struct LaneWord {
+  T lane[Lanes];
+};
+template <typename T, int Lanes>
+__device__ __forceinline__ LaneWord<T, Lanes> loadLanes(const T *x) {
+  if constexpr (Lanes == 1) {
+    return {{x[0]}};
+  } else {
+    static_assert(Lanes * sizeof(T) == 16, "one 16-byte word");
+    union {
+      uint4 word;
+      LaneWord<T, Lanes> lanes;
+    } u;
+    u.word = *reinterpret_cast<const uint4 *>(x);
+    return u.lanes;
+  }
+}
+template <typename T, int Lanes>
+__device__ __forceinline__ void storeLanes(T *y, const LaneWord<T, Lanes> &v) {
+  if constexpr (Lanes == 1) {
+    y[0] = v.lane[0];
+  } else {
+    union {
+      uint4 word;
+      LaneWord<T, Lanes> lanes;
+    } u;
+    u.lanes = v;
+    *reinterpret_cast<uint4 *>(y) = u.word;
+  }
+}
+
+template <typename T, int Lanes = 1>
 __device__ __forceinline__ void maxPool(const T *x, T *y, const PoolParams &p) {
   using C = Math<T>;
   for (int64_t e = gridStart(); e < p.n; e += gridStep()) {
     const PoolWindow w = poolWindow(p, e);
-    C best;
-    if constexpr (isFloat<T>())
-      best = static_cast<C>(-kInf);
-    else
-      best = Limits<T>::lowest;
-    bool any = false;
-    T bestRaw{};
-    forEachTap(p, w, [&](int64_t i) {
-      const T raw = x[i];
-      const C v = load(raw);
-      bool take = !any || v > best;
+    C best[Lanes];
+    T bestRaw[Lanes];
+#pragma unroll
+    for (int l = 0; l < Lanes; ++l) {
       if constexpr (isFloat<T>())
-        take = take || (isnan(v) && !isnan(best));
-      if (take) {
-        best = v;
-        bestRaw = raw;
-        any = true;
+        best[l] = static_cast<C>(-kInf);
+      else
+        best[l] = Limits<T>::lowest;
+      bestRaw[l] = T{};
+    }
+    bool any = false;
+    forEachTap(p, w, [&](int64_t i) {
+      const LaneWord<T, Lanes> raw = loadLanes<T, Lanes>(x + i);
+#pragma unroll
+      for (int l = 0; l < Lanes; ++l) {
+        const C v = load(raw.lane[l]);
+        bool take = !any || v > best[l];
+        if constexpr (isFloat<T>())
+          take = take || (isnan(v) && !isnan(best[l]));
+        if (take) {
+          best[l] = v;
+          bestRaw[l] = raw.lane[l];
+        }
       }
+      any = true;
     });
-    y[e] = any ? bestRaw : store<T>(best);
+    LaneWord<T, Lanes> result;
+#pragma unroll
+    for (int l = 0; l < Lanes; ++l)
+      result.lane[l] = any ? bestRaw[l] : store<T>(best[l]);
+    storeLanes<T, Lanes>(y + e * Lanes, result);
   }
 }
 
-template <typename T>
+template <typename T, int Lanes = 1>
 __device__ __forceinline__ void avgPool(const T *x, T *y, const PoolParams &p) {
   for (int64_t e = gridStart(); e < p.n; e += gridStep()) {
     const PoolWindow w = poolWindow(p, e);
-    double sum = 0;
-    forEachTap(p, w, [&](int64_t i) { sum += static_cast<double>(load(x[i])); });
+    double sum[Lanes];
+#pragma unroll
+    for (int l = 0; l < Lanes; ++l)
+      sum[l] = 0;
+    forEachTap(p, w, [&](int64_t i) {
+      const LaneWord<T, Lanes> raw = loadLanes<T, Lanes>(x + i);
+#pragma unroll
+      for (int l = 0; l < Lanes; ++l)
+        sum[l] += static_cast<double>(load(raw.lane[l]));
+    });
     const int64_t divisor = p.includePad ? w.padded : w.count;
-    const double mean = divisor ? sum / static_cast<double>(divisor)
-                                : __longlong_as_double(0x7ff8000000000000ll); // NaN
-    y[e] = store<T>(static_cast<Math<T>>(mean));
+    LaneWord<T, Lanes> result;
+#pragma unroll
+    for (int l = 0; l < Lanes; ++l) {
+      const double mean = divisor ? sum[l] / static_cast<double>(divisor)
+                                  : __longlong_as_double(0x7ff8000000000000ll); // NaN
+      result.lane[l] = store<T>(static_cast<Math<T>>(mean));
+    }
+    storeLanes<T, Lanes>(y + e * Lanes, result);
   }
 }
 

@@ -154,7 +154,7 @@ TEST(KernelLibraryImages, FamiliesPartitionTheEntryPoints) {
         "tsl_reduce_mean_f16_block", "tsl_reduce_sum_i64_block", "tsl_reduce_max_f16_thread",
         "tsl_reduce_l2_f32_block", "tsl_softmax_f32_block", "tsl_softmax_f16_thread",
         "tsl_log_softmax_f32_thread", "tsl_argmax_f32", "tsl_max_pool_f16", "tsl_max_pool_u8",
-        "tsl_avg_pool_f16"})
+        "tsl_avg_pool_f16", "tsl_max_pool_f16_vec", "tsl_avg_pool_f32_vec"})
     EXPECT_TRUE(all.count(name)) << name;
 }
 
@@ -170,6 +170,7 @@ TEST(KernelLibraryImages, TheCnnKernelsAreInSmallFamiliesOfTheirOwn) {
       {"tsl_cast_f16_f32", "cast_half"},
       {"tsl_max_pool_f16", "max_pool"},
       {"tsl_max_pool_f32", "max_pool"},
+      {"tsl_max_pool_f16_vec", "max_pool"},
       {"tsl_reduce_mean_f32_thread", "reduce_sum_f32"},
       {"tsl_reduce_mean_f32_block", "reduce_sum_f32"},
       {"tsl_softmax_f32_block", "softmax_f32"},
@@ -637,19 +638,21 @@ TEST_F(KernelLibraryPlan, SoftmaxAndArgmax) {
 }
 
 TEST_F(KernelLibraryPlan, PoolsRightAlignTheirSpatialDims) {
+  // 12 f16 channels are no whole number of 16-byte groups: a thread per
+  // result element. 16 are: a thread per 8 channels (the _vec kernels).
   auto v = plan(R"(
-    func.func @f(%x: tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16> {
-      %0 = tessel.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 1>, layout = "NHWC"} : (tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16>
-      %1 = tessel.avg_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, count_include_pad = true, layout = "NHWC"} : (tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16>
-      return %0 : tensor<1x4x4x16xf16>
+    func.func @f(%x: tensor<1x8x8x12xf16>, %z: tensor<1x8x8x16xf16>) -> tensor<1x4x4x12xf16> {
+      %0 = tessel.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 1>, layout = "NHWC"} : (tensor<1x8x8x12xf16>) -> tensor<1x4x4x12xf16>
+      %1 = tessel.avg_pool %z {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, count_include_pad = true, layout = "NHWC"} : (tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16>
+      return %0 : tensor<1x4x4x12xf16>
     })");
   ASSERT_TRUE(v[0] && v[1]);
   EXPECT_EQ(v[0]->kernel, "tsl_max_pool_f16");
   auto p = params<kernels::PoolParams>(v[0]->launches[0].args[2]);
-  EXPECT_EQ(p.n, 256);
-  EXPECT_EQ(p.channels, 16);
+  EXPECT_EQ(p.n, 192);
+  EXPECT_EQ(p.channels, 12);
   EXPECT_EQ(p.inC, 1);
-  EXPECT_EQ(p.inS, 16);
+  EXPECT_EQ(p.inS, 12);
   EXPECT_EQ(p.outC, 1);
   EXPECT_EQ(p.spatialRank, 2);
   EXPECT_EQ(p.inSpatial[0], 1);
@@ -659,8 +662,13 @@ TEST_F(KernelLibraryPlan, PoolsRightAlignTheirSpatialDims) {
   EXPECT_EQ(p.stride[2], 2);
   EXPECT_EQ(p.padBegin[1], 1);
   EXPECT_EQ(p.padEnd[1], 0);
-  EXPECT_EQ(v[1]->kernel, "tsl_avg_pool_f16");
-  EXPECT_EQ(params<kernels::PoolParams>(v[1]->launches[0].args[2]).includePad, 1);
+  EXPECT_EQ(v[1]->kernel, "tsl_avg_pool_f16_vec");
+  auto q = params<kernels::PoolParams>(v[1]->launches[0].args[2]);
+  EXPECT_EQ(q.includePad, 1);
+  EXPECT_EQ(q.n, 32);       // 16 positions x 2 groups of 8 channels
+  EXPECT_EQ(q.channels, 2); // groups
+  EXPECT_EQ(q.inC, 8);      // a group's first channel
+  EXPECT_EQ(q.inS, 16);     // a position's stride: every channel
 }
 
 TEST_F(KernelLibraryPlan, CopiesReshapesAndTheWritersCopySteps) {

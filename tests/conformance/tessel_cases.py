@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""Node tests of Tessel's own, in the ONNX backend node tests' layout.
+
+The ONNX suite's pools have 1 or 3 channels and its pads pad a short last
+dim, so it never reaches the library's 16-byte paths: the NHWC pools that
+take 16 bytes of channels per thread (a multiple of 8 f16 or 4 f32
+channels, codegen/cuda/kernels/Pool.cuh) and the pad that writes a row in
+16-byte runs (Movement.cuh), whole or with a tail. These cases do, with NaNs
+and ties in the max pools. Expected outputs come from the NumPy reference
+below (loops over the ONNX definitions, and numpy.pad), not from Tessel.
+Every value is a multiple of 1/8 in [-4, 4], exact in f16, so a max pool or
+a pad is exact at either precision. An Add of a constant of such values
+comes first: an exact op keeps its producer's precision, and with --precision
+fp16 the Add's result, and so the pool or pad, is f16.
+
+    /usr/bin/python3 tests/conformance/tessel_cases.py OUTDIR
+
+writes OUTDIR/test_tessel_*/{model.onnx,test_data_set_0/...}, which
+run_conformance.py runs as it runs the ONNX suite (--suite OUTDIR).
+"""
+
+import itertools
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto
+
+
+def values(rng, shape):
+    return (rng.integers(-32, 33, size=shape) / 8.0).astype(np.float32)
+
+
+def pool_ref(x, kind, kernel, strides, pads, dilations=(1, 1), ceil=False, include_pad=False):
+    """ONNX MaxPool / AveragePool over NCHW, 2-D, in float64."""
+    n, c, h, w = x.shape
+    begin, end = pads[:2], pads[2:]
+    out = []
+    for d, size in enumerate((h, w)):
+        span = size + begin[d] + end[d] - ((kernel[d] - 1) * dilations[d] + 1)
+        count = (math.ceil if ceil else math.floor)(span / strides[d]) + 1
+        # A ceil-mode window must start inside the input or its begin pad.
+        if ceil and (count - 1) * strides[d] >= size + begin[d]:
+            count -= 1
+        out.append(count)
+    y = np.zeros((n, c, out[0], out[1]), np.float64)
+    for i, j in itertools.product(range(out[0]), range(out[1])):
+        rows = [i * strides[0] - begin[0] + k * dilations[0] for k in range(kernel[0])]
+        cols = [j * strides[1] - begin[1] + k * dilations[1] for k in range(kernel[1])]
+        taps = [(r, s) for r in rows for s in cols if 0 <= r < h and 0 <= s < w]
+        window = np.stack([x[:, :, r, s].astype(np.float64) for r, s in taps], axis=-1)
+        if kind == "MaxPool":
+            y[:, :, i, j] = np.max(window, axis=-1)  # NaN if any tap is NaN
+        else:
+            padded = [(r, s) for r in rows for s in cols
+                      if -begin[0] <= r < h + end[0] and -begin[1] <= s < w + end[1]]
+            divisor = len(padded) if include_pad else len(taps)
+            y[:, :, i, j] = np.sum(window, axis=-1) / divisor
+    return y.astype(np.float32)
+
+
+def write(outdir, name, node, inputs, outputs, initializers=()):
+    """The model Add(x, bias) -> node, where node reads "t"."""
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "bias"], ["t"]), node], name,
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs],
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in outputs],
+        initializer=list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    data = os.path.join(outdir, name, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    onnx.save(model, os.path.join(outdir, name, "model.onnx"))
+    for kind, tensors in (("input", inputs), ("output", outputs)):
+        for k, (tensor_name, value) in enumerate(tensors):
+            tensor = numpy_helper.from_array(value, tensor_name)
+            with open(os.path.join(data, "%s_%d.pb" % (kind, k)), "wb") as f:
+                f.write(tensor.SerializeToString())
+
+
+def pool_case(outdir, rng, name, kind, shape, kernel, strides, pads, dilations=(1, 1),
+              ceil=False, include_pad=False, nans=0):
+    x = values(rng, shape)
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, nans, replace=False)] = np.nan
+    bias = values(rng, (shape[1], 1, 1))
+    attrs = dict(kernel_shape=list(kernel), strides=list(strides), pads=list(pads))
+    if kind == "MaxPool":
+        attrs["dilations"] = list(dilations)
+    else:
+        attrs["count_include_pad"] = int(include_pad)
+    if ceil:
+        attrs["ceil_mode"] = 1
+    node = helper.make_node(kind, ["t"], ["y"], **attrs)
+    y = pool_ref(x + bias, kind, kernel, strides, pads, dilations, ceil, include_pad)
+    write(outdir, name, node, [("x", x)], [("y", y)],
+          [numpy_helper.from_array(bias, "bias")])
+
+
+def pad_case(outdir, rng, name, shape, pads, mode, value=0.0):
+    x = values(rng, shape)
+    bias = values(rng, shape[-1:])
+    t = x + bias
+    rank = len(shape)
+    widths = [(pads[d], pads[rank + d]) for d in range(rank)]
+    if mode == "constant":
+        y = np.pad(t, widths, mode="constant", constant_values=value)
+    else:
+        y = np.pad(t, widths, mode=mode)  # numpy's reflect and edge are ONNX's
+    inits = [numpy_helper.from_array(bias, "bias"),
+             numpy_helper.from_array(np.array(pads, np.int64), "pads")]
+    ins = ["t", "pads"]
+    if mode == "constant":
+        inits.append(numpy_helper.from_array(np.array(value, np.float32), "value"))
+        ins.append("value")
+    node = helper.make_node("Pad", ins, ["y"], mode=mode)
+    write(outdir, name, node, [("x", x)], [("y", y.astype(np.float32))], inits)
+
+
+def main(outdir):
+    rng = np.random.default_rng(20261123)
+    # Max pools: 16 and 24 channels take the 16-byte path at f16 and f32; 12
+    # only at f32 (3 groups of 4), one channel per thread at f16. NaNs and
+    # ties (values from 65 levels) check the first maximum and NaN rules.
+    pool_case(outdir, rng, "test_tessel_maxpool_c16_nan", "MaxPool", (2, 16, 9, 9),
+              (3, 3), (2, 2), (1, 1, 1, 1), nans=12)
+    pool_case(outdir, rng, "test_tessel_maxpool_c24_ceil_dilated", "MaxPool", (1, 24, 10, 11),
+              (2, 3), (2, 2), (0, 1, 0, 0), dilations=(2, 1), ceil=True)
+    pool_case(outdir, rng, "test_tessel_maxpool_c12", "MaxPool", (1, 12, 8, 8),
+              (2, 2), (2, 2), (0, 0, 0, 0))
+    pool_case(outdir, rng, "test_tessel_avgpool_c16_exclude_pad", "AveragePool", (2, 16, 9, 9),
+              (3, 3), (2, 2), (1, 1, 1, 1))
+    pool_case(outdir, rng, "test_tessel_avgpool_c32_include_pad", "AveragePool", (1, 32, 7, 7),
+              (3, 3), (2, 2), (1, 1, 1, 1), include_pad=True)
+    # Pads whose last dim is a whole number of 16-byte runs at both
+    # precisions (8, 16), and ones with a tail (10: neither 8 nor 4 divides).
+    pad_case(outdir, rng, "test_tessel_pad_runs_constant", (2, 3, 4, 6),
+             [0, 0, 1, 1, 0, 0, 0, 1], "constant", 0.5)
+    pad_case(outdir, rng, "test_tessel_pad_runs_reflect", (1, 2, 3, 5),
+             [0, 1, 0, 2, 0, 0, 1, 1], "reflect")
+    pad_case(outdir, rng, "test_tessel_pad_runs_edge", (2, 2, 3, 13),
+             [0, 1, 0, 2, 0, 0, 2, 1], "edge")
+    pad_case(outdir, rng, "test_tessel_pad_tail_constant", (1, 2, 3, 5),
+             [0, 0, 1, 1, 0, 0, 0, 4], "constant", -1.25)
+    pad_case(outdir, rng, "test_tessel_pad_tail_reflect", (3, 7),
+             [1, 3, 0, 0], "reflect")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: tessel_cases.py OUTDIR")
+    main(sys.argv[1])
