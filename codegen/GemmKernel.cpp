@@ -446,9 +446,12 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
       for (int64_t fragsM : {1, 2, 4})
         for (int64_t fragsN : {1, 2, 4})
           for (int64_t blockK : blockKs) {
-            // At most 16 accumulator fragments (128 f32 registers) per
-            // thread: a 64x64 warp tile loads 8 fragments per 16 MMAs.
-            if (fragsM * fragsN > 16)
+            // At most 8 accumulator fragments (64 f32 registers) per thread.
+            // 64x64 warp tiles (16 fragments, ~240 registers, 8 warps per
+            // SM) build and can be forced (--force-tiles), but measured on
+            // the H100 they won 1% on the GEMM and conv suites and lost 5.4%
+            // on ResNet-50 b256 (17.42 -> 18.41 ms, bench/NOTES.md).
+            if (fragsM * fragsN > 8)
               continue;
             TileConfig t;
             t.tier = GemmTier::TensorCore;

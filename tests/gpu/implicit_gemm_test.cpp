@@ -1216,15 +1216,15 @@ TEST(Tiling, HeuristicChoices) {
   EXPECT_EQ(big.blockN, 64);
   EXPECT_EQ(big.blockK, 32);
   EXPECT_EQ(big.threads(), 128);
-  // N = 256: 128x128 (two buffers of 20 KiB) as 4 warps of 64x64 (4x4
-  // fragments: 8 fragment loads per 16 MMAs), not 8 warps of 64x32 (6 per
-  // 8): the model's cost ties, and the tie goes to fewer threads.
+  // N = 256: 128x128 (two buffers of 20 KiB) as 8 warps of 64x32 (4x2
+  // fragments); 64x64 warp tiles are no candidates (measured slower on
+  // ResNet-50 b256, GemmKernel.cpp).
   TileConfig wide = tc(conv(256, 14, 14, 256, 256, 3, 3, 1, 1));
   EXPECT_EQ(wide.blockM, 128);
   EXPECT_EQ(wide.blockN, 128);
   EXPECT_EQ(wide.blockK, 32);
-  EXPECT_EQ(wide.threads(), 128);
-  EXPECT_EQ(wide.fragsM * wide.fragsN, 16);
+  EXPECT_EQ(wide.threads(), 256);
+  EXPECT_EQ(wide.fragsM * wide.fragsN, 8);
   // ResNet-50 at batch 1, 7x7 outputs (M = 49, K = 4608): 8 tiles of 64x64
   // would leave 100 of 108 SMs idle; split-K makes the blocks from K (12
   // splits of 6 steps of blockK 64: 96 blocks), not from smaller tiles.
@@ -1513,24 +1513,25 @@ int registersUsed(const std::string &info, const std::string &kernel) {
 // nvJitLink's relocatable compile gave them 153 without asking); the
 // scalar-gather tile of 5124x9124x1760 (N not a multiple of 8) would spill
 // under that cap and is assembled again without asking. 4 warps of 64x64
-// (16 fragments, the heuristic's choice for 2048x7000x2048) do not ask.
+// (16 fragments; no heuristic candidate, forced here) do not ask.
 TEST(CubinAssembler, TensorCoreKernelsAskForTwoBlocksPerSmWithoutSpilling) {
   if (!canAssembleCubins())
     GTEST_SKIP() << "built without nvJitLink";
   MLIRContext ctx;
   struct Case {
     int64_t m, n, k;
-    bool forceWarps64x32; // 2x4 warps of 4x2 fragments
+    int64_t forceFragsN; // 0: the heuristic's tiles; 2 or 4: 128x128x32 tiles of 4 x that
     int64_t threads;
     bool fits;
   };
-  for (const Case &c : {Case{2048, 7000, 2048, true, 256, true},
-                        Case{2048, 7000, 2048, false, 128, false},
-                        Case{5124, 9124, 1760, false, 256, false}}) {
+  for (const Case &c : {Case{2048, 7000, 2048, 0, 256, true},
+                        Case{2048, 7000, 2048, 4, 128, false},
+                        Case{5124, 9124, 1760, 0, 256, false}}) {
     GemmProblem p = gemm(c.m, c.n, c.k, false, false);
     TileConfig tiles = *chooseTiles(p, GemmTier::TensorCore);
-    if (c.forceWarps64x32) {
-      tiles.warpsM = 2, tiles.warpsN = 4, tiles.fragsM = 4, tiles.fragsN = 2;
+    if (c.forceFragsN) {
+      tiles.fragsM = 4, tiles.fragsN = c.forceFragsN;
+      tiles.warpsM = 2, tiles.warpsN = 8 / c.forceFragsN;
       tiles.blockM = tiles.blockN = 128;
       tiles.blockK = 32;
     }
