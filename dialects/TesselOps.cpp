@@ -472,6 +472,19 @@ LogicalResult PadOp::verify() {
   return success();
 }
 
+LogicalResult Im2RowOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getOutput());
+  if (in.size() != 4 || out.size() != 4 || in[0] != out[0] || in[1] != out[1])
+    return emitOpError("input and result must be N x H x W x C and N x H x OW x D");
+  if (elementOf(getInput()) != elementOf(getOutput()))
+    return emitOpError("input and result must have one element type");
+  if (getKernel() < 1 || getStride() < 1 || getDilation() < 1 || getPad() < 0)
+    return emitOpError("kernel, stride and dilation must be positive, pad not negative");
+  if (out[3] < getKernel() * in[3])
+    return emitOpError("result channels must hold kernel x input channels");
+  return success();
+}
+
 LogicalResult GatherOp::verify() {
   ArrayRef<int64_t> data = shapeOf(getData()), idx = shapeOf(getIndices());
   if (failed(verifyAxis(*this, getAxis(), data.size())))

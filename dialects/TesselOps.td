@@ -403,6 +403,23 @@ def Tessel_PadOp : Tessel_Op<"pad"> {
   let hasVerifier = 1;
 }
 
+def Tessel_Im2RowOp : Tessel_Op<"im2row"> {
+  let summary = "an NHWC conv's windows along W unfolded into the channels";
+  let description = [{
+    Input N x H x W x C, result N x H x OW x D:
+    `result[n, h, o, s * C + c] = input[n, h, o * stride + s * dilation - pad, c]`
+    for s < kernel, and 0 where that column lies outside [0, W) and in the
+    channels from kernel * C to D. A conv with few input channels, each of
+    which the Tensor Core kernels would pad to 8, reads this instead, with
+    its kernel's width folded into the channels (--tessel-pad-channels).
+  }];
+  let arguments = (ins Tessel_Tensor:$input, I64Attr:$kernel, I64Attr:$stride,
+                   I64Attr:$dilation, I64Attr:$pad);
+  let results = (outs Tessel_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Tessel_GatherOp : Tessel_Op<"gather"> {
   let summary = "ONNX Gather along `axis`; negative indices count from the end";
   let arguments = (ins Tessel_Tensor:$data, Tessel_Tensor:$indices, I64Attr:$axis);

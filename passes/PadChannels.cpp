@@ -111,26 +111,74 @@ struct ChannelPadder {
     return in.back() % kChannelMultiple != 0 || w[0] % kChannelMultiple != 0;
   }
 
+  /// Whether `conv` reads its input better through im2row: each of its few
+  /// channels would be padded to 8, and the kernel's width times the
+  /// channels pads to fewer (ResNet's 7x7 stem on RGB: K = 7 x 24 = 168
+  /// instead of 7 x 7 x 8 = 392, and 16-byte runs of 3 taps).
+  static bool unfoldsWidth(ConvOp conv) {
+    ArrayRef<int64_t> w = shapeOf(conv.getWeight());
+    int64_t c = w[3], s = w[2];
+    return c % kChannelMultiple != 0 && s > 1 && roundUp(s * c) < s * roundUp(c);
+  }
+
+  /// conv(x, w) as conv(im2row(x), w') with a kernel one column wide: w's
+  /// [M, R, S, C] is [M, R, 1, S x C] (NHWC weights, S and C adjacent), the
+  /// width's stride, dilation and pads move into the im2row.
+  void padConvOverRows(ConvOp conv) {
+    Location loc = conv.getLoc();
+    ArrayRef<int64_t> x = shapeOf(conv.getInput()), w = shapeOf(conv.getWeight()),
+                      y = shapeOf(conv.getOutput());
+    int64_t m = w[0], r = w[1], s = w[2], c = w[3];
+    int64_t depth = roundUp(s * c), m8 = roundUp(m);
+    ArrayRef<int64_t> strides = conv.getStrides(), pads = conv.getPads(),
+                      dilations = conv.getDilations();
+    builder.setInsertionPoint(conv);
+    Value rows = builder.create<Im2RowOp>(
+        loc, withShape(conv.getInput().getType(), {x[0], x[1], y[2], depth}),
+        conv.getInput(), s, strides[1], dilations[1], pads[1]);
+    Value weight = builder.create<ReshapeOp>(
+        loc, withShape(conv.getWeight().getType(), {m, r, 1, s * c}), conv.getWeight());
+    SmallVector<Value> operands = {
+        rows, padEnd(builder, loc, weight, {m8 - m, 0, 0, depth - s * c}, 0.0)};
+    NamedAttrList attrs(conv->getAttrDictionary());
+    attrs.set("strides", builder.getDenseI64ArrayAttr({strides[0], 1}));
+    attrs.set("dilations", builder.getDenseI64ArrayAttr({dilations[0], 1}));
+    attrs.set("pads", builder.getDenseI64ArrayAttr({pads[0], 0, pads[2], 0}));
+    finishConv(conv, operands, m8, attrs.getDictionary(conv->getContext()));
+  }
+
   void padConv(ConvOp conv) {
+    if (!padded.lookup(conv.getInput()) && unfoldsWidth(conv))
+      return padConvOverRows(conv);
     Location loc = conv.getLoc();
     int64_t c = shapeOf(conv.getInput()).back(),
             m = shapeOf(conv.getWeight())[0];
     int64_t c8 = roundUp(c), m8 = roundUp(m);
     builder.setInsertionPoint(conv);
-    auto widened = [&](Value v, int64_t channels) {
-      if (Value wide = padded.lookup(v))
-        return wide;
-      return padChannels(builder, loc, v, channels, 0.0);
-    };
     SmallVector<Value> operands = {
-        widened(conv.getInput(), c8),
+        widened(conv.getInput(), c8, loc),
         padEnd(builder, loc, conv.getWeight(), {m8 - m, 0, 0, c8 - c}, 0.0)};
+    finishConv(conv, operands, m8, {});
+  }
+
+  /// `v` with `channels` channels: its padded form, or padded here.
+  Value widened(Value v, int64_t channels, Location loc) {
+    if (Value wide = padded.lookup(v))
+      return wide;
+    return padChannels(builder, loc, v, channels, 0.0);
+  }
+
+  /// The conv rebuilt on `operands` (input and weight) plus its bias and
+  /// residual padded to `m8` results, with `attrs` (its own if null).
+  void finishConv(ConvOp conv, SmallVector<Value> operands, int64_t m8, DictionaryAttr attrs) {
+    Location loc = conv.getLoc();
+    int64_t m = shapeOf(conv.getWeight())[0];
     if (Value bias = conv.getBias())
       operands.push_back(padEnd(builder, loc, bias, {m8 - m}, 0.0));
     if (Value residual = conv.getResidual())
-      operands.push_back(widened(residual, m8));
+      operands.push_back(widened(residual, m8, loc));
     Operation *wide =
-        rebuild(builder, conv, operands, withChannels(conv.getType(), m8));
+        rebuild(builder, conv, operands, withChannels(conv.getType(), m8), attrs);
     if (m8 == m) {
       conv.replaceAllUsesWith(wide->getResult(0));
       conv.erase();

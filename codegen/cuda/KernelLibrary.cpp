@@ -330,6 +330,7 @@ private:
   Launches expand();
   Launches tile();
   Launches pad();
+  Launches im2row();
   Launches concat();
   Launches gather();
   Launches reduce();
@@ -690,6 +691,26 @@ Launches StepPlanner::pad() {
                 {in[0].address(), out[0].address(), KernelArg::value(p)});
 }
 
+Launches StepPlanner::im2row() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype)
+    return std::nullopt;
+  const Dims &x = in[0].shape, &y = out[0].shape;
+  const int64_t kernel = attrs.getInt("kernel"), stride = attrs.getInt("stride"),
+                dilation = attrs.getInt("dilation"), pad = attrs.getInt("pad");
+  if (x.size() != 4 || y.size() != 4 || x[0] != y[0] || x[1] != y[1] || x[3] < 1 ||
+      y[3] < kernel * x[3] || kernel < 1 || stride < 1 || dilation < 1 || pad < 0)
+    return std::nullopt;
+  const size_t width = out[0].elementBytes();
+  if (width != 1 && width != 2 && width != 4 && width != 8)
+    return std::nullopt;
+  kernels::Im2RowParams p{x[0] * x[1], x[2], x[3], y[2], y[3], kernel, stride, dilation, pad};
+  // A thread per run of 16 bytes of a position's channels (Movement.cuh).
+  const int64_t run = 16 / static_cast<int64_t>(width);
+  const int64_t threads = p.rows * p.outWidth * ((p.depth + run - 1) / run);
+  return single("tsl_im2row_w" + std::to_string(width), gridFor(threads, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(p)});
+}
+
 Launches StepPlanner::concat() {
   if (in.empty())
     return std::nullopt;
@@ -970,6 +991,8 @@ Launches StepPlanner::plan() {
     return tile();
   if (op == "pad")
     return pad();
+  if (op == "im2row")
+    return im2row();
   if (op == "concat")
     return concat();
   if (op == "gather")

@@ -79,6 +79,13 @@ struct PadParams {
   int64_t begin[kMaxRank];
 };
 
+/// im2row: input rows (N x H) of `width` x `channels`, result rows of
+/// `outWidth` x `depth` (Movement.cuh).
+struct Im2RowParams {
+  int64_t rows, width, channels, outWidth, depth;
+  int64_t kernel, stride, dilation, pad;
+};
+
 /// copy (identity, reshape, the writer's output copies): `bytes` bytes; the
 /// kernel does nothing when source and destination are the same address.
 struct CopyParams {
@@ -132,6 +139,7 @@ static_assert(sizeof(BroadcastParams) == 272, "layout shared with the kernels");
 static_assert(sizeof(AffineParams) == 152, "layout shared with the kernels");
 static_assert(sizeof(TileParams) == 208, "layout shared with the kernels");
 static_assert(sizeof(PadParams) == 280, "layout shared with the kernels");
+static_assert(sizeof(Im2RowParams) == 72, "layout shared with the kernels");
 static_assert(sizeof(CopyParams) == 8, "layout shared with the kernels");
 static_assert(sizeof(ConcatParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(GatherParams) == 32, "layout shared with the kernels");

@@ -192,12 +192,13 @@ using namespace tessel::kernels;
 // The families, in TESSEL_KERNEL_FAMILIES's order
 //===----------------------------------------------------------------------===//
 
-// move: copy, identity, reshape (tsl_copy), transpose, slice, expand (affine)
-// and pad, every dtype by its bits: what a CNN's boundary uses.
+// move: copy, identity, reshape (tsl_copy), transpose, slice, expand (affine),
+// pad and im2row, every dtype by its bits: what a CNN's boundary uses.
 #ifdef TSL_FAMILY_move
 TSL_KERNEL tsl_copy(const uint8_t *x, uint8_t *y, TSL_PARAMS(CopyParams)) { copyBytes(x, y, p); }
 TSL_MOVE_WIDTHS(affine, affineCopy, AffineParams)
 TSL_MOVE_WIDTHS(pad, pad, PadParams)
+TSL_MOVE_WIDTHS(im2row, im2row, Im2RowParams)
 #endif
 
 // concat and tile.

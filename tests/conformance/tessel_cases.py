@@ -6,7 +6,9 @@ dim, so it never reaches the library's 16-byte paths: the NHWC pools that
 take 16 bytes of channels per thread (a multiple of 8 f16 or 4 f32
 channels, codegen/cuda/kernels/Pool.cuh) and the pad that writes a row in
 16-byte runs (Movement.cuh), whole or with a tail. These cases do, with NaNs
-and ties in the max pools. Expected outputs come from the NumPy reference
+and ties in the max pools. The conv cases are ResNet's stem and a dilated
+strided conv on few channels, which --tessel-pad-channels reads through an
+im2row (kernel width x channels folded into the channels). Expected outputs come from the NumPy reference
 below (loops over the ONNX definitions, and numpy.pad), not from Tessel.
 Every value is a multiple of 1/8 in [-4, 4], exact in f16, so a max pool or
 a pad is exact at either precision. An Add of a constant of such values
@@ -100,6 +102,44 @@ def pool_case(outdir, rng, name, kind, shape, kernel, strides, pads, dilations=(
           [numpy_helper.from_array(bias, "bias")])
 
 
+def conv_ref(x, w, b, strides, pads, dilations):
+    """ONNX Conv (NCHW, group 1, 2-D) in float64."""
+    n, c, h, wd = x.shape
+    m, _, r, s = w.shape
+    xp = np.zeros((n, c, h + pads[0] + pads[2], wd + pads[1] + pads[3]))
+    xp[:, :, pads[0]:pads[0] + h, pads[1]:pads[1] + wd] = x
+    oh = (xp.shape[2] - (r - 1) * dilations[0] - 1) // strides[0] + 1
+    ow = (xp.shape[3] - (s - 1) * dilations[1] - 1) // strides[1] + 1
+    y = np.zeros((n, m, oh, ow)) + b.reshape(1, m, 1, 1)
+    for i, j in itertools.product(range(r), range(s)):
+        patch = xp[:, :, i * dilations[0]:i * dilations[0] + (oh - 1) * strides[0] + 1:strides[0],
+                   j * dilations[1]:j * dilations[1] + (ow - 1) * strides[1] + 1:strides[1]]
+        y += np.einsum("nchw,mc->nmhw", patch, w[:, :, i, j].astype(np.float64))
+    return y.astype(np.float32)
+
+
+def conv_case(outdir, rng, name, shape, filters, kernel, strides, pads, dilations):
+    x = values(rng, shape)
+    w = (rng.integers(-8, 9, size=(filters, shape[1]) + tuple(kernel)) / 16.0).astype(np.float32)
+    b = values(rng, (filters,))
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=list(kernel),
+                            strides=list(strides), pads=list(pads), dilations=list(dilations))
+    y = conv_ref(x, w, b, strides, pads, dilations)
+    graph = helper.make_graph(
+        [node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y.shape)],
+        initializer=[numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    data = os.path.join(outdir, name, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    onnx.save(model, os.path.join(outdir, name, "model.onnx"))
+    for kind, tensor_name, value in (("input", "x", x), ("output", "y", y)):
+        with open(os.path.join(data, "%s_0.pb" % kind), "wb") as f:
+            f.write(numpy_helper.from_array(value, tensor_name).SerializeToString())
+
+
 def pad_case(outdir, rng, name, shape, pads, mode, value=0.0):
     x = values(rng, shape)
     bias = values(rng, shape[-1:])
@@ -147,6 +187,13 @@ def main(outdir):
              [0, 0, 1, 1, 0, 0, 0, 4], "constant", -1.25)
     pad_case(outdir, rng, "test_tessel_pad_tail_reflect", (3, 7),
              [1, 3, 0, 0], "reflect")
+    # Convs on 3 channels: the stem (7 taps x 3 = 21 channels, padded to 24,
+    # pads 3 on both sides of W) and a dilated, strided, asymmetrically padded
+    # 3x3 whose rows hold 9 channels (padded to 16).
+    conv_case(outdir, rng, "test_tessel_conv_stem_im2row", (2, 3, 20, 22), 16,
+              (7, 7), (2, 2), (3, 3, 3, 3), (1, 1))
+    conv_case(outdir, rng, "test_tessel_conv_dilated_im2row", (1, 3, 11, 13), 8,
+              (3, 3), (1, 2), (1, 2, 0, 1), (2, 2))
 
 
 if __name__ == "__main__":

@@ -130,6 +130,50 @@ __device__ __forceinline__ void pad(const W *x, W *y, const PadParams &p) {
   });
 }
 
+/// im2row: a thread writes a run of 16 bytes of a result position's
+/// channels (one 16-byte store where the depth is a multiple of it): tap s,
+/// channel c of each element counted up from the run's first, zero outside
+/// the input's columns and past kernel x channels.
+template <typename W>
+__device__ __forceinline__ void im2row(const W *x, W *y, const Im2RowParams &p) {
+  constexpr int64_t kRun = 16 / sizeof(W);
+  const uint64_t runs = static_cast<uint64_t>((p.depth + kRun - 1) / kRun);
+  const uint64_t outWidth = static_cast<uint64_t>(p.outWidth);
+  forEachIndex(p.rows * p.outWidth * static_cast<int64_t>(runs), [&](auto i) {
+    const uint64_t position = divide(i, runs);
+    const int64_t first = static_cast<int64_t>(i - position * runs) * kRun;
+    const uint64_t row = divide(position, outWidth);
+    const int64_t o = static_cast<int64_t>(position - row * outWidth);
+    const W *source = x + static_cast<int64_t>(row) * p.width * p.channels;
+    const int64_t s0 = static_cast<int64_t>(
+        divide(static_cast<uint64_t>(first), static_cast<uint64_t>(p.channels)));
+    int64_t s = s0, c = first - s0 * p.channels;
+    union {
+      W element[kRun];
+      uint4 word;
+    } run;
+#pragma unroll
+    for (int64_t j = 0; j < kRun; ++j) {
+      const int64_t column = o * p.stride + s * p.dilation - p.pad;
+      const bool inside = s < p.kernel && column >= 0 && column < p.width;
+      run.element[j] = inside ? source[column * p.channels + c] : W(0);
+      if (++c == p.channels) {
+        c = 0;
+        ++s;
+      }
+    }
+    W *out = y + static_cast<int64_t>(position) * p.depth + first;
+    if (p.depth % kRun == 0) {
+      *reinterpret_cast<uint4 *>(out) = run.word;
+    } else {
+#pragma unroll
+      for (int64_t j = 0; j < kRun; ++j)
+        if (first + j < p.depth)
+          out[j] = run.element[j];
+    }
+  });
+}
+
 /// One concat operand's rows into the result.
 template <typename W>
 __device__ __forceinline__ void concatPart(const W *x, W *y, const ConcatParams &p) {

@@ -647,6 +647,48 @@ KernelStatus padKernel(const Attrs &attrs, const Inputs &inputs, const Outputs &
 }
 
 //===----------------------------------------------------------------------===//
+// im2row: an NHWC conv's windows along W unfolded into the channels
+//===----------------------------------------------------------------------===//
+
+KernelStatus im2rowKernel(const Attrs &attrs, const Inputs &inputs, const Outputs &outputs) {
+  if (KernelStatus s = checkOperands("im2row", inputs, outputs, 1); !s.ok())
+    return s;
+  const TensorView &in = *inputs[0];
+  TensorView &out = *outputs[0];
+  if (KernelStatus s = checkSameDType("im2row", in, out); !s.ok())
+    return s;
+  if (!validDType(in.dtype))
+    return fail("im2row", "invalid dtype");
+  const int64_t kernel = attrs.getInt("kernel"), stride = attrs.getInt("stride"),
+                dilation = attrs.getInt("dilation"), pad = attrs.getInt("pad");
+  if (kernel < 1 || stride < 1 || dilation < 1 || pad < 0)
+    return fail("im2row", "kernel, stride and dilation must be positive, pad not negative");
+  if (in.shape.size() != 4 || out.shape.size() != 4 || in.shape[0] != out.shape[0] ||
+      in.shape[1] != out.shape[1] || out.shape[3] < kernel * in.shape[3])
+    return fail("im2row", "input " + shapeText(in.shape) + " and result " +
+                              shapeText(out.shape) + " are not N x H x W x C and N x H x OW x D "
+                              "with D >= kernel x C");
+  const int64_t rows = in.shape[0] * in.shape[1], width = in.shape[2], c = in.shape[3],
+                outWidth = out.shape[2], depth = out.shape[3];
+  withElementBits(dtypeSize(in.dtype), [&](auto bits) {
+    using T = decltype(bits);
+    const T *x = static_cast<const T *>(in.data);
+    T *y = static_cast<T *>(out.data);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t o = 0; o < outWidth; ++o) {
+        T *dst = y + (r * outWidth + o) * depth;
+        std::memset(dst, 0, depth * sizeof(T));
+        for (int64_t s = 0; s < kernel; ++s) {
+          const int64_t column = o * stride + s * dilation - pad;
+          if (column >= 0 && column < width)
+            std::memcpy(dst + s * c, x + (r * width + column) * c, c * sizeof(T));
+        }
+      }
+  });
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
 // gather
 //===----------------------------------------------------------------------===//
 
@@ -798,6 +840,7 @@ void addMovementKernels(KernelTable &table) {
   table["concat"] = &concatKernel;
   table["slice"] = &sliceKernel;
   table["pad"] = &padKernel;
+  table["im2row"] = &im2rowKernel;
   table["gather"] = &gatherKernel;
   table["expand"] = &expandKernel;
   table["tile"] = &tileKernel;

@@ -1,18 +1,19 @@
 // RUN: tessel-opt %s --tessel-pad-channels -split-input-file | FileCheck %s
 
-// conv 3 -> 16 (3x3) -> relu -> conv 16 -> 10 -> a reduction over the
-// channels. The first conv's input and weight get 8 input channels; the
-// second conv computes 16 output channels (zero weights and bias for the
-// extra 6), and a slice gives the reduction its 10 real ones.
+// conv 3 -> 16 (3x1) -> relu -> conv 16 -> 10 -> a reduction over the
+// channels. The first conv's input and weight get 8 input channels (its
+// kernel is one column wide: nothing to unfold); the second conv computes
+// 16 output channels (zero weights and bias for the extra 6), and a slice
+// gives the reduction its 10 real ones.
 // CHECK-LABEL: func @first_conv
 // CHECK-SAME: (%[[X:.*]]: tensor<1x8x8x3xf32>)
-// CHECK-DAG: %[[W1:.*]] = tessel.constant dense<5.000000e-01> : tensor<16x3x3x3xf32>
+// CHECK-DAG: %[[W1:.*]] = tessel.constant dense<5.000000e-01> : tensor<16x3x1x3xf32>
 // CHECK-DAG: %[[B1:.*]] = tessel.constant dense<1.000000e-01> : tensor<16xf32>
 // CHECK-DAG: %[[W2:.*]] = tessel.constant dense<2.500000e-01> : tensor<10x3x3x16xf32>
 // CHECK-DAG: %[[B2:.*]] = tessel.constant dense<2.000000e-01> : tensor<10xf32>
 // CHECK: %[[XP:.*]] = tessel.pad %[[X]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 5>, value = 0.000000e+00 : f64} : (tensor<1x8x8x3xf32>) -> tensor<1x8x8x8xf32>
-// CHECK: %[[W1P:.*]] = tessel.pad %[[W1]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 5>, value = 0.000000e+00 : f64} : (tensor<16x3x3x3xf32>) -> tensor<16x3x3x8xf32>
-// CHECK: %[[C1:.*]] = tessel.conv %[[XP]], %[[W1P]] bias %[[B1]] {{.*}} : (tensor<1x8x8x8xf32>, tensor<16x3x3x8xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
+// CHECK: %[[W1P:.*]] = tessel.pad %[[W1]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 5>, value = 0.000000e+00 : f64} : (tensor<16x3x1x3xf32>) -> tensor<16x3x1x8xf32>
+// CHECK: %[[C1:.*]] = tessel.conv %[[XP]], %[[W1P]] bias %[[B1]] {{.*}} : (tensor<1x8x8x8xf32>, tensor<16x3x1x8xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
 // CHECK: %[[R:.*]] = tessel.relu %[[C1]] : tensor<1x8x8x16xf32>
 // CHECK: %[[W2P:.*]] = tessel.pad %[[W2]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 6, 0, 0, 0>, value = 0.000000e+00 : f64} : (tensor<10x3x3x16xf32>) -> tensor<16x3x3x16xf32>
 // CHECK: %[[B2P:.*]] = tessel.pad %[[B2]] {mode = "constant", pads = array<i64: 0, 6>, value = 0.000000e+00 : f64} : (tensor<10xf32>) -> tensor<16xf32>
@@ -21,15 +22,36 @@
 // CHECK: %[[SUM:.*]] = tessel.reduce_sum %[[S]] {axes = array<i64: 3>, keepdims = true} : (tensor<1x8x8x10xf32>) -> tensor<1x8x8x1xf32>
 // CHECK: return %[[SUM]]
 func.func @first_conv(%x: tensor<1x8x8x3xf32>) -> tensor<1x8x8x1xf32> {
-  %w1 = tessel.constant dense<0.5> : tensor<16x3x3x3xf32>
+  %w1 = tessel.constant dense<0.5> : tensor<16x3x1x3xf32>
   %b1 = tessel.constant dense<0.1> : tensor<16xf32>
   %w2 = tessel.constant dense<0.25> : tensor<10x3x3x16xf32>
   %b2 = tessel.constant dense<0.2> : tensor<10xf32>
-  %c1 = tessel.conv %x, %w1 bias %b1 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x3xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
+  %c1 = tessel.conv %x, %w1 bias %b1 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 1, 0, 1, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x3xf32>, tensor<16x3x1x3xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
   %r = tessel.relu %c1 : tensor<1x8x8x16xf32>
   %c2 = tessel.conv %r, %w2 bias %b2 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x16xf32>, tensor<10x3x3x16xf32>, tensor<10xf32>) -> tensor<1x8x8x10xf32>
   %s = tessel.reduce_sum %c2 {axes = array<i64: 3>, keepdims = true} : (tensor<1x8x8x10xf32>) -> tensor<1x8x8x1xf32>
   return %s : tensor<1x8x8x1xf32>
+}
+
+// -----
+
+// ResNet's stem: 7x7, stride 2, pads 3 on 3 channels. Padded to 8 channels
+// its K would be 7 x 7 x 8 = 392; unfolded along W it is 7 x 24 = 168: an
+// im2row of 7 taps of 3 channels (21, padded to 24) at stride 2, pad 3, and
+// a 7x1 conv with stride 2 and pads 3 along H only, on the weights reshaped
+// from [64, 7, 7, 3] to [64, 7, 1, 21] and padded to 24.
+// CHECK-LABEL: func @stem
+// CHECK-SAME: (%[[X:.*]]: tensor<2x32x32x3xf16>)
+// CHECK: %[[U:.*]] = tessel.im2row %[[X]] {dilation = 1 : i64, kernel = 7 : i64, pad = 3 : i64, stride = 2 : i64} : (tensor<2x32x32x3xf16>) -> tensor<2x32x16x24xf16>
+// CHECK: %[[WR:.*]] = tessel.reshape %{{.*}} : (tensor<64x7x7x3xf16>) -> tensor<64x7x1x21xf16>
+// CHECK: %[[WP:.*]] = tessel.pad %[[WR]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 3>, value = 0.000000e+00 : f64} : (tensor<64x7x1x21xf16>) -> tensor<64x7x1x24xf16>
+// CHECK: %[[C:.*]] = tessel.conv %[[U]], %[[WP]] bias %{{.*}} {activation = "relu", dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 3, 0, 3, 0>, strides = array<i64: 2, 1>} : (tensor<2x32x16x24xf16>, tensor<64x7x1x24xf16>, tensor<64xf16>) -> tensor<2x16x16x64xf16>
+// CHECK: return %[[C]]
+func.func @stem(%x: tensor<2x32x32x3xf16>) -> tensor<2x16x16x64xf16> {
+  %w = tessel.constant dense<0.5> : tensor<64x7x7x3xf16>
+  %b = tessel.constant dense<0.1> : tensor<64xf16>
+  %c = tessel.conv %x, %w bias %b {activation = "relu", dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 3, 3, 3, 3>, strides = array<i64: 2, 2>} : (tensor<2x32x32x3xf16>, tensor<64x7x7x3xf16>, tensor<64xf16>) -> tensor<2x16x16x64xf16>
+  return %c : tensor<2x16x16x64xf16>
 }
 
 // -----
