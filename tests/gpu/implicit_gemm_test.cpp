@@ -945,6 +945,16 @@ std::vector<Case> cases() {
       {"conv1x1_s2", conv(1, 9, 9, 16, 32, 1, 1, 2, 0)},
       {"conv7x7_s2_c8", withEpilogue(conv(1, 19, 19, 8, 16, 7, 7, 2, 3), true, false, A::Relu)},
       {"conv_c3_scalar", withEpilogue(conv(1, 8, 8, 3, 8, 3, 3, 1, 1), true, false, A::Clip, 0, 6)},
+      // ResNet's stem after its im2row (--tessel-pad-channels): 7x1 over 24
+      // channels (7 taps x 3, padded), stride 2 and pads 3 along H only.
+      {"conv_stem_rows", [] {
+         ConvShape cs;
+         cs.batch = 2, cs.inH = 19, cs.inW = 10, cs.inC = 24, cs.outC = 16;
+         cs.kH = 7, cs.kW = 1, cs.strideH = 2, cs.strideW = 1, cs.padH = 3, cs.padW = 0;
+         cs.dilH = cs.dilW = 1, cs.group = 1;
+         cs.outH = (19 + 6 - 7) / 2 + 1, cs.outW = 10;
+         return withEpilogue(GemmProblem::forConv(cs, ElemType::F16), true, false, A::Relu);
+       }()},
       {"conv_group2", withEpilogue(conv(1, 6, 6, 16, 16, 3, 3, 1, 1, ElemType::F16, 2), true, true,
                                    A::Relu)},
       {"conv_dilation2", withEpilogue(conv(1, 9, 9, 8, 8, 3, 3, 1, 2, ElemType::F16, 1, 2), false,

@@ -78,8 +78,9 @@ __device__ __forceinline__ int64_t padSource(int64_t i, int64_t begin, int64_t e
 
 /// pad: a thread writes a run of 16 bytes of consecutive results along the
 /// last dim (fewer at the end of a row), so the leading dims' index
-/// arithmetic is paid once per run; the run is one 16-byte store where the
-/// last dim is a multiple of it (then every run starts 16-byte aligned).
+/// arithmetic is paid once per run; a run wholly inside the input is one
+/// 16-byte store where the last dim is a multiple of it (then every run
+/// starts 16-byte aligned), else the run goes element by element.
 /// p.n is the result's element count, p.rank at least 1.
 template <typename W>
 __device__ __forceinline__ void pad(const W *x, W *y, const PadParams &p) {
@@ -107,25 +108,25 @@ __device__ __forceinline__ void pad(const W *x, W *y, const PadParams &p) {
       offset += source * p.inStride[d];
       rest = q;
     }
-    union {
-      W element[kRun];
-      uint4 word;
-    } run;
-#pragma unroll
-    for (int64_t j = 0; j < kRun; ++j) {
-      const int64_t source = padSource(first + j, p.begin[last], p.inShape[last], p.mode);
-      run.element[j] = filled || source < 0 || first + j >= width
-                           ? fill
-                           : x[offset + source * p.inStride[last]];
-    }
     W *out = y + static_cast<int64_t>(row) * width + first;
-    if (width % kRun == 0) {
-      *reinterpret_cast<uint4 *>(out) = run.word;
-    } else {
+    const int64_t start = first - p.begin[last];
+    if (!filled && width % kRun == 0 && start >= 0 && start + kRun <= p.inShape[last]) {
+      // Inside the input along the last dim too: kRun loads, one store.
+      union {
+        W element[kRun];
+        uint4 word;
+      } run;
 #pragma unroll
       for (int64_t j = 0; j < kRun; ++j)
-        if (first + j < width)
-          out[j] = run.element[j];
+        run.element[j] = x[offset + (start + j) * p.inStride[last]];
+      *reinterpret_cast<uint4 *>(out) = run.word;
+      return;
+    }
+    const int64_t count = min(kRun, width - first);
+#pragma unroll 1
+    for (int64_t j = 0; j < count; ++j) {
+      const int64_t source = padSource(first + j, p.begin[last], p.inShape[last], p.mode);
+      out[j] = filled || source < 0 ? fill : x[offset + source * p.inStride[last]];
     }
   });
 }

@@ -2467,6 +2467,10 @@ std::vector<F16Case> f16Cases() {
                    makeAttrs({{"pads", V{0, 1, 0, 2, 0, 0, 1, 0}}, {"mode", std::string("constant")},
                               {"value", 0.3}}),
                    {{s, 'f'}}, Shape{2, 4, 5, 7}});
+  cases.push_back({"im2row",
+                   makeAttrs({{"kernel", int64_t(3)}, {"stride", int64_t(2)},
+                              {"dilation", int64_t(1)}, {"pad", int64_t(1)}}),
+                   {{s, 'f'}}, Shape{2, 3, 2, 16}});
   cases.push_back({"gather", makeAttrs({{"axis", int64_t(1)}}), {{s, 'f'}, {Shape{4}, 'i'}},
                    Shape{2, 4, 4, 5}});
   cases.push_back({"expand", {}, {{Shape{3, 1, 5}, 'f'}}, s});
