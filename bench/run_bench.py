@@ -559,6 +559,8 @@ def ncu(all_rows, args, clock):
     tool = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
     by_name = {r["name"]: r for rows in all_rows.values() for r in rows}
     for suite, name, launches in NCU_ROWS:
+        if args.ncu_rows and name not in args.ncu_rows.split(","):
+            continue
         row = by_name.get(name) or next(r for r in suites.rows(suite, args.data)
                                         if r["name"] == name)
         if "engine" not in row:
@@ -604,6 +606,7 @@ def main(argv=None):
     ap.add_argument("--dry-run", action="store_true",
                     help="generate and compile only: no GPU, no timings")
     ap.add_argument("--ncu", action="store_true", help="also profile NCU_ROWS with ncu")
+    ap.add_argument("--ncu-rows", help="with --ncu: only these NCU_ROWS (comma-separated names)")
     ap.add_argument("--command", help="the command to record (default: this one)")
     ap.add_argument("--variant", action="append", default=[], metavar="LABEL=BINDIR",
                     help="also compile every row with BINDIR/tessel-compile (another commit's "

@@ -19,7 +19,8 @@
 #   MODELS       models-suite rows (default resnet50_b1,resnet50_b256,mobilenet_v2_b1,bert_base_b1;
 #                also mobilenet_v2_b256)
 #   NCU=1        also Nsight Compute (--set detailed) on a large GEMM, a
-#                ResNet-50 3x3 conv at batch 256 and ResNet-50 batch 1
+#                ResNet-50 3x3 conv at batch 256 and ResNet-50 batch 1;
+#                NCU=NAME[,NAME]: only those of them (run_bench.py NCU_ROWS)
 #   DRY_RUN=1    generate and compile only (no GPU needed: tests this script)
 #   VARIANTS     space-separated labels of other commits' compilers, e.g.
 #                "pre-pipeline pipeline": device-bundle/compiler-LABEL.tar.xz
@@ -77,7 +78,11 @@ for v in SUITES LIMIT MODELS ITERATIONS WARMUP TIME_BUDGET NCU DRY_RUN VARIANTS;
   [ -n "${!v+x}" ] && command="$v='${!v}' $command"
 done
 args+=(--command "$command" ${variant_args[@]+"${variant_args[@]}"})
-[ "${NCU:-0}" = 1 ] && args+=(--ncu)
+case ${NCU:-0} in
+  0) ;;
+  1) args+=(--ncu) ;;
+  *) args+=(--ncu --ncu-rows "$NCU") ;;
+esac
 [ "${DRY_RUN:-0}" = 1 ] && args+=(--dry-run)
 ${PYTHON:-python3} bench/run_bench.py "${args[@]}" 2>&1 | tee "$results.log" |
   grep -E '^(gpu |prepare|gemm|conv|models|ncu|time budget|results|  (\S+: |\S+ rows |time budget))' | tee -a "$summary"
