@@ -9,7 +9,8 @@
 #   codegen      the generated GEMM/conv kernels against float64 references
 #   conformance  the ONNX node tests compiled there, run on the tc, simt and
 #                cpu tiers (fp16, and fp32 on simt and cpu), same tolerances
-#                as CI's CPU run; then Tessel's own node tests
+#                as CI's CPU run (CONF_FILTER: only the tests whose name
+#                matches this regex); then Tessel's own node tests
 #                (tests/conformance/tessel_cases.py) the same way
 #   models       torchvision models exported there with PyTorch, compiled and
 #                run on each tier against PyTorch's own output
@@ -52,7 +53,8 @@ if has conformance; then
     log=$out/conformance-$precision-$tier.log
     python3 tests/conformance/run_conformance.py --compile "$bin/tessel-compile" \
       --run "$bin/tessel-run" --suite "$work/onnx-node" --work "$work/conf-$precision-$tier" \
-      --precision "$precision" --tier "$tier" -j "$jobs" > "$log" 2>&1 || status=1
+      --precision "$precision" --tier "$tier" -j "$jobs" ${CONF_FILTER:+--filter "$CONF_FILTER"} \
+      > "$log" 2>&1 || status=1
     say "conformance $precision tier $tier: $(tail -1 "$log")"
     grep '^FAIL' "$log" | head -20 | sed 's/^/    /' | tee -a "$summary"
     # Tessel's own node tests: the library's 16-byte pool and pad paths.
