@@ -69,3 +69,27 @@ func.func @mod_float_needs_fmod(%a: tensor<4xf32>) -> tensor<4xf32> {
   %y = tessel.mod %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+func.func @im2row_too_few_channels(%x: tensor<1x4x8x3xf16>) -> tensor<1x4x4x16xf16> {
+  // expected-error @+1 {{result channels must hold kernel x input channels}}
+  %y = tessel.im2row %x {kernel = 7 : i64, stride = 2 : i64, dilation = 1 : i64, pad = 3 : i64} : (tensor<1x4x8x3xf16>) -> tensor<1x4x4x16xf16>
+  return %y : tensor<1x4x4x16xf16>
+}
+
+// -----
+
+func.func @im2row_rows_kept(%x: tensor<1x4x8x3xf16>) -> tensor<1x2x4x24xf16> {
+  // expected-error @+1 {{input and result must be N x H x W x C and N x H x OW x D}}
+  %y = tessel.im2row %x {kernel = 7 : i64, stride = 2 : i64, dilation = 1 : i64, pad = 3 : i64} : (tensor<1x4x8x3xf16>) -> tensor<1x2x4x24xf16>
+  return %y : tensor<1x2x4x24xf16>
+}
+
+// -----
+
+func.func @im2row_bad_stride(%x: tensor<1x4x8x3xf16>) -> tensor<1x4x4x24xf16> {
+  // expected-error @+1 {{kernel, stride and dilation must be positive, pad not negative}}
+  %y = tessel.im2row %x {kernel = 7 : i64, stride = 0 : i64, dilation = 1 : i64, pad = 3 : i64} : (tensor<1x4x8x3xf16>) -> tensor<1x4x4x24xf16>
+  return %y : tensor<1x4x4x24xf16>
+}

@@ -669,6 +669,46 @@ TEST(RuntimeMovement, PadsWithTheValueInTheElementType) {
 }
 
 //===----------------------------------------------------------------------===//
+// im2row
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeMovement, Im2RowUnfoldsTheWindowsAlongW) {
+  // N 2, H 2, W 5, C 3; kernel 3 at stride 2, dilation 2, pad 2: result
+  // column o, channel s * 3 + c reads input column 2o + 2s - 2 (zero outside
+  // [0, 5)), and channels 9 to 15 are zero.
+  const int64_t n = 2, h = 2, w = 5, c = 3, ow = 3, depth = 16;
+  std::vector<float> values(n * h * w * c);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i + 1);
+  Tensor in = make(DType::F32, {n, h, w, c}, values);
+  Tensor out(DType::F32, {n, h, ow, depth});
+  auto window = attrs({{"kernel", int64_t(3)}, {"stride", int64_t(2)},
+                       {"dilation", int64_t(2)}, {"pad", int64_t(2)}});
+  ASSERT_TRUE(run("im2row", window, {&in.view}, out.view).ok());
+  std::vector<float> result = out.values<float>();
+  for (int64_t row = 0; row < n * h; ++row)
+    for (int64_t o = 0; o < ow; ++o)
+      for (int64_t j = 0; j < depth; ++j) {
+        const int64_t tap = j / c, column = 2 * o + 2 * tap - 2;
+        const float expected = tap < 3 && column >= 0 && column < w
+                                   ? values[(row * w + column) * c + j % c]
+                                   : 0.0f;
+        ASSERT_EQ(result[(row * ow + o) * depth + j], expected) << row << "," << o << "," << j;
+      }
+
+  Tensor shallow(DType::F32, {n, h, ow, 8});
+  EXPECT_EQ(run("im2row", window, {&in.view}, shallow.view).error,
+            "im2row: input [2, 2, 5, 3] and result [2, 2, 3, 8] are not N x H x W x C and "
+            "N x H x OW x D with D >= kernel x C");
+  EXPECT_EQ(run("im2row",
+                attrs({{"kernel", int64_t(0)}, {"stride", int64_t(1)},
+                       {"dilation", int64_t(1)}, {"pad", int64_t(0)}}),
+                {&in.view}, out.view)
+                .error,
+            "im2row: kernel, stride and dilation must be positive, pad not negative");
+}
+
+//===----------------------------------------------------------------------===//
 // gather
 //===----------------------------------------------------------------------===//
 
