@@ -2213,6 +2213,29 @@ LogicalResult importGather(Node &n) {
                             {n.named("axis", n.b.getI64IntegerAttr(*axis))}));
 }
 
+LogicalResult importGatherElements(Node &n) {
+  FailureOr<Value> data = n.input(0), indices = n.input(1);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", 0);
+  if (failed(data) || failed(indices) || failed(axisAttr))
+    return failure();
+  ArrayRef<int64_t> ds = shapeOf(*data), is = shapeOf(*indices);
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, ds.size());
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
+                     Twine(ds.size()));
+  if (is.size() != ds.size())
+    return n.invalid("indices " + shapeText(is) + " must have the rank of data " +
+                     shapeText(ds));
+  for (size_t d = 0; d < ds.size(); ++d)
+    if (static_cast<int64_t>(d) != *axis && is[d] > ds[d])
+      return n.invalid("indices " + shapeText(is) + " extend dim " + Twine(d) +
+                       " past data " + shapeText(ds));
+  return n.setOutput(
+      0, n.create<GatherElementsOp>(RankedTensorType::get(is, elementOf(*data)),
+                                    {*data, *indices},
+                                    {n.named("axis", n.b.getI64IntegerAttr(*axis))}));
+}
+
 /// Expand and Tile: the result shape comes from a constant operand, or else
 /// from ONNX shape inference.
 LogicalResult importExpand(Node &n) {
@@ -2546,6 +2569,7 @@ const OpEntry kOps[] = {
     {"Expand", importExpand},
     {"Flatten", importFlatten},
     {"Gather", importGather},
+    {"GatherElements", importGatherElements},
     {"Identity", importIdentity},
     {"Pad", importPad},
     {"Reshape", importReshape},

@@ -499,6 +499,22 @@ LogicalResult GatherOp::verify() {
   return success();
 }
 
+LogicalResult GatherElementsOp::verify() {
+  ArrayRef<int64_t> data = shapeOf(getData()), idx = shapeOf(getIndices());
+  if (failed(verifyAxis(*this, getAxis(), data.size())))
+    return failure();
+  if (!elementOf(getIndices()).isInteger(64) && !elementOf(getIndices()).isInteger(32))
+    return emitOpError("indices must be i32 or i64");
+  if (idx.size() != data.size())
+    return emitOpError("indices must have the data's rank");
+  for (size_t d = 0; d < data.size(); ++d)
+    if (static_cast<int64_t>(d) != getAxis() && idx[d] > data[d])
+      return emitOpError("indices dim ") << d << " is longer than the data's";
+  if (idx != shapeOf(getOutput()) || elementOf(getData()) != elementOf(getOutput()))
+    return emitOpError("result must have the indices' shape and the data's element type");
+  return success();
+}
+
 LogicalResult ExpandOp::verify() {
   SmallVector<int64_t> shape;
   ArrayRef<int64_t> out = shapeOf(getOutput());

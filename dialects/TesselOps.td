@@ -428,6 +428,19 @@ def Tessel_GatherOp : Tessel_Op<"gather"> {
   let hasVerifier = 1;
 }
 
+def Tessel_GatherElementsOp : Tessel_Op<"gather_elements"> {
+  let summary = "ONNX GatherElements along `axis`; negative indices count from the end";
+  let description = [{
+    The result has the indices' shape: result[i] = data[i with its `axis`
+    coordinate replaced by indices[i]]. Indices and data have one rank, and
+    the indices extend no dim other than `axis` past the data's.
+  }];
+  let arguments = (ins Tessel_Tensor:$data, Tessel_Tensor:$indices, I64Attr:$axis);
+  let results = (outs Tessel_Tensor:$output);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Tessel_ExpandOp : Tessel_Op<"expand"> {
   let summary = "numpy broadcast of the input to the result shape (Expand)";
   let arguments = (ins Tessel_Tensor:$input);

@@ -767,6 +767,81 @@ KernelStatus gatherKernel(const Attrs &attrs, const Inputs &inputs, const Output
 }
 
 //===----------------------------------------------------------------------===//
+// gather_elements
+//===----------------------------------------------------------------------===//
+
+template <typename I>
+KernelStatus gatherElementsTyped(const TensorView &data, const TensorView &indices, int64_t axis,
+                                 TensorView &out) {
+  const I *idx = static_cast<const I *>(indices.data);
+  const int64_t count = indices.numElements(), extent = data.shape[axis];
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t v = static_cast<int64_t>(idx[j]);
+    if (v < -extent || v >= extent)
+      return fail("gather_elements", "index " + std::to_string(v) +
+                                         " is out of range for axis " + std::to_string(axis) +
+                                         " of extent " + std::to_string(extent));
+  }
+  const size_t rank = data.shape.size();
+  const Dims strides = stridesOf(data.shape);
+  withElementBits(dtypeSize(data.dtype), [&](auto bits) {
+    using T = decltype(bits);
+    const T *src = static_cast<const T *>(data.data);
+    T *dst = static_cast<T *>(out.data);
+    Dims index{};
+    for (int64_t j = 0; j < count; ++j) {
+      int64_t v = static_cast<int64_t>(idx[j]);
+      if (v < 0)
+        v += extent;
+      int64_t offset = 0;
+      for (size_t d = 0; d < rank; ++d)
+        offset += (static_cast<int64_t>(d) == axis ? v : index[d]) * strides[d];
+      dst[j] = src[offset];
+      for (size_t d = rank; d-- > 0;) {
+        if (++index[d] < indices.shape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+  });
+  return {};
+}
+
+KernelStatus gatherElementsKernel(const Attrs &attrs, const Inputs &inputs,
+                                  const Outputs &outputs) {
+  if (KernelStatus s = checkOperands("gather_elements", inputs, outputs, 2); !s.ok())
+    return s;
+  const TensorView &data = *inputs[0], &indices = *inputs[1];
+  TensorView &out = *outputs[0];
+  if (KernelStatus s = checkSameDType("gather_elements", data, out); !s.ok())
+    return s;
+  if (!validDType(data.dtype))
+    return fail("gather_elements", "invalid dtype");
+  const int64_t rank = static_cast<int64_t>(data.shape.size());
+  int64_t axis = attrs.getInt("axis");
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return fail("gather_elements", "axis " + std::to_string(attrs.getInt("axis")) +
+                                       " is out of range for data rank " + std::to_string(rank));
+  bool fits = indices.shape.size() == data.shape.size() && out.shape == indices.shape;
+  for (int64_t d = 0; fits && d < rank; ++d)
+    fits = d == axis || indices.shape[d] <= data.shape[d];
+  if (!fits)
+    return fail("gather_elements", "indices of shape " + shapeText(indices.shape) +
+                                       " and output of shape " + shapeText(out.shape) +
+                                       " do not fit data of shape " + shapeText(data.shape) +
+                                       " along axis " + std::to_string(axis));
+  switch (indices.dtype) {
+  case DType::I32: return gatherElementsTyped<int32_t>(data, indices, axis, out);
+  case DType::I64: return gatherElementsTyped<int64_t>(data, indices, axis, out);
+  default:
+    return fail("gather_elements", std::string("indices must be i32 or i64, not ") +
+                                       dtypeName(indices.dtype));
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // expand, tile
 //===----------------------------------------------------------------------===//
 
@@ -842,6 +917,7 @@ void addMovementKernels(KernelTable &table) {
   table["pad"] = &padKernel;
   table["im2row"] = &im2rowKernel;
   table["gather"] = &gatherKernel;
+  table["gather_elements"] = &gatherElementsKernel;
   table["expand"] = &expandKernel;
   table["tile"] = &tileKernel;
 }

@@ -93,3 +93,19 @@ func.func @im2row_bad_stride(%x: tensor<1x4x8x3xf16>) -> tensor<1x4x4x24xf16> {
   %y = tessel.im2row %x {kernel = 7 : i64, stride = 0 : i64, dilation = 1 : i64, pad = 3 : i64} : (tensor<1x4x8x3xf16>) -> tensor<1x4x4x24xf16>
   return %y : tensor<1x4x4x24xf16>
 }
+
+// -----
+
+func.func @gather_elements_rank(%d: tensor<3x4xf32>, %i: tensor<12xi64>) -> tensor<12xf32> {
+  // expected-error @+1 {{indices must have the data's rank}}
+  %y = tessel.gather_elements %d, %i {axis = 0 : i64} : (tensor<3x4xf32>, tensor<12xi64>) -> tensor<12xf32>
+  return %y : tensor<12xf32>
+}
+
+// -----
+
+func.func @gather_elements_wide(%d: tensor<3x4xf32>, %i: tensor<2x6xi64>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{indices dim 1 is longer than the data's}}
+  %y = tessel.gather_elements %d, %i {axis = 0 : i64} : (tensor<3x4xf32>, tensor<2x6xi64>) -> tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
+}

@@ -669,6 +669,54 @@ TEST(RuntimeMovement, PadsWithTheValueInTheElementType) {
 }
 
 //===----------------------------------------------------------------------===//
+// gather_elements
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeMovement, GatherElementsPicksAlongTheAxis) {
+  // data [3, 4, 2]; indices [2, 5, 2] along axis 1 (longer than the data
+  // there, shorter along dim 0), negative ones counting from the end.
+  const std::vector<int64_t> shape = {3, 4, 2}, indexShape = {2, 5, 2};
+  std::vector<float> values(product(shape));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i) * 0.5f;
+  std::vector<int64_t> indices(product(indexShape));
+  for (size_t i = 0; i < indices.size(); ++i)
+    indices[i] = static_cast<int64_t>(i * 7 % 8) - 4; // -4 .. 3
+  Tensor data = make(DType::F32, shape, values);
+  Tensor idx = make(DType::I64, indexShape, indices);
+  Tensor out(DType::F32, indexShape);
+  ASSERT_TRUE(run("gather_elements", attrs({{"axis", int64_t(-2)}}), {&data.view, &idx.view},
+                  out.view)
+                  .ok());
+  std::vector<float> result = out.values<float>();
+  for (int64_t i = 0; i < indexShape[0]; ++i)
+    for (int64_t j = 0; j < indexShape[1]; ++j)
+      for (int64_t k = 0; k < indexShape[2]; ++k) {
+        int64_t v = indices[(i * indexShape[1] + j) * indexShape[2] + k];
+        if (v < 0)
+          v += shape[1];
+        ASSERT_EQ(result[(i * indexShape[1] + j) * indexShape[2] + k],
+                  values[(i * shape[1] + v) * shape[2] + k])
+            << i << "," << j << "," << k;
+      }
+
+  // An index out of range, or indices that do not fit the data, are errors.
+  indices[3] = 4;
+  Tensor bad = make(DType::I64, indexShape, indices);
+  EXPECT_EQ(run("gather_elements", attrs({{"axis", int64_t(1)}}), {&data.view, &bad.view},
+                out.view)
+                .error,
+            "gather_elements: index 4 is out of range for axis 1 of extent 4");
+  Tensor wide = make(DType::I64, {4, 1, 1}, std::vector<int64_t>{0, 0, 0, 0});
+  Tensor wideOut(DType::F32, {4, 1, 1});
+  EXPECT_EQ(run("gather_elements", attrs({{"axis", int64_t(1)}}), {&data.view, &wide.view},
+                wideOut.view)
+                .error,
+            "gather_elements: indices of shape [4, 1, 1] and output of shape [4, 1, 1] do not "
+            "fit data of shape [3, 4, 2] along axis 1");
+}
+
+//===----------------------------------------------------------------------===//
 // im2row
 //===----------------------------------------------------------------------===//
 

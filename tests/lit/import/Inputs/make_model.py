@@ -91,6 +91,17 @@ def mod(elem_type, fmod):
         [helper.make_tensor_value_info("y", elem_type, [2, 3])])
 
 
+def gather_elements(indices_shape, axis):
+    # data [3, 4] f32, indices i64 of the given shape, along `axis`.
+    node = helper.make_node("GatherElements", ["data", "indices"], ["y"], name="pick",
+                            axis=axis)
+    return helper.make_graph(
+        [node], "gather_elements",
+        [helper.make_tensor_value_info("data", TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, indices_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, indices_shape)])
+
+
 CASES = {
     "conv_same_upper": lambda: conv("SAME_UPPER"),
     "conv_same_lower": lambda: conv("SAME_LOWER"),
@@ -100,6 +111,9 @@ CASES = {
     "mod_float_fmod": lambda: mod(TensorProto.FLOAT, 1),
     "mod_float_default": lambda: mod(TensorProto.FLOAT, None),
     "mod_fmod_2": lambda: mod(TensorProto.INT32, 2),
+    "gather_elements": lambda: gather_elements([5, 2], -2),
+    "gather_elements_wide": lambda: gather_elements([2, 6], 0),
+    "gather_elements_rank": lambda: gather_elements([12], 0),
 }
 
 if __name__ == "__main__":
