@@ -2236,6 +2236,29 @@ LogicalResult importGatherElements(Node &n) {
                                     {n.named("axis", n.b.getI64IntegerAttr(*axis))}));
 }
 
+LogicalResult importTrilu(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> upper = n.getInt("upper", 1);
+  if (failed(x) || failed(upper))
+    return failure();
+  if (shapeOf(*x).size() < 2)
+    return n.invalid("input " + shapeText(shapeOf(*x)) + " must have rank 2 or more");
+  if (*upper != 0 && *upper != 1)
+    return n.invalid("upper must be 0 or 1, not " + Twine(*upper));
+  int64_t k = 0;
+  if (n.has(1)) {
+    FailureOr<SmallVector<int64_t>> values = n.constantInts(1, "k");
+    if (failed(values))
+      return failure();
+    if (values->size() != 1)
+      return n.invalid("k must be a single value, not " + Twine(values->size()));
+    k = values->front();
+  }
+  return n.setOutput(0, n.create<TriluOp>((*x).getType(), {*x},
+                                          {n.named("k", n.b.getI64IntegerAttr(k)),
+                                           n.named("upper", n.b.getBoolAttr(*upper))}));
+}
+
 /// Expand and Tile: the result shape comes from a constant operand, or else
 /// from ONNX shape inference.
 LogicalResult importExpand(Node &n) {
@@ -2570,6 +2593,7 @@ const OpEntry kOps[] = {
     {"Flatten", importFlatten},
     {"Gather", importGather},
     {"GatherElements", importGatherElements},
+    {"Trilu", importTrilu},
     {"Identity", importIdentity},
     {"Pad", importPad},
     {"Reshape", importReshape},

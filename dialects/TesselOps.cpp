@@ -515,6 +515,14 @@ LogicalResult GatherElementsOp::verify() {
   return success();
 }
 
+LogicalResult TriluOp::verify() {
+  if (shapeOf(getInput()).size() < 2)
+    return emitOpError("input must have rank 2 or more");
+  if (getInput().getType() != getOutput().getType())
+    return emitOpError("result must have the input's type");
+  return success();
+}
+
 LogicalResult ExpandOp::verify() {
   SmallVector<int64_t> shape;
   ArrayRef<int64_t> out = shapeOf(getOutput());

@@ -441,6 +441,18 @@ def Tessel_GatherElementsOp : Tessel_Op<"gather_elements"> {
   let hasVerifier = 1;
 }
 
+def Tessel_TriluOp : Tessel_Op<"trilu"> {
+  let summary = "ONNX Trilu: the upper or lower triangle of the last two dims";
+  let description = [{
+    Element (i, j) of each matrix stays where j - i >= k (`upper`) or
+    j - i <= k (lower) and is 0 elsewhere.
+  }];
+  let arguments = (ins Tessel_Tensor:$input, I64Attr:$k, BoolAttr:$upper);
+  let results = (outs Tessel_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Tessel_ExpandOp : Tessel_Op<"expand"> {
   let summary = "numpy broadcast of the input to the result shape (Expand)";
   let arguments = (ins Tessel_Tensor:$input);

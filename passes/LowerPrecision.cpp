@@ -30,7 +30,7 @@ PrecisionClass precisionClass(Operation *op) {
   // The result is an operand's element (or an attribute bound, rounded like a
   // stored element): no rounding that the operand's own storage did not have.
   if (isa<IdentityOp, CastOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp, Im2RowOp,
-          GatherOp, GatherElementsOp, ExpandOp, TileOp, ReluOp, AbsOp, NegOp, SignOp, FloorOp,
+          GatherOp, GatherElementsOp, TriluOp, ExpandOp, TileOp, ReluOp, AbsOp, NegOp, SignOp, FloorOp,
           CeilOp, RoundOp, ThresholdedReluOp, ClipOp, MaxOp, MinOp, WhereOp,
           MaxPoolOp, ReduceMaxOp, ReduceMinOp, ArgMaxOp, ArgMinOp, EqualOp,
           LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, NotOp, AndOp, OrOp,

@@ -842,6 +842,41 @@ KernelStatus gatherElementsKernel(const Attrs &attrs, const Inputs &inputs,
 }
 
 //===----------------------------------------------------------------------===//
+// trilu
+//===----------------------------------------------------------------------===//
+
+KernelStatus triluKernel(const Attrs &attrs, const Inputs &inputs, const Outputs &outputs) {
+  if (KernelStatus s = checkOperands("trilu", inputs, outputs, 1); !s.ok())
+    return s;
+  const TensorView &in = *inputs[0];
+  TensorView &out = *outputs[0];
+  if (KernelStatus s = checkSameDType("trilu", in, out); !s.ok())
+    return s;
+  if (!validDType(in.dtype))
+    return fail("trilu", "invalid dtype");
+  const size_t rank = in.shape.size();
+  if (rank < 2 || out.shape != in.shape)
+    return fail("trilu", "input " + shapeText(in.shape) + " and output " + shapeText(out.shape) +
+                             " must be one shape of rank 2 or more");
+  const int64_t k = attrs.getInt("k"), rows = in.shape[rank - 2], cols = in.shape[rank - 1];
+  const bool upper = attrs.getInt("upper", 1) != 0;
+  const int64_t matrices = rows * cols ? in.numElements() / (rows * cols) : 0;
+  withElementBits(dtypeSize(in.dtype), [&](auto bits) {
+    using T = decltype(bits);
+    const T *x = static_cast<const T *>(in.data);
+    T *y = static_cast<T *>(out.data);
+    for (int64_t m = 0; m < matrices; ++m)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+          const bool keep = upper ? j - i >= k : j - i <= k;
+          const int64_t e = (m * rows + i) * cols + j;
+          y[e] = keep ? x[e] : T{};
+        }
+  });
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
 // expand, tile
 //===----------------------------------------------------------------------===//
 
@@ -918,6 +953,7 @@ void addMovementKernels(KernelTable &table) {
   table["im2row"] = &im2rowKernel;
   table["gather"] = &gatherKernel;
   table["gather_elements"] = &gatherElementsKernel;
+  table["trilu"] = &triluKernel;
   table["expand"] = &expandKernel;
   table["tile"] = &tileKernel;
 }

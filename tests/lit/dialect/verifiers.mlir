@@ -109,3 +109,11 @@ func.func @gather_elements_wide(%d: tensor<3x4xf32>, %i: tensor<2x6xi64>) -> ten
   %y = tessel.gather_elements %d, %i {axis = 0 : i64} : (tensor<3x4xf32>, tensor<2x6xi64>) -> tensor<2x6xf32>
   return %y : tensor<2x6xf32>
 }
+
+// -----
+
+func.func @trilu_vector(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{input must have rank 2 or more}}
+  %y = tessel.trilu %x {k = 0 : i64, upper = true} : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}

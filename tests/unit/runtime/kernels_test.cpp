@@ -2471,6 +2471,7 @@ std::vector<F16Case> f16Cases() {
                    makeAttrs({{"kernel", int64_t(3)}, {"stride", int64_t(2)},
                               {"dilation", int64_t(1)}, {"pad", int64_t(1)}}),
                    {{s, 'f'}}, Shape{2, 3, 2, 16}});
+  cases.push_back({"trilu", makeAttrs({{"k", int64_t(-1)}, {"upper", int64_t(0)}}), {{s, 'f'}}, s});
   cases.push_back({"gather_elements", makeAttrs({{"axis", int64_t(2)}}),
                    {{s, 'f'}, {Shape{2, 3, 6, 5}, 'i'}}, Shape{2, 3, 6, 5}});
   cases.push_back({"gather", makeAttrs({{"axis", int64_t(1)}}), {{s, 'f'}, {Shape{4}, 'i'}},

@@ -717,6 +717,38 @@ TEST(RuntimeMovement, GatherElementsPicksAlongTheAxis) {
 }
 
 //===----------------------------------------------------------------------===//
+// trilu
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeMovement, TriluKeepsATriangleOfEachMatrix) {
+  // Two 3x5 matrices of i32, every k from past one corner to past the other.
+  const std::vector<int64_t> shape = {2, 3, 5};
+  std::vector<int32_t> values(product(shape));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<int32_t>(i) + 1;
+  Tensor in = make(DType::I32, shape, values);
+  for (int64_t upper : {0, 1})
+    for (int64_t k = -4; k <= 6; ++k) {
+      SCOPED_TRACE("upper " + std::to_string(upper) + " k " + std::to_string(k));
+      Tensor out(DType::I32, shape);
+      ASSERT_TRUE(
+          run("trilu", attrs({{"k", k}, {"upper", upper}}), {&in.view}, out.view).ok());
+      std::vector<int32_t> result = out.values<int32_t>();
+      for (int64_t m = 0; m < 2; ++m)
+        for (int64_t i = 0; i < 3; ++i)
+          for (int64_t j = 0; j < 5; ++j) {
+            const size_t e = static_cast<size_t>((m * 3 + i) * 5 + j);
+            const bool keep = upper ? j >= i + k : j <= i + k;
+            ASSERT_EQ(result[e], keep ? values[e] : 0) << m << "," << i << "," << j;
+          }
+    }
+  Tensor vector = make(DType::I32, {4}, std::vector<int32_t>{1, 2, 3, 4});
+  Tensor vectorOut(DType::I32, {4});
+  EXPECT_EQ(run("trilu", attrs({{"k", int64_t(0)}}), {&vector.view}, vectorOut.view).error,
+            "trilu: input [4] and output [4] must be one shape of rank 2 or more");
+}
+
+//===----------------------------------------------------------------------===//
 // im2row
 //===----------------------------------------------------------------------===//
 

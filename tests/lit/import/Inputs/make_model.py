@@ -102,6 +102,17 @@ def gather_elements(indices_shape, axis):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, indices_shape)])
 
 
+def trilu(upper, k):
+    # Trilu of a [2, 3, 4] f32 input, k a constant (None: absent).
+    inputs = ["x"] if k is None else ["x", "k"]
+    nodes = [] if k is None else [helper.make_node(
+        "Constant", [], ["k"], value=helper.make_tensor("kv", TensorProto.INT64, [], [k]))]
+    nodes.append(helper.make_node("Trilu", inputs, ["y"], name="mask", upper=upper))
+    return helper.make_graph(
+        nodes, "trilu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])])
+
+
 CASES = {
     "conv_same_upper": lambda: conv("SAME_UPPER"),
     "conv_same_lower": lambda: conv("SAME_LOWER"),
@@ -114,10 +125,16 @@ CASES = {
     "gather_elements": lambda: gather_elements([5, 2], -2),
     "gather_elements_wide": lambda: gather_elements([2, 6], 0),
     "gather_elements_rank": lambda: gather_elements([12], 0),
+    "trilu_lower_k": lambda: trilu(0, -1),
+    "trilu_upper": lambda: trilu(1, None),
+    "trilu_upper_2": lambda: trilu(2, None),
 }
+
+# Ops newer than opset 13.
+OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14}
 
 if __name__ == "__main__":
     case, out = sys.argv[1], sys.argv[2]
     model = helper.make_model(CASES[case](), producer_name="tessel-lit",
-                              opset_imports=[helper.make_opsetid("", 13)])
+                              opset_imports=[helper.make_opsetid("", OPSETS.get(case, 13))])
     onnx.save(model, out)
