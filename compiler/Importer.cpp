@@ -1776,6 +1776,49 @@ template <typename OpT> LogicalResult importSoftmax(Node &n) {
   return n.setOutput(0, n.reshape(normalized, shape));
 }
 
+/// 1 at the first maximum of `x` along `axis` (a NaN counting as the
+/// maximum, as numpy's argmax), 0 elsewhere: argmax, compared with the
+/// positions along the axis, cast back to x's type.
+Value hardmaxAlong(Node &n, Value x, int64_t axis) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  Type i64 = n.b.getI64Type();
+  SmallVector<int64_t> kept(shape), positionsShape(shape.size(), 1);
+  kept[axis] = 1;
+  positionsShape[axis] = shape[axis];
+  SmallVector<int64_t> positions(shape[axis]);
+  std::iota(positions.begin(), positions.end(), int64_t(0));
+  Value index = n.create<ArgMaxOp>(RankedTensorType::get(kept, i64), x,
+                                   {n.named("axis", n.b.getI64IntegerAttr(axis)),
+                                    n.named("keepdims", n.b.getBoolAttr(true)),
+                                    n.named("select_last_index", n.b.getBoolAttr(false))});
+  Value along = n.constantValue(DenseElementsAttr::get(
+      RankedTensorType::get(positionsShape, i64), ArrayRef<int64_t>(positions)));
+  Value hit = n.create<EqualOp>(RankedTensorType::get(shape, n.b.getI1Type()), {index, along});
+  return n.create<CastOp>(x.getType(), hit);
+}
+
+/// Hardmax; before opset 13 along dim 1 of the 2-D coercion, as softmax.
+LogicalResult importHardmax(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", n.opset < 13 ? 1 : -1);
+  if (failed(x) || failed(axisAttr))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  int64_t rank = shape.size();
+  if (!isa<FloatType>(elementOf(*x)))
+    return n.invalid("input must be a float tensor");
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, rank);
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " + Twine(rank));
+  if (product(shape) == 0)
+    return n.setOutput(0, n.create<IdentityOp>(x->getType(), *x));
+  if (n.opset >= 13 || product(shape.drop_front(*axis + 1)) == 1)
+    return n.setOutput(0, hardmaxAlong(n, *x, *axis));
+  SmallVector<int64_t> flat = {product(shape.take_front(*axis)),
+                               product(shape.drop_front(*axis))};
+  return n.setOutput(0, n.reshape(hardmaxAlong(n, n.reshape(*x, flat), 1), shape));
+}
+
 //===----------------------------------------------------------------------===//
 // Handlers: data movement
 //===----------------------------------------------------------------------===//
@@ -2584,6 +2627,7 @@ const OpEntry kOps[] = {
     {"ReduceSum", importReduce<ReduceSumOp>},
     {"ReduceSumSquare", importReduce<ReduceSumSquareOp>},
     {"ArgMax", importArgReduce<ArgMaxOp>},
+    {"Hardmax", importHardmax},
     {"ArgMin", importArgReduce<ArgMinOp>},
     // Data movement.
     {"Concat", importConcat},

@@ -395,14 +395,14 @@ TEST_F(ImporterTest, EveryUnsupportedNodeIsReported) {
   m.input("x", {2, 3});
   m.output("y", {2, 3});
   m.output("z", {2, 3});
-  m.node("Hardmax", {"x"}, {"h"}, "first");
+  m.node("GlobalLpPool", {"x"}, {"h"}, "first");
   m.node("Relu", {"h"}, {"y"}, "after_first"); // skipped: its input failed
   m.node("LpNormalization", {"x"}, {"z"}, "second");
   result = import(m.save("two_unsupported"));
   EXPECT_FALSE(result.module);
   EXPECT_EQ(result.failure, tessel::ImportFailure::Unsupported);
   ASSERT_EQ(diagnostics.size(), 2u) << allDiagnostics();
-  EXPECT_TRUE(diagnosed("first(Hardmax): unsupported: Hardmax node 'first'"))
+  EXPECT_TRUE(diagnosed("first(GlobalLpPool): unsupported: GlobalLpPool node 'first'"))
       << allDiagnostics();
   EXPECT_TRUE(diagnosed("second(LpNormalization): unsupported: "
                         "LpNormalization node 'second'"))
@@ -723,7 +723,7 @@ TEST(SupportedOnnxOps, SortedUniqueAndComplete) {
   for (const char *op : {"Conv", "ConvTranspose", "Gemm", "MatMul", "Softmax",
                          "Reshape", "Slice", "Constant", "Shape", "Mean"})
     EXPECT_TRUE(std::binary_search(ops.begin(), ops.end(), op)) << op;
-  for (const char *op : {"Hardmax", "LSTM", "Resize"})
+  for (const char *op : {"CumSum", "LSTM", "Resize"})
     EXPECT_FALSE(std::binary_search(ops.begin(), ops.end(), op)) << op;
 }
 
