@@ -8,7 +8,9 @@ channels, codegen/cuda/kernels/Pool.cuh) and the pad that writes a row in
 16-byte runs (Movement.cuh), whole or with a tail. These cases do, with NaNs
 and ties in the max pools. The conv cases are ResNet's stem and a dilated
 strided conv on few channels, which --tessel-pad-channels reads through an
-im2row (kernel width x channels folded into the channels). Expected outputs come from the NumPy reference
+im2row (kernel width x channels folded into the channels). Hardmax before
+opset 13 coerces its input to 2-D, which the ONNX suite's cases (opset 13)
+do not reach. Expected outputs come from the NumPy reference
 below (loops over the ONNX definitions, and numpy.pad), not from Tessel.
 Every value is a multiple of 1/8 in [-4, 4], exact in f16, so a max pool or
 a pad is exact at either precision. An Add of a constant of such values
@@ -67,14 +69,14 @@ def pool_ref(x, kind, kernel, strides, pads, dilations=(1, 1), ceil=False, inclu
     return y.astype(np.float32)
 
 
-def write(outdir, name, nodes, inputs, outputs, initializers=()):
+def write(outdir, name, nodes, inputs, outputs, initializers=(), opset=13):
     """The model of `nodes` and its test data set."""
     graph = helper.make_graph(
         nodes, name,
         [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs],
         [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in outputs],
         initializer=list(initializers))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 7
     onnx.checker.check_model(model)
     data = os.path.join(outdir, name, "test_data_set_0")
@@ -133,6 +135,17 @@ def conv_case(outdir, rng, name, shape, filters, kernel, strides, pads, dilation
           [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
 
 
+def hardmax_case(outdir, rng, name, shape, axis):
+    """Hardmax at opset 11: along dim 1 of x coerced to 2-D at `axis`."""
+    x = values(rng, shape)
+    rows = int(np.prod(shape[:axis]))
+    flat = x.reshape(rows, -1)
+    y = np.zeros_like(flat)
+    y[np.arange(rows), np.argmax(flat, axis=1)] = 1  # the first maximum
+    node = helper.make_node("Hardmax", ["x"], ["y"], axis=axis)
+    write(outdir, name, [node], [("x", x)], [("y", y.reshape(shape))], opset=11)
+
+
 def pad_case(outdir, rng, name, shape, pads, mode, value=0.0):
     x = values(rng, shape)
     bias = values(rng, shape[-1:])
@@ -187,6 +200,9 @@ def main(outdir):
               (7, 7), (2, 2), (3, 3, 3, 3), (1, 1))
     conv_case(outdir, rng, "test_tessel_conv_dilated_im2row", (1, 3, 11, 13), 8,
               (3, 3), (1, 2), (1, 2, 0, 1), (2, 2))
+    # Hardmax before opset 13: the maximum of each row of the 2-D coercion
+    # (values with ties: the first maximum wins).
+    hardmax_case(outdir, rng, "test_tessel_hardmax_opset11_coerced", (2, 3, 4), 1)
 
 
 if __name__ == "__main__":
