@@ -1797,6 +1797,28 @@ Value hardmaxAlong(Node &n, Value x, int64_t axis) {
   return n.create<CastOp>(x.getType(), hit);
 }
 
+/// CumSum: the axis is a constant input (a one-element tensor).
+LogicalResult importCumSum(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> exclusive = n.getInt("exclusive", 0), reverse = n.getInt("reverse", 0);
+  if (failed(x) || failed(exclusive) || failed(reverse))
+    return failure();
+  FailureOr<SmallVector<int64_t>> axes = n.constantInts(1, "axis");
+  if (failed(axes))
+    return failure();
+  int64_t rank = shapeOf(*x).size();
+  if (axes->size() != 1)
+    return n.invalid("axis must be a single value, not " + Twine(axes->size()));
+  std::optional<int64_t> axis = normalizeAxis(axes->front(), rank);
+  if (!axis)
+    return n.invalid("axis " + Twine(axes->front()) + " is out of range for rank " +
+                     Twine(rank));
+  return n.setOutput(0, n.create<CumSumOp>(x->getType(), *x,
+                                           {n.named("axis", n.b.getI64IntegerAttr(*axis)),
+                                            n.named("exclusive", n.b.getBoolAttr(*exclusive)),
+                                            n.named("reverse", n.b.getBoolAttr(*reverse))}));
+}
+
 /// Hardmax; before opset 13 along dim 1 of the 2-D coercion, as softmax.
 LogicalResult importHardmax(Node &n) {
   FailureOr<Value> x = n.input(0);
@@ -2628,6 +2650,7 @@ const OpEntry kOps[] = {
     {"ReduceSumSquare", importReduce<ReduceSumSquareOp>},
     {"ArgMax", importArgReduce<ArgMaxOp>},
     {"Hardmax", importHardmax},
+    {"CumSum", importCumSum},
     {"ArgMin", importArgReduce<ArgMinOp>},
     // Data movement.
     {"Concat", importConcat},

@@ -523,6 +523,14 @@ LogicalResult TriluOp::verify() {
   return success();
 }
 
+LogicalResult CumSumOp::verify() {
+  if (failed(verifyAxis(*this, getAxis(), shapeOf(getInput()).size())))
+    return failure();
+  if (getInput().getType() != getOutput().getType())
+    return emitOpError("result must have the input's type");
+  return success();
+}
+
 LogicalResult ExpandOp::verify() {
   SmallVector<int64_t> shape;
   ArrayRef<int64_t> out = shapeOf(getOutput());

@@ -345,6 +345,19 @@ class Tessel_ArgReduceOp<string mnemonic> : Tessel_Op<mnemonic> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def Tessel_CumSumOp : Tessel_Op<"cumsum"> {
+  let summary = "ONNX CumSum: running sums along `axis`";
+  let description = [{
+    Element a along the axis is the sum of elements 0..a (`reverse`: a..end),
+    without element a itself when `exclusive`.
+  }];
+  let arguments = (ins Tessel_Tensor:$input, I64Attr:$axis, BoolAttr:$exclusive,
+                   BoolAttr:$reverse);
+  let results = (outs Tessel_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Tessel_ArgMaxOp : Tessel_ArgReduceOp<"argmax">;
 def Tessel_ArgMinOp : Tessel_ArgReduceOp<"argmin">;
 

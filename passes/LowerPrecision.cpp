@@ -44,7 +44,7 @@ PrecisionClass precisionClass(Operation *op) {
           AvgPoolOp>(op))
     return PrecisionClass::F16;
   // Everything else, named here so that the list is the policy: long sums and
-  // statistics (softmax, log_softmax, reduce_sum/mean/prod/l1/l2/log_sum/
+  // statistics (cumsum, softmax, log_softmax, reduce_sum/mean/prod/l1/l2/log_sum/
   // log_sum_exp/sum_square, batch/instance/layer norm, lrn), results that
   // leave f16's range (exp, pow, sinh, cosh) and functions that amplify the
   // input's rounding (log, erf, sin, cos, tan, asin, acos, acosh, atanh, and

@@ -383,6 +383,56 @@ KernelStatus argKernel(const Attrs &attrs, const std::vector<const TensorView *>
   return handled ? KernelStatus{} : unsupported(name, in.dtype);
 }
 
+//===----------------------------------------------------------------------===//
+// cumsum
+//===----------------------------------------------------------------------===//
+
+/// Running sums along the axis (from its end with `reverse`; without the
+/// element itself with `exclusive`): floats in double, each result rounded
+/// once to T; integers wrap, like the arithmetic.
+KernelStatus cumsumKernel(const Attrs &attrs, const std::vector<const TensorView *> &inputs,
+                          const std::vector<TensorView *> &outputs) {
+  if (auto s = checkUnary("cumsum", inputs, outputs); !s.ok())
+    return s;
+  const TensorView &in = *inputs[0];
+  TensorView &out = *outputs[0];
+  if (out.shape != in.shape || out.dtype != in.dtype)
+    return fail("cumsum: the result must have the input's shape and dtype");
+  AxisSplit s;
+  if (!splitAxis(in.shape, attrs.getInt("axis", 0), s))
+    return fail("cumsum: axis out of range");
+  const bool exclusive = attrs.getInt("exclusive", 0) != 0,
+             reverse = attrs.getInt("reverse", 0) != 0;
+  bool handled = dispatchOnly<kNumeric>(in.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using Acc = std::conditional_t<isFloatElem<T>(), double, uint64_t>;
+    const T *x = static_cast<const T *>(in.data);
+    T *y = static_cast<T *>(out.data);
+    for (int64_t o = 0; o < s.outer; ++o)
+      for (int64_t i = 0; i < s.inner; ++i) {
+        Acc sum = 0;
+        for (int64_t step = 0; step < s.length; ++step) {
+          const int64_t a = reverse ? s.length - 1 - step : step;
+          const int64_t e = (o * s.length + a) * s.inner + i;
+          Acc v;
+          if constexpr (isFloatElem<T>())
+            v = static_cast<double>(loadElem(x[e]));
+          else
+            v = static_cast<uint64_t>(static_cast<int64_t>(x[e]));
+          if (!exclusive)
+            sum += v;
+          if constexpr (isFloatElem<T>())
+            y[e] = saturateCast<T>(sum);
+          else
+            y[e] = static_cast<T>(sum);
+          if (exclusive)
+            sum += v;
+        }
+      }
+  });
+  return handled ? KernelStatus{} : unsupported("cumsum", in.dtype);
+}
+
 } // namespace
 
 void addReductionKernels(KernelTable &t) {
@@ -400,6 +450,7 @@ void addReductionKernels(KernelTable &t) {
   t["log_softmax"] = &softmaxKernel<true>;
   t["argmax"] = &argKernel<true>;
   t["argmin"] = &argKernel<false>;
+  t["cumsum"] = &cumsumKernel;
 }
 
 } // namespace tessel::cpu

@@ -117,3 +117,11 @@ func.func @trilu_vector(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = tessel.trilu %x {k = 0 : i64, upper = true} : (tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+func.func @cumsum_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{axis}}
+  %y = tessel.cumsum %x {axis = 2 : i64, exclusive = false, reverse = false} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}

@@ -2284,6 +2284,47 @@ TEST(KernelSoftmax, SoftmaxAndLogSoftmax) {
   }
 }
 
+TEST(KernelCumSum, RunningSumsInEveryDirection) {
+  std::mt19937 rng(83);
+  const std::pair<Shape, int64_t> cases[] = {{{3, 4, 5}, 0}, {{3, 4, 5}, 1}, {{3, 4, 5}, -1},
+                                             {{7}, 0}, {{2, 1, 3}, 1}};
+  for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64})
+    for (int exclusive = 0; exclusive < 2; ++exclusive)
+      for (int reverse = 0; reverse < 2; ++reverse)
+        for (const auto &[s, axisAttr] : cases) {
+          // Small integers: every sum is exact, in any order and type.
+          Tensor x = randomTensor(t, s, rng, -8, 8);
+          if (!isIntType(t))
+            for (int64_t i = 0; i < x.size(); ++i)
+              x.set(i, std::floor(x.get(i)));
+          const int64_t axis = axisAttr < 0 ? axisAttr + s.size() : axisAttr;
+          Tensor y(t, s);
+          Attrs a;
+          a.set("axis", axisAttr);
+          a.set("exclusive", int64_t(exclusive));
+          a.set("reverse", int64_t(reverse));
+          RUN_OK("cumsum", a, {&x}, y);
+          for (int64_t e = 0; e < numel(s); ++e) {
+            Shape idx = unravel(e, s);
+            const int64_t at = idx[axis];
+            double expected = 0;
+            for (int64_t k = 0; k < s[axis]; ++k) {
+              const bool counted = reverse ? (exclusive ? k > at : k >= at)
+                                           : (exclusive ? k < at : k <= at);
+              idx[axis] = k;
+              if (counted)
+                expected += x.get(ravel(idx, s));
+            }
+            ASSERT_EQ(y.get(e), expected) << dtypeName(t) << " exclusive " << exclusive
+                                          << " reverse " << reverse << " element " << e;
+          }
+        }
+  Tensor x(DType::F32, {2, 3}), y(DType::F32, {2, 3});
+  Attrs a;
+  a.set("axis", int64_t(2));
+  EXPECT_EQ(run("cumsum", a, {&x}, y).error, "cumsum: axis out of range");
+}
+
 TEST(KernelArg, ArgMaxArgMinWithTies) {
   std::mt19937 rng(79);
   const std::pair<Shape, int64_t> cases[] = {
@@ -2472,6 +2513,8 @@ std::vector<F16Case> f16Cases() {
                               {"dilation", int64_t(1)}, {"pad", int64_t(1)}}),
                    {{s, 'f'}}, Shape{2, 3, 2, 16}});
   cases.push_back({"trilu", makeAttrs({{"k", int64_t(-1)}, {"upper", int64_t(0)}}), {{s, 'f'}}, s});
+  cases.push_back({"cumsum", makeAttrs({{"axis", int64_t(1)}, {"reverse", int64_t(1)}}),
+                   {{s, 'f'}}, s});
   cases.push_back({"gather_elements", makeAttrs({{"axis", int64_t(2)}}),
                    {{s, 'f'}, {Shape{2, 3, 6, 5}, 'i'}}, Shape{2, 3, 6, 5}});
   cases.push_back({"gather", makeAttrs({{"axis", int64_t(1)}}), {{s, 'f'}, {Shape{4}, 'i'}},
