@@ -231,6 +231,24 @@ DenseElementsAttr integerAttr(RankedTensorType type, ArrayRef<int64_t> values) {
   return DenseElementsAttr::get(type, bits);
 }
 
+/// A constant of `type` from doubles: floats round to the element type,
+/// integers (whole values here) are taken as they are.
+DenseElementsAttr numericAttr(RankedTensorType type, ArrayRef<double> values) {
+  if (auto floatType = dyn_cast<FloatType>(type.getElementType())) {
+    SmallVector<APFloat> floats;
+    floats.reserve(values.size());
+    for (double v : values) {
+      APFloat f(v);
+      bool lost;
+      f.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      floats.push_back(f);
+    }
+    return DenseElementsAttr::get(type, floats);
+  }
+  SmallVector<int64_t> ints(values.begin(), values.end());
+  return integerAttr(type, ints);
+}
+
 //===----------------------------------------------------------------------===//
 // TensorProto -> DenseElementsAttr
 //===----------------------------------------------------------------------===//
@@ -1797,6 +1815,60 @@ Value hardmaxAlong(Node &n, Value x, int64_t axis) {
   return n.create<CastOp>(x.getType(), hit);
 }
 
+/// EyeLike: a constant, since only the input's shape matters: ones where
+/// column - row == k, in `dtype` (default: the input's type).
+LogicalResult importEyeLike(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> k = n.getInt("k", 0), dtype = n.getInt("dtype", 0);
+  if (failed(x) || failed(k) || failed(dtype))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  if (shape.size() != 2)
+    return n.invalid("input " + shapeText(shape) + " must be 2-D");
+  Type element = *dtype ? elementType(n.ctx, *dtype) : elementOf(*x);
+  if (!element)
+    return n.unsupported("dtype " + Twine(onnxTypeName(*dtype)));
+  SmallVector<double> values(shape[0] * shape[1], 0.0);
+  for (int64_t i = 0; i < shape[0]; ++i)
+    if (i + *k >= 0 && i + *k < shape[1])
+      values[i * shape[1] + i + *k] = 1.0;
+  return n.setConstantOutput(0, numericAttr(RankedTensorType::get(shape, element), values));
+}
+
+/// Range: a constant from constant start, limit and delta (scalars of one
+/// type): max(ceil((limit - start) / delta), 0) values start + i * delta.
+LogicalResult importRange(Node &n) {
+  FailureOr<DenseElementsAttr> start = n.constant(0, "start"), limit = n.constant(1, "limit"),
+                               delta = n.constant(2, "delta");
+  if (failed(start) || failed(limit) || failed(delta))
+    return failure();
+  for (DenseElementsAttr a : {*start, *limit, *delta})
+    if (a.getNumElements() != 1 || a.getElementType() != start->getElementType())
+      return n.invalid("start, limit and delta must be scalars of one type");
+  const double first = doubleValues(*start).front(), last = doubleValues(*limit).front(),
+               step = doubleValues(*delta).front();
+  if (step == 0)
+    return n.invalid("delta must not be 0");
+  const double count = std::max(std::ceil((last - first) / step), 0.0);
+  if (std::isnan(count) || std::isinf(count))
+    return n.invalid("start, limit and delta must be finite numbers");
+  // Built here as a constant: bounded far below kMaxExtent so that a
+  // malformed model cannot make the compiler allocate gigabytes.
+  constexpr int64_t kMaxRangeValues = int64_t{1} << 24;
+  if (count > static_cast<double>(kMaxRangeValues))
+    return n.unsupported("a range of " + Twine(std::min<double>(count, 9.0e18) < 9.0e18
+                                                   ? static_cast<int64_t>(count)
+                                                   : int64_t{9000000000000000000}) +
+                         " values (more than " + Twine(kMaxRangeValues) +
+                         " are not built at compile time)");
+  SmallVector<double> values(static_cast<size_t>(count));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = first + static_cast<double>(i) * step;
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    start->getElementType());
+  return n.setConstantOutput(0, numericAttr(type, values));
+}
+
 /// CumSum: the axis is a constant input (a one-element tensor).
 LogicalResult importCumSum(Node &n) {
   FailureOr<Value> x = n.input(0);
@@ -2651,6 +2723,8 @@ const OpEntry kOps[] = {
     {"ArgMax", importArgReduce<ArgMaxOp>},
     {"Hardmax", importHardmax},
     {"CumSum", importCumSum},
+    {"EyeLike", importEyeLike},
+    {"Range", importRange},
     {"ArgMin", importArgReduce<ArgMinOp>},
     // Data movement.
     {"Concat", importConcat},

@@ -1,5 +1,6 @@
 """Writes the small ONNX models the importer's lit tests need beyond the
 conformance suite: `make_model.py CASE OUT.onnx`."""
+import math
 import sys
 
 import onnx
@@ -129,6 +130,33 @@ CASES = {
     "trilu_upper": lambda: trilu(1, None),
     "trilu_upper_2": lambda: trilu(2, None),
 }
+
+def range_op(start, limit, delta, elem_type=TensorProto.INT64):
+    # Range of three Constant scalars (the output's declared length as ONNX
+    # computes it; 0 for a zero delta).
+    nodes = [helper.make_node("Constant", [], [name], value=helper.make_tensor(
+        name + "_v", elem_type, [], [value])) for name, value in
+        (("start", start), ("limit", limit), ("delta", delta))]
+    nodes.append(helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="iota"))
+    length = max(math.ceil((limit - start) / delta), 0) if delta else 0
+    return helper.make_graph(nodes, "range", [],
+                             [helper.make_tensor_value_info("y", elem_type, [length])])
+
+
+def eye_like(k):
+    node = helper.make_node("EyeLike", ["x"], ["y"], name="eye", k=k, dtype=TensorProto.INT32)
+    return helper.make_graph(
+        [node], "eye_like", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [3, 4])])
+
+
+CASES.update({
+    "range_down": lambda: range_op(10, 3, -3),
+    "range_float": lambda: range_op(0.5, 2.0, 0.5, TensorProto.FLOAT),
+    "range_zero_delta": lambda: range_op(0, 4, 0),
+    "range_huge": lambda: range_op(0, 1 << 40, 1),
+    "eye_like_k1": lambda: eye_like(1),
+})
 
 # Ops newer than opset 13.
 OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14}
