@@ -1869,6 +1869,85 @@ LogicalResult importRange(Node &n) {
   return n.setConstantOutput(0, numericAttr(type, values));
 }
 
+/// IsInf as equal against +inf and -inf (or'ed where both are detected):
+/// ops every tier runs; NaN is neither.
+LogicalResult importIsInf(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> positive = n.getInt("detect_positive", 1),
+                     negative = n.getInt("detect_negative", 1);
+  if (failed(x) || failed(positive) || failed(negative))
+    return failure();
+  auto floatType = dyn_cast<FloatType>(elementOf(*x));
+  if (!floatType)
+    return n.invalid("input must be a float tensor");
+  auto result = RankedTensorType::get(shapeOf(*x), n.b.getI1Type());
+  auto against = [&](bool negativeInf) {
+    Value inf = n.constantValue(DenseElementsAttr::get(
+        RankedTensorType::get({}, floatType),
+        APFloat::getInf(floatType.getFloatSemantics(), negativeInf)));
+    return n.create<EqualOp>(result, {*x, inf});
+  };
+  if (*positive && *negative)
+    return n.setOutput(0, n.create<OrOp>(result, {against(false), against(true)}));
+  if (*positive || *negative)
+    return n.setOutput(0, against(*negative != 0));
+  return n.setConstantOutput(0, DenseElementsAttr::get(result, false));
+}
+
+/// OneHot with a constant depth: the indices (cast to i64, negative ones
+/// counting from depth) compared with the positions along the new axis, then
+/// where(hit, on, off) with on and off sliced from `values`. Indices outside
+/// [-depth, depth) give a row of `off`.
+LogicalResult importOneHot(Node &n) {
+  FailureOr<Value> indices = n.input(0), values = n.input(2);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", -1);
+  FailureOr<double> depthValue = n.constantScalar(1, "depth");
+  if (failed(indices) || failed(values) || failed(axisAttr) || failed(depthValue))
+    return failure();
+  if (shapeOf(*values) != ArrayRef<int64_t>{2})
+    return n.invalid("values must be [off, on], not " + shapeText(shapeOf(*values)));
+  const double depthFloor = std::floor(*depthValue);
+  if (!(depthFloor >= 1 && depthFloor <= static_cast<double>(kMaxExtent)))
+    return n.invalid("depth " + Twine(static_cast<int64_t>(std::max(depthFloor, -1.0))) +
+                     " must be positive");
+  const int64_t depth = static_cast<int64_t>(depthFloor);
+  ArrayRef<int64_t> is = shapeOf(*indices);
+  const int64_t outRank = is.size() + 1;
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, outRank);
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " + Twine(outRank));
+  Type i64 = n.b.getI64Type();
+  auto scalar = [&](Type element, int64_t v) {
+    return n.constantValue(numericAttr(RankedTensorType::get({}, element),
+                                       {static_cast<double>(v)}));
+  };
+  Value index = *indices;
+  if (elementOf(index) != i64)
+    index = n.create<CastOp>(RankedTensorType::get(is, i64), index);
+  Value negative = n.create<LessOp>(RankedTensorType::get(is, n.b.getI1Type()),
+                                    {index, scalar(i64, 0)});
+  Value wrapped = n.create<AddOp>(index.getType(), {index, scalar(i64, depth)});
+  index = n.create<WhereOp>(index.getType(), {negative, wrapped, index});
+  SmallVector<int64_t> unsqueezed(is), positionsShape(outRank, 1), shape(is);
+  unsqueezed.insert(unsqueezed.begin() + *axis, 1);
+  shape.insert(shape.begin() + *axis, depth);
+  positionsShape[*axis] = depth;
+  SmallVector<int64_t> positions(depth);
+  std::iota(positions.begin(), positions.end(), int64_t(0));
+  Value along = n.constantValue(DenseElementsAttr::get(
+      RankedTensorType::get(positionsShape, i64), ArrayRef<int64_t>(positions)));
+  Value hit = n.create<EqualOp>(RankedTensorType::get(shape, n.b.getI1Type()),
+                                {n.reshape(index, unsqueezed), along});
+  Type element = elementOf(*values);
+  auto valueAt = [&](int64_t i) {
+    return n.create<SliceOp>(RankedTensorType::get({1}, element), *values,
+                             {n.named("starts", n.b.getDenseI64ArrayAttr({i})),
+                              n.named("steps", n.b.getDenseI64ArrayAttr({1}))});
+  };
+  return n.setOutput(0, n.create<WhereOp>(RankedTensorType::get(shape, element),
+                                          {hit, valueAt(1), valueAt(0)}));
+}
+
 /// CumSum: the axis is a constant input (a one-element tensor).
 LogicalResult importCumSum(Node &n) {
   FailureOr<Value> x = n.input(0);
@@ -2724,6 +2803,8 @@ const OpEntry kOps[] = {
     {"Hardmax", importHardmax},
     {"CumSum", importCumSum},
     {"EyeLike", importEyeLike},
+    {"IsInf", importIsInf},
+    {"OneHot", importOneHot},
     {"Range", importRange},
     {"ArgMin", importArgReduce<ArgMinOp>},
     // Data movement.

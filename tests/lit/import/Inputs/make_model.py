@@ -150,7 +150,20 @@ def eye_like(k):
         [helper.make_tensor_value_info("y", TensorProto.INT32, [3, 4])])
 
 
+def one_hot_depth(depth):
+    # OneHot of [3] i64 indices with a constant depth.
+    nodes = [helper.make_node("Constant", [], ["depth"], value=helper.make_tensor(
+                 "depth_v", TensorProto.INT64, [], [depth])),
+             helper.make_node("Constant", [], ["values"], value=helper.make_tensor(
+                 "values_v", TensorProto.FLOAT, [2], [0.0, 1.0])),
+             helper.make_node("OneHot", ["indices", "depth", "values"], ["y"], name="hot")]
+    return helper.make_graph(
+        nodes, "one_hot", [helper.make_tensor_value_info("indices", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, max(depth, 1)])])
+
+
 CASES.update({
+    "one_hot_depth_0": lambda: one_hot_depth(0),
     "range_down": lambda: range_op(10, 3, -3),
     "range_float": lambda: range_op(0.5, 2.0, 0.5, TensorProto.FLOAT),
     "range_zero_delta": lambda: range_op(0, 4, 0),
