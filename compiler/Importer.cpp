@@ -1766,6 +1766,19 @@ template <typename OpT> LogicalResult importArgReduce(Node &n) {
               n.named("select_last_index", n.b.getBoolAttr(*last != 0))}));
 }
 
+/// `along(x, axis)` as Softmax, LogSoftmax and Hardmax define it: before
+/// opset 13 the input is coerced to 2-D [prod(dims < axis), prod(dims >=
+/// axis)] and worked along dim 1, which is working along `axis` itself when
+/// every later dim is 1.
+Value alongCoercedAxis(Node &n, Value x, int64_t axis,
+                       llvm::function_ref<Value(Value, int64_t)> along) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  if (n.opset >= 13 || shape.empty() || product(shape.drop_front(axis + 1)) == 1)
+    return along(x, axis);
+  SmallVector<int64_t> flat = {product(shape.take_front(axis)), product(shape.drop_front(axis))};
+  return n.reshape(along(n.reshape(x, flat), 1), shape);
+}
+
 template <typename OpT> LogicalResult importSoftmax(Node &n) {
   FailureOr<Value> x = n.input(0);
   FailureOr<int64_t> axisAttr = n.getInt("axis", n.opset < 13 ? 1 : -1);
@@ -1778,20 +1791,9 @@ template <typename OpT> LogicalResult importSoftmax(Node &n) {
   if (!axis)
     return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
                      Twine(rank));
-  auto axisAttrOf = [&](int64_t a) {
-    return n.named("axis", n.b.getI64IntegerAttr(a));
-  };
-  // Before opset 13 the input is coerced to 2-D [prod(dims < axis),
-  // prod(dims >= axis)] and normalized along dim 1. That is softmax along
-  // `axis` itself when every later dim is 1.
-  if (n.opset >= 13 || rank == 0 || product(shape.drop_front(*axis + 1)) == 1)
-    return n.setOutput(0, n.create<OpT>(x->getType(), *x, {axisAttrOf(*axis)}));
-  SmallVector<int64_t> flat = {product(shape.take_front(*axis)),
-                               product(shape.drop_front(*axis))};
-  Value reshaped = n.reshape(*x, flat);
-  Value normalized =
-      n.create<OpT>(reshaped.getType(), reshaped, {axisAttrOf(1)});
-  return n.setOutput(0, n.reshape(normalized, shape));
+  return n.setOutput(0, alongCoercedAxis(n, *x, *axis, [&](Value v, int64_t a) {
+    return n.create<OpT>(v.getType(), v, {n.named("axis", n.b.getI64IntegerAttr(a))});
+  }));
 }
 
 /// 1 at the first maximum of `x` along `axis` (a NaN counting as the
@@ -1970,7 +1972,7 @@ LogicalResult importCumSum(Node &n) {
                                             n.named("reverse", n.b.getBoolAttr(*reverse))}));
 }
 
-/// Hardmax; before opset 13 along dim 1 of the 2-D coercion, as softmax.
+/// Hardmax (before opset 13 along the 2-D coercion, alongCoercedAxis).
 LogicalResult importHardmax(Node &n) {
   FailureOr<Value> x = n.input(0);
   FailureOr<int64_t> axisAttr = n.getInt("axis", n.opset < 13 ? 1 : -1);
@@ -1985,11 +1987,9 @@ LogicalResult importHardmax(Node &n) {
     return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " + Twine(rank));
   if (product(shape) == 0)
     return n.setOutput(0, n.create<IdentityOp>(x->getType(), *x));
-  if (n.opset >= 13 || product(shape.drop_front(*axis + 1)) == 1)
-    return n.setOutput(0, hardmaxAlong(n, *x, *axis));
-  SmallVector<int64_t> flat = {product(shape.take_front(*axis)),
-                               product(shape.drop_front(*axis))};
-  return n.setOutput(0, n.reshape(hardmaxAlong(n, n.reshape(*x, flat), 1), shape));
+  return n.setOutput(0, alongCoercedAxis(n, *x, *axis, [&](Value v, int64_t a) {
+    return hardmaxAlong(n, v, a);
+  }));
 }
 
 //===----------------------------------------------------------------------===//

@@ -692,19 +692,27 @@ KernelStatus im2rowKernel(const Attrs &attrs, const Inputs &inputs, const Output
 // gather
 //===----------------------------------------------------------------------===//
 
+/// Every index within [-extent, extent) of the axis, checked before anything
+/// is written, so a bad index leaves no half-written output behind.
+template <typename I>
+KernelStatus checkIndices(const char *op, const I *idx, int64_t count, int64_t axis,
+                          int64_t extent) {
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t v = static_cast<int64_t>(idx[j]);
+    if (v < -extent || v >= extent)
+      return fail(op, "index " + std::to_string(v) + " is out of range for axis " +
+                          std::to_string(axis) + " of extent " + std::to_string(extent));
+  }
+  return {};
+}
+
 template <typename I>
 KernelStatus gatherTyped(const TensorView &data, const TensorView &indices, int64_t axis,
                          TensorView &out) {
   const I *idx = static_cast<const I *>(indices.data);
   const int64_t count = indices.numElements(), extent = data.shape[axis];
-  // Check every index before writing, so a bad index leaves no half-written
-  // output behind.
-  for (int64_t j = 0; j < count; ++j) {
-    int64_t v = static_cast<int64_t>(idx[j]);
-    if (v < -extent || v >= extent)
-      return fail("gather", "index " + std::to_string(v) + " is out of range for axis " +
-                                std::to_string(axis) + " of extent " + std::to_string(extent));
-  }
+  if (KernelStatus s = checkIndices("gather", idx, count, axis, extent); !s.ok())
+    return s;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d)
     outer *= data.shape[d];
@@ -775,13 +783,8 @@ KernelStatus gatherElementsTyped(const TensorView &data, const TensorView &indic
                                  TensorView &out) {
   const I *idx = static_cast<const I *>(indices.data);
   const int64_t count = indices.numElements(), extent = data.shape[axis];
-  for (int64_t j = 0; j < count; ++j) {
-    int64_t v = static_cast<int64_t>(idx[j]);
-    if (v < -extent || v >= extent)
-      return fail("gather_elements", "index " + std::to_string(v) +
-                                         " is out of range for axis " + std::to_string(axis) +
-                                         " of extent " + std::to_string(extent));
-  }
+  if (KernelStatus s = checkIndices("gather_elements", idx, count, axis, extent); !s.ok())
+    return s;
   const size_t rank = data.shape.size();
   const Dims strides = stridesOf(data.shape);
   withElementBits(dtypeSize(data.dtype), [&](auto bits) {
