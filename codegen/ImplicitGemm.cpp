@@ -10,6 +10,7 @@
 #include "ImplicitGemm.h"
 
 #include "CubinAssembler.h"
+#include "StepEncoding.h"
 #include "WmmaGemm.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -40,10 +41,16 @@ float floatAttr(Operation *op, llvm::StringRef name, float fallback) {
   return attr ? float(attr.getValueAsDouble()) : fallback;
 }
 
+/// A string attribute as the engine stores it (an enum by its name).
+std::string engineString(Operation *op, llvm::StringRef name) {
+  std::optional<cpu::AttrValue> value = engineAttr(op, name);
+  const std::string *text = value ? std::get_if<std::string>(&*value) : nullptr;
+  return text ? *text : std::string();
+}
+
 bool readActivation(Operation *op, const char *alphaName, const char *betaName,
                     GemmProblem &p) {
-  auto name = op->getAttrOfType<StringAttr>("activation");
-  std::optional<Activation> act = parseActivation(name ? name.getValue() : "none");
+  std::optional<Activation> act = parseActivation(engineString(op, "activation"));
   if (!act)
     return false;
   p.act = *act;
@@ -54,12 +61,12 @@ bool readActivation(Operation *op, const char *alphaName, const char *betaName,
 
 std::optional<GemmProblem> describeConv(const StepView &step) {
   Operation *op = step.op;
-  auto layout = op->getAttrOfType<StringAttr>("layout");
+  std::string layout = engineString(op, "layout");
   auto strides = op->getAttrOfType<DenseI64ArrayAttr>("strides");
   auto pads = op->getAttrOfType<DenseI64ArrayAttr>("pads");
   auto dilations = op->getAttrOfType<DenseI64ArrayAttr>("dilations");
   auto group = op->getAttrOfType<IntegerAttr>("group");
-  if (!layout || layout.getValue() != "NHWC" || !strides || strides.size() != 2 || !pads ||
+  if (layout != "NHWC" || !strides || strides.size() != 2 || !pads ||
       pads.size() != 4 || !dilations || dilations.size() != 2 || !group ||
       step.inputs.size() < 2 || step.outputs.size() != 1)
     return std::nullopt;

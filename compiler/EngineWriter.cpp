@@ -9,11 +9,10 @@
 
 #include "GraphRewrite.h"
 #include "KernelEmitter.h"
-#include "TensorData.h"
+#include "StepEncoding.h"
 #include "TesselDialect.h"
 
-#include "engine_format.h"
-#include "engine_generated.h"
+#include "tessel/engine_format.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -250,12 +249,14 @@ int32_t Writer::tensorOf(Value value) {
 LogicalResult Writer::collect() {
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments()) {
-    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tessel.name");
+    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  TesselDialect::NameAttrHelper::getNameStr());
     int32_t index = addTensor(arg, name ? name.str() : "input" + std::to_string(arg.getArgNumber()),
                               fb::Storage::Input);
     // The layout --tessel-io-format recorded for the caller's buffer.
-    if (auto layout = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tessel.layout"))
-      tensors[index].layout = layout.str();
+    if (auto layout = func.getArgAttrOfType<LayoutAttr>(
+            arg.getArgNumber(), TesselDialect::LayoutAttrHelper::getNameStr()))
+      tensors[index].layout = stringifyLayout(layout.getValue()).str();
     valueTensor[arg] = index;
     inputs.push_back(index);
   }
@@ -270,15 +271,16 @@ LogicalResult Writer::collect() {
       directOutput[value] = i;
 
   auto resultName = [&](unsigned i) {
-    auto name = func.getResultAttrOfType<StringAttr>(i, "tessel.name");
+    auto name = func.getResultAttrOfType<StringAttr>(i, TesselDialect::NameAttrHelper::getNameStr());
     return name ? name.str() : "output" + std::to_string(i);
   };
   // An output's layout is the one --tessel-io-format recorded; an
   // intermediate's is its producer's when the producer has one (NHWC convs
   // and pools), else unknown.
   auto resultLayout = [&](unsigned i) {
-    auto layout = func.getResultAttrOfType<StringAttr>(i, "tessel.layout");
-    return layout ? layout.str() : std::string();
+    auto layout =
+        func.getResultAttrOfType<LayoutAttr>(i, TesselDialect::LayoutAttrHelper::getNameStr());
+    return layout ? stringifyLayout(layout.getValue()).str() : std::string();
   };
 
   for (Operation &op : body.without_terminator()) {
@@ -308,11 +310,11 @@ LogicalResult Writer::collect() {
                                   : locationName(op.getLoc()) + ":" + std::to_string(i);
       int32_t index = addTensor(result, name,
                                 isOutput ? fb::Storage::Output : fb::Storage::Arena);
-      auto layout = op.getAttrOfType<StringAttr>("layout");
+      auto layout = op.getAttrOfType<LayoutAttr>("layout");
       if (isOutput)
         tensors[index].layout = resultLayout(it->second);
       else if (layout && cast<RankedTensorType>(result.getType()).getRank() == 4)
-        tensors[index].layout = layout.str();
+        tensors[index].layout = stringifyLayout(layout.getValue()).str();
       valueTensor[result] = index;
       step.outputs.push_back(index);
     }

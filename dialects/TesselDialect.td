@@ -21,6 +21,16 @@ def Tessel_Dialect : Dialect {
     every result type is a static ranked tensor.
   }];
   let hasConstantMaterializer = 1;
+  let useDefaultAttributePrinterParser = 1;
+  // On the function's arguments and results: the graph input or output's
+  // ONNX name, and, for a 4-D tensor the caller hands over or takes back,
+  // its layout (--tessel-io-format).
+  let discardableAttrs = (ins
+    "::mlir::StringAttr":$name,
+    "::tessel::LayoutAttr":$layout
+  );
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 #endif // TESSEL_DIALECT_TD

@@ -40,10 +40,6 @@ LogicalResult verifyBroadcast(Operation *op) {
   return success();
 }
 
-bool isComparison(Operation *op) {
-  return isa<EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp>(op);
-}
-
 LogicalResult verifyBinary(Operation *op) {
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
   if (elementOf(lhs) != elementOf(rhs))
@@ -93,31 +89,14 @@ SmallVector<int64_t> channelsFirst(ArrayRef<int64_t> shape) {
   return result;
 }
 
-LogicalResult verifyLayout(Operation *op, StringRef layout) {
-  if (layout != "NCHW" && layout != "NHWC")
-    return op->emitOpError("layout must be NCHW or NHWC, not ") << layout;
-  return success();
-}
-
-LogicalResult verifyActivation(Operation *op, StringRef activation) {
-  static constexpr StringRef known[] = {"none",    "relu", "clip",      "leaky_relu",
-                                        "sigmoid", "tanh", "hard_swish"};
-  if (!llvm::is_contained(known, activation))
-    return op->emitOpError("unknown epilogue activation '") << activation << "'";
-  return success();
-}
-
 template <typename ConvLike>
 LogicalResult verifyConvCommon(ConvLike op, bool transposed) {
   SmallVector<int64_t> in(shapeOf(op.getInput())), w(shapeOf(op.getWeight())),
       out(shapeOf(op.getOutput()));
   if constexpr (std::is_same_v<ConvLike, ConvOp>) {
-    if (failed(verifyLayout(op, op.getLayout())) ||
-        failed(verifyActivation(op, op.getActivation())))
-      return failure();
     if (op.getResidual() && op.getResidual().getType() != op.getOutput().getType())
       return op.emitOpError("residual must have the result's type");
-    if (op.getLayout() == "NHWC") {
+    if (op.getLayout() == Layout::NHWC) {
       in = channelsFirst(in);
       w = channelsFirst(w);
       out = channelsFirst(out);
@@ -269,8 +248,6 @@ LogicalResult ConvOp::verify() { return verifyConvCommon(*this, false); }
 LogicalResult ConvTransposeOp::verify() { return verifyConvCommon(*this, true); }
 
 LogicalResult GemmOp::verify() {
-  if (failed(verifyActivation(*this, getActivation())))
-    return failure();
   ArrayRef<int64_t> a = shapeOf(getA()), b = shapeOf(getB()),
                     out = shapeOf(getOutput());
   if (a.size() != 2 || b.size() != 2 || out.size() != 2)
@@ -325,10 +302,8 @@ LogicalResult BatchNormOp::verify() {
 }
 
 template <typename PoolOp> static LogicalResult verifyPool(PoolOp op) {
-  if (failed(verifyLayout(op, op.getLayout())))
-    return failure();
   SmallVector<int64_t> in(shapeOf(op.getInput())), out(shapeOf(op.getOutput()));
-  if (op.getLayout() == "NHWC") {
+  if (op.getLayout() == Layout::NHWC) {
     in = channelsFirst(in);
     out = channelsFirst(out);
   }
@@ -552,3 +527,19 @@ LogicalResult TileOp::verify() {
 
 #define GET_OP_CLASSES
 #include "TesselOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Epilogue activations
+//===----------------------------------------------------------------------===//
+
+EpilogueActivation ReluOp::getEpilogueActivation() { return {Activation::Relu}; }
+EpilogueActivation SigmoidOp::getEpilogueActivation() { return {Activation::Sigmoid}; }
+EpilogueActivation TanhOp::getEpilogueActivation() { return {Activation::Tanh}; }
+EpilogueActivation HardSwishOp::getEpilogueActivation() { return {Activation::HardSwish}; }
+EpilogueActivation LeakyReluOp::getEpilogueActivation() {
+  return {Activation::LeakyRelu, getAlpha().convertToFloat()};
+}
+EpilogueActivation ClipOp::getEpilogueActivation() {
+  return {Activation::Clip, static_cast<float>(getMin().convertToDouble()),
+          static_cast<float>(getMax().convertToDouble())};
+}

@@ -2,7 +2,12 @@
 //
 // Op names are the engine's step names: the engine writer emits
 // `op->getName().stripDialect()` and each attribute by its name here, and the
-// runtime's kernels read them by the same names (docs/ops.md).
+// runtime's kernels read them by the same names (dialects/StepEncoding.h).
+//
+// What each op is (elementwise, its precision class under the fp16 policy,
+// the planner of its GPU kernels, whether a conv/gemm epilogue can apply it)
+// is declared here, once, as traits and interfaces (TesselTraits.h); passes
+// and planners query those instead of keeping lists of op names.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_OPS_TD
@@ -11,9 +16,100 @@
 include "TesselDialect.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Op facts (TesselTraits.h)
+//===----------------------------------------------------------------------===//
+
+class Tessel_Trait<string name> : NativeOpTrait<name> {
+  let cppNamespace = "::tessel::traits";
+}
+// y[i] = f(x[i]); the result has the operand's shape.
+def Tessel_ElementwiseUnary : Tessel_Trait<"ElementwiseUnary">;
+// Numpy-broadcasting binary ops.
+def Tessel_ElementwiseBinary : Tessel_Trait<"ElementwiseBinary">;
+// A broadcasting binary op with a bool result.
+def Tessel_Comparison : Tessel_Trait<"Comparison">;
+// Reductions over sorted, non-negative `axes`, with `keepdims`.
+def Tessel_Reduction : Tessel_Trait<"Reduction">;
+
+// The precision class under the fp16 policy (--tessel-lower-precision; the
+// reasons in docs/architecture.md, "Precision policy"). Every op declares one:
+//   TensorCoreMath  f16 operands, f32 accumulation and epilogue, one rounding;
+//   F16Math         condition number <= ~1 and a result within f16's range
+//                   whenever the operands are in it: one more rounding
+//                   (u = 2^-11) per stored result;
+//   F32Math         long sums and statistics (softmax, reductions, norms),
+//                   results that leave f16's range (exp, pow, sinh, cosh) and
+//                   functions that amplify their input's rounding (log, erf,
+//                   periodic and inverse trigonometric functions near their
+//                   branch points, mod);
+//   ExactMath       the result is an operand's element (or an attribute
+//                   bound, rounded like a stored element): data movement,
+//                   selection, comparison; runs in the type its operands
+//                   arrive in.
+class Tessel_Precision<string cls>
+    : ParamNativeOpTrait<"Precision", "::tessel::PrecisionClass::" # cls> {
+  let cppNamespace = "::tessel::traits";
+}
+def TensorCoreMath : Tessel_Precision<"TensorCore">;
+def F16Math : Tessel_Precision<"F16">;
+def F32Math : Tessel_Precision<"F32">;
+def ExactMath : Tessel_Precision<"Exact">;
+
+// The planner of the op's GPU kernels: the implicit-GEMM codegen (Gemm) or a
+// planner of the CUDA kernel library (codegen/cuda). An op without one runs
+// on the CPU tier only.
+class Tessel_Kernel<string family>
+    : ParamNativeOpTrait<"Kernel", "::tessel::KernelFamily::" # family> {
+  let cppNamespace = "::tessel::traits";
+}
+
+// The activations a conv/gemm epilogue applies (f32, before the one
+// rounding); the CPU tier's formulas (runtime/kernels: activateRow) and the
+// codegen's (codegen/GemmKernel) follow them.
+def Tessel_ActivationKind : I32EnumAttr<"Activation", "an epilogue activation", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"Relu", 1, "relu">,
+    I32EnumAttrCase<"Clip", 2, "clip">,
+    I32EnumAttrCase<"LeakyRelu", 3, "leaky_relu">,
+    I32EnumAttrCase<"Sigmoid", 4, "sigmoid">,
+    I32EnumAttrCase<"Tanh", 5, "tanh">,
+    I32EnumAttrCase<"HardSwish", 6, "hard_swish">]> {
+  let cppNamespace = "::tessel";
+  let genSpecializedAttr = 0;
+}
+def Tessel_ActivationAttr : EnumAttr<Tessel_Dialect, Tessel_ActivationKind, "activation">;
+
+// The layout of a 4-D activation: NCHW, or NHWC (Tensor Core convs read
+// their K dimension, the channels, contiguously).
+def Tessel_LayoutKind : I32EnumAttr<"Layout", "a 4-D activation's layout", [
+    I32EnumAttrCase<"NCHW", 0>,
+    I32EnumAttrCase<"NHWC", 1>]> {
+  let cppNamespace = "::tessel";
+  let genSpecializedAttr = 0;
+}
+def Tessel_LayoutAttr : EnumAttr<Tessel_Dialect, Tessel_LayoutKind, "layout">;
+
+// The ops a conv or gemm epilogue can apply in place of a step of their
+// own (--tessel-fuse-epilogue).
+def Tessel_EpilogueActivationInterface : OpInterface<"EpilogueActivationOpInterface"> {
+  let cppNamespace = "::tessel";
+  let description = [{
+    An elementwise op that a conv or gemm epilogue can apply to its f32
+    accumulators before the one rounding: the activation and its parameters.
+  }];
+  let methods = [
+    InterfaceMethod<"the activation as the epilogue applies it",
+                    "::tessel::EpilogueActivation", "getEpilogueActivation">
+  ];
+}
+
+def Tessel_Epilogue : DeclareOpInterfaceMethods<Tessel_EpilogueActivationInterface>;
 
 class Tessel_Op<string mnemonic, list<Trait> traits = []>
     : Op<Tessel_Dialect, mnemonic, !listconcat(traits, [Pure])>;
@@ -25,7 +121,7 @@ def Tessel_Tensor : StaticShapeTensorOf<[AnyType]>;
 //===----------------------------------------------------------------------===//
 
 def Tessel_ConstantOp : Tessel_Op<"constant",
-    [ConstantLike, AllTypesMatch<["value", "output"]>]> {
+    [ConstantLike, AllTypesMatch<["value", "output"]>, ExactMath]> {
   let summary = "a compile-time tensor (ONNX initializers, Constant, folded subgraphs)";
   let arguments = (ins ElementsAttr:$value);
   let results = (outs Tessel_Tensor:$output);
@@ -33,7 +129,8 @@ def Tessel_ConstantOp : Tessel_Op<"constant",
   let hasFolder = 1;
 }
 
-def Tessel_IdentityOp : Tessel_Op<"identity", [SameOperandsAndResultType]> {
+def Tessel_IdentityOp : Tessel_Op<"identity", [SameOperandsAndResultType,
+    Tessel_ElementwiseUnary, ExactMath, Tessel_Kernel<"Copy">]> {
   let summary = "ONNX Identity and inference-mode Dropout; folds away";
   let arguments = (ins Tessel_Tensor:$input);
   let results = (outs Tessel_Tensor:$output);
@@ -41,7 +138,8 @@ def Tessel_IdentityOp : Tessel_Op<"identity", [SameOperandsAndResultType]> {
   let hasFolder = 1;
 }
 
-def Tessel_CastOp : Tessel_Op<"cast", [SameOperandsAndResultShape]> {
+def Tessel_CastOp : Tessel_Op<"cast", [SameOperandsAndResultShape,
+    Tessel_ElementwiseUnary, ExactMath, Tessel_Kernel<"Cast">]> {
   let summary = "element type conversion (ONNX Cast); the result type names the target";
   let description = [{
     Folds away when it converts to the type it is given, and when it undoes
@@ -58,57 +156,68 @@ def Tessel_CastOp : Tessel_Op<"cast", [SameOperandsAndResultShape]> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-class Tessel_UnaryOp<string mnemonic, dag params = (ins)>
-    : Tessel_Op<mnemonic, [SameOperandsAndResultType]> {
+def UnaryKernel : Tessel_Kernel<"Unary">;
+
+class Tessel_UnaryOp<string mnemonic, list<Trait> traits, dag params = (ins)>
+    : Tessel_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType,
+                                                Tessel_ElementwiseUnary])> {
   let summary = "elementwise ONNX " # mnemonic;
   let arguments = !con((ins Tessel_Tensor:$input), params);
   let results = (outs Tessel_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Tessel_ReluOp : Tessel_UnaryOp<"relu">;
-def Tessel_SigmoidOp : Tessel_UnaryOp<"sigmoid">;
-def Tessel_TanhOp : Tessel_UnaryOp<"tanh">;
-def Tessel_AbsOp : Tessel_UnaryOp<"abs">;
-def Tessel_NegOp : Tessel_UnaryOp<"neg">;
-def Tessel_ExpOp : Tessel_UnaryOp<"exp">;
-def Tessel_LogOp : Tessel_UnaryOp<"log">;
-def Tessel_SqrtOp : Tessel_UnaryOp<"sqrt">;
-def Tessel_ReciprocalOp : Tessel_UnaryOp<"reciprocal">;
-def Tessel_FloorOp : Tessel_UnaryOp<"floor">;
-def Tessel_CeilOp : Tessel_UnaryOp<"ceil">;
-def Tessel_RoundOp : Tessel_UnaryOp<"round">;
-def Tessel_SignOp : Tessel_UnaryOp<"sign">;
-def Tessel_ErfOp : Tessel_UnaryOp<"erf">;
-def Tessel_SinOp : Tessel_UnaryOp<"sin">;
-def Tessel_CosOp : Tessel_UnaryOp<"cos">;
-def Tessel_TanOp : Tessel_UnaryOp<"tan">;
-def Tessel_AsinOp : Tessel_UnaryOp<"asin">;
-def Tessel_AcosOp : Tessel_UnaryOp<"acos">;
-def Tessel_AtanOp : Tessel_UnaryOp<"atan">;
-def Tessel_SinhOp : Tessel_UnaryOp<"sinh">;
-def Tessel_CoshOp : Tessel_UnaryOp<"cosh">;
-def Tessel_AsinhOp : Tessel_UnaryOp<"asinh">;
-def Tessel_AcoshOp : Tessel_UnaryOp<"acosh">;
-def Tessel_AtanhOp : Tessel_UnaryOp<"atanh">;
-def Tessel_SoftplusOp : Tessel_UnaryOp<"softplus">;
-def Tessel_SoftsignOp : Tessel_UnaryOp<"softsign">;
-def Tessel_HardSwishOp : Tessel_UnaryOp<"hard_swish">;
-def Tessel_NotOp : Tessel_UnaryOp<"not">;
-def Tessel_LeakyReluOp : Tessel_UnaryOp<"leaky_relu", (ins F32Attr:$alpha)>;
-def Tessel_EluOp : Tessel_UnaryOp<"elu", (ins F32Attr:$alpha)>;
-def Tessel_CeluOp : Tessel_UnaryOp<"celu", (ins F32Attr:$alpha)>;
-def Tessel_SeluOp : Tessel_UnaryOp<"selu", (ins F32Attr:$alpha, F32Attr:$gamma)>;
-def Tessel_ThresholdedReluOp : Tessel_UnaryOp<"thresholded_relu", (ins F32Attr:$alpha)>;
-def Tessel_HardSigmoidOp : Tessel_UnaryOp<"hard_sigmoid", (ins F32Attr:$alpha, F32Attr:$beta)>;
-def Tessel_ShrinkOp : Tessel_UnaryOp<"shrink", (ins F32Attr:$bias, F32Attr:$lambd)>;
+def Tessel_ReluOp : Tessel_UnaryOp<"relu", [ExactMath, UnaryKernel, Tessel_Epilogue]>;
+def Tessel_SigmoidOp : Tessel_UnaryOp<"sigmoid", [F16Math, UnaryKernel, Tessel_Epilogue]>;
+def Tessel_TanhOp : Tessel_UnaryOp<"tanh", [F16Math, UnaryKernel, Tessel_Epilogue]>;
+def Tessel_AbsOp : Tessel_UnaryOp<"abs", [ExactMath, UnaryKernel]>;
+def Tessel_NegOp : Tessel_UnaryOp<"neg", [ExactMath, UnaryKernel]>;
+def Tessel_ExpOp : Tessel_UnaryOp<"exp", [F32Math, UnaryKernel]>;
+def Tessel_LogOp : Tessel_UnaryOp<"log", [F32Math, UnaryKernel]>;
+def Tessel_SqrtOp : Tessel_UnaryOp<"sqrt", [F16Math, UnaryKernel]>;
+def Tessel_ReciprocalOp : Tessel_UnaryOp<"reciprocal", [F16Math, UnaryKernel]>;
+def Tessel_FloorOp : Tessel_UnaryOp<"floor", [ExactMath, UnaryKernel]>;
+def Tessel_CeilOp : Tessel_UnaryOp<"ceil", [ExactMath, UnaryKernel]>;
+def Tessel_RoundOp : Tessel_UnaryOp<"round", [ExactMath, UnaryKernel]>;
+def Tessel_SignOp : Tessel_UnaryOp<"sign", [ExactMath, UnaryKernel]>;
+def Tessel_ErfOp : Tessel_UnaryOp<"erf", [F32Math, UnaryKernel]>;
+def Tessel_SinOp : Tessel_UnaryOp<"sin", [F32Math, UnaryKernel]>;
+def Tessel_CosOp : Tessel_UnaryOp<"cos", [F32Math, UnaryKernel]>;
+def Tessel_TanOp : Tessel_UnaryOp<"tan", [F32Math, UnaryKernel]>;
+def Tessel_AsinOp : Tessel_UnaryOp<"asin", [F32Math, UnaryKernel]>;
+def Tessel_AcosOp : Tessel_UnaryOp<"acos", [F32Math, UnaryKernel]>;
+def Tessel_AtanOp : Tessel_UnaryOp<"atan", [F16Math, UnaryKernel]>;
+def Tessel_SinhOp : Tessel_UnaryOp<"sinh", [F32Math, UnaryKernel]>;
+def Tessel_CoshOp : Tessel_UnaryOp<"cosh", [F32Math, UnaryKernel]>;
+def Tessel_AsinhOp : Tessel_UnaryOp<"asinh", [F16Math, UnaryKernel]>;
+def Tessel_AcoshOp : Tessel_UnaryOp<"acosh", [F32Math, UnaryKernel]>;
+def Tessel_AtanhOp : Tessel_UnaryOp<"atanh", [F32Math, UnaryKernel]>;
+def Tessel_SoftplusOp : Tessel_UnaryOp<"softplus", [F16Math, UnaryKernel]>;
+def Tessel_SoftsignOp : Tessel_UnaryOp<"softsign", [F16Math, UnaryKernel]>;
+def Tessel_HardSwishOp : Tessel_UnaryOp<"hard_swish", [F16Math, UnaryKernel, Tessel_Epilogue]>;
+def Tessel_NotOp : Tessel_UnaryOp<"not", [ExactMath, UnaryKernel]>;
+def Tessel_LeakyReluOp : Tessel_UnaryOp<"leaky_relu", [F16Math, UnaryKernel, Tessel_Epilogue],
+                                        (ins F32Attr:$alpha)>;
+def Tessel_EluOp : Tessel_UnaryOp<"elu", [F16Math, UnaryKernel], (ins F32Attr:$alpha)>;
+def Tessel_CeluOp : Tessel_UnaryOp<"celu", [F16Math, UnaryKernel], (ins F32Attr:$alpha)>;
+def Tessel_SeluOp : Tessel_UnaryOp<"selu", [F16Math, UnaryKernel],
+                                   (ins F32Attr:$alpha, F32Attr:$gamma)>;
+def Tessel_ThresholdedReluOp : Tessel_UnaryOp<"thresholded_relu", [ExactMath, UnaryKernel],
+                                              (ins F32Attr:$alpha)>;
+def Tessel_HardSigmoidOp : Tessel_UnaryOp<"hard_sigmoid", [F16Math, UnaryKernel],
+                                          (ins F32Attr:$alpha, F32Attr:$beta)>;
+def Tessel_ShrinkOp : Tessel_UnaryOp<"shrink", [F16Math, UnaryKernel],
+                                     (ins F32Attr:$bias, F32Attr:$lambd)>;
 // Bounds are attributes: the importer requires ONNX Clip's min/max inputs to
 // be compile-time constants (they are in every exported CNN).
-def Tessel_ClipOp : Tessel_UnaryOp<"clip", (ins F64Attr:$min, F64Attr:$max)>;
+def Tessel_ClipOp : Tessel_UnaryOp<"clip", [ExactMath, Tessel_Kernel<"Clip">, Tessel_Epilogue],
+                                   (ins F64Attr:$min, F64Attr:$max)>;
 
 // Numpy-style broadcasting binary ops. The verifier checks that the result
 // shape is the broadcast of the operand shapes.
-class Tessel_BinaryOp<string mnemonic, dag params = (ins)> : Tessel_Op<mnemonic> {
+class Tessel_BinaryOp<string mnemonic, list<Trait> traits, dag params = (ins)>
+    : Tessel_Op<mnemonic, !listconcat(traits, [Tessel_ElementwiseBinary,
+                                                Tessel_Kernel<"Binary">])> {
   let summary = "elementwise ONNX " # mnemonic # " with numpy broadcasting";
   let arguments = !con((ins Tessel_Tensor:$lhs, Tessel_Tensor:$rhs), params);
   let results = (outs Tessel_Tensor:$output);
@@ -116,23 +225,24 @@ class Tessel_BinaryOp<string mnemonic, dag params = (ins)> : Tessel_Op<mnemonic>
   let hasVerifier = 1;
 }
 
-def Tessel_AddOp : Tessel_BinaryOp<"add">;
-def Tessel_SubOp : Tessel_BinaryOp<"sub">;
-def Tessel_MulOp : Tessel_BinaryOp<"mul">;
-def Tessel_DivOp : Tessel_BinaryOp<"div">;
-def Tessel_PowOp : Tessel_BinaryOp<"pow">;
-def Tessel_MaxOp : Tessel_BinaryOp<"max">;
-def Tessel_MinOp : Tessel_BinaryOp<"min">;
-def Tessel_PReluOp : Tessel_BinaryOp<"prelu">;
-def Tessel_EqualOp : Tessel_BinaryOp<"equal">;
-def Tessel_LessOp : Tessel_BinaryOp<"less">;
-def Tessel_LessEqualOp : Tessel_BinaryOp<"less_equal">;
-def Tessel_GreaterOp : Tessel_BinaryOp<"greater">;
-def Tessel_GreaterEqualOp : Tessel_BinaryOp<"greater_equal">;
-def Tessel_AndOp : Tessel_BinaryOp<"and">;
-def Tessel_OrOp : Tessel_BinaryOp<"or">;
-def Tessel_XorOp : Tessel_BinaryOp<"xor">;
-def Tessel_ModOp : Tessel_BinaryOp<"mod", (ins DefaultValuedAttr<BoolAttr, "false">:$fmod)> {
+def Tessel_AddOp : Tessel_BinaryOp<"add", [F16Math]>;
+def Tessel_SubOp : Tessel_BinaryOp<"sub", [F16Math]>;
+def Tessel_MulOp : Tessel_BinaryOp<"mul", [F16Math]>;
+def Tessel_DivOp : Tessel_BinaryOp<"div", [F16Math]>;
+def Tessel_PowOp : Tessel_BinaryOp<"pow", [F32Math]>;
+def Tessel_MaxOp : Tessel_BinaryOp<"max", [ExactMath]>;
+def Tessel_MinOp : Tessel_BinaryOp<"min", [ExactMath]>;
+def Tessel_PReluOp : Tessel_BinaryOp<"prelu", [F16Math]>;
+def Tessel_EqualOp : Tessel_BinaryOp<"equal", [ExactMath, Tessel_Comparison]>;
+def Tessel_LessOp : Tessel_BinaryOp<"less", [ExactMath, Tessel_Comparison]>;
+def Tessel_LessEqualOp : Tessel_BinaryOp<"less_equal", [ExactMath, Tessel_Comparison]>;
+def Tessel_GreaterOp : Tessel_BinaryOp<"greater", [ExactMath, Tessel_Comparison]>;
+def Tessel_GreaterEqualOp : Tessel_BinaryOp<"greater_equal", [ExactMath, Tessel_Comparison]>;
+def Tessel_AndOp : Tessel_BinaryOp<"and", [ExactMath]>;
+def Tessel_OrOp : Tessel_BinaryOp<"or", [ExactMath]>;
+def Tessel_XorOp : Tessel_BinaryOp<"xor", [ExactMath]>;
+def Tessel_ModOp : Tessel_BinaryOp<"mod", [F32Math],
+                                   (ins DefaultValuedAttr<BoolAttr, "false">:$fmod)> {
   let summary = "ONNX Mod with numpy broadcasting: the remainder of lhs / rhs";
   let description = [{
     `fmod` false: the remainder takes the sign of the divisor (Python's `%`,
@@ -143,7 +253,7 @@ def Tessel_ModOp : Tessel_BinaryOp<"mod", (ins DefaultValuedAttr<BoolAttr, "fals
   }];
 }
 
-def Tessel_WhereOp : Tessel_Op<"where"> {
+def Tessel_WhereOp : Tessel_Op<"where", [ExactMath, Tessel_Kernel<"Where">]> {
   let summary = "ONNX Where: select with numpy broadcasting of all three operands";
   let arguments = (ins Tessel_Tensor:$condition, Tessel_Tensor:$lhs, Tessel_Tensor:$rhs);
   let results = (outs Tessel_Tensor:$output);
@@ -162,9 +272,9 @@ def Tessel_WhereOp : Tessel_Op<"where"> {
 // operands, accumulate the products in f32 and apply the epilogue in f32; the
 // result is rounded to f16 once, at the store. The CPU kernels do the same
 // (runtime/src/cpu/nn.cpp), so the CPU tier checks the Tensor Core numerics.
-def Tessel_ActivationAttr : DefaultValuedStrAttr<StrAttr, "none">;
 
-def Tessel_ConvOp : Tessel_Op<"conv", [AttrSizedOperandSegments]> {
+def Tessel_ConvOp : Tessel_Op<"conv", [AttrSizedOperandSegments, TensorCoreMath,
+    Tessel_Kernel<"Gemm">]> {
   let summary = "N-d convolution with a fused epilogue, ONNX Conv semantics";
   let description = [{
     `pads` holds all spatial begins, then all spatial ends (ONNX order), after
@@ -186,10 +296,10 @@ def Tessel_ConvOp : Tessel_Op<"conv", [AttrSizedOperandSegments]> {
                    Optional<Tessel_Tensor>:$bias, Optional<Tessel_Tensor>:$residual,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                    DenseI64ArrayAttr:$dilations, I64Attr:$group,
-                   Tessel_ActivationAttr:$activation,
+                   DefaultValuedAttr<Tessel_ActivationAttr, "::tessel::Activation::None">:$activation,
                    DefaultValuedAttr<F32Attr, "0.0f">:$alpha,
                    DefaultValuedAttr<F32Attr, "0.0f">:$beta,
-                   DefaultValuedStrAttr<StrAttr, "NCHW">:$layout);
+                   DefaultValuedAttr<Tessel_LayoutAttr, "::tessel::Layout::NCHW">:$layout);
   let results = (outs Tessel_Tensor:$output);
   let assemblyFormat = [{
     $input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict `:`
@@ -198,7 +308,8 @@ def Tessel_ConvOp : Tessel_Op<"conv", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def Tessel_ConvTransposeOp : Tessel_Op<"conv_transpose"> {
+def Tessel_ConvTransposeOp : Tessel_Op<"conv_transpose", [TensorCoreMath,
+    Tessel_Kernel<"None">]> {
   let summary = "N-d transposed convolution, weights (C, M/group, k...), ONNX ConvTranspose";
   let description = [{
     `pads` are the resolved begins then ends; the result type carries the
@@ -216,7 +327,7 @@ def Tessel_ConvTransposeOp : Tessel_Op<"conv_transpose"> {
   let hasVerifier = 1;
 }
 
-def Tessel_GemmOp : Tessel_Op<"gemm"> {
+def Tessel_GemmOp : Tessel_Op<"gemm", [TensorCoreMath, Tessel_Kernel<"Gemm">]> {
   let summary = "act(alpha * op(A) * op(B) + beta * C), ONNX Gemm with a fused activation";
   let description = [{
     C broadcasts to M x N. The activation is the conv's epilogue set
@@ -227,7 +338,7 @@ def Tessel_GemmOp : Tessel_Op<"gemm"> {
   }];
   let arguments = (ins Tessel_Tensor:$a, Tessel_Tensor:$b, Optional<Tessel_Tensor>:$c,
                    F32Attr:$alpha, F32Attr:$beta, BoolAttr:$transA, BoolAttr:$transB,
-                   Tessel_ActivationAttr:$activation,
+                   DefaultValuedAttr<Tessel_ActivationAttr, "::tessel::Activation::None">:$activation,
                    DefaultValuedAttr<F32Attr, "0.0f">:$act_alpha,
                    DefaultValuedAttr<F32Attr, "0.0f">:$act_beta);
   let results = (outs Tessel_Tensor:$output);
@@ -235,7 +346,7 @@ def Tessel_GemmOp : Tessel_Op<"gemm"> {
   let hasVerifier = 1;
 }
 
-def Tessel_MatMulOp : Tessel_Op<"matmul"> {
+def Tessel_MatMulOp : Tessel_Op<"matmul", [TensorCoreMath, Tessel_Kernel<"Gemm">]> {
   let summary = "numpy matmul with batch broadcasting, ONNX MatMul";
   let description = [{
     On f16 tensors: f16 operands, f32 accumulation, one rounding to f16 at
@@ -251,7 +362,7 @@ def Tessel_MatMulOp : Tessel_Op<"matmul"> {
 // Normalization, pooling, softmax, reductions
 //===----------------------------------------------------------------------===//
 
-def Tessel_BatchNormOp : Tessel_Op<"batch_norm"> {
+def Tessel_BatchNormOp : Tessel_Op<"batch_norm", [F32Math, Tessel_Kernel<"None">]> {
   let summary = "inference BatchNormalization over axis 1";
   let arguments = (ins Tessel_Tensor:$input, Tessel_Tensor:$scale, Tessel_Tensor:$bias,
                    Tessel_Tensor:$mean, Tessel_Tensor:$variance, F32Attr:$epsilon);
@@ -260,7 +371,7 @@ def Tessel_BatchNormOp : Tessel_Op<"batch_norm"> {
   let hasVerifier = 1;
 }
 
-def Tessel_InstanceNormOp : Tessel_Op<"instance_norm"> {
+def Tessel_InstanceNormOp : Tessel_Op<"instance_norm", [F32Math, Tessel_Kernel<"None">]> {
   let summary = "InstanceNormalization: per (n, c) over the spatial axes";
   let arguments = (ins Tessel_Tensor:$input, Tessel_Tensor:$scale, Tessel_Tensor:$bias,
                    F32Attr:$epsilon);
@@ -268,7 +379,7 @@ def Tessel_InstanceNormOp : Tessel_Op<"instance_norm"> {
   let assemblyFormat = "$input `,` $scale `,` $bias attr-dict `:` functional-type(operands, results)";
 }
 
-def Tessel_LayerNormOp : Tessel_Op<"layer_norm"> {
+def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [F32Math, Tessel_Kernel<"None">]> {
   let summary = "LayerNormalization over axes [axis, rank); scale/bias broadcast to them";
   let arguments = (ins Tessel_Tensor:$input, Tessel_Tensor:$scale, Optional<Tessel_Tensor>:$bias,
                    I64Attr:$axis, F32Attr:$epsilon);
@@ -276,7 +387,8 @@ def Tessel_LayerNormOp : Tessel_Op<"layer_norm"> {
   let assemblyFormat = "$input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
 }
 
-def Tessel_LrnOp : Tessel_Op<"lrn", [SameOperandsAndResultType]> {
+def Tessel_LrnOp : Tessel_Op<"lrn", [SameOperandsAndResultType, F32Math,
+    Tessel_Kernel<"None">]> {
   let summary = "local response normalization across channels (ONNX LRN)";
   let arguments = (ins Tessel_Tensor:$input, I64Attr:$size, F32Attr:$alpha,
                    F32Attr:$beta, F32Attr:$bias);
@@ -284,7 +396,8 @@ def Tessel_LrnOp : Tessel_Op<"lrn", [SameOperandsAndResultType]> {
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-class Tessel_PoolOp<string mnemonic, dag params> : Tessel_Op<mnemonic> {
+class Tessel_PoolOp<string mnemonic, list<Trait> traits, dag params>
+    : Tessel_Op<mnemonic, !listconcat(traits, [Tessel_Kernel<"Pool">])> {
   let summary = "N-d " # mnemonic # ", NCHW or NHWC (`layout`); pads are begins then ends";
   let description = [{
     The result type carries the output shape (ceil_mode resolved by the
@@ -293,16 +406,18 @@ class Tessel_PoolOp<string mnemonic, dag params> : Tessel_Op<mnemonic> {
   let arguments = !con((ins Tessel_Tensor:$input, DenseI64ArrayAttr:$kernel_shape,
                         DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                         DenseI64ArrayAttr:$dilations,
-                        DefaultValuedStrAttr<StrAttr, "NCHW">:$layout), params);
+                        DefaultValuedAttr<Tessel_LayoutAttr, "::tessel::Layout::NCHW">:$layout),
+                   params);
   let results = (outs Tessel_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
-def Tessel_MaxPoolOp : Tessel_PoolOp<"max_pool", (ins)>;
-def Tessel_AvgPoolOp : Tessel_PoolOp<"avg_pool", (ins BoolAttr:$count_include_pad)>;
+def Tessel_MaxPoolOp : Tessel_PoolOp<"max_pool", [ExactMath], (ins)>;
+def Tessel_AvgPoolOp : Tessel_PoolOp<"avg_pool", [F16Math], (ins BoolAttr:$count_include_pad)>;
 
-def Tessel_SoftmaxOp : Tessel_Op<"softmax", [SameOperandsAndResultType]> {
+def Tessel_SoftmaxOp : Tessel_Op<"softmax", [SameOperandsAndResultType, F32Math,
+    Tessel_Kernel<"Softmax">]> {
   let summary = "softmax along one axis (opset 13 semantics; older ones reshaped by the importer)";
   let arguments = (ins Tessel_Tensor:$input, I64Attr:$axis);
   let results = (outs Tessel_Tensor:$output);
@@ -310,7 +425,8 @@ def Tessel_SoftmaxOp : Tessel_Op<"softmax", [SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def Tessel_LogSoftmaxOp : Tessel_Op<"log_softmax", [SameOperandsAndResultType]> {
+def Tessel_LogSoftmaxOp : Tessel_Op<"log_softmax", [SameOperandsAndResultType, F32Math,
+    Tessel_Kernel<"Softmax">]> {
   let summary = "log of softmax along one axis";
   let arguments = (ins Tessel_Tensor:$input, I64Attr:$axis);
   let results = (outs Tessel_Tensor:$output);
@@ -318,7 +434,8 @@ def Tessel_LogSoftmaxOp : Tessel_Op<"log_softmax", [SameOperandsAndResultType]> 
   let hasVerifier = 1;
 }
 
-class Tessel_ReduceOp<string mnemonic> : Tessel_Op<mnemonic> {
+class Tessel_ReduceOp<string mnemonic, list<Trait> traits = [F32Math]>
+    : Tessel_Op<mnemonic, !listconcat(traits, [Tessel_Reduction, Tessel_Kernel<"Reduce">])> {
   let summary = "ONNX " # mnemonic # " over sorted, non-negative `axes`";
   let arguments = (ins Tessel_Tensor:$input, DenseI64ArrayAttr:$axes, BoolAttr:$keepdims);
   let results = (outs Tessel_Tensor:$output);
@@ -328,8 +445,8 @@ class Tessel_ReduceOp<string mnemonic> : Tessel_Op<mnemonic> {
 
 def Tessel_ReduceSumOp : Tessel_ReduceOp<"reduce_sum">;
 def Tessel_ReduceMeanOp : Tessel_ReduceOp<"reduce_mean">;
-def Tessel_ReduceMaxOp : Tessel_ReduceOp<"reduce_max">;
-def Tessel_ReduceMinOp : Tessel_ReduceOp<"reduce_min">;
+def Tessel_ReduceMaxOp : Tessel_ReduceOp<"reduce_max", [ExactMath]>;
+def Tessel_ReduceMinOp : Tessel_ReduceOp<"reduce_min", [ExactMath]>;
 def Tessel_ReduceProdOp : Tessel_ReduceOp<"reduce_prod">;
 def Tessel_ReduceL1Op : Tessel_ReduceOp<"reduce_l1">;
 def Tessel_ReduceL2Op : Tessel_ReduceOp<"reduce_l2">;
@@ -337,7 +454,8 @@ def Tessel_ReduceLogSumOp : Tessel_ReduceOp<"reduce_log_sum">;
 def Tessel_ReduceLogSumExpOp : Tessel_ReduceOp<"reduce_log_sum_exp">;
 def Tessel_ReduceSumSquareOp : Tessel_ReduceOp<"reduce_sum_square">;
 
-class Tessel_ArgReduceOp<string mnemonic> : Tessel_Op<mnemonic> {
+class Tessel_ArgReduceOp<string mnemonic>
+    : Tessel_Op<mnemonic, [ExactMath, Tessel_Kernel<"ArgReduce">]> {
   let summary = "index of the " # mnemonic # " along `axis` (int64 result)";
   let arguments = (ins Tessel_Tensor:$input, I64Attr:$axis, BoolAttr:$keepdims,
                    BoolAttr:$select_last_index);
@@ -345,7 +463,7 @@ class Tessel_ArgReduceOp<string mnemonic> : Tessel_Op<mnemonic> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tessel_CumSumOp : Tessel_Op<"cumsum"> {
+def Tessel_CumSumOp : Tessel_Op<"cumsum", [F32Math, Tessel_Kernel<"None">]> {
   let summary = "ONNX CumSum: running sums along `axis`";
   let description = [{
     Element a along the axis is the sum of elements 0..a (`reverse`: a..end),
@@ -365,7 +483,7 @@ def Tessel_ArgMinOp : Tessel_ArgReduceOp<"argmin">;
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Tessel_ReshapeOp : Tessel_Op<"reshape"> {
+def Tessel_ReshapeOp : Tessel_Op<"reshape", [ExactMath, Tessel_Kernel<"Copy">]> {
   let summary = "same elements, new static shape (Reshape, Flatten, Squeeze, Unsqueeze)";
   let arguments = (ins Tessel_Tensor:$input);
   let results = (outs Tessel_Tensor:$output);
@@ -374,7 +492,7 @@ def Tessel_ReshapeOp : Tessel_Op<"reshape"> {
   let hasFolder = 1;
 }
 
-def Tessel_TransposeOp : Tessel_Op<"transpose"> {
+def Tessel_TransposeOp : Tessel_Op<"transpose", [ExactMath, Tessel_Kernel<"Transpose">]> {
   let summary = "output dim i is input dim perm[i]";
   let arguments = (ins Tessel_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Tessel_Tensor:$output);
@@ -386,7 +504,7 @@ def Tessel_TransposeOp : Tessel_Op<"transpose"> {
   let hasCanonicalizeMethod = 1;
 }
 
-def Tessel_ConcatOp : Tessel_Op<"concat"> {
+def Tessel_ConcatOp : Tessel_Op<"concat", [ExactMath, Tessel_Kernel<"Concat">]> {
   let summary = "concatenation along `axis`";
   let arguments = (ins Variadic<Tessel_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Tessel_Tensor:$output);
@@ -394,7 +512,7 @@ def Tessel_ConcatOp : Tessel_Op<"concat"> {
   let hasVerifier = 1;
 }
 
-def Tessel_SliceOp : Tessel_Op<"slice"> {
+def Tessel_SliceOp : Tessel_Op<"slice", [ExactMath, Tessel_Kernel<"Slice">]> {
   let summary = "strided slice: output[i...] = input[starts + i * steps] per dim";
   let description = [{
     `starts` and `steps` have one entry per input dim, already clamped and
@@ -407,7 +525,7 @@ def Tessel_SliceOp : Tessel_Op<"slice"> {
   let hasVerifier = 1;
 }
 
-def Tessel_PadOp : Tessel_Op<"pad"> {
+def Tessel_PadOp : Tessel_Op<"pad", [ExactMath, Tessel_Kernel<"Pad">]> {
   let summary = "ONNX Pad with constant pads (begins then ends, may be negative)";
   let arguments = (ins Tessel_Tensor:$input, DenseI64ArrayAttr:$pads,
                    StrAttr:$mode, F64Attr:$value);
@@ -416,7 +534,7 @@ def Tessel_PadOp : Tessel_Op<"pad"> {
   let hasVerifier = 1;
 }
 
-def Tessel_Im2RowOp : Tessel_Op<"im2row"> {
+def Tessel_Im2RowOp : Tessel_Op<"im2row", [ExactMath, Tessel_Kernel<"Im2Row">]> {
   let summary = "an NHWC conv's windows along W unfolded into the channels";
   let description = [{
     Input N x H x W x C, result N x H x OW x D:
@@ -433,7 +551,7 @@ def Tessel_Im2RowOp : Tessel_Op<"im2row"> {
   let hasVerifier = 1;
 }
 
-def Tessel_GatherOp : Tessel_Op<"gather"> {
+def Tessel_GatherOp : Tessel_Op<"gather", [ExactMath, Tessel_Kernel<"Gather">]> {
   let summary = "ONNX Gather along `axis`; negative indices count from the end";
   let arguments = (ins Tessel_Tensor:$data, Tessel_Tensor:$indices, I64Attr:$axis);
   let results = (outs Tessel_Tensor:$output);
@@ -441,7 +559,8 @@ def Tessel_GatherOp : Tessel_Op<"gather"> {
   let hasVerifier = 1;
 }
 
-def Tessel_GatherElementsOp : Tessel_Op<"gather_elements"> {
+def Tessel_GatherElementsOp : Tessel_Op<"gather_elements", [ExactMath,
+    Tessel_Kernel<"None">]> {
   let summary = "ONNX GatherElements along `axis`; negative indices count from the end";
   let description = [{
     The result has the indices' shape: result[i] = data[i with its `axis`
@@ -454,7 +573,7 @@ def Tessel_GatherElementsOp : Tessel_Op<"gather_elements"> {
   let hasVerifier = 1;
 }
 
-def Tessel_TriluOp : Tessel_Op<"trilu"> {
+def Tessel_TriluOp : Tessel_Op<"trilu", [ExactMath, Tessel_Kernel<"None">]> {
   let summary = "ONNX Trilu: the upper or lower triangle of the last two dims";
   let description = [{
     Element (i, j) of each matrix stays where j - i >= k (`upper`) or
@@ -466,7 +585,7 @@ def Tessel_TriluOp : Tessel_Op<"trilu"> {
   let hasVerifier = 1;
 }
 
-def Tessel_ExpandOp : Tessel_Op<"expand"> {
+def Tessel_ExpandOp : Tessel_Op<"expand", [ExactMath, Tessel_Kernel<"Expand">]> {
   let summary = "numpy broadcast of the input to the result shape (Expand)";
   let arguments = (ins Tessel_Tensor:$input);
   let results = (outs Tessel_Tensor:$output);
@@ -474,7 +593,7 @@ def Tessel_ExpandOp : Tessel_Op<"expand"> {
   let hasVerifier = 1;
 }
 
-def Tessel_TileOp : Tessel_Op<"tile"> {
+def Tessel_TileOp : Tessel_Op<"tile", [ExactMath, Tessel_Kernel<"Tile">]> {
   let summary = "ONNX Tile; repeats are result dim / input dim";
   let arguments = (ins Tessel_Tensor:$input);
   let results = (outs Tessel_Tensor:$output);

@@ -107,10 +107,10 @@ struct FoldConvBatchNorm : OpRewritePattern<BatchNormOp> {
       return rewriter.notifyMatchFailure(bn, "input is not a conv used only here");
     // The epilogue adds the residual and applies the activation after the
     // bias; the affine map must come before both to be folded into W and b.
-    if (conv.getResidual() || conv.getActivation() != "none")
+    if (conv.getResidual() || conv.getActivation() != Activation::None)
       return rewriter.notifyMatchFailure(bn, "conv has a residual or an activation");
     // batch_norm normalizes axis 1, the conv's channels only in NCHW.
-    if (conv.getLayout() != "NCHW")
+    if (conv.getLayout() != Layout::NCHW)
       return rewriter.notifyMatchFailure(bn, "axis 1 of an NHWC conv is not its channels");
     if (failed(checkFoldable(bn, {conv.getWeight(), conv.getBias()}, rewriter)))
       return failure();
@@ -146,7 +146,7 @@ struct FoldGemmBatchNorm : OpRewritePattern<BatchNormOp> {
     auto gemm = bn.getInput().getDefiningOp<GemmOp>();
     if (!gemm || !gemm->hasOneUse())
       return rewriter.notifyMatchFailure(bn, "input is not a gemm used only here");
-    if (gemm.getActivation() != "none")
+    if (gemm.getActivation() != Activation::None)
       return rewriter.notifyMatchFailure(bn, "gemm has an activation");
     if (failed(checkFoldable(bn, {gemm.getB(), gemm.getC()}, rewriter)))
       return failure();

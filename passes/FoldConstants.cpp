@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Passes.h"
-#include "TensorData.h"
+#include "StepEncoding.h"
 
-#include "cpu/kernels.h"
+#include "tessel/cpu_kernels.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"

@@ -34,7 +34,8 @@ RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 /// it has no residual and no activation, which apply after the bias.
 ConvOp convBeforeActivation(Value v) {
   auto conv = v.getDefiningOp<ConvOp>();
-  if (!conv || !conv->hasOneUse() || conv.getResidual() || conv.getActivation() != "none")
+  if (!conv || !conv->hasOneUse() || conv.getResidual() ||
+      conv.getActivation() != Activation::None)
     return {};
   return conv;
 }
@@ -65,7 +66,7 @@ struct FuseConvBias : OpRewritePattern<AddOp> {
       if (!conv || !other.getDefiningOp<ConstantOp>() || add.getType() != conv.getType())
         continue;
       ArrayRef<int64_t> shape = conv.getType().getShape();
-      int64_t channelAxis = conv.getLayout() == "NHWC" ? shape.size() - 1 : 1;
+      int64_t channelAxis = conv.getLayout() == Layout::NHWC ? shape.size() - 1 : 1;
       if (!isPerChannel(shape, channelAxis, typeOf(other).getShape()))
         continue;
 
@@ -125,50 +126,35 @@ struct FuseConvResidual : OpRewritePattern<AddOp> {
   }
 };
 
-/// An activation op as the epilogue names it.
-struct Activation {
-  StringRef name;
-  float alpha = 0.0f, beta = 0.0f;
-};
-
-Activation activationOf(ReluOp) { return {"relu"}; }
-Activation activationOf(SigmoidOp) { return {"sigmoid"}; }
-Activation activationOf(TanhOp) { return {"tanh"}; }
-Activation activationOf(HardSwishOp) { return {"hard_swish"}; }
-Activation activationOf(LeakyReluOp op) {
-  return {"leaky_relu", op.getAlpha().convertToFloat()};
-}
-Activation activationOf(ClipOp op) {
-  return {"clip", static_cast<float>(op.getMin().convertToDouble()),
-          static_cast<float>(op.getMax().convertToDouble())};
-}
-
 /// act(conv) or act(gemm) -> the producer with that activation, while its
-/// activation is none (a second one would apply after the first).
-template <typename ActivationOp> struct FuseActivation : OpRewritePattern<ActivationOp> {
-  using OpRewritePattern<ActivationOp>::OpRewritePattern;
+/// activation is none (a second one would apply after the first). The
+/// activations are the ops that declare how an epilogue applies them
+/// (EpilogueActivationOpInterface).
+struct FuseActivation : OpInterfaceRewritePattern<EpilogueActivationOpInterface> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
-  LogicalResult matchAndRewrite(ActivationOp op, PatternRewriter &rewriter) const override {
-    Operation *producer = op.getInput().getDefiningOp();
+  LogicalResult matchAndRewrite(EpilogueActivationOpInterface op,
+                                PatternRewriter &rewriter) const override {
+    Operation *producer = op->getOperand(0).getDefiningOp();
     if (!producer || !isa<ConvOp, GemmOp>(producer) || !producer->hasOneUse())
       return rewriter.notifyMatchFailure(op, "input is not a conv or gemm used only here");
-    Activation act = activationOf(op);
-    Location loc = rewriter.getFusedLoc({producer->getLoc(), op.getLoc()});
+    EpilogueActivation act = op.getEpilogueActivation();
+    Location loc = rewriter.getFusedLoc({producer->getLoc(), op->getLoc()});
     if (auto conv = dyn_cast<ConvOp>(producer)) {
-      if (conv.getActivation() != "none")
+      if (conv.getActivation() != Activation::None)
         return rewriter.notifyMatchFailure(op, "conv already has an activation");
       rewriter.modifyOpInPlace(conv, [&] {
-        conv.setActivation(act.name);
+        conv.setActivation(act.kind);
         conv.setAlpha(APFloat(act.alpha));
         conv.setBeta(APFloat(act.beta));
         conv->setLoc(loc);
       });
     } else {
       auto gemm = cast<GemmOp>(producer);
-      if (gemm.getActivation() != "none")
+      if (gemm.getActivation() != Activation::None)
         return rewriter.notifyMatchFailure(op, "gemm already has an activation");
       rewriter.modifyOpInPlace(gemm, [&] {
-        gemm.setActivation(act.name);
+        gemm.setActivation(act.kind);
         gemm.setActAlpha(APFloat(act.alpha));
         gemm.setActBeta(APFloat(act.beta));
         gemm->setLoc(loc);
@@ -202,7 +188,7 @@ struct FuseMatMulBias : OpRewritePattern<AddOp> {
       auto gemm = rewriter.create<GemmOp>(
           loc, add.getType(), matmul.getLhs(), matmul.getRhs(), other,
           /*alpha=*/APFloat(1.0f), /*beta=*/APFloat(1.0f), /*transA=*/false,
-          /*transB=*/false, /*activation=*/"none", APFloat(0.0f), APFloat(0.0f));
+          /*transB=*/false, Activation::None, APFloat(0.0f), APFloat(0.0f));
       rewriter.replaceOp(add, gemm.getResult());
       rewriter.eraseOp(matmul);
       return success();
@@ -224,10 +210,7 @@ struct FuseEpiloguePass : impl::FuseEpilogueBase<FuseEpiloguePass> {
 
 void populateFuseEpiloguePatterns(RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
-  patterns.add<FuseConvBias, FuseConvResidual, FuseMatMulBias>(context);
-  patterns.add<FuseActivation<ReluOp>, FuseActivation<ClipOp>, FuseActivation<LeakyReluOp>,
-               FuseActivation<SigmoidOp>, FuseActivation<TanhOp>,
-               FuseActivation<HardSwishOp>>(context);
+  patterns.add<FuseConvBias, FuseConvResidual, FuseMatMulBias, FuseActivation>(context);
 }
 
 } // namespace tessel

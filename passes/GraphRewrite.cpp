@@ -23,21 +23,6 @@ bool isConstantLike(Value v) {
   return true;
 }
 
-bool isElementwiseUnary(Operation *op) {
-  return isa<ReluOp, SigmoidOp, TanhOp, AbsOp, NegOp, ExpOp, LogOp, SqrtOp,
-             ReciprocalOp, FloorOp, CeilOp, RoundOp, SignOp, ErfOp, SinOp,
-             CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp,
-             AcoshOp, AtanhOp, SoftplusOp, SoftsignOp, HardSwishOp, NotOp,
-             LeakyReluOp, EluOp, CeluOp, SeluOp, ThresholdedReluOp,
-             HardSigmoidOp, ShrinkOp, ClipOp, CastOp, IdentityOp>(op);
-}
-
-bool isElementwiseBinary(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, ModOp, MaxOp, MinOp, PReluOp,
-             EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp,
-             OrOp, XorOp>(op);
-}
-
 RankedTensorType withShape(Type type, ArrayRef<int64_t> shape) {
   return RankedTensorType::get(shape,
                                cast<RankedTensorType>(type).getElementType());

@@ -2,9 +2,9 @@
 //-*-===//
 //
 // What --tessel-to-nhwc and --tessel-pad-channels both need to know about the
-// graph dialect: which ops act element by element, which values are
-// compile-time constants before fold-constants has run, and how to rebuild an
-// op with new operand and result types.
+// graph dialect: which values are compile-time constants before
+// fold-constants has run, and how to rebuild an op with new operand and result
+// types. (Which ops act element by element, each op declares: TesselTraits.h.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_PASSES_GRAPHREWRITE_H
@@ -21,13 +21,6 @@ namespace tessel {
 /// their weight arithmetic (folded batch norms, f16 casts, permuted and padded
 /// weights) as such ops.
 bool isConstantLike(mlir::Value v);
-
-/// One-operand elementwise ops: the ONNX unary math and activation ops, cast
-/// and identity. Their result has the operand's shape.
-bool isElementwiseUnary(mlir::Operation *op);
-
-/// Numpy-broadcasting binary ops (add ... xor, pow, mod, prelu).
-bool isElementwiseBinary(mlir::Operation *op);
 
 /// `type` with a new shape, same element type.
 mlir::RankedTensorType withShape(mlir::Type type,

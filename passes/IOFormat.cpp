@@ -69,12 +69,13 @@ public:
     return tensor;
   }
 
-  /// The layout a 4-D f32 boundary tensor is in: the model's NCHW or NHWC.
-  static StringRef layoutOf(Type modelType, Change change) {
+  /// The layout a 4-D f32 boundary tensor is in: the model's NCHW or NHWC;
+  /// null for any other tensor.
+  static LayoutAttr layoutOf(Type modelType, Change change) {
     auto tensor = cast<RankedTensorType>(modelType);
     if (tensor.getRank() != 4 || !tensor.getElementType().isF32())
       return {};
-    return change.nhwc ? "NHWC" : "NCHW";
+    return LayoutAttr::get(tensor.getContext(), change.nhwc ? Layout::NHWC : Layout::NCHW);
   }
 
   void rewriteArgument(BlockArgument arg) {
@@ -179,14 +180,12 @@ struct IOFormatPass : impl::IOFormatBase<IOFormatPass> {
     }
     Rewriter rewriter(&getContext(), layout == "nhwc", dtype == "f16");
     Block &body = func.getBody().front();
-    StringAttr layoutName = StringAttr::get(&getContext(), "tessel.layout");
+    StringRef layoutName = TesselDialect::LayoutAttrHelper::getNameStr();
 
     for (BlockArgument arg : body.getArguments()) {
       Change change = rewriter.changeOf(arg.getType());
-      StringRef layoutText = Rewriter::layoutOf(arg.getType(), change);
-      if (!layoutText.empty())
-        func.setArgAttr(arg.getArgNumber(), layoutName,
-                        StringAttr::get(&getContext(), layoutText));
+      if (LayoutAttr layout = Rewriter::layoutOf(arg.getType(), change))
+        func.setArgAttr(arg.getArgNumber(), layoutName, layout);
       rewriter.rewriteArgument(arg);
     }
 
@@ -194,10 +193,8 @@ struct IOFormatPass : impl::IOFormatBase<IOFormatPass> {
     for (OpOperand &operand : returnOp->getOpOperands()) {
       Type modelType = operand.get().getType();
       Change change = rewriter.changeOf(modelType);
-      StringRef layoutText = Rewriter::layoutOf(modelType, change);
-      if (!layoutText.empty())
-        func.setResultAttr(operand.getOperandNumber(), layoutName,
-                           StringAttr::get(&getContext(), layoutText));
+      if (LayoutAttr layout = Rewriter::layoutOf(modelType, change))
+        func.setResultAttr(operand.getOperandNumber(), layoutName, layout);
       operand.set(rewriter.rewriteResult(operand.get()));
     }
 

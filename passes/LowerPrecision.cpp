@@ -24,35 +24,6 @@ using namespace mlir;
 
 namespace tessel {
 
-PrecisionClass precisionClass(Operation *op) {
-  if (isa<ConvOp, ConvTransposeOp, GemmOp, MatMulOp>(op))
-    return PrecisionClass::TensorCore;
-  // The result is an operand's element (or an attribute bound, rounded like a
-  // stored element): no rounding that the operand's own storage did not have.
-  if (isa<IdentityOp, CastOp, ReshapeOp, TransposeOp, ConcatOp, SliceOp, PadOp, Im2RowOp,
-          GatherOp, GatherElementsOp, TriluOp, ExpandOp, TileOp, ReluOp, AbsOp, NegOp, SignOp, FloorOp,
-          CeilOp, RoundOp, ThresholdedReluOp, ClipOp, MaxOp, MinOp, WhereOp,
-          MaxPoolOp, ReduceMaxOp, ReduceMinOp, ArgMaxOp, ArgMinOp, EqualOp,
-          LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, NotOp, AndOp, OrOp,
-          XorOp>(op))
-    return PrecisionClass::Exact;
-  // Condition number <= ~1 and a result within f16's range whenever the
-  // operands are in it: one more rounding (u = 2^-11) per stored result.
-  if (isa<AddOp, SubOp, MulOp, DivOp, PReluOp, SigmoidOp, TanhOp, SqrtOp,
-          ReciprocalOp, AtanOp, AsinhOp, SoftplusOp, SoftsignOp, HardSwishOp,
-          HardSigmoidOp, LeakyReluOp, EluOp, CeluOp, SeluOp, ShrinkOp,
-          AvgPoolOp>(op))
-    return PrecisionClass::F16;
-  // Everything else, named here so that the list is the policy: long sums and
-  // statistics (cumsum, softmax, log_softmax, reduce_sum/mean/prod/l1/l2/log_sum/
-  // log_sum_exp/sum_square, batch/instance/layer norm, lrn), results that
-  // leave f16's range (exp, pow, sinh, cosh) and functions that amplify the
-  // input's rounding (log, erf, sin, cos, tan, asin, acos, acosh, atanh, and
-  // mod: its result keeps the dividend's absolute rounding error, in a value
-  // up to |x / y| times smaller).
-  return PrecisionClass::F32;
-}
-
 namespace {
 
 Type elementOf(Value v) {

@@ -104,7 +104,7 @@ struct ChannelPadder {
   static bool isEligible(ConvOp conv) {
     ArrayRef<int64_t> in = shapeOf(conv.getInput()),
                       w = shapeOf(conv.getWeight());
-    if (conv.getLayout() != "NHWC" || in.size() != 4 || conv.getGroup() != 1 ||
+    if (conv.getLayout() != Layout::NHWC || in.size() != 4 || conv.getGroup() != 1 ||
         !isConstantLike(conv.getWeight()) ||
         (conv.getBias() && !isConstantLike(conv.getBias())))
       return false;
@@ -191,9 +191,9 @@ struct ChannelPadder {
   /// finite values finite, and reads the channel dim as the last one.
   static bool isChannelwise(Operation *op) {
     if (auto pool = dyn_cast<MaxPoolOp>(op))
-      return pool.getLayout() == "NHWC";
+      return pool.getLayout() == Layout::NHWC;
     if (auto pool = dyn_cast<AvgPoolOp>(op))
-      return pool.getLayout() == "NHWC";
+      return pool.getLayout() == Layout::NHWC;
     if (isFiniteReduction(op)) {
       int64_t channelAxis = shapeOf(op->getOperand(0)).size() - 1;
       return !llvm::is_contained(

@@ -159,10 +159,9 @@ bool needsRuntimeTranspose(Value v) {
 /// follow the permutation.
 bool isLayoutAgnostic(Operation *op) {
   return isElementwiseUnary(op) || isElementwiseBinary(op) ||
+         isReduction(op) ||
          isa<WhereOp, ConcatOp, SoftmaxOp, LogSoftmaxOp, SliceOp, PadOp,
-             ArgMaxOp, ArgMinOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
-             ReduceMinOp, ReduceProdOp, ReduceL1Op, ReduceL2Op, ReduceLogSumOp,
-             ReduceLogSumExpOp, ReduceSumSquareOp>(op);
+             ArgMaxOp, ArgMinOp>(op);
 }
 
 /// The reduced axes of a reduction or arg-reduction, with its keepdims.
@@ -263,7 +262,7 @@ struct ConvToNHWC : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvOp conv,
                                 PatternRewriter &rewriter) const override {
-    if (conv.getLayout() != "NCHW" || shapeOf(conv.getInput()).size() != 4)
+    if (conv.getLayout() != Layout::NCHW || shapeOf(conv.getInput()).size() != 4)
       return failure();
     Location loc = conv.getLoc();
     SmallVector<Value> operands = {
@@ -274,7 +273,7 @@ struct ConvToNHWC : OpRewritePattern<ConvOp> {
     if (Value residual = conv.getResidual())
       operands.push_back(buildTranspose(rewriter, loc, residual, kToNHWC));
     NamedAttrList attrs(conv->getAttrDictionary());
-    attrs.set("layout", rewriter.getStringAttr("NHWC"));
+    attrs.set("layout", LayoutAttr::get(rewriter.getContext(), Layout::NHWC));
     Type type = withShape(conv.getType(), permute(shapeOf(conv), kToNHWC));
     Operation *nhwc = rebuild(rewriter, conv, operands, type,
                               attrs.getDictionary(getContext()));
@@ -288,11 +287,11 @@ template <typename PoolOp> struct PoolToNHWC : OpRewritePattern<PoolOp> {
   using OpRewritePattern<PoolOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(PoolOp pool,
                                 PatternRewriter &rewriter) const override {
-    if (pool.getLayout() != "NCHW" || shapeOf(pool.getInput()).size() != 4)
+    if (pool.getLayout() != Layout::NCHW || shapeOf(pool.getInput()).size() != 4)
       return failure();
     Location loc = pool.getLoc();
     NamedAttrList attrs(pool->getAttrDictionary());
-    attrs.set("layout", rewriter.getStringAttr("NHWC"));
+    attrs.set("layout", LayoutAttr::get(rewriter.getContext(), Layout::NHWC));
     Type type = withShape(pool.getType(), permute(shapeOf(pool), kToNHWC));
     Operation *nhwc = rebuild(
         rewriter, pool, buildTranspose(rewriter, loc, pool.getInput(), kToNHWC),

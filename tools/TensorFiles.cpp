@@ -1,7 +1,7 @@
 //===- TensorFiles.cpp - ONNX TensorProto and .npy reading and writing ----===//
 #include "TensorFiles.h"
 
-#include "cpu/half.h"
+#include "tessel/half.h"
 
 #include <cmath>
 #include <cstring>

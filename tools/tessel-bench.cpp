@@ -11,7 +11,7 @@
 //     with tessel_context_bind_*_device, so that only the GPU work is timed.
 //     After the warm-up, each iteration is one tessel_context_enqueue between
 //     a pair of CUDA events on one stream, waited for with
-//     cuEventSynchronize. From a context's second run on, the enqueue
+//     cudaEventSynchronize. From a context's second run on, the enqueue
 //     launches a captured CUDA graph (--no-graph: step by step, as
 //     TESSEL_CUDA_GRAPH=0). The warm-up runs each rotated context at least
 //     twice, so that the timed iterations replay graphs.
@@ -44,19 +44,20 @@
 // Exit status: 0 every engine timed; 1 one or more failed (a bad engine
 // file, no GPU for --tier tc or simt, a failed run); 2 usage.
 //
-// Links libtessel_runtime for the runs and tessel_runtime_core for what the
-// C API does not say (step shapes for FLOPs; the CUDA driver, opened with
-// dlopen, for device memory, streams and events): nothing of CUDA at link
-// time.
+// An application of the public API: libtessel_runtime for the runs, the
+// engine format library for what the C API does not say (step shapes for
+// FLOPs, the constants' size; tessel_engine_file), and the CUDA runtime
+// (static, as an application would use it) for device memory, streams and
+// events, on device 0's primary context, which the runtime shares.
 //
 //===----------------------------------------------------------------------===//
 #include "Json.h"
 #include "TensorFiles.h"
-#include "engine.h"
-#include "gpu/driver.h"
+#include "tessel/engine_format.h"
 #include "tessel_runtime.h"
 
 #include <CLI/CLI.hpp>
+#include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <chrono>
@@ -75,10 +76,6 @@
 namespace {
 
 using namespace tessel;
-using rt::gpu::CUdeviceptr;
-using rt::gpu::CUevent;
-using rt::gpu::CUstream;
-using rt::gpu::Driver;
 
 enum Exit { kOk = 0, kFailed = 1, kUsage = 2 };
 
@@ -141,82 +138,65 @@ void check(tessel_status_t status, const std::string &what) {
   throw Failure{message};
 }
 
-void checkCu(rt::gpu::CUresult result, const char *what) {
-  if (rt::Status s = Driver::get().check(result, what); !s.ok())
-    throw Failure{s.message()};
+void checkCuda(cudaError_t result, const char *what) {
+  if (result != cudaSuccess)
+    throw Failure{std::string(what) + " failed: " + cudaGetErrorName(result) + " (" +
+                  cudaGetErrorString(result) + ")"};
 }
 
 using EnginePtr = std::unique_ptr<tessel_engine_t, decltype(&tessel_engine_release)>;
 using ContextPtr = std::unique_ptr<tessel_context_t, decltype(&tessel_context_release)>;
 
-/// Device memory from cuMemAlloc (256-byte aligned, as the runtime asks).
+/// Device memory from cudaMalloc (256-byte aligned, as the runtime asks).
 class DeviceMemory {
 public:
   explicit DeviceMemory(size_t bytes) {
-    checkCu(Driver::get().api().cuMemAlloc(&address, bytes ? bytes : 1), "cuMemAlloc");
+    void *pointer = nullptr;
+    checkCuda(cudaMalloc(&pointer, bytes ? bytes : 1), "cudaMalloc");
+    address = reinterpret_cast<uint64_t>(pointer);
   }
   DeviceMemory(const DeviceMemory &) = delete;
   DeviceMemory &operator=(const DeviceMemory &) = delete;
-  ~DeviceMemory() { Driver::get().api().cuMemFree(address); }
-  CUdeviceptr address = 0;
+  ~DeviceMemory() { cudaFree(reinterpret_cast<void *>(address)); }
+  uint64_t address = 0;
 };
 
-/// Device 0's primary context, current on this thread while it lives: the
-/// one the runtime uses, so that its contexts take our addresses and stream.
-class PrimaryContext {
+/// Device 0 with its primary context created and current on this thread:
+/// the context the runtime uses, so that its contexts take our addresses and
+/// stream.
+class CudaDevice {
 public:
-  PrimaryContext() {
-    const auto &cu = Driver::get().api();
-    checkCu(cu.cuDeviceGet(&device, 0), "cuDeviceGet");
-    rt::gpu::CUcontext context = nullptr;
-    checkCu(cu.cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
-    retained = true;
-    checkCu(cu.cuCtxSetCurrent(context), "cuCtxSetCurrent");
-  }
-  PrimaryContext(const PrimaryContext &) = delete;
-  PrimaryContext &operator=(const PrimaryContext &) = delete;
-  ~PrimaryContext() {
-    if (retained)
-      Driver::get().api().cuDevicePrimaryCtxRelease(device);
+  CudaDevice() {
+    checkCuda(cudaSetDevice(0), "cudaSetDevice(0)");
+    checkCuda(cudaFree(nullptr), "initializing device 0");
   }
   int l2Bytes() const {
     int bytes = 0;
-    checkCu(Driver::get().api().cuDeviceGetAttribute(
-                &bytes, rt::gpu::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device),
-            "cuDeviceGetAttribute(L2 cache size)");
+    checkCuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, 0),
+              "cudaDeviceGetAttribute(L2 cache size)");
     return bytes;
   }
-
-private:
-  rt::gpu::CUdevice device = 0;
-  bool retained = false;
 };
 
 class Stream {
 public:
-  Stream() {
-    checkCu(Driver::get().api().cuStreamCreate(&stream, rt::gpu::CU_STREAM_NON_BLOCKING),
-            "cuStreamCreate");
-  }
+  Stream() { checkCuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate"); }
   Stream(const Stream &) = delete;
   Stream &operator=(const Stream &) = delete;
   ~Stream() {
-    Driver::get().api().cuStreamSynchronize(stream);
-    Driver::get().api().cuStreamDestroy(stream);
+    cudaStreamSynchronize(stream);
+    cudaStreamDestroy(stream);
   }
-  CUstream stream = nullptr;
+  cudaStream_t stream = nullptr;
 };
 
 class Event {
 public:
-  Event() {
-    checkCu(Driver::get().api().cuEventCreate(&event, rt::gpu::CU_EVENT_DEFAULT),
-            "cuEventCreate");
-  }
+  Event() { checkCuda(cudaEventCreate(&event), "cudaEventCreate"); }
   Event(const Event &) = delete;
   Event &operator=(const Event &) = delete;
-  ~Event() { Driver::get().api().cuEventDestroy(event); }
-  CUevent event = nullptr;
+  ~Event() { cudaEventDestroy(event); }
+  cudaEvent_t event = nullptr;
 };
 
 int64_t numElements(const engine::Tensor *t) {
@@ -230,21 +210,20 @@ int64_t numElements(const engine::Tensor *t) {
 int64_t intAttr(const engine::Step *step, const char *name, int64_t otherwise) {
   if (step->attrs())
     for (const engine::Attr *a : *step->attrs())
-      if (a->kind() == engine::AttrKind::Int && rt::fbString(a->name()) == std::string(name))
+      if (a->kind() == engine::AttrKind::Int && a->name() && a->name()->str() == name)
         return a->i();
   return otherwise;
 }
 
 /// 2*M*N*K over the conv, gemm and matmul steps: 2 * (result elements) *
 /// (the reduction length). nullopt when the engine has none.
-std::optional<double> engineFlops(const rt::Engine &e) {
-  const engine::Engine *fb = e.fb();
+std::optional<double> engineFlops(const engine::Engine *fb) {
   if (!fb->steps() || !fb->tensors())
     return std::nullopt;
   double flops = 0;
   bool any = false;
   for (const engine::Step *step : *fb->steps()) {
-    std::string op = rt::fbString(step->op());
+    std::string op = step->op() ? step->op()->str() : "";
     if (op != "conv" && op != "gemm" && op != "matmul")
       continue;
     if (!step->inputs() || step->inputs()->size() < 2 || !step->outputs() ||
@@ -427,8 +406,7 @@ size_t rotationCount(const Options &o, uint64_t ioBytes, uint64_t arenaBytes, in
 }
 
 void timeOnGpu(ContextPtr first, const tessel_engine_t *engine, uint64_t arenaBytes,
-               const PrimaryContext &primary, const Options &o, Result &r) {
-  const auto &cu = Driver::get().api();
+               const CudaDevice &primary, const Options &o, Result &r) {
   std::vector<tessel_tensor_info_t> inInfos = tensorInfos(engine, true);
   std::vector<tessel_tensor_info_t> outInfos = tensorInfos(engine, false);
   uint64_t ioBytes = 0;
@@ -446,9 +424,11 @@ void timeOnGpu(ContextPtr first, const tessel_engine_t *engine, uint64_t arenaBy
       set.context = createContext(engine, o.tier);
     for (size_t i = 0; i < inInfos.size(); ++i) {
       set.buffers.push_back(std::make_unique<DeviceMemory>(inInfos[i].size_bytes));
-      CUdeviceptr address = set.buffers.back()->address;
+      uint64_t address = set.buffers.back()->address;
       random.fill(inInfos[i], [&](const uint8_t *bytes, size_t offset, size_t count) {
-        checkCu(cu.cuMemcpyHtoD(address + offset, bytes, count), "cuMemcpyHtoD");
+        checkCuda(cudaMemcpy(reinterpret_cast<void *>(address + offset), bytes, count,
+                             cudaMemcpyHostToDevice),
+                  "cudaMemcpy");
       });
       check(tessel_context_bind_input_device(set.context.get(), i, address,
                                              inInfos[i].size_bytes),
@@ -471,17 +451,17 @@ void timeOnGpu(ContextPtr first, const tessel_engine_t *engine, uint64_t arenaBy
   for (int i = 0; i < warmup; ++i)
     check(tessel_context_enqueue(rotated[size_t(i) % count].context.get(), stream.stream),
           "enqueue");
-  checkCu(cu.cuStreamSynchronize(stream.stream), "cuStreamSynchronize after the warm-up");
+  checkCuda(cudaStreamSynchronize(stream.stream), "cudaStreamSynchronize after the warm-up");
 
   std::vector<double> ms;
   for (int i = 0; i < o.iterations; ++i) {
     tessel_context_t *context = rotated[size_t(i) % count].context.get();
-    checkCu(cu.cuEventRecord(start.event, stream.stream), "cuEventRecord");
+    checkCuda(cudaEventRecord(start.event, stream.stream), "cudaEventRecord");
     check(tessel_context_enqueue(context, stream.stream), "enqueue");
-    checkCu(cu.cuEventRecord(end.event, stream.stream), "cuEventRecord");
-    checkCu(cu.cuEventSynchronize(end.event), "cuEventSynchronize");
+    checkCuda(cudaEventRecord(end.event, stream.stream), "cudaEventRecord");
+    checkCuda(cudaEventSynchronize(end.event), "cudaEventSynchronize");
     float elapsed = 0;
-    checkCu(cu.cuEventElapsedTime(&elapsed, start.event, end.event), "cuEventElapsedTime");
+    checkCuda(cudaEventElapsedTime(&elapsed, start.event, end.event), "cudaEventElapsedTime");
     ms.push_back(elapsed);
   }
   r.timing = "cuda-events";
@@ -493,7 +473,7 @@ void timeOnGpu(ContextPtr first, const tessel_engine_t *engine, uint64_t arenaBy
 }
 
 Result benchmark(const std::string &path, const Options &o,
-                 std::unique_ptr<PrimaryContext> &primary) {
+                 std::unique_ptr<CudaDevice> &primary) {
   Result r;
   r.engine = path;
   r.label = o.label.empty() ? path.substr(path.find_last_of('/') + 1) : o.label;
@@ -503,12 +483,15 @@ Result benchmark(const std::string &path, const Options &o,
     check(tessel_engine_open_file(path.c_str(), &raw), path);
     EnginePtr engine(raw, tessel_engine_release);
     // The C API says nothing of step shapes or constants: read the engine
-    // (already verified above) through the runtime's core for those.
-    std::shared_ptr<const rt::Engine> core;
-    if (rt::Status s = rt::Engine::openFile(path, core); !s.ok())
-      throw Failure{path + ": " + s.message()};
-    r.flops = o.flops ? o.flops : engineFlops(*core);
-    r.bytes = core->constantsSize();
+    // the runtime verified through the engine format library for those.
+    const void *file = nullptr;
+    size_t fileSize = 0;
+    check(tessel_engine_file(engine.get(), &file, &fileSize), path);
+    format::Header header;
+    std::memcpy(&header, file, sizeof(header));
+    const engine::Engine *fb = format::payload(static_cast<const uint8_t *>(file));
+    r.flops = o.flops ? o.flops : engineFlops(fb);
+    r.bytes = header.constants_size;
     for (bool inputs : {true, false})
       for (const tessel_tensor_info_t &info : tensorInfos(engine.get(), inputs))
         r.bytes += info.size_bytes;
@@ -526,9 +509,9 @@ Result benchmark(const std::string &path, const Options &o,
     }
     if (allOnGpu(context.get())) {
       if (!primary)
-        primary = std::make_unique<PrimaryContext>();
+        primary = std::make_unique<CudaDevice>();
       r.graph = o.graph;
-      timeOnGpu(std::move(context), engine.get(), core->arenaSize(), *primary, o, r);
+      timeOnGpu(std::move(context), engine.get(), fb->arena_size(), *primary, o, r);
     } else {
       timeOnHost(context.get(), engine.get(), o, r);
     }
@@ -666,7 +649,7 @@ int main(int argc, char **argv) {
   if (const char *graphs = std::getenv("TESSEL_CUDA_GRAPH"); graphs && std::string(graphs) == "0")
     o.graph = false;
 
-  std::unique_ptr<PrimaryContext> primary;
+  std::unique_ptr<CudaDevice> primary;
   std::vector<Result> results;
   int exitCode = kOk;
   try {

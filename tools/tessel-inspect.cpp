@@ -10,11 +10,14 @@
 // Exit status: 0 printed; 2 usage; 3 the file is not a valid engine, or DIR
 // cannot be written.
 //
+// The engine is opened (and verified) by the runtime's C API; what it holds
+// is read through the engine format library (tessel_engine_file), and what
+// this machine would run through a context (tessel_context_step_info).
+//
 //===----------------------------------------------------------------------===//
 #include "Json.h"
-#include "engine.h"
-#include "gpu/driver.h"
-#include "gpu/tiers.h"
+#include "tessel/engine_format.h"
+#include "tessel_runtime.h"
 
 #include <CLI/CLI.hpp>
 
@@ -22,6 +25,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -29,8 +33,45 @@ namespace {
 
 using namespace tessel;
 
+/// A FlatBuffers string as a C string; "" for an absent optional field.
+const char *str(const flatbuffers::String *s) { return s ? s->c_str() : ""; }
+
+const char *dtypeName(engine::DType dtype) {
+  return tessel_dtype_name(static_cast<tessel_dtype_t>(dtype));
+}
+
+/// An engine the runtime opened and verified, and its FlatBuffer.
+struct Loaded {
+  tessel_engine_t *handle = nullptr;
+  const engine::Engine *fb = nullptr;
+  format::Header header{};
+  size_t fileSize = 0;
+
+  Loaded() = default;
+  Loaded(const Loaded &) = delete;
+  Loaded &operator=(const Loaded &) = delete;
+  ~Loaded() { tessel_engine_release(handle); }
+
+  /// Opens `path`; false with the runtime's message on failure.
+  bool open(const std::string &path, std::string &error) {
+    tessel_status_t status = tessel_engine_open_file(path.c_str(), &handle);
+    const void *data = nullptr;
+    if (!status)
+      status = tessel_engine_file(handle, &data, &fileSize);
+    if (status) {
+      error = tessel_status_message(status);
+      tessel_status_free(status);
+      return false;
+    }
+    const auto *file = static_cast<const uint8_t *>(data);
+    std::memcpy(&header, file, sizeof(header));
+    fb = format::payload(file);
+    return true;
+  }
+};
+
 std::string tensorText(const engine::Tensor *t) {
-  std::string text = cpu::dtypeName(static_cast<cpu::DType>(t->dtype()));
+  std::string text = dtypeName(t->dtype());
   text += "[";
   if (t->shape())
     for (size_t i = 0; i < t->shape()->size(); ++i)
@@ -51,7 +92,7 @@ std::string attrText(const engine::Attr *a) {
   case engine::AttrKind::Float: return std::to_string(a->f());
   case engine::AttrKind::Ints: return list(a->ints());
   case engine::AttrKind::Floats: return list(a->floats());
-  case engine::AttrKind::String: return "\"" + std::string(rt::fbString(a->s())) + "\"";
+  case engine::AttrKind::String: return "\"" + std::string(str(a->s())) + "\"";
   }
   return "?";
 }
@@ -140,7 +181,7 @@ bool dumpModules(const engine::Engine *fb, const std::string &dir) {
     if (!module->images())
       continue;
     for (const engine::KernelImage *image : *module->images()) {
-      std::string path = dir + "/" + rt::fbString(module->name()) + ".sm_" +
+      std::string path = dir + "/" + str(module->name()) + ".sm_" +
                          std::to_string(image->arch()) + "." + imageFormat(image);
       FILE *file = std::fopen(path.c_str(), "wb");
       size_t size = imageBytes(image);
@@ -159,23 +200,23 @@ bool dumpModules(const engine::Engine *fb, const std::string &dir) {
 }
 
 /// The same facts as the text form, for scripts and tests.
-void printJson(const rt::Engine &loaded) {
-  const engine::Engine *fb = loaded.fb();
+void printJson(const Loaded &loaded) {
+  const engine::Engine *fb = loaded.fb;
   static const char *storage[] = {"arena", "constant", "input", "output"};
   std::printf("{\"format_version\": %u, \"arena_size\": %llu, \"arena_unplanned_size\": %llu, "
               "\"arena_in_place\": %zu, \"constants_size\": %llu,\n \"inputs\": %s, "
               "\"outputs\": %s,\n \"tensors\": [",
-              loaded.header().format_version, (unsigned long long)fb->arena_size(),
+              loaded.header.format_version, (unsigned long long)fb->arena_size(),
               (unsigned long long)fb->arena_unplanned_size(), inPlaceCount(fb),
-              (unsigned long long)loaded.constantsSize(), jsonList(fb->inputs()).c_str(),
+              (unsigned long long)loaded.header.constants_size, jsonList(fb->inputs()).c_str(),
               jsonList(fb->outputs()).c_str());
   for (size_t i = 0; i < fb->tensors()->size(); ++i) {
     const engine::Tensor *t = fb->tensors()->Get(i);
     std::printf("%s\n  {\"name\": %s, \"dtype\": \"%s\", \"shape\": %s, \"layout\": %s, "
                 "\"storage\": \"%s\", \"offset\": %llu, \"size\": %llu}",
-                i ? "," : "", jsonString(rt::fbString(t->name())).c_str(),
-                cpu::dtypeName(static_cast<cpu::DType>(t->dtype())), jsonList(t->shape()).c_str(),
-                jsonString(rt::fbString(t->layout())).c_str(), storage[int(t->storage())],
+                i ? "," : "", jsonString(str(t->name())).c_str(),
+                dtypeName(t->dtype()), jsonList(t->shape()).c_str(),
+                jsonString(str(t->layout())).c_str(), storage[int(t->storage())],
                 (unsigned long long)t->offset(), (unsigned long long)t->size());
   }
   std::printf("],\n \"steps\": [");
@@ -183,8 +224,8 @@ void printJson(const rt::Engine &loaded) {
   for (size_t i = 0; i < stepCount; ++i) {
     const engine::Step *step = fb->steps()->Get(i);
     std::printf("%s\n  {\"op\": %s, \"location\": %s, \"inputs\": %s, \"outputs\": %s, \"attrs\": {",
-                i ? "," : "", jsonString(rt::fbString(step->op())).c_str(),
-                jsonString(rt::fbString(step->location())).c_str(),
+                i ? "," : "", jsonString(str(step->op())).c_str(),
+                jsonString(str(step->location())).c_str(),
                 jsonList(step->inputs()).c_str(), jsonList(step->outputs()).c_str());
     if (step->attrs())
       for (size_t a = 0; a < step->attrs()->size(); ++a) {
@@ -194,24 +235,24 @@ void printJson(const rt::Engine &loaded) {
         if (attr->kind() == engine::AttrKind::String ||
             value.find_first_of("in") != std::string::npos)
           value = attr->kind() == engine::AttrKind::String
-                      ? jsonString(rt::fbString(attr->s()))
+                      ? jsonString(str(attr->s()))
                       : jsonString(value);
-        std::printf("%s%s: %s", a ? ", " : "", jsonString(rt::fbString(attr->name())).c_str(),
+        std::printf("%s%s: %s", a ? ", " : "", jsonString(str(attr->name())).c_str(),
                     value.c_str());
       }
     std::printf("}, \"variants\": [");
     if (step->variants())
       for (size_t v = 0; v < step->variants()->size(); ++v)
         std::printf("%s%s", v ? ", " : "",
-                    jsonString(rt::fbString(step->variants()->Get(v)->tier())).c_str());
+                    jsonString(str(step->variants()->Get(v)->tier())).c_str());
     std::printf("], \"kernels\": [");
     if (step->variants())
       for (size_t v = 0; v < step->variants()->size(); ++v) {
         const engine::KernelVariant *variant = step->variants()->Get(v);
         std::printf("%s{\"tier\": %s, \"kernel\": %s, \"min_compute_capability\": %d, "
                     "\"alignment\": %d, \"launches\": [",
-                    v ? ", " : "", jsonString(rt::fbString(variant->tier())).c_str(),
-                    jsonString(rt::fbString(variant->kernel())).c_str(),
+                    v ? ", " : "", jsonString(str(variant->tier())).c_str(),
+                    jsonString(str(variant->kernel())).c_str(),
                     variant->min_compute_capability(), variant->alignment());
         if (variant->launches())
           for (size_t l = 0; l < variant->launches()->size(); ++l) {
@@ -219,7 +260,7 @@ void printJson(const rt::Engine &loaded) {
             std::printf("%s{\"module\": %d, \"kernel\": %s, \"grid\": %s, \"block\": %s, "
                         "\"shared_bytes\": %u, \"args\": %u}",
                         l ? ", " : "", launch->module_(),
-                        jsonString(rt::fbString(launch->kernel())).c_str(),
+                        jsonString(str(launch->kernel())).c_str(),
                         jsonList(launch->grid()).c_str(), jsonList(launch->block()).c_str(),
                         launch->shared_bytes(), launch->args() ? launch->args()->size() : 0u);
           }
@@ -236,7 +277,7 @@ void printJson(const rt::Engine &loaded) {
     for (size_t m = 0; m < fb->modules()->size(); ++m) {
       const engine::KernelModule *module = fb->modules()->Get(m);
       std::printf("%s\n  {\"name\": %s, \"images\": [", m ? "," : "",
-                  jsonString(rt::fbString(module->name())).c_str());
+                  jsonString(str(module->name())).c_str());
       if (module->images())
         for (size_t i = 0; i < module->images()->size(); ++i) {
           const engine::KernelImage *image = module->images()->Get(i);
@@ -249,53 +290,67 @@ void printJson(const rt::Engine &loaded) {
 }
 
 /// The device probe and, for an engine, each module's image and each step's
-/// variant on this machine.
-void printDevice(const rt::Engine *loaded, const std::string &path) {
-  using rt::gpu::DeviceInfo;
-  const rt::gpu::Driver &driver = rt::gpu::Driver::get();
+/// variant on this machine: what a context created with TESSEL_TIER_AUTO
+/// takes here.
+void printDevice(const Loaded *loaded, const std::string &path) {
   std::printf("device probe:\n");
-  if (driver.version())
-    std::printf("  driver: CUDA %s (%s)\n", driver.versionText().c_str(),
-                driver.library().c_str());
-  if (!driver.available())
-    std::printf("  %s (%s)\n", driver.version() ? "no usable GPU" : "driver: none",
-                driver.status().message().c_str());
-  for (const rt::gpu::DeviceInfo &d : driver.devices())
-    std::printf("  device %d: %s, compute capability %d.%d (%s), %d SMs, %.1f GiB, Tensor Cores: "
-                "%s\n",
-                d.ordinal, d.name.c_str(), d.ccMajor, d.ccMinor, d.arch().c_str(), d.smCount,
-                d.memoryBytes / 1073741824.0, d.tensorCores() ? "yes" : "no");
+  if (int version = tessel_driver_version())
+    std::printf("  driver: CUDA %d.%d\n", version / 1000, version % 1000 / 10);
+  if (tessel_status_t status = tessel_driver_status()) {
+    std::printf("  %s (%s)\n", tessel_driver_version() ? "no usable GPU" : "driver: none",
+                tessel_status_message(status));
+    tessel_status_free(status);
+  }
+  int capability = -1;
+  for (size_t d = 0; d < tessel_device_count(); ++d) {
+    tessel_device_info_t info;
+    if (tessel_status_t status = tessel_device_info(d, &info)) {
+      tessel_status_free(status);
+      continue;
+    }
+    if (d == 0)
+      capability = info.compute_capability_major * 10 + info.compute_capability_minor;
+    std::printf("  device %zu: %s, compute capability %d.%d (sm_%d%d), %d SMs, %.1f GiB, Tensor "
+                "Cores: %s\n",
+                d, info.name, info.compute_capability_major, info.compute_capability_minor,
+                info.compute_capability_major, info.compute_capability_minor, info.sm_count,
+                info.memory_bytes / 1073741824.0, info.tensor_cores ? "yes" : "no");
+  }
   if (!loaded)
     return;
-  const DeviceInfo *gpu = driver.available() ? &driver.devices().front() : nullptr;
-  rt::gpu::TierPlan plan;
-  // AUTO never fails.
-  (void)rt::gpu::planTiers(*loaded, driver, TESSEL_TIER_AUTO, plan);
-  const engine::Engine *fb = loaded->fb();
-  std::printf("engine: %s (tiers: %s; targets: %s)\n", path.c_str(),
-              rt::gpu::engineTiers(*loaded).c_str(),
+  const engine::Engine *fb = loaded->fb;
+  std::printf("engine: %s (tiers: %s; targets: %s)\n", path.c_str(), listText(fb->tiers()).c_str(),
               fb->targets() && fb->targets()->size() ? listText(fb->targets()).c_str() : "none");
   if (fb->modules())
     for (size_t m = 0; m < fb->modules()->size(); ++m) {
       const engine::KernelModule *module = fb->modules()->Get(m);
       std::string loads = "not loaded: no GPU";
-      if (gpu) {
-        int image = rt::gpu::chooseImage(module, *gpu);
-        loads = image < 0 ? "no image for " + gpu->arch()
+      if (capability >= 0) {
+        int image = format::chooseImage(module, capability);
+        loads = image < 0 ? "no image for sm_" + std::to_string(capability)
                           : std::string("loads its ") + imageFormat(module->images()->Get(image)) +
                                 " sm_" + std::to_string(module->images()->Get(image)->arch());
       }
-      std::printf("  module %zu '%s': %s\n", m, rt::fbString(module->name()), loads.c_str());
+      std::printf("  module %zu '%s': %s\n", m, str(module->name()), loads.c_str());
     }
-  std::printf("  tier auto on this machine: %s%s%s\n", plan.selection.summary().c_str(),
-              plan.notice.empty() ? "" : ": ", plan.notice.c_str());
-  for (size_t i = 0; i < plan.selection.steps.size(); ++i) {
-    const engine::Step *step = fb->steps()->Get(i);
-    const rt::gpu::StepChoice &choice = plan.selection.steps[i];
-    std::printf("  [%zu] %s at %s: %s (%s)%s%s\n", i, rt::fbString(step->op()),
-                rt::fbString(step->location()), choice.tier.c_str(), choice.kernel.c_str(),
-                choice.reason.empty() ? "" : ": ", choice.reason.c_str());
+  tessel_context_t *context = nullptr;
+  tessel_context_options_t options{TESSEL_TIER_AUTO};
+  if (tessel_status_t status = tessel_context_create(loaded->handle, &options, &context)) {
+    std::printf("  tier auto on this machine: no context: %s\n", tessel_status_message(status));
+    tessel_status_free(status);
+    return;
   }
+  std::printf("  tier auto on this machine: %s\n", tessel_context_tier_summary(context));
+  for (size_t i = 0; i < tessel_context_step_count(context); ++i) {
+    tessel_step_info_t step;
+    if (tessel_status_t status = tessel_context_step_info(context, i, &step)) {
+      tessel_status_free(status);
+      continue;
+    }
+    std::printf("  [%zu] %s at %s: %s (%s)%s%s\n", i, step.op, step.location, step.tier,
+                step.kernel, step.reason[0] ? ": " : "", step.reason);
+  }
+  tessel_context_release(context);
 }
 
 } // namespace
@@ -324,62 +379,67 @@ int main(int argc, char **argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
-  std::shared_ptr<const rt::Engine> loaded;
+  // The probe below says why there is no GPU; the runtime need not repeat it.
+  if (device)
+    setenv("TESSEL_QUIET", "1", 0);
+  Loaded loaded;
   if (!path.empty()) {
-    rt::Status status = rt::Engine::openFile(path, loaded);
-    if (!status.ok()) {
-      std::fprintf(stderr, "error: %s\n", status.message().c_str());
+    std::string error;
+    if (!loaded.open(path, error)) {
+      std::fprintf(stderr, "error: %s\n", error.c_str());
       return 3;
     }
   }
-  if (!dumpDir.empty() && !loaded) {
+  if (!dumpDir.empty() && !loaded.fb) {
     std::fprintf(stderr, "error: --dump-modules needs an engine\n");
     return 2;
   }
   if (!dumpDir.empty())
-    return dumpModules(loaded->fb(), dumpDir) ? 0 : 3;
+    return dumpModules(loaded.fb, dumpDir) ? 0 : 3;
   if (device) {
-    printDevice(loaded.get(), path);
+    printDevice(loaded.fb ? &loaded : nullptr, path);
     return 0;
   }
   if (json) {
-    printJson(*loaded);
+    printJson(loaded);
     return 0;
   }
-  const engine::Engine *fb = loaded->fb();
-  const format::Header &header = loaded->header();
+  const engine::Engine *fb = loaded.fb;
+  const format::Header &header = loaded.header;
 
   std::printf("engine: %s\n", path.c_str());
   std::printf("  format version %u, %s file, checksum %016llx (verified)\n",
-              header.format_version, mib(loaded->fileSize()).c_str(),
+              header.format_version, mib(loaded.fileSize).c_str(),
               (unsigned long long)header.checksum);
-  std::printf("  producer: %s\n", rt::fbString(fb->producer()));
+  std::printf("  producer: %s\n", str(fb->producer()));
   if (fb->options())
     for (const engine::Option *option : *fb->options())
-      std::printf("  option %s = %s\n", rt::fbString(option->key()), rt::fbString(option->value()));
+      std::printf("  option %s = %s\n", str(option->key()), str(option->value()));
   std::printf("  tiers: %s\n", listText(fb->tiers()).c_str());
   if (fb->targets() && fb->targets()->size())
     std::printf("  targets: %s\n", listText(fb->targets()).c_str());
   if (fb->modules())
     for (size_t m = 0; m < fb->modules()->size(); ++m)
-      std::printf("  module %zu '%s': %s\n", m, rt::fbString(fb->modules()->Get(m)->name()),
+      std::printf("  module %zu '%s': %s\n", m, str(fb->modules()->Get(m)->name()),
                   imagesText(fb->modules()->Get(m)).c_str());
 
-  auto printIo = [&](const char *kind, const std::vector<rt::TensorInfo> &infos) {
-    for (size_t i = 0; i < infos.size(); ++i)
-      std::printf("  %s %zu '%s': %s %s\n", kind, i, infos[i].name.c_str(),
-                  tensorText(fb->tensors()->Get(infos[i].tensor)).c_str(),
-                  infos[i].layout.c_str());
+  auto printIo = [&](const char *kind, const flatbuffers::Vector<int32_t> *indices) {
+    if (indices)
+      for (size_t i = 0; i < indices->size(); ++i) {
+        const engine::Tensor *t = fb->tensors()->Get(indices->Get(i));
+        std::printf("  %s %zu '%s': %s %s\n", kind, i, str(t->name()), tensorText(t).c_str(),
+                    str(t->layout()));
+      }
   };
-  printIo("input", loaded->inputs());
-  printIo("output", loaded->outputs());
+  printIo("input", fb->inputs());
+  printIo("output", fb->outputs());
 
   size_t constantCount = 0, arenaCount = 0;
   for (const engine::Tensor *t : *fb->tensors()) {
     constantCount += t->storage() == engine::Storage::Constant;
     arenaCount += t->storage() == engine::Storage::Arena;
   }
-  std::printf("  constants: %zu tensors, %s\n", constantCount, mib(loaded->constantsSize()).c_str());
+  std::printf("  constants: %zu tensors, %s\n", constantCount, mib(header.constants_size).c_str());
   std::printf("  arena: %s planned for %zu intermediates totalling %s; %zu in place\n",
               mib(fb->arena_size()).c_str(), arenaCount, mib(fb->arena_unplanned_size()).c_str(),
               inPlaceCount(fb));
@@ -387,7 +447,7 @@ int main(int argc, char **argv) {
   size_t stepCount = fb->steps() ? fb->steps()->size() : 0;
   std::map<std::string, int> opCounts;
   for (size_t i = 0; i < stepCount; ++i)
-    ++opCounts[rt::fbString(fb->steps()->Get(i)->op())];
+    ++opCounts[str(fb->steps()->Get(i)->op())];
   std::printf("  steps: %zu (", stepCount);
   bool first = true;
   for (const auto &[op, count] : opCounts) {
@@ -399,7 +459,7 @@ int main(int argc, char **argv) {
     return 0;
   for (size_t i = 0; i < stepCount; ++i) {
     const engine::Step *step = fb->steps()->Get(i);
-    std::printf("  [%zu] %s at %s\n", i, rt::fbString(step->op()), rt::fbString(step->location()));
+    std::printf("  [%zu] %s at %s\n", i, str(step->op()), str(step->location()));
     auto operands = [&](const char *label, const flatbuffers::Vector<int32_t> *indices) {
       if (!indices)
         return;
@@ -410,7 +470,7 @@ int main(int argc, char **argv) {
         }
         const engine::Tensor *t = fb->tensors()->Get(index);
         static const char *storage[] = {"arena", "constant", "input", "output"};
-        std::printf("        %s %s %s @%s+%llu\n", label, rt::fbString(t->name()),
+        std::printf("        %s %s %s @%s+%llu\n", label, str(t->name()),
                     tensorText(t).c_str(), storage[int(t->storage())],
                     (unsigned long long)t->offset());
       }
@@ -419,16 +479,16 @@ int main(int argc, char **argv) {
     operands("out", step->outputs());
     if (step->attrs())
       for (const engine::Attr *a : *step->attrs())
-        std::printf("        %s = %s\n", rt::fbString(a->name()), attrText(a).c_str());
+        std::printf("        %s = %s\n", str(a->name()), attrText(a).c_str());
     if (step->variants())
       for (const engine::KernelVariant *v : *step->variants()) {
-        std::printf("        variant %s: %s (sm >= %d, align %d)\n", rt::fbString(v->tier()),
-                    rt::fbString(v->kernel()), v->min_compute_capability(), v->alignment());
+        std::printf("        variant %s: %s (sm >= %d, align %d)\n", str(v->tier()),
+                    str(v->kernel()), v->min_compute_capability(), v->alignment());
         if (v->launches())
           for (const engine::Launch *launch : *v->launches())
             std::printf("          launch %s in module %d: grid %s, block %s, %u bytes "
                         "shared, %u args\n",
-                        rt::fbString(launch->kernel()), launch->module_(),
+                        str(launch->kernel()), launch->module_(),
                         dimsText(launch->grid()).c_str(), dimsText(launch->block()).c_str(),
                         launch->shared_bytes(), launch->args() ? launch->args()->size() : 0u);
       }

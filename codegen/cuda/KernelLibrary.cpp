@@ -18,9 +18,9 @@
 
 #include "EmbeddedImages.h"
 #include "KernelParams.h"
-#include "TensorData.h"
-#include "cpu/dispatch.h"
-#include "cpu/kernels.h"
+#include "StepEncoding.h"
+#include "TesselTraits.h"
+#include "tessel/cpu_kernels.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -347,23 +347,6 @@ private:
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-bool isUnary(llvm::StringRef op) {
-  static const char *const names[] = {
-      "relu", "sigmoid", "tanh", "abs", "neg", "exp", "log", "sqrt", "reciprocal",
-      "floor", "ceil", "round", "sign", "erf", "sin", "cos", "tan", "asin", "acos",
-      "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "softplus", "softsign",
-      "hard_swish", "leaky_relu", "elu", "celu", "selu", "thresholded_relu",
-      "hard_sigmoid", "shrink", "not"};
-  return llvm::is_contained(names, op);
-}
-
-bool isBroadcastOp(llvm::StringRef op) {
-  static const char *const names[] = {
-      "add", "sub", "mul", "div", "pow", "mod", "max", "min", "prelu", "equal",
-      "less", "less_equal", "greater", "greater_equal", "and", "or", "xor"};
-  return llvm::is_contained(names, op);
-}
-
 Launches StepPlanner::copy() {
   if (in.size() != 1 || in[0].dtype != out[0].dtype || in[0].count() != out[0].count())
     return std::nullopt;
@@ -419,19 +402,14 @@ Launches StepPlanner::clip() {
   kernels::ClipParams p{};
   p.n = out[0].count();
   // The bounds in the tensor's dtype, converted as the CPU kernel converts
-  // them (cpu::saturateCast: integers saturate, f16 rounds).
-  bool handled = cpu::dispatch(in[0].dtype, cpu::kNumeric, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (cpu::isFloatElem<T>()) {
-      p.lo = static_cast<double>(cpu::loadElem(cpu::saturateCast<T>(lo)));
-      p.hi = static_cast<double>(cpu::loadElem(cpu::saturateCast<T>(hi)));
-    } else {
-      p.ilo = static_cast<int64_t>(cpu::saturateCast<T>(lo));
-      p.ihi = static_cast<int64_t>(cpu::saturateCast<T>(hi));
-    }
-  });
-  if (!handled)
+  // them (integers saturate, f16 rounds).
+  cpu::Bound low, high;
+  if (!cpu::convertBound(in[0].dtype, lo, low) || !cpu::convertBound(in[0].dtype, hi, high))
     return std::nullopt;
+  p.lo = low.real;
+  p.hi = high.real;
+  p.ilo = low.integer;
+  p.ihi = high.integer;
   return single(typed("clip", in[0].dtype), gridFor(p.n, kBlock), kBlock,
                 {in[0].address(), out[0].address(), KernelArg::value(p)});
 }
@@ -474,11 +452,10 @@ Launches StepPlanner::broadcastOp() {
     return std::nullopt;
   const Operand &a = in[0], &b = in[1], &y = out[0];
   llvm::StringRef op = step.name;
+  // Bool results: comparisons, and the logical ops on bools.
   const bool logical = op == "and" || op == "or" || op == "xor";
-  const bool comparison = op == "equal" || op == "less" || op == "less_equal" ||
-                          op == "greater" || op == "greater_equal";
   std::string kernel;
-  if (logical || comparison) {
+  if (logical || isComparison(step.op)) {
     if (y.dtype != DType::Bool || a.dtype != b.dtype)
       return std::nullopt;
     kernel = typed(op, a.dtype);
@@ -968,43 +945,30 @@ Launches StepPlanner::pool() {
 }
 
 Launches StepPlanner::plan() {
-  llvm::StringRef op = step.name;
-  if (op == "copy" || op == "identity" || op == "reshape")
-    return copy();
-  if (op == "cast")
-    return cast();
-  if (op == "clip")
-    return clip();
-  if (isUnary(op))
-    return unary();
-  if (isBroadcastOp(op))
-    return broadcastOp();
-  if (op == "where")
-    return where();
-  if (op == "transpose")
-    return transpose();
-  if (op == "slice")
-    return slice();
-  if (op == "expand")
-    return expand();
-  if (op == "tile")
-    return tile();
-  if (op == "pad")
-    return pad();
-  if (op == "im2row")
-    return im2row();
-  if (op == "concat")
-    return concat();
-  if (op == "gather")
-    return gather();
-  if (op.starts_with("reduce_"))
-    return reduce();
-  if (op == "softmax" || op == "log_softmax")
-    return softmax();
-  if (op == "argmax" || op == "argmin")
-    return argReduce();
-  if (op == "max_pool" || op == "avg_pool")
-    return pool();
+  // The writer's output copies are steps of no op.
+  KernelFamily family = step.op ? kernelFamily(step.op->getName()) : KernelFamily::Copy;
+  switch (family) {
+  case KernelFamily::Copy: return copy();
+  case KernelFamily::Cast: return cast();
+  case KernelFamily::Unary: return unary();
+  case KernelFamily::Clip: return clip();
+  case KernelFamily::Binary: return broadcastOp();
+  case KernelFamily::Where: return where();
+  case KernelFamily::Transpose: return transpose();
+  case KernelFamily::Slice: return slice();
+  case KernelFamily::Expand: return expand();
+  case KernelFamily::Tile: return tile();
+  case KernelFamily::Pad: return pad();
+  case KernelFamily::Im2Row: return im2row();
+  case KernelFamily::Concat: return concat();
+  case KernelFamily::Gather: return gather();
+  case KernelFamily::Reduce: return reduce();
+  case KernelFamily::Softmax: return softmax();
+  case KernelFamily::ArgReduce: return argReduce();
+  case KernelFamily::Pool: return pool();
+  case KernelFamily::Gemm: // the implicit-GEMM codegen's (ImplicitGemm.h)
+  case KernelFamily::None: return std::nullopt;
+  }
   return std::nullopt;
 }
 

@@ -99,6 +99,14 @@ TESSEL_API tessel_status_t tessel_engine_open_memory(const void *data,
                                                      tessel_engine_t **engine);
 TESSEL_API void tessel_engine_release(tessel_engine_t *engine);
 
+/* The engine file's bytes as opened and verified, for tools that read the
+ * rest of what it holds (steps, kernels, modules) through the engine format
+ * library (tessel/engine_format.h: format::payload() and the schema's
+ * generated reader), as tessel-inspect does. Valid while the engine is
+ * open; 256-byte aligned. TESSEL_INVALID_ARGUMENT for a NULL argument. */
+TESSEL_API tessel_status_t tessel_engine_file(const tessel_engine_t *engine,
+                                              const void **data, size_t *size);
+
 typedef struct tessel_tensor_info_s {
   const char *name;
   tessel_dtype_t dtype;

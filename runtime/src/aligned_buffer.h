@@ -10,7 +10,7 @@
 #ifndef TESSEL_RUNTIME_ALIGNED_BUFFER_H
 #define TESSEL_RUNTIME_ALIGNED_BUFFER_H
 
-#include "engine_format.h"
+#include "tessel/engine_format.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -169,6 +169,15 @@ size_t tessel_engine_output_count(const tessel_engine_t *engine) {
   return engine ? engine->engine->outputs().size() : 0;
 }
 
+tessel_status_t tessel_engine_file(const tessel_engine_t *engine, const void **data,
+                                  size_t *size) {
+  if (!engine || !data || !size)
+    return invalidArgument("tessel_engine_file: engine, data or size is NULL");
+  *data = engine->engine->fileData();
+  *size = engine->engine->fileSize();
+  return nullptr;
+}
+
 tessel_status_t tessel_engine_input_info(const tessel_engine_t *engine, size_t index,
                                          tessel_tensor_info_t *info) {
   return tensorInfo(engine, index, info, /*isInput=*/true);

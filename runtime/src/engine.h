@@ -14,9 +14,8 @@
 #define TESSEL_RUNTIME_ENGINE_H
 
 #include "aligned_buffer.h"
-#include "cpu/kernels.h"
-#include "engine_format.h"
-#include "engine_generated.h"
+#include "tessel/cpu_kernels.h"
+#include "tessel/engine_format.h"
 #include "status.h"
 
 #include <cstdint>

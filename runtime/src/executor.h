@@ -18,7 +18,7 @@
 #define TESSEL_RUNTIME_EXECUTOR_H
 
 #include "aligned_buffer.h"
-#include "cpu/kernels.h"
+#include "tessel/cpu_kernels.h"
 #include "engine.h"
 #include "gpu/tiers.h"
 #include "status.h"

@@ -45,7 +45,7 @@
 #ifndef TESSEL_RUNTIME_GPU_DEVICE_CONTEXT_H
 #define TESSEL_RUNTIME_GPU_DEVICE_CONTEXT_H
 
-#include "cpu/kernels.h"
+#include "tessel/cpu_kernels.h"
 #include "gpu/device_engine.h"
 #include "gpu/tiers.h"
 #include "status.h"

@@ -116,7 +116,7 @@ Status DeviceEngine::loadModuleLocked(size_t index) {
     return slot.failure;
   slot.tried = true;
   const fb::KernelModule *module = owner->fb()->modules()->Get(index);
-  int chosen = chooseImage(module, info);
+  int chosen = format::chooseImage(module, info.computeCapability());
   if (chosen < 0) {
     slot.failure = Status(TESSEL_UNSUPPORTED, moduleName(*owner, index) + " has no image for " +
                                                   info.arch());

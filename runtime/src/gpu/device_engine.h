@@ -3,7 +3,7 @@
 // What every context of one engine on one device shares, made once: the
 // device's primary context (retained), the whole constants blob uploaded in
 // one allocation, and the kernel modules loaded from the image each device
-// takes (tiers.h: chooseImage) with their functions resolved. Contexts hold
+// takes (format::chooseImage) with their functions resolved. Contexts hold
 // it by shared_ptr; the last one to go frees the constants, unloads the
 // modules and releases the primary context.
 //

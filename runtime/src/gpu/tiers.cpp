@@ -63,7 +63,7 @@ std::string rejection(const Engine &engine, const fb::KernelVariant *variant,
     if (static_cast<size_t>(launch->module_()) < failedModules.size() &&
         failedModules[launch->module_()])
       return name + " failed to load";
-    if (chooseImage(module, device) < 0)
+    if (format::chooseImage(module, device.computeCapability()) < 0)
       return name + " has no image for " + device.arch();
     if (device.maxSharedBytesOptin > 0 &&
         launch->shared_bytes() > static_cast<uint32_t>(device.maxSharedBytesOptin))
@@ -155,25 +155,6 @@ int tierRank(const std::string &tier) {
     if (tier == kTiersBestFirst[i])
       return count - 1 - i;
   return -1;
-}
-
-int chooseImage(const fb::KernelModule *module, const DeviceInfo &device) {
-  const auto *images = module->images();
-  if (!images)
-    return -1;
-  int cubin = -1, cubinArch = -1, ptx = -1, ptxArch = -1;
-  const int capability = device.computeCapability();
-  for (size_t i = 0; i < images->size(); ++i) {
-    const fb::KernelImage *image = images->Get(i);
-    int arch = image->arch();
-    if (image->format() == fb::ImageFormat::Cubin) {
-      if (arch / 10 == device.ccMajor && arch % 10 <= device.ccMinor && arch > cubinArch)
-        cubin = static_cast<int>(i), cubinArch = arch;
-    } else if (arch <= capability && arch > ptxArch) {
-      ptx = static_cast<int>(i), ptxArch = arch;
-    }
-  }
-  return cubin >= 0 ? cubin : ptx;
 }
 
 bool Selection::usesGpu() const {

@@ -10,7 +10,7 @@
 //   - the device's compute capability is at least the variant's
 //     min_compute_capability and what its tier name says (tc-sm80: 8.0),
 //   - every module its launches use has an image the device loads
-//     (chooseImage) and did not fail to load,
+//     (format::chooseImage) and did not fail to load,
 //   - every tensor it binds lies on the variant's alignment (arena and
 //     constant offsets; graph inputs and outputs get 256-byte aligned device
 //     buffers), and
@@ -35,13 +35,6 @@ namespace tessel::rt::gpu {
 /// A KernelVariant tier's rank, best highest: tc-sm90 4, tc-sm80 3, tc-sm70 2,
 /// simt 1, cpu 0; -1 for a name the runtime does not know.
 int tierRank(const std::string &tier);
-
-/// The image of `module` that `device` loads, as an index into its images:
-/// the cubin built for the device's major with the highest minor not above
-/// the device's (cubins run on later minors of one major); else the PTX with
-/// the highest target not above the device's compute capability (the driver
-/// compiles it at load). -1 when there is none.
-int chooseImage(const tessel::engine::KernelModule *module, const DeviceInfo &device);
 
 /// What one step runs.
 struct StepChoice {

@@ -125,3 +125,36 @@ func.func @cumsum_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %y = tessel.cumsum %x {axis = 2 : i64, exclusive = false, reverse = false} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
+
+// -----
+
+// Activation and layout are enums: a name outside them does not parse.
+func.func @conv_unknown_activation(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+2 {{expected ::tessel::Activation to be one of: none, relu, clip, leaky_relu, sigmoid, tanh, hard_swish}}
+  // expected-error @+1 {{failed to parse Tessel_ActivationAttr parameter 'value'}}
+  %y = tessel.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, activation = #tessel<activation swish>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// The IO attributes the dialect registers on a function's arguments and
+// results: tessel.layout is a layout, on a 4-D tensor.
+// expected-error @+1 {{tessel.layout must be a #tessel.layout}}
+func.func @io_layout_string(%x: tensor<1x3x8x8xf32> {tessel.layout = "NCHW"}) -> tensor<1x3x8x8xf32> {
+  return %x : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{tessel.layout applies to 4-D tensors only}}
+func.func @io_layout_rank(%x: tensor<3x8xf32>) -> (tensor<3x8xf32> {tessel.layout = #tessel<layout NHWC>}) {
+  return %x : tensor<3x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{unknown attribute tessel.shape of the tessel dialect}}
+func.func @io_unknown(%x: tensor<3x8xf32> {tessel.shape = "x"}) -> tensor<3x8xf32> {
+  return %x : tensor<3x8xf32>
+}

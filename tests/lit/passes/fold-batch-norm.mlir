@@ -161,7 +161,7 @@ func.func @weight_not_constant(%x: tensor<1x2x3x3xf32>, %w: tensor<2x2x1x1xf32>)
 // Must NOT fold: the conv already applies relu, and BN(relu(z)) is not an
 // affine map of z.
 // CHECK-LABEL: func @conv_with_activation
-// CHECK: tessel.conv {{.*}}activation = "relu"
+// CHECK: tessel.conv {{.*}}activation = #tessel<activation relu>
 // CHECK: tessel.batch_norm
 func.func @conv_with_activation(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
   %w = tessel.constant dense<1.0> : tensor<2x2x1x1xf32>
@@ -169,7 +169,7 @@ func.func @conv_with_activation(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> 
   %bias = tessel.constant dense<[0.5, -0.5]> : tensor<2xf32>
   %mean = tessel.constant dense<[1.0, 2.0]> : tensor<2xf32>
   %var = tessel.constant dense<[3.75, 15.75]> : tensor<2xf32>
-  %c = tessel.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, activation = "relu"} : (tensor<1x2x3x3xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x3x3xf32>
+  %c = tessel.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, activation = #tessel<activation relu>} : (tensor<1x2x3x3xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x3x3xf32>
   %y = tessel.batch_norm %c, %scale, %bias, %mean, %var {epsilon = 0.25 : f32} : (tensor<1x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x3x3xf32>
   return %y : tensor<1x2x3x3xf32>
 }
@@ -187,7 +187,7 @@ func.func @nhwc_conv(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
   %bias = tessel.constant dense<[0.5, -0.5]> : tensor<2xf32>
   %mean = tessel.constant dense<[1.0, 2.0]> : tensor<2xf32>
   %var = tessel.constant dense<[3.75, 15.75]> : tensor<2xf32>
-  %c = tessel.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC"} : (tensor<1x2x3x4xf32>, tensor<4x1x1x4xf32>) -> tensor<1x2x3x4xf32>
+  %c = tessel.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>} : (tensor<1x2x3x4xf32>, tensor<4x1x1x4xf32>) -> tensor<1x2x3x4xf32>
   %y = tessel.batch_norm %c, %scale, %bias, %mean, %var {epsilon = 0.25 : f32} : (tensor<1x2x3x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x3x4xf32>
   return %y : tensor<1x2x3x4xf32>
 }

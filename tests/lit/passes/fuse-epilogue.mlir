@@ -64,17 +64,17 @@ func.func @bias_scalar(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
 // CHECK-LABEL: func @bias_nhwc
 // CHECK-DAG: %[[B1:.*]] = tessel.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
 // CHECK-DAG: %[[B2:.*]] = tessel.constant dense<[5.000000e+00, 6.000000e+00, 7.000000e+00, 8.000000e+00]> : tensor<4xf32>
-// CHECK: %[[C1:.*]] = tessel.conv %arg0, %{{.*}} bias %[[B1]] {{.*}}layout = "NHWC"
-// CHECK: %[[C2:.*]] = tessel.conv %arg0, %{{.*}} bias %[[B2]] {{.*}}layout = "NHWC"
+// CHECK: %[[C1:.*]] = tessel.conv %arg0, %{{.*}} bias %[[B1]] {{.*}}layout = #tessel<layout NHWC>
+// CHECK: %[[C2:.*]] = tessel.conv %arg0, %{{.*}} bias %[[B2]] {{.*}}layout = #tessel<layout NHWC>
 // CHECK-NOT: tessel.add
 // CHECK: return %[[C1]], %[[C2]]
 func.func @bias_nhwc(%x: tensor<1x2x3x4xf32>) -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) {
   %w = tessel.constant dense<1.0> : tensor<4x1x1x4xf32>
   %b1 = tessel.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
   %b2 = tessel.constant dense<[[[[5.0, 6.0, 7.0, 8.0]]]]> : tensor<1x1x1x4xf32>
-  %c1 = tessel.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC"} : (tensor<1x2x3x4xf32>, tensor<4x1x1x4xf32>) -> tensor<1x2x3x4xf32>
+  %c1 = tessel.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>} : (tensor<1x2x3x4xf32>, tensor<4x1x1x4xf32>) -> tensor<1x2x3x4xf32>
   %y1 = tessel.add %c1, %b1 : (tensor<1x2x3x4xf32>, tensor<4xf32>) -> tensor<1x2x3x4xf32>
-  %c2 = tessel.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC"} : (tensor<1x2x3x4xf32>, tensor<4x1x1x4xf32>) -> tensor<1x2x3x4xf32>
+  %c2 = tessel.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>} : (tensor<1x2x3x4xf32>, tensor<4x1x1x4xf32>) -> tensor<1x2x3x4xf32>
   %y2 = tessel.add %b2, %c2 : (tensor<1x1x1x4xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
   return %y1, %y2 : tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>
 }
@@ -101,7 +101,7 @@ func.func @not_per_channel(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
 // the conv moves down to where the add was.
 // CHECK-LABEL: func @residual_block
 // CHECK: %[[R:.*]] = tessel.max_pool %arg1
-// CHECK-NEXT: %[[C:.*]] = tessel.conv %arg0, %{{.*}} residual %[[R]] {activation = "relu"
+// CHECK-NEXT: %[[C:.*]] = tessel.conv %arg0, %{{.*}} residual %[[R]] {activation = #tessel<activation relu>
 // CHECK-NEXT: return %[[C]]
 // LOC-LABEL: func @residual_block
 // LOC: tessel.conv {{.*}} loc(#[[FUSED:loc[0-9]*]])
@@ -151,12 +151,12 @@ func.func @two_residuals(%x: tensor<1x2x3x3xf32>, %s: tensor<1x2x3x3xf32>, %t: t
 
 // Each activation the epilogue knows, with its parameters.
 // CHECK-LABEL: func @activations
-// CHECK: %[[RELU:.*]] = tessel.conv {{.*}}activation = "relu"
-// CHECK: %[[CLIP:.*]] = tessel.conv {{.*}}{activation = "clip", alpha = -1.000000e+00 : f32, beta = 6.000000e+00 : f32
-// CHECK: %[[LEAKY:.*]] = tessel.conv {{.*}}{activation = "leaky_relu", alpha = 1.000000e-01 : f32
-// CHECK: %[[SIGMOID:.*]] = tessel.conv {{.*}}activation = "sigmoid"
-// CHECK: %[[TANH:.*]] = tessel.conv {{.*}}activation = "tanh"
-// CHECK: %[[HSWISH:.*]] = tessel.conv {{.*}}activation = "hard_swish"
+// CHECK: %[[RELU:.*]] = tessel.conv {{.*}}activation = #tessel<activation relu>
+// CHECK: %[[CLIP:.*]] = tessel.conv {{.*}}{activation = #tessel<activation clip>, alpha = -1.000000e+00 : f32, beta = 6.000000e+00 : f32
+// CHECK: %[[LEAKY:.*]] = tessel.conv {{.*}}{activation = #tessel<activation leaky_relu>, alpha = 1.000000e-01 : f32
+// CHECK: %[[SIGMOID:.*]] = tessel.conv {{.*}}activation = #tessel<activation sigmoid>
+// CHECK: %[[TANH:.*]] = tessel.conv {{.*}}activation = #tessel<activation tanh>
+// CHECK: %[[HSWISH:.*]] = tessel.conv {{.*}}activation = #tessel<activation hard_swish>
 // CHECK: return %[[RELU]], %[[CLIP]], %[[LEAKY]], %[[SIGMOID]], %[[TANH]], %[[HSWISH]]
 func.func @activations(%x: tensor<1x2x3x3xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) {
   %w = tessel.constant dense<1.0> : tensor<2x2x1x1xf32>
@@ -180,7 +180,7 @@ func.func @activations(%x: tensor<1x2x3x3xf32>) -> (tensor<1x2x3x3xf32>, tensor<
 // Must NOT fuse the add: y = relu(conv) + b is not relu(conv + b). The relu
 // fuses; the add after it stays.
 // CHECK-LABEL: func @add_after_activation
-// CHECK: %[[C:.*]] = tessel.conv %arg0, %{{.*}} {activation = "relu"
+// CHECK: %[[C:.*]] = tessel.conv %arg0, %{{.*}} {activation = #tessel<activation relu>
 // CHECK: tessel.add %[[C]], %{{.*}} : (tensor<1x2x3x3xf32>, tensor<1x2x1x1xf32>)
 // CHECK: tessel.add %{{.*}}, %arg1
 func.func @add_after_activation(%x: tensor<1x2x3x3xf32>, %s: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
@@ -197,7 +197,7 @@ func.func @add_after_activation(%x: tensor<1x2x3x3xf32>, %s: tensor<1x2x3x3xf32>
 
 // Must NOT fuse a second activation: relu6 after sigmoid stays a clip.
 // CHECK-LABEL: func @second_activation
-// CHECK: %[[C:.*]] = tessel.conv {{.*}}activation = "sigmoid"
+// CHECK: %[[C:.*]] = tessel.conv {{.*}}activation = #tessel<activation sigmoid>
 // CHECK: tessel.clip %[[C]]
 func.func @second_activation(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
   %w = tessel.constant dense<1.0> : tensor<2x2x1x1xf32>
@@ -231,7 +231,7 @@ func.func @conv_two_uses(%x: tensor<1x2x3x3xf32>) -> (tensor<1x2x3x3xf32>, tenso
 // Gemm takes an activation the same way (act_alpha = min, elided when it is
 // the default 0, and act_beta = max).
 // CHECK-LABEL: func @gemm_activation
-// CHECK: %[[G:.*]] = tessel.gemm %arg0, %{{.*}}, %{{.*}} {act_beta = 6.000000e+00 : f32, activation = "clip"
+// CHECK: %[[G:.*]] = tessel.gemm %arg0, %{{.*}}, %{{.*}} {act_beta = 6.000000e+00 : f32, activation = #tessel<activation clip>
 // CHECK-NEXT: return %[[G]]
 func.func @gemm_activation(%a: tensor<4x3xf32>) -> tensor<4x2xf32> {
   %b = tessel.constant dense<1.0> : tensor<3x2xf32>
@@ -247,7 +247,7 @@ func.func @gemm_activation(%a: tensor<4x3xf32>) -> tensor<4x2xf32> {
 // CHECK-LABEL: func @matmul_bias_relu
 // CHECK-DAG: %[[B:.*]] = tessel.constant dense<1.000000e+00> : tensor<3x2xf32>
 // CHECK-DAG: %[[C:.*]] = tessel.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
-// CHECK: %[[G:.*]] = tessel.gemm %arg0, %[[B]], %[[C]] {activation = "relu", alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, transA = false, transB = false}
+// CHECK: %[[G:.*]] = tessel.gemm %arg0, %[[B]], %[[C]] {activation = #tessel<activation relu>, alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, transA = false, transB = false}
 // CHECK-NEXT: return %[[G]]
 // LOC-LABEL: func @matmul_bias_relu
 // LOC: tessel.gemm {{.*}} loc(#[[FUSED:loc[0-9]*]])

@@ -8,8 +8,8 @@
 // back. The pass gives the function an f16 NHWC signature and inserts the
 // inverse conversions at the boundary, each mirroring its neighbour.
 // CHECK-LABEL: func @cnn
-// CHECK-SAME: (%[[X:.*]]: tensor<1x5x6x3xf16> {tessel.layout = "NHWC", tessel.name = "x"})
-// CHECK-SAME: -> (tensor<1x5x6x8xf16> {tessel.layout = "NHWC", tessel.name = "y"})
+// CHECK-SAME: (%[[X:.*]]: tensor<1x5x6x3xf16> {tessel.layout = #tessel<layout NHWC>, tessel.name = "x"})
+// CHECK-SAME: -> (tensor<1x5x6x8xf16> {tessel.layout = #tessel<layout NHWC>, tessel.name = "y"})
 // CHECK: %[[XF:.*]] = tessel.cast %[[X]] : tensor<1x5x6x3xf16> -> tensor<1x5x6x3xf32>
 // CHECK: %[[XN:.*]] = tessel.transpose %[[XF]] {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x5x6x3xf32>) -> tensor<1x3x5x6xf32>
 // CHECK: tessel.transpose %[[XN]] {perm = array<i64: 0, 2, 3, 1>}
@@ -28,8 +28,8 @@
 // FOLD: return
 // Layout only: the input keeps f32 and its cast to f16; no transpose is left.
 // NHWC-LABEL: func @cnn
-// NHWC-SAME: (%arg0: tensor<1x5x6x3xf32> {tessel.layout = "NHWC", tessel.name = "x"})
-// NHWC-SAME: -> (tensor<1x5x6x8xf32> {tessel.layout = "NHWC", tessel.name = "y"})
+// NHWC-SAME: (%arg0: tensor<1x5x6x3xf32> {tessel.layout = #tessel<layout NHWC>, tessel.name = "x"})
+// NHWC-SAME: -> (tensor<1x5x6x8xf32> {tessel.layout = #tessel<layout NHWC>, tessel.name = "y"})
 // NHWC-NOT: tessel.transpose
 // NHWC: tessel.cast %arg0 : tensor<1x5x6x3xf32> -> tensor<1x5x6x3xf16>
 // NHWC-NOT: tessel.transpose
@@ -38,8 +38,8 @@
 // NHWC: return
 // The model's format: the signature stays, 4-D f32 tensors are marked NCHW.
 // MODEL-LABEL: func @cnn
-// MODEL-SAME: (%arg0: tensor<1x3x5x6xf32> {tessel.layout = "NCHW", tessel.name = "x"})
-// MODEL-SAME: -> (tensor<1x8x5x6xf32> {tessel.layout = "NCHW", tessel.name = "y"})
+// MODEL-SAME: (%arg0: tensor<1x3x5x6xf32> {tessel.layout = #tessel<layout NCHW>, tessel.name = "x"})
+// MODEL-SAME: -> (tensor<1x8x5x6xf32> {tessel.layout = #tessel<layout NCHW>, tessel.name = "y"})
 // MODEL-NEXT: tessel.transpose %arg0
 func.func @cnn(%x: tensor<1x3x5x6xf32> {tessel.name = "x"}) -> (tensor<1x8x5x6xf32> {tessel.name = "y"}) {
   %t = tessel.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x3x5x6xf32>) -> tensor<1x5x6x3xf32>
@@ -77,11 +77,11 @@ func.func @cast_first(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 // spatial dims is the same bytes in both layouts: a reshape, which folds with
 // the graph's own.
 // CHECK-LABEL: func @untouched
-// CHECK-SAME: (%arg0: tensor<2x3x4xf16>, %arg1: tensor<2xi64>, %arg2: tensor<1x3x5x6xf16>, %arg3: tensor<1x1x1x7xf16> {tessel.layout = "NHWC"})
+// CHECK-SAME: (%arg0: tensor<2x3x4xf16>, %arg1: tensor<2xi64>, %arg2: tensor<1x3x5x6xf16>, %arg3: tensor<1x1x1x7xf16> {tessel.layout = #tessel<layout NHWC>})
 // CHECK-SAME: -> (tensor<2x3x4xf16>, tensor<2xi64>, tensor<1x3x5x6xf16>, tensor<1x7xf16>)
 // CHECK-NOT: tessel.layout
 // NHWC-LABEL: func @untouched
-// NHWC-SAME: (%arg0: tensor<2x3x4xf32>, %arg1: tensor<2xi64>, %arg2: tensor<1x3x5x6xf16>, %arg3: tensor<1x1x1x7xf32> {tessel.layout = "NHWC"})
+// NHWC-SAME: (%arg0: tensor<2x3x4xf32>, %arg1: tensor<2xi64>, %arg2: tensor<1x3x5x6xf16>, %arg3: tensor<1x1x1x7xf32> {tessel.layout = #tessel<layout NHWC>})
 // NHWC-SAME: -> (tensor<2x3x4xf32>, tensor<2xi64>, tensor<1x3x5x6xf16>, tensor<1x7xf32>)
 // NHWC-NEXT: %[[R:.*]] = tessel.reshape %arg3 : (tensor<1x1x1x7xf32>) -> tensor<1x7xf32>
 // NHWC-NEXT: return %arg0, %arg1, %arg2, %[[R]]

@@ -26,9 +26,9 @@ func.func @first_conv(%x: tensor<1x8x8x3xf32>) -> tensor<1x8x8x1xf32> {
   %b1 = tessel.constant dense<0.1> : tensor<16xf32>
   %w2 = tessel.constant dense<0.25> : tensor<10x3x3x16xf32>
   %b2 = tessel.constant dense<0.2> : tensor<10xf32>
-  %c1 = tessel.conv %x, %w1 bias %b1 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 1, 0, 1, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x3xf32>, tensor<16x3x1x3xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
+  %c1 = tessel.conv %x, %w1 bias %b1 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>, pads = array<i64: 1, 0, 1, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x3xf32>, tensor<16x3x1x3xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
   %r = tessel.relu %c1 : tensor<1x8x8x16xf32>
-  %c2 = tessel.conv %r, %w2 bias %b2 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x16xf32>, tensor<10x3x3x16xf32>, tensor<10xf32>) -> tensor<1x8x8x10xf32>
+  %c2 = tessel.conv %r, %w2 bias %b2 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x16xf32>, tensor<10x3x3x16xf32>, tensor<10xf32>) -> tensor<1x8x8x10xf32>
   %s = tessel.reduce_sum %c2 {axes = array<i64: 3>, keepdims = true} : (tensor<1x8x8x10xf32>) -> tensor<1x8x8x1xf32>
   return %s : tensor<1x8x8x1xf32>
 }
@@ -45,12 +45,12 @@ func.func @first_conv(%x: tensor<1x8x8x3xf32>) -> tensor<1x8x8x1xf32> {
 // CHECK: %[[U:.*]] = tessel.im2row %[[X]] {dilation = 1 : i64, kernel = 7 : i64, pad = 3 : i64, stride = 2 : i64} : (tensor<2x32x32x3xf16>) -> tensor<2x32x16x24xf16>
 // CHECK: %[[WR:.*]] = tessel.reshape %{{.*}} : (tensor<64x7x7x3xf16>) -> tensor<64x7x1x21xf16>
 // CHECK: %[[WP:.*]] = tessel.pad %[[WR]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 3>, value = 0.000000e+00 : f64} : (tensor<64x7x1x21xf16>) -> tensor<64x7x1x24xf16>
-// CHECK: %[[C:.*]] = tessel.conv %[[U]], %[[WP]] bias %{{.*}} {activation = "relu", dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 3, 0, 3, 0>, strides = array<i64: 2, 1>} : (tensor<2x32x16x24xf16>, tensor<64x7x1x24xf16>, tensor<64xf16>) -> tensor<2x16x16x64xf16>
+// CHECK: %[[C:.*]] = tessel.conv %[[U]], %[[WP]] bias %{{.*}} {activation = #tessel<activation relu>, dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>, pads = array<i64: 3, 0, 3, 0>, strides = array<i64: 2, 1>} : (tensor<2x32x16x24xf16>, tensor<64x7x1x24xf16>, tensor<64xf16>) -> tensor<2x16x16x64xf16>
 // CHECK: return %[[C]]
 func.func @stem(%x: tensor<2x32x32x3xf16>) -> tensor<2x16x16x64xf16> {
   %w = tessel.constant dense<0.5> : tensor<64x7x7x3xf16>
   %b = tessel.constant dense<0.1> : tensor<64xf16>
-  %c = tessel.conv %x, %w bias %b {activation = "relu", dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 3, 3, 3, 3>, strides = array<i64: 2, 2>} : (tensor<2x32x32x3xf16>, tensor<64x7x7x3xf16>, tensor<64xf16>) -> tensor<2x16x16x64xf16>
+  %c = tessel.conv %x, %w bias %b {activation = #tessel<activation relu>, dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>, pads = array<i64: 3, 3, 3, 3>, strides = array<i64: 2, 2>} : (tensor<2x32x32x3xf16>, tensor<64x7x7x3xf16>, tensor<64xf16>) -> tensor<2x16x16x64xf16>
   return %c : tensor<2x16x16x64xf16>
 }
 
@@ -64,7 +64,7 @@ func.func @stem(%x: tensor<2x32x32x3xf16>) -> tensor<2x16x16x64xf16> {
 // CHECK-SAME: (%[[X:.*]]: tensor<1x8x8x8xf32>)
 // CHECK-DAG: %[[BIAS:.*]] = tessel.constant {{.*}} : tensor<12xf32>
 // CHECK-DAG: %[[SCALE:.*]] = tessel.constant dense<2.000000e+00> : tensor<1x1x1x12xf32>
-// CHECK: %[[C1:.*]] = tessel.conv %[[X]], %{{.*}} {activation = "sigmoid"{{.*}}} : (tensor<1x8x8x8xf32>, tensor<16x1x1x8xf32>) -> tensor<1x8x8x16xf32>
+// CHECK: %[[C1:.*]] = tessel.conv %[[X]], %{{.*}} {activation = #tessel<activation sigmoid>{{.*}}} : (tensor<1x8x8x8xf32>, tensor<16x1x1x8xf32>) -> tensor<1x8x8x16xf32>
 // CHECK: %[[BP:.*]] = tessel.pad %[[BIAS]] {mode = "constant", pads = array<i64: 0, 4>, value = 0.000000e+00 : f64} : (tensor<12xf32>) -> tensor<16xf32>
 // CHECK: %[[A:.*]] = tessel.add %[[C1]], %[[BP]] : (tensor<1x8x8x16xf32>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
 // CHECK: %[[SP:.*]] = tessel.pad %[[SCALE]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 4>, value = 1.000000e+00 : f64} : (tensor<1x1x1x12xf32>) -> tensor<1x1x1x16xf32>
@@ -81,13 +81,13 @@ func.func @propagate(%x: tensor<1x8x8x8xf32>) -> tensor<1x4x4x16xf32> {
   %bias = tessel.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]> : tensor<12xf32>
   %scale = tessel.constant dense<2.0> : tensor<1x1x1x12xf32>
   %w2 = tessel.constant dense<0.25> : tensor<16x1x1x12xf32>
-  %c1 = tessel.conv %x, %w1 {activation = "sigmoid", dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x8xf32>, tensor<12x1x1x8xf32>) -> tensor<1x8x8x12xf32>
+  %c1 = tessel.conv %x, %w1 {activation = #tessel<activation sigmoid>, dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x8xf32>, tensor<12x1x1x8xf32>) -> tensor<1x8x8x12xf32>
   %a = tessel.add %c1, %bias : (tensor<1x8x8x12xf32>, tensor<12xf32>) -> tensor<1x8x8x12xf32>
   %d = tessel.div %a, %scale : (tensor<1x8x8x12xf32>, tensor<1x1x1x12xf32>) -> tensor<1x8x8x12xf32>
   %t = tessel.tanh %d : tensor<1x8x8x12xf32>
   %m = tessel.mul %t, %c1 : (tensor<1x8x8x12xf32>, tensor<1x8x8x12xf32>) -> tensor<1x8x8x12xf32>
-  %p = tessel.max_pool %m {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, layout = "NHWC", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x8x8x12xf32>) -> tensor<1x4x4x12xf32>
-  %c2 = tessel.conv %p, %w2 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x4x12xf32>, tensor<16x1x1x12xf32>) -> tensor<1x4x4x16xf32>
+  %p = tessel.max_pool %m {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, layout = #tessel<layout NHWC>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x8x8x12xf32>) -> tensor<1x4x4x12xf32>
+  %c2 = tessel.conv %p, %w2 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x4x12xf32>, tensor<16x1x1x12xf32>) -> tensor<1x4x4x16xf32>
   return %c2 : tensor<1x4x4x16xf32>
 }
 
@@ -108,8 +108,8 @@ func.func @propagate(%x: tensor<1x8x8x8xf32>) -> tensor<1x4x4x16xf32> {
 func.func @residual(%x: tensor<1x8x8x8xf32>, %r: tensor<1x8x8x12xf32>) -> tensor<1x8x8x12xf32> {
   %w1 = tessel.constant dense<0.5> : tensor<12x1x1x8xf32>
   %w2 = tessel.constant dense<0.5> : tensor<12x1x1x12xf32>
-  %c1 = tessel.conv %x, %w1 residual %r {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x8xf32>, tensor<12x1x1x8xf32>, tensor<1x8x8x12xf32>) -> tensor<1x8x8x12xf32>
-  %c2 = tessel.conv %c1, %w2 residual %c1 {activation = "relu", dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x12xf32>, tensor<12x1x1x12xf32>, tensor<1x8x8x12xf32>) -> tensor<1x8x8x12xf32>
+  %c1 = tessel.conv %x, %w1 residual %r {dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x8xf32>, tensor<12x1x1x8xf32>, tensor<1x8x8x12xf32>) -> tensor<1x8x8x12xf32>
+  %c2 = tessel.conv %c1, %w2 residual %c1 {activation = #tessel<activation relu>, dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x12xf32>, tensor<12x1x1x12xf32>, tensor<1x8x8x12xf32>) -> tensor<1x8x8x12xf32>
   %e = tessel.exp %c2 : tensor<1x8x8x12xf32>
   return %e : tensor<1x8x8x12xf32>
 }
@@ -128,9 +128,9 @@ func.func @residual(%x: tensor<1x8x8x8xf32>, %r: tensor<1x8x8x12xf32>) -> tensor
 func.func @slices(%x: tensor<1x8x8x8xf32>) -> (tensor<1x8x8x24xf32>, tensor<1x8x8x12xf32>) {
   %w1 = tessel.constant dense<0.5> : tensor<12x1x1x8xf32>
   %wd = tessel.constant dense<0.5> : tensor<12x3x3x1xf32>
-  %c = tessel.conv %x, %w1 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x8xf32>, tensor<12x1x1x8xf32>) -> tensor<1x8x8x12xf32>
+  %c = tessel.conv %x, %w1 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x8x8x8xf32>, tensor<12x1x1x8xf32>) -> tensor<1x8x8x12xf32>
   %r = tessel.relu %c : tensor<1x8x8x12xf32>
-  %d = tessel.conv %r, %wd {dilations = array<i64: 1, 1>, group = 12 : i64, layout = "NHWC", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x12xf32>, tensor<12x3x3x1xf32>) -> tensor<1x8x8x12xf32>
+  %d = tessel.conv %r, %wd {dilations = array<i64: 1, 1>, group = 12 : i64, layout = #tessel<layout NHWC>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x12xf32>, tensor<12x3x3x1xf32>) -> tensor<1x8x8x12xf32>
   %cat = tessel.concat %r, %d {axis = 3 : i64} : (tensor<1x8x8x12xf32>, tensor<1x8x8x12xf32>) -> tensor<1x8x8x24xf32>
   return %cat, %r : tensor<1x8x8x24xf32>, tensor<1x8x8x12xf32>
 }
@@ -149,9 +149,9 @@ func.func @slices(%x: tensor<1x8x8x8xf32>) -> (tensor<1x8x8x24xf32>, tensor<1x8x
 // CHECK-NOT: tessel.slice
 func.func @untouched(%x: tensor<1x8x8x8xf32>, %y: tensor<1x8x8x12xf32>, %z: tensor<1x12x8x8xf32>) -> (tensor<1x8x8x16xf32>, tensor<1x8x8x12xf32>, tensor<1x12x8x8xf32>) {
   %w1 = tessel.constant dense<0.5> : tensor<16x3x3x8xf32>
-  %c1 = tessel.conv %x, %w1 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = "NHWC", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x8xf32>, tensor<16x3x3x8xf32>) -> tensor<1x8x8x16xf32>
+  %c1 = tessel.conv %x, %w1 {dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x8xf32>, tensor<16x3x3x8xf32>) -> tensor<1x8x8x16xf32>
   %w2 = tessel.constant dense<0.5> : tensor<12x3x3x1xf32>
-  %c2 = tessel.conv %y, %w2 {dilations = array<i64: 1, 1>, group = 12 : i64, layout = "NHWC", pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x12xf32>, tensor<12x3x3x1xf32>) -> tensor<1x8x8x12xf32>
+  %c2 = tessel.conv %y, %w2 {dilations = array<i64: 1, 1>, group = 12 : i64, layout = #tessel<layout NHWC>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x12xf32>, tensor<12x3x3x1xf32>) -> tensor<1x8x8x12xf32>
   %w3 = tessel.constant dense<0.5> : tensor<12x12x1x1xf32>
   %c3 = tessel.conv %z, %w3 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x12x8x8xf32>, tensor<12x12x1x1xf32>) -> tensor<1x12x8x8xf32>
   return %c1, %c2, %c3 : tensor<1x8x8x16xf32>, tensor<1x8x8x12xf32>, tensor<1x12x8x8xf32>

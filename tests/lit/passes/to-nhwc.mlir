@@ -13,10 +13,10 @@
 // CHECK-DAG: %[[W2:.*]] = tessel.constant dense<2.500000e-01> : tensor<4x4x3x3xf32>
 // CHECK: %[[XT:.*]] = tessel.transpose %[[X]] {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x4x8x8xf32>) -> tensor<1x8x8x4xf32>
 // CHECK: %[[W1T:.*]] = tessel.transpose %[[W1]] {perm = array<i64: 0, 2, 3, 1>} : (tensor<4x4x3x3xf32>) -> tensor<4x3x3x4xf32>
-// CHECK: %[[C1:.*]] = tessel.conv %[[XT]], %[[W1T]] bias %[[B1]] {{{.*}}layout = "NHWC"{{.*}}} : (tensor<1x8x8x4xf32>, tensor<4x3x3x4xf32>, tensor<4xf32>) -> tensor<1x8x8x4xf32>
+// CHECK: %[[C1:.*]] = tessel.conv %[[XT]], %[[W1T]] bias %[[B1]] {{{.*}}layout = #tessel<layout NHWC>{{.*}}} : (tensor<1x8x8x4xf32>, tensor<4x3x3x4xf32>, tensor<4xf32>) -> tensor<1x8x8x4xf32>
 // CHECK: %[[R1:.*]] = tessel.relu %[[C1]] : tensor<1x8x8x4xf32>
 // CHECK: %[[W2T:.*]] = tessel.transpose %[[W2]] {perm = array<i64: 0, 2, 3, 1>}
-// CHECK: %[[C2:.*]] = tessel.conv %[[R1]], %[[W2T]] {{{.*}}layout = "NHWC"{{.*}}} : (tensor<1x8x8x4xf32>, tensor<4x3x3x4xf32>) -> tensor<1x8x8x4xf32>
+// CHECK: %[[C2:.*]] = tessel.conv %[[R1]], %[[W2T]] {{{.*}}layout = #tessel<layout NHWC>{{.*}}} : (tensor<1x8x8x4xf32>, tensor<4x3x3x4xf32>) -> tensor<1x8x8x4xf32>
 // CHECK: %[[S:.*]] = tessel.add %[[C2]], %[[XT]] : (tensor<1x8x8x4xf32>, tensor<1x8x8x4xf32>) -> tensor<1x8x8x4xf32>
 // CHECK: %[[R2:.*]] = tessel.relu %[[S]] : tensor<1x8x8x4xf32>
 // CHECK: %[[GP:.*]] = tessel.reduce_mean %[[R2]] {axes = array<i64: 1, 2>, keepdims = true} : (tensor<1x8x8x4xf32>) -> tensor<1x1x1x4xf32>
@@ -57,16 +57,16 @@ func.func @basic_block(%x: tensor<1x4x8x8xf32>) -> tensor<1x10xf32> {
 // CHECK-LABEL: func @fused_residual
 // CHECK-SAME: (%[[X:.*]]: tensor<1x4x8x8xf32>)
 // CHECK: %[[XT:.*]] = tessel.transpose %[[X]] {perm = array<i64: 0, 2, 3, 1>}
-// CHECK: %[[C1:.*]] = tessel.conv %[[XT]], %{{.*}} {activation = "relu"{{.*}}layout = "NHWC"
-// CHECK: %[[C2:.*]] = tessel.conv %[[C1]], %{{.*}} residual %[[XT]] {activation = "relu"{{.*}}layout = "NHWC"{{.*}}} : (tensor<1x8x8x4xf32>, tensor<4x3x3x4xf32>, tensor<1x8x8x4xf32>) -> tensor<1x8x8x4xf32>
-// CHECK: %[[C3:.*]] = tessel.conv %[[C2]], %{{.*}} residual %[[C2]] {{{.*}}layout = "NHWC"
+// CHECK: %[[C1:.*]] = tessel.conv %[[XT]], %{{.*}} {activation = #tessel<activation relu>{{.*}}layout = #tessel<layout NHWC>
+// CHECK: %[[C2:.*]] = tessel.conv %[[C1]], %{{.*}} residual %[[XT]] {activation = #tessel<activation relu>{{.*}}layout = #tessel<layout NHWC>{{.*}}} : (tensor<1x8x8x4xf32>, tensor<4x3x3x4xf32>, tensor<1x8x8x4xf32>) -> tensor<1x8x8x4xf32>
+// CHECK: %[[C3:.*]] = tessel.conv %[[C2]], %{{.*}} residual %[[C2]] {{{.*}}layout = #tessel<layout NHWC>
 // CHECK: %[[Y:.*]] = tessel.transpose %[[C3]] {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x8x8x4xf32>) -> tensor<1x4x8x8xf32>
 // CHECK: return %[[Y]]
 func.func @fused_residual(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %w = tessel.constant dense<0.5> : tensor<4x4x3x3xf32>
-  %c1 = tessel.conv %x, %w {activation = "relu", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32>
-  %c2 = tessel.conv %c1, %w residual %x {activation = "relu", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
-  %c3 = tessel.conv %c2, %w residual %c2 {activation = "relu", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %c1 = tessel.conv %x, %w {activation = #tessel<activation relu>, dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32>
+  %c2 = tessel.conv %c1, %w residual %x {activation = #tessel<activation relu>, dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %c3 = tessel.conv %c2, %w residual %c2 {activation = #tessel<activation relu>, dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return %c3 : tensor<1x4x8x8xf32>
 }
 
@@ -150,8 +150,8 @@ func.func @reductions(%x: tensor<1x4x8x6xf32>) -> (tensor<1x4xf32>, tensor<1x4x6
 // CHECK: %[[C:.*]] = tessel.conv
 // CHECK: %[[S:.*]] = tessel.slice %[[C]] {starts = array<i64: 0, 1, 0, 0>, steps = array<i64: 1, 2, 1, 1>} : (tensor<1x8x8x4xf32>) -> tensor<1x4x8x4xf32>
 // CHECK: %[[P:.*]] = tessel.pad %[[S]] {mode = "constant", pads = array<i64: 0, 1, 0, 0, 0, 2, 0, 0>, value = 0.000000e+00 : f64} : (tensor<1x4x8x4xf32>) -> tensor<1x7x8x4xf32>
-// CHECK: %[[M:.*]] = tessel.max_pool %[[P]] {{{.*}}layout = "NHWC"{{.*}}} : (tensor<1x7x8x4xf32>) -> tensor<1x3x4x4xf32>
-// CHECK: %[[A:.*]] = tessel.avg_pool %[[M]] {{{.*}}layout = "NHWC", pads = array<i64: 1, 0, 0, 0>{{.*}}} : (tensor<1x3x4x4xf32>) -> tensor<1x4x4x4xf32>
+// CHECK: %[[M:.*]] = tessel.max_pool %[[P]] {{{.*}}layout = #tessel<layout NHWC>{{.*}}} : (tensor<1x7x8x4xf32>) -> tensor<1x3x4x4xf32>
+// CHECK: %[[A:.*]] = tessel.avg_pool %[[M]] {{{.*}}layout = #tessel<layout NHWC>, pads = array<i64: 1, 0, 0, 0>{{.*}}} : (tensor<1x3x4x4xf32>) -> tensor<1x4x4x4xf32>
 // CHECK: %[[Y:.*]] = tessel.transpose %[[A]] {perm = array<i64: 0, 3, 1, 2>}
 // CHECK: return %[[Y]]
 func.func @slice_pad_pool(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32> {
@@ -204,7 +204,7 @@ func.func @preprocess(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // Must NOT be rewritten: 3-D and 5-D convs and pools.
 // CHECK-LABEL: func @not_4d
 // CHECK-NOT: tessel.transpose
-// CHECK-NOT: layout = "NHWC"
+// CHECK-NOT: layout = #tessel<layout NHWC>
 // CHECK: return
 func.func @not_4d(%x1: tensor<1x4x8xf32>, %w1: tensor<4x4x3xf32>, %x3: tensor<1x4x4x4x4xf32>, %w3: tensor<4x4x1x1x1xf32>) -> (tensor<1x4x6xf32>, tensor<1x4x4x4x4xf32>, tensor<1x4x2x2x2xf32>) {
   %c1 = tessel.conv %x1, %w1 {dilations = array<i64: 1>, group = 1 : i64, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x4x8xf32>, tensor<4x4x3xf32>) -> tensor<1x4x6xf32>

@@ -642,8 +642,8 @@ TEST_F(KernelLibraryPlan, PoolsRightAlignTheirSpatialDims) {
   // result element. 16 are: a thread per 8 channels (the _vec kernels).
   auto v = plan(R"(
     func.func @f(%x: tensor<1x8x8x12xf16>, %z: tensor<1x8x8x16xf16>) -> tensor<1x4x4x12xf16> {
-      %0 = tessel.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 1>, layout = "NHWC"} : (tensor<1x8x8x12xf16>) -> tensor<1x4x4x12xf16>
-      %1 = tessel.avg_pool %z {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, count_include_pad = true, layout = "NHWC"} : (tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16>
+      %0 = tessel.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 1>, layout = #tessel<layout NHWC>} : (tensor<1x8x8x12xf16>) -> tensor<1x4x4x12xf16>
+      %1 = tessel.avg_pool %z {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, count_include_pad = true, layout = #tessel<layout NHWC>} : (tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16>
       return %0 : tensor<1x4x4x12xf16>
     })");
   ASSERT_TRUE(v[0] && v[1]);
@@ -721,7 +721,7 @@ TEST_F(KernelLibraryPlan, EveryLaunchNamesAnEntryPoint) {
 TEST_F(KernelLibraryPlan, ModulesAreTheFamiliesUsedInFamilyOrder) {
   auto v = plan(R"(
     func.func @f(%x: tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16> {
-      %0 = tessel.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, layout = "NHWC"} : (tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16>
+      %0 = tessel.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, layout = #tessel<layout NHWC>} : (tensor<1x8x8x16xf16>) -> tensor<1x4x4x16xf16>
       %1 = tessel.relu %0 : tensor<1x4x4x16xf16>
       %2 = tessel.transpose %1 {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x16xf16>) -> tensor<1x16x4x4xf16>
       %3 = tessel.sigmoid %2 : tensor<1x16x4x4xf16>

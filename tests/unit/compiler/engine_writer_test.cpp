@@ -8,8 +8,7 @@
 #include "EngineWriter.h"
 #include "Pipeline.h"
 #include "TesselDialect.h"
-#include "engine_format.h"
-#include "engine_generated.h"
+#include "tessel/engine_format.h"
 #include "tessel_runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,13 +1,15 @@
-//===- kernels.h - the CPU tier's reference kernels ------------*- C++ -*-===//
+//===- cpu_kernels.h - the CPU tier's kernels, one per graph op -*- C++ -*-===//
 //
 // One kernel per graph op, looked up by the op's name (the step's `op`). The
-// executor calls them on engine steps, and the compiler's constant folder calls
-// the very same kernels on compile-time constants: one implementation of each
-// op's semantics in the whole project.
+// runtime's executor calls them on engine steps, and the compiler's constant
+// folder calls the very same kernels on compile-time constants: one
+// implementation of each op's semantics in the whole project. This is the
+// public header of the library tessel_cpu_kernels (runtime/kernels/), which
+// both link; nothing else of the runtime is visible to the compiler.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_CPU_KERNELS_H
-#define TESSEL_RUNTIME_CPU_KERNELS_H
+#ifndef TESSEL_CPU_KERNELS_H
+#define TESSEL_CPU_KERNELS_H
 
 #include <cstdint>
 #include <map>
@@ -71,6 +73,17 @@ using Kernel = KernelStatus (*)(const Attrs &attrs,
                                 const std::vector<const TensorView *> &inputs,
                                 const std::vector<TensorView *> &outputs);
 
+// A float attribute that bounds elements of `dtype` (clip's min and max), as
+// the kernels apply it: converted to the dtype (floats round to nearest, f16
+// included; integers truncate toward zero and saturate, NaN becomes 0) and
+// read back exactly, in `real` for a float dtype and in `integer` for an
+// integer one. False for bool and the dtypes no kernel computes on.
+struct Bound {
+  double real = 0;
+  int64_t integer = 0;
+};
+bool convertBound(DType dtype, double value, Bound &bound);
+
 // The kernel for a graph op name ("conv", "add", ...), or nullptr.
 Kernel findKernel(const std::string &op);
 // Every op name the CPU tier implements, sorted.
@@ -78,4 +91,4 @@ std::vector<std::string> kernelNames();
 
 } // namespace tessel::cpu
 
-#endif // TESSEL_RUNTIME_CPU_KERNELS_H
+#endif // TESSEL_CPU_KERNELS_H

@@ -11,8 +11,8 @@
 // that a run allocates nothing.
 //
 //===----------------------------------------------------------------------===//
-#include "half.h"
-#include "kernels.h"
+#include "tessel/half.h"
+#include "tessel/cpu_kernels.h"
 #include "registry.h"
 
 #include <algorithm>

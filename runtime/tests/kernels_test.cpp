@@ -21,8 +21,8 @@
 //    the smallest subnormal spacing) absolute.
 //
 //===----------------------------------------------------------------------===//
-#include "cpu/half.h"
-#include "cpu/kernels.h"
+#include "tessel/half.h"
+#include "tessel/cpu_kernels.h"
 
 #include <gtest/gtest.h>
 

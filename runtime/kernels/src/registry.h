@@ -2,7 +2,7 @@
 #ifndef TESSEL_RUNTIME_CPU_REGISTRY_H
 #define TESSEL_RUNTIME_CPU_REGISTRY_H
 
-#include "kernels.h"
+#include "tessel/cpu_kernels.h"
 
 #include <map>
 #include <string>

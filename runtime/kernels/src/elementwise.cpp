@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dispatch.h"
-#include "half.h"
-#include "kernels.h"
+#include "tessel/half.h"
+#include "tessel/cpu_kernels.h"
 #include "registry.h"
 
 #include <algorithm>
@@ -348,6 +348,20 @@ KernelStatus notKernel(const Attrs &, const std::vector<const TensorView *> &inp
     y[i] = x[i] ? 0 : 1;
   return {};
 }
+
+} // namespace
+
+bool convertBound(DType dtype, double value, Bound &bound) {
+  return dispatch(dtype, kNumeric, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (isFloatElem<T>())
+      bound.real = static_cast<double>(loadElem(saturateCast<T>(value)));
+    else
+      bound.integer = static_cast<int64_t>(saturateCast<T>(value));
+  });
+}
+
+namespace {
 
 KernelStatus clipKernel(const Attrs &attrs, const std::vector<const TensorView *> &inputs,
                         const std::vector<TensorView *> &outputs) {

@@ -13,8 +13,7 @@
 #ifndef TESSEL_TESTS_RUNTIME_ENGINE_BUILDER_H
 #define TESSEL_TESTS_RUNTIME_ENGINE_BUILDER_H
 
-#include "engine_format.h"
-#include "engine_generated.h"
+#include "tessel/engine_format.h"
 
 #include <cstdint>
 #include <cstring>

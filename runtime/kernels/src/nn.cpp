@@ -18,8 +18,8 @@
 // nothing.
 //
 //===----------------------------------------------------------------------===//
-#include "half.h"
-#include "kernels.h"
+#include "tessel/half.h"
+#include "tessel/cpu_kernels.h"
 #include "registry.h"
 #include "scratch.h"
 

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dispatch.h"
-#include "half.h"
-#include "kernels.h"
+#include "tessel/half.h"
+#include "tessel/cpu_kernels.h"
 #include "registry.h"
 #include "scratch.h"
 

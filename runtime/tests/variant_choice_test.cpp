@@ -27,7 +27,7 @@ namespace {
 using rt::Context;
 using rt::Engine;
 using rt::Status;
-using rt::gpu::chooseImage;
+using tessel::format::chooseImage;
 using rt::gpu::chooseVariants;
 using rt::gpu::DeviceInfo;
 using rt::gpu::Driver;
@@ -117,7 +117,7 @@ TEST(VariantChoice, LoadsTheCubinOfTheDeviceMajorElseThePtx) {
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(std::to_string(c.major) + "." + std::to_string(c.minor));
-    EXPECT_EQ(chooseImage(module, device(c.major, c.minor, "gpu")), c.image);
+    EXPECT_EQ(chooseImage(module, device(c.major, c.minor, "gpu").computeCapability()), c.image);
   }
 }
 
@@ -125,7 +125,7 @@ TEST(VariantChoice, AModuleWithoutImagesLoadsNowhere) {
   EngineSpec spec = gpuAddSpec(8);
   spec.modules[0].images.clear();
   auto engine = openSpec(spec);
-  EXPECT_EQ(chooseImage(engine->fb()->modules()->Get(0), kH100), -1);
+  EXPECT_EQ(chooseImage(engine->fb()->modules()->Get(0), kH100.computeCapability()), -1);
   rt::gpu::StepChoice choice = chooseVariants(*engine, &kH100, TESSEL_TIER_AUTO).steps[0];
   EXPECT_EQ(choice.tier, "cpu");
   EXPECT_EQ(choice.reason, "simt: module 'test_kernels' has no image for sm_90");

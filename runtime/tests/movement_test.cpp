@@ -5,7 +5,7 @@
 // rounding reference computed in double arithmetic (never through half.h).
 //
 //===----------------------------------------------------------------------===//
-#include "cpu/kernels.h"
+#include "tessel/cpu_kernels.h"
 
 #include <gtest/gtest.h>
 

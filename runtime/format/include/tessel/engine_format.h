@@ -1,12 +1,20 @@
-//===- engine_format.h - the .tsl file's fixed header ----------*- C++ -*-===//
+//===- engine_format.h - the .tsl file: the compiler/runtime contract -*- C++ -*-===//
 //
-// Shared by the compiler's engine writer and the runtime's reader: the fixed
-// 64-byte header in front of the FlatBuffer payload, and the checksum over
-// everything after it. The schema itself is schema/engine.fbs.
+// The engine file as both sides see it (library tessel_engine_format, public):
+// the fixed 64-byte header in front of the FlatBuffer payload, the checksum
+// over everything after it, the schema's generated reader and builder
+// (runtime/schema/engine.fbs, `tessel::engine`), and the rules about an
+// engine's contents that both the compiler and the runtime apply (which
+// kernel image a GPU loads). The compiler's engine writer assembles files
+// with it; the runtime verifies them (runtime/src/engine.cpp) before anything
+// else reads them; tools read an engine the runtime opened
+// (tessel_engine_file) through payload().
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_ENGINE_FORMAT_H
-#define TESSEL_RUNTIME_ENGINE_FORMAT_H
+#ifndef TESSEL_ENGINE_FORMAT_H
+#define TESSEL_ENGINE_FORMAT_H
+
+#include "tessel/engine_generated.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -84,6 +92,43 @@ inline std::vector<uint8_t> assembleFile(const uint8_t *payload, size_t payloadS
   return file;
 }
 
+/// The FlatBuffer root of a whole engine file that has been verified (by the
+/// runtime: tessel_engine_open_*, then tessel_engine_file). Unchecked.
+inline const tessel::engine::Engine *payload(const uint8_t *file) {
+  Header header;
+  std::memcpy(&header, file, sizeof(header));
+  return tessel::engine::GetEngine(file + header.payload_offset);
+}
+
+/// Whether a cubin built for SM `cubinArch` (major*10+minor) runs on a GPU of
+/// compute capability `capability`: same major, a minor not above the GPU's.
+inline bool cubinRunsOn(int cubinArch, int capability) {
+  return cubinArch / 10 == capability / 10 && cubinArch % 10 <= capability % 10;
+}
+
+/// The image of `module` that a GPU of compute capability `capability`
+/// (major*10+minor) loads, as an index into its images: the cubin that runs
+/// on it (cubinRunsOn) with the highest arch; else the PTX with the highest
+/// target not above its capability (the driver compiles it at load). -1 when
+/// there is none.
+inline int chooseImage(const tessel::engine::KernelModule *module, int capability) {
+  const auto *images = module->images();
+  if (!images)
+    return -1;
+  int cubin = -1, cubinArch = -1, ptx = -1, ptxArch = -1;
+  for (size_t i = 0; i < images->size(); ++i) {
+    const tessel::engine::KernelImage *image = images->Get(i);
+    const int arch = image->arch();
+    if (image->format() == tessel::engine::ImageFormat::Cubin) {
+      if (cubinRunsOn(arch, capability) && arch > cubinArch)
+        cubin = static_cast<int>(i), cubinArch = arch;
+    } else if (arch <= capability && arch > ptxArch) {
+      ptx = static_cast<int>(i), ptxArch = arch;
+    }
+  }
+  return cubin >= 0 ? cubin : ptx;
+}
+
 } // namespace tessel::format
 
-#endif // TESSEL_RUNTIME_ENGINE_FORMAT_H
+#endif // TESSEL_ENGINE_FORMAT_H

@@ -1,5 +1,5 @@
 //===- kernels.cpp - the kernel table and the attribute store -------------===//
-#include "kernels.h"
+#include "tessel/cpu_kernels.h"
 #include "registry.h"
 
 #include <algorithm>

@@ -1,5 +1,9 @@
-//===- TensorData.cpp - tensor bytes in and out of MLIR attributes --------===//
-#include "TensorData.h"
+//===- StepEncoding.cpp - a tessel op as an engine step -------------------===//
+#include "StepEncoding.h"
+
+#include "TesselDialect.h"
+
+#include "mlir/IR/Diagnostics.h"
 
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -117,11 +121,28 @@ FailureOr<EngineAttrs> engineAttrs(Operation *op) {
                                                     a.asArrayRef().end()));
     else if (auto s = dyn_cast<StringAttr>(attr))
       attrs.emplace_back(name, s.str());
+    else if (auto activation = dyn_cast<ActivationAttr>(attr))
+      attrs.emplace_back(name, stringifyActivation(activation.getValue()).str());
+    else if (auto layout = dyn_cast<LayoutAttr>(attr))
+      attrs.emplace_back(name, stringifyLayout(layout.getValue()).str());
     else
       return op->emitOpError("attribute '") << name << "' has no engine encoding";
   }
   // NamedAttrList keeps names sorted; the engine relies on it.
   return attrs;
+}
+
+std::optional<cpu::AttrValue> engineAttr(Operation *op, llvm::StringRef name) {
+  // Diagnostics of an attribute the engine cannot hold are engineAttrs' to
+  // report, when the writer encodes the step.
+  ScopedDiagnosticHandler quiet(op->getContext(), [](Diagnostic &) { return success(); });
+  FailureOr<EngineAttrs> all = engineAttrs(op);
+  if (failed(all))
+    return std::nullopt;
+  for (auto &[attrName, value] : *all)
+    if (attrName == name)
+      return value;
+  return std::nullopt;
 }
 
 } // namespace tessel

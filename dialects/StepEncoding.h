@@ -1,18 +1,22 @@
-//===- TensorData.h - tensor bytes in and out of MLIR attributes -*- C++ -*-===//
+//===- StepEncoding.h - a tessel op as an engine step -----------*- C++ -*-===//
 //
-// The bridge between MLIR's constant attributes and dense row-major bytes, as
-// the runtime's kernels and the engine's constants blob hold them. Used by the
-// constant folder and the engine writer.
+// How an op of the graph dialect is encoded as an engine step, the one
+// mapping every stage uses: its element types as engine dtypes, constants as
+// dense row-major bytes (as the runtime's kernels and the engine's constants
+// blob hold them), its operands at their engine positions and its attributes
+// as the engine stores them (enums as their names). The engine writer writes
+// steps with it, the constant folder runs the CPU kernels through it, and the
+// kernel planners read steps through it, so that every stage sees an op as
+// the runtime's kernels will.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_PASSES_TENSORDATA_H
-#define TESSEL_PASSES_TENSORDATA_H
+#ifndef TESSEL_DIALECTS_STEPENCODING_H
+#define TESSEL_DIALECTS_STEPENCODING_H
+
+#include "tessel/cpu_kernels.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
-
-#include "cpu/kernels.h"
-
 #include "mlir/IR/Operation.h"
 
 #include <cstdint>
@@ -43,11 +47,17 @@ mlir::DenseElementsAttr bytesToElements(mlir::RankedTensorType type,
 llvm::SmallVector<mlir::Value> engineOperands(mlir::Operation *op);
 
 /// An op's attributes as the engine encodes them, sorted by name: integers and
-/// bools as Int, floats as Float, i64 arrays as Ints, strings as String.
+/// bools as Int, floats as Float, i64 arrays as Ints, strings and the
+/// dialect's enums (activation, layout) as String.
 /// Fails (emitting at the op) on an attribute the engine cannot hold.
 using EngineAttrs = std::vector<std::pair<std::string, cpu::AttrValue>>;
 mlir::FailureOr<EngineAttrs> engineAttrs(mlir::Operation *op);
 
+/// One attribute of `op` as the engine encodes it (its ODS default if the op
+/// was built without it); nothing if the op has no such attribute or the
+/// engine cannot hold it.
+std::optional<cpu::AttrValue> engineAttr(mlir::Operation *op, llvm::StringRef name);
+
 } // namespace tessel
 
-#endif // TESSEL_PASSES_TENSORDATA_H
+#endif // TESSEL_DIALECTS_STEPENCODING_H

@@ -7,8 +7,8 @@
 // value; floatToHalf is correctly rounded).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TESSEL_RUNTIME_CPU_HALF_H
-#define TESSEL_RUNTIME_CPU_HALF_H
+#ifndef TESSEL_HALF_H
+#define TESSEL_HALF_H
 
 #include <cstdint>
 #include <cstring>
@@ -98,4 +98,4 @@ template <> inline Half storeElem<Half>(float v) { return Half{floatToHalf(v)}; 
 
 } // namespace tessel::cpu
 
-#endif // TESSEL_RUNTIME_CPU_HALF_H
+#endif // TESSEL_HALF_H

@@ -8,8 +8,8 @@
 #ifndef TESSEL_RUNTIME_CPU_DISPATCH_H
 #define TESSEL_RUNTIME_CPU_DISPATCH_H
 
-#include "half.h"
-#include "kernels.h"
+#include "tessel/half.h"
+#include "tessel/cpu_kernels.h"
 
 #include <cmath>
 #include <limits>

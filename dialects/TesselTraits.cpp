@@ -1,0 +1,53 @@
+//===- TesselTraits.cpp - queries of the declared op facts ----------------===//
+#include "TesselDialect.h"
+
+using namespace mlir;
+
+namespace tessel {
+
+bool isElementwiseUnary(Operation *op) { return op->hasTrait<traits::ElementwiseUnary>(); }
+bool isElementwiseBinary(Operation *op) { return op->hasTrait<traits::ElementwiseBinary>(); }
+bool isComparison(Operation *op) { return op->hasTrait<traits::Comparison>(); }
+bool isReduction(Operation *op) { return op->hasTrait<traits::Reduction>(); }
+
+namespace {
+
+template <PrecisionClass... Classes>
+std::optional<PrecisionClass> declaredPrecision(OperationName name) {
+  std::optional<PrecisionClass> found;
+  ((name.hasTrait<traits::Precision<Classes>::template Impl>() ? (void)(found = Classes)
+                                                                : (void)0),
+   ...);
+  return found;
+}
+
+std::optional<PrecisionClass> precisionOf(OperationName name) {
+  using P = PrecisionClass;
+  return declaredPrecision<P::TensorCore, P::F16, P::F32, P::Exact>(name);
+}
+
+template <KernelFamily... Families> KernelFamily declaredFamily(OperationName name) {
+  KernelFamily found = KernelFamily::None;
+  ((name.hasTrait<traits::Kernel<Families>::template Impl>() ? (void)(found = Families)
+                                                             : (void)0),
+   ...);
+  return found;
+}
+
+} // namespace
+
+PrecisionClass precisionClass(Operation *op) {
+  return precisionOf(op->getName()).value_or(PrecisionClass::F32);
+}
+
+bool declaresPrecision(OperationName name) { return precisionOf(name).has_value(); }
+
+KernelFamily kernelFamily(OperationName name) {
+  using K = KernelFamily;
+  return declaredFamily<K::Gemm, K::Copy, K::Cast, K::Unary, K::Clip, K::Binary, K::Where,
+                        K::Transpose, K::Slice, K::Expand, K::Tile, K::Pad, K::Im2Row,
+                        K::Concat, K::Gather, K::Reduce, K::Softmax, K::ArgReduce,
+                        K::Pool>(name);
+}
+
+} // namespace tessel
