@@ -14,7 +14,7 @@
                    faster), one panel per variant, sorted, log scale, with the
                    geomean and parity
 
-Needs matplotlib (Debian's python3-matplotlib; scripts/install-deps.sh).
+Needs matplotlib (Debian's python3-matplotlib; scripts/dev/install-deps.sh).
 """
 
 import argparse

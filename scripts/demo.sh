@@ -4,7 +4,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-"$root/scripts/build.sh" tessel-compile tessel-run tessel-inspect
+"$root/scripts/dev/build.sh" tessel-compile tessel-run tessel-inspect
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$build/tools/tessel-compile" "$root/examples/tiny_cnn.onnx" -o "$out/tiny_cnn.tsl" -v

@@ -4,5 +4,5 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-"$root/scripts/build.sh"
+"$root/scripts/dev/build.sh"
 ctest --test-dir "$build" --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 3000

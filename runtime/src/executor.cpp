@@ -73,11 +73,11 @@ std::set<size_t> modulesUsed(const Engine &engine, const gpu::Selection &selecti
 
 /// gpu::planTiers against the process's driver, then what the GPU steps need
 /// of the device: the engine's shared DeviceEngine and every module they
-/// launch from. Under AUTO a module the driver rejects is dropped (its steps
-/// take their next best variant) and a device that cannot be set up leaves
-/// every step on the cpu tier, each said once; a forced tier fails instead.
-Status planOnDevice(const std::shared_ptr<const Engine> &engine, tessel_tier_t tier,
-                    gpu::TierPlan &plan, std::shared_ptr<gpu::DeviceEngine> &shared) {
+/// launch from. Under AUTO a module the driver rejects is dropped and the
+/// plan made again (its steps take their next best variant). Fails when the
+/// GPU cannot be set up; `shared` stays null when the plan needs no GPU.
+Status setUpDevice(const std::shared_ptr<const Engine> &engine, tessel_tier_t tier,
+                   gpu::TierPlan &plan, std::shared_ptr<gpu::DeviceEngine> &shared) {
   const gpu::Driver &driver = gpu::Driver::get();
   const auto *modules = engine->fb()->modules();
   std::vector<bool> failedModules(modules ? modules->size() : 0, false);
@@ -95,17 +95,10 @@ Status planOnDevice(const std::shared_ptr<const Engine> &engine, tessel_tier_t t
     if (status.ok())
       return {};
     shared.reset();
-    if (tier != TESSEL_TIER_AUTO)
+    if (tier != TESSEL_TIER_AUTO || failedModule < 0)
       return status;
-    if (failedModule >= 0) {
-      failedModules[failedModule] = true;
-      gpu::noticeOnce(status.message() + "; its steps run on other tiers");
-      continue;
-    }
-    plan.selection = gpu::chooseVariants(*engine, nullptr, tier);
-    plan.device = nullptr;
-    plan.notice = status.message() + "; using the cpu tier";
-    return {};
+    failedModules[failedModule] = true;
+    gpu::noticeOnce(status.message() + "; its steps run on other tiers");
   }
 }
 
@@ -125,25 +118,30 @@ Status Context::create(std::shared_ptr<const Engine> engine, tessel_tier_t tier,
     return invalidArgument("no engine");
   gpu::TierPlan plan;
   std::shared_ptr<gpu::DeviceEngine> shared;
+  std::unique_ptr<Context> candidate;
+  Status gpuSetUp; // why the GPU the plan chose cannot be used, if it cannot
   if (tier == TESSEL_TIER_CPU) // never probes the device
     plan.selection = gpu::chooseVariants(*engine, nullptr, tier);
-  else if (Status s = planOnDevice(engine, tier, plan, shared); !s.ok())
-    return s;
-
-  std::unique_ptr<Context> candidate(new Context(engine, plan.selection));
-  if (Status s = candidate->prepare(); !s.ok())
-    return s;
-  if (shared) {
-    Status s = gpu::DeviceContext::create(std::move(shared), candidate->chosen,
-                                          candidate->views, candidate->device);
-    if (!s.ok()) {
-      if (tier != TESSEL_TIER_AUTO)
-        return s;
-      plan.notice = s.message() + "; using the cpu tier";
-      candidate.reset(new Context(engine, gpu::chooseVariants(*engine, nullptr, tier)));
-      if (Status cpuOnly = candidate->prepare(); !cpuOnly.ok())
-        return cpuOnly;
-    }
+  else
+    gpuSetUp = setUpDevice(engine, tier, plan, shared);
+  if (gpuSetUp.ok()) {
+    candidate.reset(new Context(engine, plan.selection));
+    if (Status s = candidate->prepare(); !s.ok())
+      return s;
+    if (shared)
+      gpuSetUp = gpu::DeviceContext::create(std::move(shared), candidate->chosen,
+                                            candidate->views, candidate->device);
+  }
+  if (!gpuSetUp.ok()) {
+    // The one fallback to the cpu tier: under AUTO a GPU that cannot be set
+    // up (the engine's device state, its modules, the context's memory)
+    // leaves every step on the cpu tier. A forced tier reports why instead.
+    if (tier != TESSEL_TIER_AUTO)
+      return gpuSetUp;
+    plan.notice = gpuSetUp.message() + "; using the cpu tier";
+    candidate.reset(new Context(engine, gpu::chooseVariants(*engine, nullptr, tier)));
+    if (Status s = candidate->prepare(); !s.ok())
+      return s;
   }
   context = std::move(candidate);
   if (!plan.notice.empty())

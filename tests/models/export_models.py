@@ -46,7 +46,7 @@ INPUT_SHAPE = (1, 3, 224, 224)  # batch 1 keeps the CPU-tier run short
 # Models whose input is not an image.
 INPUT_SHAPES = {"skinny_mlp": (1, 1024)}
 # A real photograph for the top-1 checks, from Debian's python-matplotlib-data
-# (scripts/install-deps.sh installs it): matplotlib's sample of Grace Hopper.
+# (scripts/dev/install-deps.sh installs it): matplotlib's sample of Grace Hopper.
 IMAGE = "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"
 # PyTorch 2.x exports through dynamo by default; these tests use the
 # TorchScript exporter that Debian's 1.13 has (opset 13, BatchNorm preserved).

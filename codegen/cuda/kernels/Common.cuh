@@ -4,7 +4,7 @@
 // the CPU tier's Half; bool as one byte), "f16 storage, f32 math" loads and
 // stores, grid-stride loops, and the index arithmetic of strided shapes.
 //
-// Semantics follow the CPU tier's kernels (runtime/src/cpu), the reference:
+// Semantics follow the CPU tier's kernels (runtime/kernels), the reference:
 // f16 loads widen exactly to float, math runs in float (double for f64) and
 // one round-to-nearest-even store ends it. The library is compiled with
 // --fmad=false because the CPU kernels do not contract a * b + c either.
@@ -84,20 +84,6 @@ template <typename T> __device__ __forceinline__ T saturateCast(double v) {
     return store<T>(static_cast<Math<T>>(v));
   else
     return saturateInt<T>(v);
-}
-
-// Integer wrap-around arithmetic through uint64 (no signed-overflow UB).
-template <typename T> __device__ __forceinline__ T wrapAdd(T a, T b) {
-  return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-template <typename T> __device__ __forceinline__ T wrapSub(T a, T b) {
-  return static_cast<T>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-}
-template <typename T> __device__ __forceinline__ T wrapMul(T a, T b) {
-  return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
-template <typename T> __device__ __forceinline__ T wrapNeg(T a) {
-  return static_cast<T>(uint64_t(0) - static_cast<uint64_t>(a));
 }
 
 /// The elements a thread of a grid-stride loop starts at and steps by.

@@ -1,8 +1,11 @@
 //===- elementwise.cpp - unary, binary and ternary elementwise kernels -----===//
 //
-// Unary math on f32/f64/f16 (f16: load to float, compute in float, round to
-// nearest even), integer variants of abs/neg/sign/relu/clip, numpy-broadcast
-// binary arithmetic and comparisons, logical ops on bool, and where.
+// The CPU kernels of the elementwise ops: unary math on f32/f64/f16 (f16:
+// load to float, compute in float, round to nearest even), integer variants
+// of abs/neg/sign/relu/clip, numpy-broadcast binary arithmetic and
+// comparisons, logical ops on bool, and where. What each op computes on one
+// element is tessel/elementwise_math.h, shared with the CUDA kernels; this
+// file checks operands and walks the tensors.
 //
 // Every kernel validates dtypes and shapes and reports a KernelStatus error
 // instead of throwing or touching memory it does not own. Integer arithmetic
@@ -13,6 +16,7 @@
 #include "dispatch.h"
 #include "tessel/half.h"
 #include "tessel/cpu_kernels.h"
+#include "tessel/elementwise_math.h"
 #include "registry.h"
 
 #include <algorithm>
@@ -36,20 +40,6 @@ KernelStatus checkArity(const char *op, const std::vector<const TensorView *> &i
   if (!outputs[0] || (!outputs[0]->data && outputs[0]->numElements() != 0))
     return fail(std::string(op) + ": missing output");
   return {};
-}
-
-// Integer wrap-around arithmetic through uint64 (no signed-overflow UB).
-template <typename T> T wrapAdd(T a, T b) {
-  return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-template <typename T> T wrapSub(T a, T b) {
-  return static_cast<T>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-}
-template <typename T> T wrapMul(T a, T b) {
-  return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
-template <typename T> T wrapNeg(T a) {
-  return static_cast<T>(uint64_t(0) - static_cast<uint64_t>(a));
 }
 
 //===----------------------------------------------------------------------===//
@@ -143,126 +133,12 @@ private:
 // Unary
 //===----------------------------------------------------------------------===//
 
-enum class U {
-  Relu, Sigmoid, Tanh, Abs, Neg, Exp, Log, Sqrt, Reciprocal, Floor, Ceil, Round,
-  Sign, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
-  Softplus, Softsign, HardSwish, LeakyRelu, Elu, Celu, Selu, ThresholdedRelu,
-  HardSigmoid, Shrink,
-};
+using elementwise::Unary;
+using U = Unary;
 
 struct UnaryParams {
   double alpha = 0, beta = 0, gamma = 0;
 };
-
-template <typename C> C roundHalfEven(C x) {
-  if (!std::isfinite(x))
-    return x;
-  C f = std::floor(x);
-  C diff = x - f; // exact
-  if (diff > C(0.5))
-    return f + 1;
-  if (diff < C(0.5))
-    return f;
-  return std::fmod(f, C(2)) == 0 ? f : f + 1;
-}
-
-// Floating-point math in C (float for f32/f16, double for f64).
-template <U op, typename C> C unaryFloat(C x, const UnaryParams &p) {
-  const C alpha = static_cast<C>(p.alpha), beta = static_cast<C>(p.beta),
-          gamma = static_cast<C>(p.gamma);
-  switch (op) {
-  case U::Relu: return x < 0 ? C(0) : x;
-  case U::Sigmoid:
-    // Stable in both tails.
-    if (x >= 0)
-      return C(1) / (C(1) + std::exp(-x));
-    else {
-      C e = std::exp(x);
-      return e / (C(1) + e);
-    }
-  case U::Tanh: return std::tanh(x);
-  case U::Abs: return std::fabs(x);
-  case U::Neg: return -x;
-  case U::Exp: return std::exp(x);
-  case U::Log: return std::log(x);
-  case U::Sqrt: return std::sqrt(x);
-  case U::Reciprocal: return C(1) / x;
-  case U::Floor: return std::floor(x);
-  case U::Ceil: return std::ceil(x);
-  case U::Round: return roundHalfEven(x);
-  case U::Sign: return x > 0 ? C(1) : x < 0 ? C(-1) : x; // keeps 0, -0, nan
-  case U::Erf: return std::erf(x);
-  case U::Sin: return std::sin(x);
-  case U::Cos: return std::cos(x);
-  case U::Tan: return std::tan(x);
-  case U::Asin: return std::asin(x);
-  case U::Acos: return std::acos(x);
-  case U::Atan: return std::atan(x);
-  case U::Sinh: return std::sinh(x);
-  case U::Cosh: return std::cosh(x);
-  case U::Asinh: return std::asinh(x);
-  case U::Acosh: return std::acosh(x);
-  case U::Atanh: return std::atanh(x);
-  case U::Softplus:
-    // log(1 + e^x) = max(x, 0) + log1p(e^-|x|), no overflow.
-    if (std::isnan(x))
-      return x;
-    return (x > 0 ? x : C(0)) + std::log1p(std::exp(-std::fabs(x)));
-  case U::Softsign: return x / (C(1) + std::fabs(x));
-  case U::HardSwish: {
-    C t = x / C(6) + C(0.5);
-    t = t < 0 ? C(0) : (t > 1 ? C(1) : t);
-    return x * t;
-  }
-  case U::LeakyRelu: return x < 0 ? alpha * x : x;
-  case U::Elu: return x < 0 ? alpha * std::expm1(x) : x;
-  case U::Celu: {
-    // max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
-    if (std::isnan(x))
-      return x;
-    C neg = alpha * std::expm1(x / alpha);
-    return (x > 0 ? x : C(0)) + (neg < 0 ? neg : C(0));
-  }
-  case U::Selu: return x > 0 ? gamma * x : gamma * (alpha * std::expm1(x));
-  case U::ThresholdedRelu: return x > alpha ? x : C(0);
-  case U::HardSigmoid: {
-    C t = alpha * x + beta;
-    return t < 0 ? C(0) : (t > 1 ? C(1) : t);
-  }
-  case U::Shrink: {
-    // alpha = bias, beta = lambd (set by the kernel wrapper).
-    if (x < -beta)
-      return x + alpha;
-    if (x > beta)
-      return x - alpha;
-    return C(0);
-  }
-  }
-  return x;
-}
-
-constexpr bool intCapable(U op) {
-  return op == U::Relu || op == U::Abs || op == U::Neg || op == U::Sign;
-}
-
-template <U op, typename T> T unaryInt(T x) {
-  switch (op) {
-  case U::Relu:
-    if constexpr (std::is_signed<T>::value)
-      return x < 0 ? T(0) : x;
-    return x;
-  case U::Abs:
-    if constexpr (std::is_signed<T>::value)
-      return x < 0 ? wrapNeg(x) : x; // abs(INT_MIN) wraps to INT_MIN, as numpy
-    return x;
-  case U::Neg: return wrapNeg(x);
-  case U::Sign:
-    if constexpr (std::is_signed<T>::value)
-      return x > 0 ? T(1) : x < 0 ? T(-1) : T(0);
-    return x > 0 ? T(1) : T(0);
-  default: return x;
-  }
-}
 
 const char *unaryName(U op) {
   static const char *names[] = {
@@ -315,7 +191,7 @@ KernelStatus unaryKernel(const Attrs &attrs, const std::vector<const TensorView 
   default: break;
   }
   const int64_t n = in.numElements();
-  unsigned families = intCapable(op) ? kNumeric : kFloat;
+  unsigned families = elementwise::hasIntegerForm(op) ? kNumeric : kFloat;
   bool handled = dispatch(in.dtype, families, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *x = static_cast<const T *>(in.data);
@@ -323,10 +199,10 @@ KernelStatus unaryKernel(const Attrs &attrs, const std::vector<const TensorView 
     if constexpr (isFloatElem<T>()) {
       using C = MathType<T>;
       for (int64_t i = 0; i < n; ++i)
-        y[i] = storeElem<T>(unaryFloat<op, C>(loadElem(x[i]), p));
+        y[i] = storeElem<T>(elementwise::unaryFloat<op, C>(loadElem(x[i]), p));
     } else {
       for (int64_t i = 0; i < n; ++i)
-        y[i] = unaryInt<op, T>(x[i]);
+        y[i] = elementwise::unaryInt<op, T>(x[i]);
     }
   });
   return handled ? KernelStatus{} : unsupported(name, in.dtype);
@@ -381,13 +257,8 @@ KernelStatus clipKernel(const Attrs &attrs, const std::vector<const TensorView *
     const C l = loadElem(saturateCast<T>(lo)), h = loadElem(saturateCast<T>(hi));
     const T *x = static_cast<const T *>(in.data);
     T *y = static_cast<T *>(out.data);
-    for (int64_t i = 0; i < n; ++i) {
-      C v = loadElem(x[i]);
-      // NaN passes through (both comparisons false).
-      v = v < l ? l : v;
-      v = v > h ? h : v;
-      y[i] = storeElem<T>(v);
-    }
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = storeElem<T>(elementwise::clip(loadElem(x[i]), l, h));
   });
   return handled ? KernelStatus{} : unsupported("clip", in.dtype);
 }
@@ -396,9 +267,7 @@ KernelStatus clipKernel(const Attrs &attrs, const std::vector<const TensorView *
 // Binary
 //===----------------------------------------------------------------------===//
 
-// Mod: ONNX Mod with fmod=0, the sign of the divisor (Python's %), integers
-// only; FMod: fmod=1, the sign of the dividend (C's fmod and %).
-enum class B { Add, Sub, Mul, Div, Pow, Mod, FMod, Max, Min, PRelu };
+using B = elementwise::Binary;
 
 const char *binaryName(B op) {
   static const char *names[] = {"add", "sub", "mul", "div", "pow",
@@ -406,81 +275,11 @@ const char *binaryName(B op) {
   return names[static_cast<int>(op)];
 }
 
-template <typename T> T intPow(T base, T exponent) {
-  if constexpr (std::is_signed<T>::value) {
-    if (exponent < 0) {
-      // Integer result of a fractional power: truncation toward zero.
-      if (base == 1)
-        return 1;
-      if (base == -1)
-        return (exponent & 1) ? T(-1) : T(1);
-      return 0; // includes 0^negative (undefined; 0 rather than a trap)
-    }
-  }
-  uint64_t result = 1, b = static_cast<uint64_t>(base);
-  uint64_t e = static_cast<uint64_t>(exponent);
-  while (e) {
-    if (e & 1)
-      result *= b;
-    b *= b;
-    e >>= 1;
-  }
-  return static_cast<T>(result);
-}
-
 template <B op, typename T> T binaryOp(T a, T b) {
-  if constexpr (isFloatElem<T>()) {
-    using C = MathType<T>;
-    C x = loadElem(a), y = loadElem(b), r;
-    switch (op) {
-    case B::Add: r = x + y; break;
-    case B::Sub: r = x - y; break;
-    case B::Mul: r = x * y; break;
-    case B::Div: r = x / y; break;
-    case B::Pow: r = std::pow(x, y); break;
-    case B::Mod: // integers only: binaryKernel rejects floats
-    case B::FMod: r = std::fmod(x, y); break;
-    case B::Max: r = (std::isnan(x) || std::isnan(y)) ? x + y : (x < y ? y : x); break;
-    case B::Min: r = (std::isnan(x) || std::isnan(y)) ? x + y : (y < x ? y : x); break;
-    case B::PRelu: r = x < 0 ? y * x : x; break;
-    }
-    return storeElem<T>(r);
-  } else {
-    switch (op) {
-    case B::Add: return wrapAdd(a, b);
-    case B::Sub: return wrapSub(a, b);
-    case B::Mul: return wrapMul(a, b);
-    case B::Div:
-      if (b == 0)
-        return 0; // undefined in ONNX; never trap
-      if constexpr (std::is_signed<T>::value)
-        if (b == -1)
-          return wrapNeg(a); // INT_MIN / -1 would trap
-      return static_cast<T>(a / b);
-    case B::Pow: return intPow(a, b);
-    case B::Mod:
-    case B::FMod: {
-      if (b == 0)
-        return 0; // undefined in ONNX; never trap
-      if constexpr (std::is_signed<T>::value) {
-        if (b == -1)
-          return 0; // INT_MIN % -1 would trap
-        T r = static_cast<T>(a % b);
-        if (op == B::Mod && r != 0 && (r < 0) != (b < 0))
-          r = static_cast<T>(r + b); // opposite signs: no overflow
-        return r;
-      }
-      return static_cast<T>(a % b);
-    }
-    case B::Max: return a < b ? b : a;
-    case B::Min: return b < a ? b : a;
-    case B::PRelu:
-      if constexpr (std::is_signed<T>::value)
-        return a < 0 ? wrapMul(b, a) : a;
-      return a;
-    }
-    return a;
-  }
+  if constexpr (isFloatElem<T>())
+    return storeElem<T>(elementwise::binaryFloat<op, MathType<T>>(loadElem(a), loadElem(b)));
+  else
+    return elementwise::binaryInt<op, T>(a, b);
 }
 
 template <B op>
@@ -545,7 +344,7 @@ KernelStatus modKernel(const Attrs &attrs, const std::vector<const TensorView *>
                                  : binaryKernel<B::Mod>(attrs, inputs, outputs);
 }
 
-enum class Cmp { Equal, Less, LessEqual, Greater, GreaterEqual };
+using Cmp = elementwise::Compare;
 
 const char *cmpName(Cmp op) {
   static const char *names[] = {"equal", "less", "less_equal", "greater", "greater_equal"};
@@ -573,23 +372,13 @@ KernelStatus compareKernel(const Attrs &, const std::vector<const TensorView *> 
     const T *w = static_cast<const T *>(b.data);
     uint8_t *y = static_cast<uint8_t *>(out.data);
     bc.forEach([&](int64_t o, const std::array<int64_t, 2> &off) {
-      auto l = loadElem(x[off[0]]);
-      auto r = loadElem(w[off[1]]);
-      bool v = false;
-      switch (op) {
-      case Cmp::Equal: v = l == r; break;
-      case Cmp::Less: v = l < r; break;
-      case Cmp::LessEqual: v = l <= r; break;
-      case Cmp::Greater: v = l > r; break;
-      case Cmp::GreaterEqual: v = l >= r; break;
-      }
-      y[o] = v ? 1 : 0;
+      y[o] = elementwise::compare<op>(loadElem(x[off[0]]), loadElem(w[off[1]])) ? 1 : 0;
     });
   });
   return handled ? KernelStatus{} : unsupported(name, a.dtype);
 }
 
-enum class L { And, Or, Xor };
+using L = elementwise::Logic;
 
 template <L op>
 KernelStatus logicalKernel(const Attrs &, const std::vector<const TensorView *> &inputs,
@@ -608,9 +397,7 @@ KernelStatus logicalKernel(const Attrs &, const std::vector<const TensorView *> 
   const uint8_t *w = static_cast<const uint8_t *>(b.data);
   uint8_t *y = static_cast<uint8_t *>(out.data);
   bc.forEach([&](int64_t o, const std::array<int64_t, 2> &off) {
-    bool l = x[off[0]] != 0, r = w[off[1]] != 0;
-    bool v = op == L::And ? (l && r) : op == L::Or ? (l || r) : (l != r);
-    y[o] = v ? 1 : 0;
+    y[o] = elementwise::logic<op>(x[off[0]] != 0, w[off[1]] != 0) ? 1 : 0;
   });
   return {};
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU suite, run on the GPU machine from the repository root with the
-# device bundle (scripts/device-bundle.sh) carried beside it:
+# device bundle (scripts/device/device-bundle.sh) carried beside it:
 #
-#   device tool: run(command="bash scripts/gpu-suite.sh", carry=["device-bundle", "gpu-run"])
+#   device tool: run(command="bash scripts/device/gpu-suite.sh", carry=["device-bundle", "gpu-run"])
 #
 # It unpacks the bundle, then runs (SUITES, default all, in this order):
 #   unit         the runtime's tests on the GPU (GPU execution, fallback, graphs)
@@ -29,7 +29,7 @@ summary=$out/summary.txt
 say() { echo "$*" | tee -a "$summary"; }
 
 # shellcheck source=device-env.sh
-. "$root/scripts/device-env.sh"
+. "$root/scripts/device/device-env.sh"
 [ -d "$work/onnx-node" ] || tar -C "$work" -xJf device-bundle/conformance.tar.xz || exit 2
 "$bin/tessel-inspect" --device 2>&1 | head -5 | tee -a "$summary"
 
@@ -41,7 +41,7 @@ if has unit; then
   say "unit: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/unit.log" | tr '\n' ' ')"
 fi
 
-# The codegen checks travel as gpu-run/ (scripts/gpu-gemm-bundle.sh).
+# The codegen checks travel as gpu-run/ (scripts/device/gpu-gemm-bundle.sh).
 if has codegen && [ -f gpu-run/run.sh ]; then
   bash gpu-run/run.sh > "$out/codegen.log" 2>&1 || status=1
   say "codegen: $(grep -c PASS "$out/codegen.log") PASS, $(grep -c FAIL "$out/codegen.log") FAIL"
@@ -91,7 +91,7 @@ if has models; then
 fi
 
 if has timing; then
-  python3 scripts/gpu-timing.py --bin "$bin" --models "$work/models" --work "$work/timing" \
+  python3 scripts/device/gpu-timing.py --bin "$bin" --models "$work/models" --work "$work/timing" \
     > "$out/timing.log" 2>&1 || status=1
   grep -E '^(resnet50|sass)' "$out/timing.log" | tee -a "$summary"
 fi

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The benchmark suites of issue 5 (bench/README.md), run on the GPU machine
-# from the repository root with the device bundle (scripts/device-bundle.sh)
+# from the repository root with the device bundle (scripts/device/device-bundle.sh)
 # and the suite CSVs carried beside it:
 #
 #   here:   mkdir -p device-bundle/bench && cp /work/shared/bench/*.csv device-bundle/bench/
-#   device tool: run(command="bash scripts/gpu-bench.sh", carry=["device-bundle"])
+#   device tool: run(command="bash scripts/device/gpu-bench.sh", carry=["device-bundle"])
 #
-# It unpacks the bundle as scripts/gpu-suite.sh does and runs
+# It unpacks the bundle as scripts/device/gpu-suite.sh does and runs
 # bench/run_bench.py: each row's ONNX model generated there, compiled on all
 # cores, timed with bin/tessel-bench (tier tc, rotated inputs, CUDA events)
 # and beside it the PyTorch peer in the same run. Environment:
@@ -24,7 +24,7 @@
 #   DRY_RUN=1    generate and compile only (no GPU needed: tests this script)
 #   VARIANTS     space-separated labels of other commits' compilers, e.g.
 #                "pre-pipeline pipeline": device-bundle/compiler-LABEL.tar.xz
-#                (scripts/compiler-variant-bundle.sh) is unpacked into
+#                (scripts/device/compiler-variant-bundle.sh) is unpacked into
 #                $work/variants/LABEL and every row is also compiled by it and
 #                timed by the same tessel-bench (run_bench.py --variant): HEAD's
 #                speedup over each, beside the peer. Each roughly adds as much
@@ -42,12 +42,12 @@ summary=$out/summary.txt
 say() { echo "$*" | tee -a "$summary"; }
 
 # shellcheck source=device-env.sh
-. "$root/scripts/device-env.sh"
+. "$root/scripts/device/device-env.sh"
 [ -x "$bin/tessel-bench" ] || { say "no bin/tessel-bench in the bundle: rebuild it"; exit 2; }
 variant_args=()
 for label in ${VARIANTS:-}; do
   archive=device-bundle/compiler-$label.tar.xz
-  [ -f "$archive" ] || { say "no $archive: scripts/compiler-variant-bundle.sh $label=REV here"; exit 2; }
+  [ -f "$archive" ] || { say "no $archive: scripts/device/compiler-variant-bundle.sh $label=REV here"; exit 2; }
   rm -rf "$work/variants/$label"
   mkdir -p "$work/variants/$label"
   tar -C "$work/variants/$label" -xJf "$archive" || exit 2
@@ -73,7 +73,7 @@ args=(--bin "$bin" --data "$data" --out "$results" --work "$work/bench-work"
       --warmup "${WARMUP:-3}" --time-budget "${TIME_BUDGET:-510}")
 [ -n "${LIMIT:-}" ] && args+=(--limit "$LIMIT")
 [ -n "${MODELS:-}" ] && args+=(--models "$MODELS")
-command="bash scripts/gpu-bench.sh"
+command="bash scripts/device/gpu-bench.sh"
 for v in SUITES LIMIT MODELS ITERATIONS WARMUP TIME_BUDGET NCU DRY_RUN VARIANTS; do
   [ -n "${!v+x}" ] && command="$v='${!v}' $command"
 done

@@ -11,9 +11,9 @@
 #   bash gpu-run/run.sh
 # runs every kernel against a float64 reference and counts HMMA in the SASS.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
-"$root/scripts/build.sh" tessel-codegen-gemm tessel-gpu-gemm-check tessel-gpu-igemm-check
+"$root/scripts/dev/build.sh" tessel-codegen-gemm tessel-gpu-gemm-check tessel-gpu-igemm-check
 out=$root/gpu-run
 rm -rf "$out" && mkdir -p "$out/igemm"
 cp "$build/tests/gpu/tessel-gpu-gemm-check" "$build/tests/gpu/tessel-gpu-igemm-check" "$out/"

@@ -3,24 +3,24 @@
 # device (bench/README.md, "Before and after"): for each LABEL=REV, ONLY that
 # commit's tessel-compile, linked statically against MLIR/LLVM as the device
 # bundle's is, stripped and packed as device-bundle/compiler-LABEL.tar.xz
-# (bin/tessel-compile and COMMIT). scripts/gpu-bench.sh with VARIANTS="LABEL
+# (bin/tessel-compile and COMMIT). scripts/device/gpu-bench.sh with VARIANTS="LABEL
 # ..." unpacks them and bench/run_bench.py --variant compiles every row with
 # them too, timing their engines with HEAD's tessel-bench.
 #
-#   scripts/compiler-variant-bundle.sh pre-pipeline=47c7931 pipeline=8941fcc
+#   scripts/device/compiler-variant-bundle.sh pre-pipeline=47c7931 pipeline=8941fcc
 #
 # Each commit is checked out in a git worktree, ${VARIANT_ROOT:-/tmp}/tessel-variant-SHA,
 # built in its build-static/ (kept: a second run only repacks, ~35 s). For
 # 47c7931 the build took 6.6 minutes on 2 cores (shared with another build),
 # for 8941fcc 3.7; each archive is 14 MiB (the stripped binary 62 MiB). The shared
 # libraries it needs (protobuf, ONNX, ...) are those the main payload
-# (device-bundle/payload.tar.xz, scripts/device-bundle.sh) already ships in
+# (device-bundle/payload.tar.xz, scripts/device/device-bundle.sh) already ships in
 # lib/: they are checked with ldd against it and only the missing ones, if
 # any, go into the variant's own lib/. Environment: JOBS (ninja -j, default
 # nproc), VARIANT_ROOT (where the worktrees go, default /tmp), PAYLOAD (the
 # payload to check against, default device-bundle/payload.tar.xz).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$root/device-bundle
 vroot=${VARIANT_ROOT:-/tmp}
 [ $# -gt 0 ] || { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
@@ -32,7 +32,7 @@ payload_libs=
 if [ -f "$payload" ]; then
   payload_libs=$(tar -tJf "$payload" | sed -n 's|^\(\./\)\{0,1\}lib/\(..*\)$|\2|p')
 else
-  echo "warning: no $payload (scripts/device-bundle.sh): the variants carry their own lib/" >&2
+  echo "warning: no $payload (scripts/device/device-bundle.sh): the variants carry their own lib/" >&2
 fi
 
 for spec in "$@"; do

@@ -16,7 +16,7 @@ BEGIN, END = "<!-- ops:begin -->", "<!-- ops:end -->"
 def main():
     compiler = sys.argv[1]
     check = "--check" in sys.argv[2:]
-    readme = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
     ops = subprocess.run([compiler, "--list-ops"], check=True, capture_output=True,
                          text=True).stdout.split()
     block = f"{BEGIN}\n{len(ops)} ONNX op types: " + ", ".join(f"`{op}`" for op in ops) + f"\n{END}"
@@ -26,7 +26,7 @@ def main():
         sys.exit("README.md has no ops:begin/ops:end markers")
     if check:
         if updated != text:
-            sys.exit("README.md's op list is stale: run scripts/update-readme-ops.py "
+            sys.exit("README.md's op list is stale: run scripts/docs/update-readme-ops.py "
                      "build/tools/tessel-compile")
         return
     readme.write_text(updated)

@@ -3,7 +3,7 @@
 batch-256 throughput, Tessel beside PyTorch in the same run, plus the count of
 HMMA instructions in the SASS of the engine's conv kernels.
 
-    python3 scripts/gpu-timing.py --bin BUNDLE/bin --models DIR --work DIR
+    python3 scripts/device/gpu-timing.py --bin BUNDLE/bin --models DIR --work DIR
 
 DIR (--models) is export_models.py's output; resnet50_b256 is exported here if
 missing. Tessel is timed by `tessel-run --iterations N` (median wall time of
@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "models"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "models"))
 
 
 def tessel_median_ms(bin_dir, engine, tier, iterations):
@@ -113,7 +113,7 @@ def main():
 
     b256 = os.path.join(args.models, "resnet50_b256.onnx")
     if not os.path.exists(b256):
-        subprocess.run([sys.executable, os.path.join(HERE, "..", "tests", "models",
+        subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "tests", "models",
                                                      "export_models.py"), args.models,
                         "--models", "resnet50", "--batch", "256", "--no-check"], check=True)
 
