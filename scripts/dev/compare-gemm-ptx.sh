@@ -12,11 +12,12 @@
 # needs --emit raw-ir and --split-k: commit 7d47181 or later); NEW_TOOL the
 # one under test. Every case runs on both tiers (tc, simt); a case a tier
 # cannot run (tc with f32 operands, depthwise convs on tc) must fail the same
-# way with both. Exit 0 when every output is identical, 1 when one differs
-# (listed), 2 on a usage error.
+# way with both, as must --force-tiles (a tc flag) on simt; the emulator
+# tests force simt tilings. Exit 0 when every output is identical, 1 when
+# one differs (listed), 2 on a usage error.
 set -euo pipefail
 if [ $# -ne 2 ]; then
-  sed -n '2,16p' "$0"
+  sed -n '2,17p' "$0"
   exit 2
 fi
 base=$1 new=$2
@@ -84,8 +85,9 @@ cases=(
   "--gemm 128,128,128 --c mn --act clip --act-alpha -1 --act-beta 1 --dtype f32"
   "--gemm 96,80,64 --c n --beta 0.25 --act clip --act-alpha -2 --act-beta 2"
   "--gemm 61,45,29 --trans-a --trans-b --c mn --act relu"
-  "--gemm 24,20,200 --trans-a --split-k 3"
-  "--gemm 20,24,136 --trans-b --act relu --split-k 4"
+  "--gemm 24,20,200 --trans-a --split-k 2"
+  "--gemm 24,20,600 --trans-a --split-k 3"
+  "--gemm 20,24,136 --trans-b --act relu --split-k 3"
   "--gemm 100,64,300 --c n --act relu --split-k 2"
   "--gemm 1,1000,2048 --trans-b --c n"
   "--gemm 4096,8,64"
