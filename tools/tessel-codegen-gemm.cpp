@@ -9,7 +9,10 @@
 //
 // * --conv, --gemm or --matmul: one implicit-GEMM kernel of the engine's
 //   codegen (codegen/GemmKernel.h) for --tier tc or simt, as the tiled IR
-//   (--emit ir) or as PTX (--emit ptx, the default) whose first line,
+//   (--emit ir), as the IR exactly as the emitter built it, before
+//   canonicalization and CSE, in generic form (--emit raw-ir: what
+//   scripts/dev/compare-gemm-ptx.sh compares op for op across a refactoring)
+//   or as PTX (--emit ptx, the default) whose first line,
 //     // tessel-igemm kernel=NAME tier=T grid=X,Y,Z block=X,Y,Z op=conv ...
 //   describes the problem and the launch for tests/gpu/implicit_gemm_check.cpp.
 //   --cubin sm_75,sm_80,sm_90 also assembles the PTX in-process (nvJitLink)
@@ -20,6 +23,7 @@
 #include "ImplicitGemm.h"
 #include "WmmaGemm.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
@@ -175,12 +179,17 @@ int main(int argc, char **argv) {
   app.add_option("--tier", tier, "tc or simt")
       ->check(CLI::IsMember({"tc", "simt"}))
       ->capture_default_str();
-  app.add_option("--emit", emit, "ir (tiled gpu-dialect IR) or ptx")
-      ->check(CLI::IsMember({"ir", "ptx"}))
+  app.add_option("--emit", emit,
+                 "ir (tiled gpu-dialect IR), raw-ir (as built, before canonicalization) or ptx")
+      ->check(CLI::IsMember({"ir", "raw-ir", "ptx"}))
       ->capture_default_str();
   app.add_option("--force-tiles", forceTiles,
                  "tc: WMxWN,FMxFN,BK, warps per block, fragments per warp and blockK "
                  "instead of the heuristic's (its fragment shape kept), e.g. 2x2,4x4,32");
+  int64_t splitK = 0;
+  app.add_option("--split-k", splitK,
+                 "divide the K steps among this many blocks instead of the heuristic's "
+                 "choice (1: no split)");
   app.add_option("--cubin", cubin, "also assemble for these SMs, e.g. sm_75,sm_80,sm_90");
   app.add_option("-o,--output", output, "file to write (- for stdout)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -337,7 +346,37 @@ int main(int argc, char **argv) {
     tiles->blockK = bk;
     tiles->splitK = 1;
   }
+  if (splitK != 0) {
+    const int64_t steps = (problem.k + tiles->blockK - 1) / tiles->blockK;
+    tiles->splitK = splitK;
+    if (splitK < 1 || tiles->direct || problem.batch * splitK > 65535 ||
+        (splitK - 1) * tiles->stepsPerSplit(problem.k) >= steps) {
+      std::cerr << "error: --split-k wants a count that leaves no split empty (not for the "
+                   "direct conv)\n";
+      return 2;
+    }
+  }
   GemmKernel kernel{problem, *tiles, (tier == "tc" ? "tc_" : "simt_") + std::string("kernel")};
+
+  if (emit == "raw-ir") {
+    // The emitter's builder calls as they were made: nothing folded or
+    // deduplicated, so two emitters agree here only if they built the same
+    // ops in the same order.
+    mlir::DialectRegistry registry;
+    registerCodegenDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    mlir::OpBuilder b(&context);
+    mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b.getUnknownLoc());
+    b.setInsertionPointToStart(module->getBody());
+    auto gpuModule = b.create<mlir::gpu::GPUModuleOp>(b.getUnknownLoc(), "tessel_gemm_" + tier);
+    if (mlir::failed(buildGemmKernel(b, gpuModule, kernel)))
+      return 1;
+    std::string text = describe(kernel);
+    llvm::raw_string_ostream os(text);
+    (*module)->print(os, mlir::OpPrintingFlags().printGenericOpForm().enableDebugInfo().assumeVerified());
+    return writeOutput(output, text) ? 0 : 1;
+  }
 
   if (emit == "ir") {
     auto module = buildGemmModule(context, "tessel_gemm_" + tier, {kernel});

@@ -1,0 +1,319 @@
+//===- Staging.cpp - operand tiles in shared memory, and their gathers ----===//
+//
+// The shared-memory layout of the operand tiles (plain data, which the
+// tiling heuristic weighs) and the gathers that fill the tiles each K step:
+// per thread, runs of 16 bytes (or single elements) along the operand's
+// contiguous dimension, zero where out of range or in the conv's padding.
+//
+//===----------------------------------------------------------------------===//
+#include "gemm/Staging.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace tessel::codegen::gemm {
+
+//===----------------------------------------------------------------------===//
+// The layout
+//===----------------------------------------------------------------------===//
+
+Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA) {
+  Staging s;
+  s.type = isA ? p.a : p.b;
+  s.rows = isA ? t.blockM : t.blockN;
+  const int64_t runElems = 16 / elemBytes(s.type);
+  const int64_t groupChannels = p.conv.inC / std::max<int64_t>(1, p.conv.group);
+  bool runsFit = false; // runs of runElems never straddle the range's end
+  switch (p.op) {
+  case GemmOpKind::Conv:
+    s.kContiguous = true; // input channels (A) and OHWI weights (B)
+    runsFit = groupChannels % runElems == 0 && p.conv.inC % runElems == 0;
+    break;
+  case GemmOpKind::Gemm:
+    s.kContiguous = isA ? !p.transA : p.transB;
+    runsFit = (s.kContiguous ? p.k : (isA ? p.m : p.n)) % runElems == 0;
+    break;
+  case GemmOpKind::MatMul:
+    s.kContiguous = isA; // A[..., M, K], B[..., K, N]
+    runsFit = (isA ? p.k : p.n) % runElems == 0;
+    break;
+  }
+  if (runsFit && (s.kContiguous ? t.blockK : s.rows) % runElems == 0)
+    s.vector = runElems;
+  s.sharedKContiguous = s.kContiguous;
+  // A WMMA fragment must start on 32 bytes; a column-major A (row-major B)
+  // fragment starts every fragM (fragN) elements along a shared row, which
+  // is 16 bytes for the 8-wide fragments: keep those tiles k-contiguous.
+  if (t.tier == GemmTier::TensorCore && !s.kContiguous && (isA ? t.fragM : t.fragN) < 16)
+    s.sharedKContiguous = true;
+  // 16 bytes of padding per shared row: rows stay 16-byte aligned for the
+  // vector stores and WMMA's ldm (a multiple of 8 f16), and consecutive rows
+  // start in different banks.
+  const int64_t pad = 16 / elemBytes(s.type);
+  s.ld = (s.sharedKContiguous ? t.blockK : s.rows) + pad;
+  s.bytes = (s.sharedKContiguous ? s.rows : t.blockK) * s.ld * elemBytes(s.type);
+  return s;
+}
+
+int64_t stagingRows(const TileConfig &t) {
+  return t.tier == GemmTier::TensorCore ? t.warpsM * t.fragM : t.blockM;
+}
+int64_t stagingLd(const TileConfig &t) { return t.blockN + 4; }
+
+SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
+  SharedPlan plan;
+  plan.a = stagingFor(p, t, /*isA=*/true);
+  plan.b = stagingFor(p, t, /*isA=*/false);
+  plan.bOffset = roundUp(plan.a.bytes, kSharedAlignment);
+  plan.bufferBytes = roundUp(plan.bOffset + plan.b.bytes, kSharedAlignment);
+  int64_t staging = stagingRows(t) * stagingLd(t) * 4;
+  plan.bytes = roundUp(std::max(2 * plan.bufferBytes, staging), kSharedAlignment);
+  return plan;
+}
+
+int64_t gatherSlots(const Staging &s, const TileConfig &t) {
+  return ceilDiv(s.rows * t.blockK / s.vector, t.threads());
+}
+
+int64_t prefetchRegisters(const SharedPlan &plan, const TileConfig &t) {
+  int64_t registers = 0;
+  for (const Staging &s : {plan.a, plan.b})
+    registers += gatherSlots(s, t) * ceilDiv(s.vector * elemBytes(s.type), 4);
+  return registers;
+}
+
+//===----------------------------------------------------------------------===//
+// The gathers
+//===----------------------------------------------------------------------===//
+
+void OperandGather::declareViews(gpu::GPUFuncOp func, ArrayRef<llvm::StringRef> params) {
+  auto arg = [&](llvm::StringRef name) {
+    return func.getArgument(llvm::find(params, name) - params.begin());
+  };
+  aElems = elementView(func, params, "a", p.a);
+  bElems = elementView(func, params, "b", p.b);
+  if (plan.a.vector > 1)
+    aRuns = view(arg("a"), 0, {operandElements(p, "a") / plan.a.vector}, runType(plan.a));
+  if (plan.b.vector > 1)
+    bRuns = view(arg("b"), 0, {operandElements(p, "b") / plan.b.vector}, runType(plan.b));
+}
+
+void OperandGather::setupBatchOffsets() {
+  aBatchOffset = bBatchOffset = c(0);
+  if (p.op == GemmOpKind::Conv && p.conv.group > 1) {
+    aBatchOffset = mul(block.z, p.conv.inC / p.conv.group); // the group's channels
+    bBatchOffset = mul(block.z, p.n * p.k);                 // the group's filters
+  } else if (p.op == GemmOpKind::MatMul) {
+    Value rest = block.z;
+    for (size_t d = p.batchDims.size(); d-- > 0;) {
+      const BatchDim &dim = p.batchDims[d];
+      Value index = rem(rest, dim.extent);
+      rest = div(rest, dim.extent);
+      aBatchOffset = add(aBatchOffset, mul(index, dim.aStride * p.m * p.k));
+      bBatchOffset = add(bBatchOffset, mul(index, dim.bStride * p.k * p.n));
+    }
+  }
+}
+
+void OperandGather::setupSlots() {
+  for (bool isA : {true, false}) {
+    const Staging &s = isA ? plan.a : plan.b;
+    for (int64_t i = 0, slots = gatherSlots(s, t); i < slots; ++i)
+      (isA ? aSlots : bSlots).push_back(slotSetup(isA, i));
+  }
+}
+
+/// The tiles of the shared buffer that starts at byte `bufferOffset`.
+TileViews OperandGather::tileViews(Value bufferOffset) {
+  auto tileShape = [&](const Staging &s, int64_t perElem) -> SmallVector<int64_t> {
+    return {s.sharedKContiguous ? s.rows : t.blockK, s.ld / perElem};
+  };
+  Value bAt = add(bufferOffset, plan.bOffset);
+  TileViews v;
+  v.a = view(shared, bufferOffset, tileShape(plan.a, 1), elemType(p.a));
+  v.b = view(shared, bAt, tileShape(plan.b, 1), elemType(p.b));
+  if (plan.a.vector > 1)
+    v.aRuns = view(shared, bufferOffset, tileShape(plan.a, plan.a.vector), runType(plan.a));
+  if (plan.b.vector > 1)
+    v.bRuns = view(shared, bAt, tileShape(plan.b, plan.b.vector), runType(plan.b));
+  return v;
+}
+
+/// Row (or run of rows) `row` of operand A (m) or B (n), before the K loop.
+OperandGather::RowState OperandGather::rowSetup(bool isA, Value row) {
+  RowState s;
+  s.valid = below(row, isA ? p.m : p.n);
+  const ConvShape &cv = p.conv;
+  if (p.op == GemmOpKind::Conv && isA) {
+    bool pointwise = cv.kH == 1 && cv.kW == 1 && cv.strideH == 1 && cv.strideW == 1 &&
+                     cv.padH == 0 && cv.padW == 0;
+    if (pointwise) {
+      // The input is the A matrix itself: [M][inC], group z's channels.
+      s.address = add(mul(row, cv.inC), aBatchOffset);
+      return s;
+    }
+    Value image = div(row, cv.outH * cv.outW);
+    Value pixel = rem(row, cv.outH * cv.outW);
+    s.imageBase = mul(image, cv.inH * cv.inW);
+    s.ihBase = sub(mul(div(pixel, cv.outW), cv.strideH), cv.padH);
+    s.iwBase = sub(mul(rem(pixel, cv.outW), cv.strideW), cv.padW);
+    return s;
+  }
+  // Strided operands: element (row, k) at offset + row * rowStride + k * kStride.
+  int64_t rowStride = 1;
+  switch (p.op) {
+  case GemmOpKind::Conv: rowStride = p.k; break; // OHWI weights, [Cout][K]
+  case GemmOpKind::Gemm:
+    rowStride = isA ? (p.transA ? 1 : p.k) : (p.transB ? p.k : 1);
+    break;
+  case GemmOpKind::MatMul: rowStride = isA ? p.k : 1; break;
+  }
+  s.address = add(mul(row, rowStride), isA ? aBatchOffset : bBatchOffset);
+  return s;
+}
+
+OperandGather::GatherSlot OperandGather::slotSetup(bool isA, int64_t slot) {
+  const Staging &s = isA ? plan.a : plan.b;
+  const int64_t runs = s.rows * t.blockK / s.vector;
+  GatherSlot g;
+  Value e = add(block.tid, slot * t.threads());
+  if (runs % t.threads() != 0)
+    g.active = below(e, runs);
+  if (s.kContiguous) {
+    // Consecutive threads take consecutive runs of a row's k.
+    int64_t runsPerRow = t.blockK / s.vector;
+    g.rowLocal = div(e, runsPerRow);
+    g.kLocal = mul(rem(e, runsPerRow), s.vector);
+  } else {
+    // Consecutive threads take consecutive runs of rows at one k.
+    int64_t runsPerK = s.rows / s.vector;
+    g.kLocal = div(e, runsPerK);
+    g.rowLocal = mul(rem(e, runsPerK), s.vector);
+  }
+  g.row = rowSetup(isA, add(isA ? block.m0 : block.n0, g.rowLocal));
+  return g;
+}
+
+
+/// Where the run at (row, k) lies in its operand and whether it is in
+/// range: not outside the GEMM, not in the conv's padding, and the slot
+/// `active` (null: always active).
+OperandGather::RunAddress OperandGather::runAddress(bool isA, const RowState &row, Value active,
+                                                    Value k) {
+  Value inRange = both(active, both(row.valid, below(k, p.k)));
+  Value address;
+  if (row.imageBase) {
+    // im2col: k = (kh * kW + kw) * groupChannels + c.
+    const ConvShape &cv = p.conv;
+    int64_t groupChannels = cv.inC / cv.group;
+    Value tap = div(k, groupChannels), channel = rem(k, groupChannels);
+    Value ih = add(row.ihBase, mul(div(tap, cv.kW), cv.dilH));
+    Value iw = add(row.iwBase, mul(rem(tap, cv.kW), cv.dilW));
+    using P = arith::CmpIPredicate;
+    inRange = both(inRange, both(both(cmp(P::sge, ih, 0), cmp(P::slt, ih, cv.inH)),
+                                 both(cmp(P::sge, iw, 0), cmp(P::slt, iw, cv.inW))));
+    Value pixel = add(row.imageBase, add(mul(ih, cv.inW), iw));
+    address = add(add(mul(pixel, cv.inC), aBatchOffset), channel);
+  } else {
+    int64_t kStride = 1;
+    if (p.op == GemmOpKind::Gemm)
+      kStride = isA ? (p.transA ? p.m : 1) : (p.transB ? 1 : p.n);
+    else if (p.op == GemmOpKind::MatMul)
+      kStride = isA ? 1 : p.n;
+    address = add(row.address, mul(k, kStride));
+  }
+  return {inRange, address};
+}
+
+/// The run of operand elements at (row, k): a vector (or one element), zero
+/// where it is out of range (runAddress).
+Value OperandGather::loadRun(bool isA, const RowState &row, Value active, Value k) {
+  const Staging &s = isA ? plan.a : plan.b;
+  auto [inRange, address] = runAddress(isA, row, active, k);
+  Type type = runType(s);
+  auto ifOp = b.create<scf::IfOp>(loc, TypeRange{type}, inRange, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value loaded = s.vector == 1
+                       ? b.create<memref::LoadOp>(loc, isA ? aElems : bElems, address).getResult()
+                       : b.create<memref::LoadOp>(loc, isA ? aRuns : bRuns,
+                                                  div(address, s.vector))
+                             .getResult();
+    b.create<scf::YieldOp>(loc, loaded);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    Attribute zero = b.getZeroAttr(type);
+    b.create<scf::YieldOp>(loc, b.create<arith::ConstantOp>(loc, cast<TypedAttr>(zero)).getResult());
+  }
+  return ifOp.getResult(0);
+}
+
+void OperandGather::storeRun(bool isA, const TileViews &tiles, Value rowLocal, Value kLocal,
+                             Value run) {
+  const Staging &s = isA ? plan.a : plan.b;
+  Value tile = isA ? tiles.a : tiles.b, tileRuns = isA ? tiles.aRuns : tiles.bRuns;
+  if (s.sharedKContiguous == s.kContiguous) {
+    // The run lies along the shared row too.
+    Value rowIndex = s.sharedKContiguous ? rowLocal : kLocal;
+    Value along = s.sharedKContiguous ? kLocal : rowLocal;
+    if (s.vector == 1)
+      b.create<memref::StoreOp>(loc, run, tile, ValueRange{rowIndex, along});
+    else
+      b.create<memref::StoreOp>(loc, run, tileRuns, ValueRange{rowIndex, div(along, s.vector)});
+    return;
+  }
+  // A run of rows into a k-contiguous tile: one element per shared row.
+  for (int64_t i = 0; i < s.vector; ++i) {
+    Value element = s.vector == 1 ? run : b.create<vector::ExtractOp>(loc, run, i).getResult();
+    b.create<memref::StoreOp>(loc, element, tile, ValueRange{add(rowLocal, i), kLocal});
+  }
+}
+
+/// The thread's runs of the K step at k0, into registers.
+SmallVector<Value> OperandGather::loadSlots(bool isA, ArrayRef<GatherSlot> slots, Value k0) {
+  SmallVector<Value> runs;
+  for (const GatherSlot &slot : slots)
+    runs.push_back(loadRun(isA, slot.row, slot.active, add(k0, slot.kLocal)));
+  return runs;
+}
+
+/// The thread's runs, from registers into a buffer's tile.
+void OperandGather::storeSlots(bool isA, ArrayRef<GatherSlot> slots, ValueRange runs,
+                               const TileViews &tiles) {
+  for (auto [slot, run] : llvm::zip_equal(slots, runs)) {
+    OpBuilder::InsertionGuard guard(b);
+    if (slot.active) {
+      auto ifOp = b.create<scf::IfOp>(loc, slot.active, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    }
+    storeRun(isA, tiles, slot.rowLocal, slot.kLocal, run);
+  }
+}
+
+void OperandGather::fill(Value k0, const TileViews &tiles) {
+  storeSlots(/*isA=*/true, aSlots, loadSlots(/*isA=*/true, aSlots, k0), tiles);
+  storeSlots(/*isA=*/false, bSlots, loadSlots(/*isA=*/false, bSlots, k0), tiles);
+}
+
+SmallVector<Type> OperandGather::runTypes() {
+  SmallVector<Type> types(aSlots.size(), runType(plan.a));
+  types.append(bSlots.size(), runType(plan.b));
+  return types;
+}
+
+SmallVector<Value> OperandGather::load(Value k0) {
+  SmallVector<Value> runs = loadSlots(/*isA=*/true, aSlots, k0);
+  runs.append(loadSlots(/*isA=*/false, bSlots, k0));
+  return runs;
+}
+
+void OperandGather::store(ValueRange runs, const TileViews &tiles) {
+  storeSlots(/*isA=*/true, aSlots, runs.take_front(aSlots.size()), tiles);
+  storeSlots(/*isA=*/false, bSlots, runs.drop_front(aSlots.size()), tiles);
+}
+
+} // namespace tessel::codegen::gemm

@@ -1,0 +1,148 @@
+//===- Staging.h - operand tiles in shared memory, and their gathers -*- C++ -*-===//
+//
+// Operand staging, as CUTLASS's transform/threadblock iterators are: how each
+// operand's tile (A: blockM rows, B: blockN rows, both blockK deep) is laid
+// out in shared memory (Staging, SharedPlan: plain data the tiling heuristic
+// weighs too), and the gathers that fill it (OperandGather: IR), on the
+// operands as the op has them: im2col on NHWC for a conv's input, strided
+// rows for weights, gemm and matmul operands with their transposes and batch
+// strides. A run of 16 bytes along the operand's contiguous dimension moves
+// as one load and one store where it is wholly in or out of range.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_CODEGEN_GEMM_STAGING_H
+#define TESSEL_CODEGEN_GEMM_STAGING_H
+
+#include "gemm/KernelIr.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+namespace tessel::codegen::gemm {
+
+constexpr int64_t kSharedAlignment = 128;
+
+/// One operand's tile, A (rows = m) or B (rows = n), both blockK deep.
+struct Staging {
+  ElemType type = ElemType::F16;
+  int64_t rows = 0;
+  /// In the operand, consecutive k are adjacent (else consecutive rows are).
+  bool kContiguous = true;
+  /// In shared memory, the tile is [rows][ld] (k contiguous) or [blockK][ld].
+  bool sharedKContiguous = true;
+  /// Elements per load: a run along the contiguous dimension, 16 bytes or 1.
+  int64_t vector = 1;
+  int64_t ld = 0;    ///< shared leading dimension, in elements
+  int64_t bytes = 0; ///< shared bytes
+};
+
+/// A's (isA) or B's tile for problem `p` tiled by `t`.
+Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA);
+
+/// The f32 staging of the accumulators for the epilogue: tc stages one band
+/// of fragment rows (warpsM * fragM rows), simt the whole tile.
+int64_t stagingRows(const TileConfig &t);
+int64_t stagingLd(const TileConfig &t);
+
+/// The block's shared memory: two buffers, each an A tile and a B tile (the
+/// K loop stores step i+1 into one while the warps read step i from the
+/// other), reused after the loop as the epilogue's f32 staging.
+struct SharedPlan {
+  Staging a, b;
+  int64_t bOffset = 0;     ///< B's tile within a buffer
+  int64_t bufferBytes = 0; ///< buffer i starts at i * bufferBytes
+  int64_t bytes = 0;
+};
+
+SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t);
+
+/// Runs a thread moves per K step: ceil(runs of the tile / threads).
+int64_t gatherSlots(const Staging &s, const TileConfig &t);
+
+/// 32-bit registers that hold a thread's prefetched runs across the math.
+int64_t prefetchRegisters(const SharedPlan &plan, const TileConfig &t);
+
+/// One shared buffer's A and B tiles, as elements and, where runs are
+/// vectors, as runs.
+struct TileViews {
+  mlir::Value a, aRuns, b, bRuns;
+};
+
+/// The block's threads gathering K steps of A and B into shared tiles: each
+/// thread owns gatherSlots() runs of each tile per step, whose rows' address
+/// arithmetic is set up once before the K loop (setupSlots), then per step
+/// only k moves.
+class OperandGather : public KernelIr {
+public:
+  OperandGather(mlir::OpBuilder &b, const GemmKernel &kernel, BlockCoords &block,
+                const SharedPlan &plan)
+      : KernelIr(b, kernel, block), plan(plan) {}
+
+  /// The element (and run) views of the kernel's "a" and "b" parameters.
+  void declareViews(mlir::gpu::GPUFuncOp func, llvm::ArrayRef<llvm::StringRef> params);
+  /// The shared byte buffer the tiles live in.
+  void setShared(mlir::Value sharedBytes) { shared = sharedBytes; }
+  /// The operands' offsets of batch z (matmul) or group z (conv).
+  void setupBatchOffsets();
+  /// Each thread's runs of A and B, their rows' setup hoisted out of the K
+  /// loop.
+  void setupSlots();
+
+  /// The tiles of the shared buffer that starts at byte `bufferOffset`.
+  TileViews tileViews(mlir::Value bufferOffset);
+  /// The K step at k0 into `tiles` through registers: A's runs loaded and
+  /// stored, then B's (the prologue, which has nothing to overlap).
+  void fill(mlir::Value k0, const TileViews &tiles);
+  /// The types of a thread's runs of one K step, A's then B's.
+  llvm::SmallVector<mlir::Type> runTypes();
+  /// The thread's runs of the K step at k0 into registers, A's then B's.
+  llvm::SmallVector<mlir::Value> load(mlir::Value k0);
+  /// Runs from load() into a buffer's tiles.
+  void store(mlir::ValueRange runs, const TileViews &tiles);
+
+private:
+  /// Where a gather slot's row of the operand starts, computed once per
+  /// thread before the K loop.
+  struct RowState {
+    mlir::Value valid;   ///< the row (run of rows) is inside the GEMM
+    mlir::Value address; ///< strided: element offset of (row, k = 0)
+    // conv im2col: first pixel of the image, window origin (may be negative).
+    mlir::Value imageBase, ihBase, iwBase;
+  };
+
+  /// One run a thread moves per K step: its place in the tile and its row.
+  struct GatherSlot {
+    mlir::Value active; ///< null when every thread has this slot
+    mlir::Value rowLocal, kLocal;
+    RowState row;
+  };
+
+  /// Where a run lies in its operand (element offset) and whether it is in
+  /// range: the address half of a load, apart so that a copy bypassing
+  /// registers (cp.async with zero fill) can take the same addresses.
+  struct RunAddress {
+    mlir::Value inRange, address;
+  };
+
+  GatherSlot slotSetup(bool isA, int64_t slot);
+  RowState rowSetup(bool isA, mlir::Value row);
+  RunAddress runAddress(bool isA, const RowState &row, mlir::Value active, mlir::Value k);
+  mlir::Value loadRun(bool isA, const RowState &row, mlir::Value active, mlir::Value k);
+  void storeRun(bool isA, const TileViews &tiles, mlir::Value rowLocal, mlir::Value kLocal,
+                mlir::Value run);
+  llvm::SmallVector<mlir::Value> loadSlots(bool isA, llvm::ArrayRef<GatherSlot> slots,
+                                           mlir::Value k0);
+  void storeSlots(bool isA, llvm::ArrayRef<GatherSlot> slots, mlir::ValueRange runs,
+                  const TileViews &tiles);
+
+  const SharedPlan &plan;
+  // Operands: element views and, where runs are vectors, run views.
+  mlir::Value aElems, aRuns, bElems, bRuns;
+  // Operand offsets of batch z (matmul) or group z (conv).
+  mlir::Value aBatchOffset, bBatchOffset;
+  mlir::Value shared;
+  llvm::SmallVector<GatherSlot> aSlots, bSlots;
+};
+
+} // namespace tessel::codegen::gemm
+
+#endif // TESSEL_CODEGEN_GEMM_STAGING_H

@@ -1,0 +1,277 @@
+//===- Tiling.cpp - the tiling heuristic: a cost model, no GPU timing -----===//
+//
+// Which tile configuration a kernel gets (chooseTiles): every candidate the
+// main loop of the tier allows, with every split-K choice, is checked for
+// feasibility (shared memory, gather length, prefetch registers, grid
+// limits) and priced by a one-line model of a reference GPU; the cheapest
+// wins. Grouped convs with few filters per group get the direct kernel.
+//
+//===----------------------------------------------------------------------===//
+#include "gemm/Tiling.h"
+
+#include "gemm/Common.h"
+#include "gemm/Staging.h"
+
+#include "mlir/Support/LLVM.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+
+namespace tessel::codegen {
+
+using namespace gemm;
+
+llvm::StringRef tierName(GemmTier tier) {
+  return tier == GemmTier::TensorCore ? "tc-sm70" : "simt";
+}
+
+int64_t TileConfig::threads() const {
+  if (direct)
+    return kElementwiseThreads;
+  return tier == GemmTier::TensorCore ? warpsM * warpsN * kWarpSize : threadsM * threadsN;
+}
+
+int64_t TileConfig::stepsPerSplit(int64_t k) const {
+  return ceilDiv(ceilDiv(k, blockK), splitK);
+}
+
+//===----------------------------------------------------------------------===//
+// The cost model
+//===----------------------------------------------------------------------===//
+//
+// No timing on a GPU: each candidate tiling gets a cost from a one-line model
+// of a reference GPU (108 SMs, as an A100; the choice moves little between
+// 80 and 132), and the cheapest wins:
+//   blocks = ceil(M / blockM) * ceil(N / blockN) * batch
+//   loads  = (blockM + blockN) * blockK * bytes / 64  one step's operand loads
+//   cost   = ceil(blocks / SMs)                       waves of blocks
+//          * (loads                                   the prologue's step 0
+//             + ceil(K / blockK)                      K steps per block
+//             * (max(blockM * blockN * blockK / math, loads)
+//                + 64))                               barrier, shared stores
+// with math = 1024 f16 MACs per clock per SM on Tensor Cores (16x16x16 per
+// 4 clocks per sub-core), 64 f32 FMAs per clock on CUDA cores, 64 bytes per
+// clock per SM from L2. The max is the software pipeline: step i+1's loads
+// are in flight during step i's math, so a step costs the longer of the two;
+// only the prologue's loads are exposed. Large problems get large tiles
+// (fewer loads per MAC); small ones get smaller tiles, because a grid that
+// does not fill the SMs leaves them idle. A deeper blockK (64 beside 32 on
+// Tensor Cores, 32 beside 16 on SIMT) halves the steps, so the per-step
+// overhead, but doubles the shared memory (two buffers) and the prefetch
+// registers: where those no longer fit (feasible), the shallower or smaller
+// tile wins. Ties go to the larger tile, then to fewer threads, then to the
+// shallower blockK.
+//
+// The WMMA fragment comes first, from the padded work alone: 16x16x16
+// unless 32x8x16 (N small) or 8x32x16 (M small) pads M x N to at most 3/4 of
+// what 16x16 pads it to, e.g. N <= 8 (a 1-column matmul, 8 padded channels)
+// or M <= 8 (a batch-1 classifier GEMM).
+//
+// Split-K: where the grid leaves SMs idle and K is long (a batch-1 conv
+// late in a CNN: 49 x 512 outputs, K = 4608), each tile's K steps are
+// divided among splitK blocks, so blocks = tiles * splitK and each runs
+// ceil(steps / splitK) steps; the partial sums go through the workspace to
+// a second kernel, which costs
+//   reduce = 3000                                     its launch and ramp
+//          + batch * M * N * (8 * splitK + 4) / (64 * SMs)   partials written
+//                                                     and read, result
+// clocks. splitK is chosen with the tile, from 1, 2, 3, 4, 6, 8, 12, 16, 24,
+// 32, 48, 64, with at least two K steps per split.
+
+namespace {
+/// Static shared memory a kernel may declare without opting in.
+constexpr int64_t kMaxSharedBytes = 48 * 1024;
+constexpr int64_t kMaxGridYZ = 65535;
+constexpr double kReferenceSMs = 108;
+constexpr double kLoadBytesPerClock = 64;
+constexpr double kStepOverhead = 64;
+constexpr double kReduceLaunchClocks = 3000;
+constexpr int64_t kMaxPrefetchRegisters = 32;
+constexpr int64_t kSplitKChoices[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+
+double tilingCost(const GemmProblem &p, const TileConfig &t, double macsPerClock) {
+  double blocks = double(ceilDiv(p.m, t.blockM)) * ceilDiv(p.n, t.blockN) * p.batch * t.splitK;
+  double waves = std::ceil(blocks / kReferenceSMs);
+  double steps = double(t.stepsPerSplit(p.k));
+  double math = double(t.blockM) * t.blockN * t.blockK / macsPerClock;
+  double loads =
+      double(t.blockM * elemBytes(p.a) + t.blockN * elemBytes(p.b)) * t.blockK / kLoadBytesPerClock;
+  double cost = waves * (loads + steps * (std::max(math, loads) + kStepOverhead));
+  if (t.splitK > 1)
+    cost += kReduceLaunchClocks + double(p.batch) * p.m * p.n * (8.0 * t.splitK + 4) /
+                                      (kLoadBytesPerClock * kReferenceSMs);
+  return cost;
+}
+
+/// Whether the tiling fits the hardware and the generator's limits.
+bool feasible(const GemmProblem &p, const TileConfig &t) {
+  if (t.threads() > 1024 || t.threads() % kWarpSize != 0)
+    return false;
+  // Both buffers (or the epilogue's staging) within the static limit.
+  SharedPlan plan = sharedPlan(p, t);
+  if (plan.bytes > kMaxSharedBytes)
+    return false;
+  // Gathers are unrolled per thread: keep them short.
+  for (const Staging &s : {plan.a, plan.b})
+    if (gatherSlots(s, t) > 32)
+      return false;
+  // The prefetched runs stay live across the math, beside up to 128
+  // accumulator registers and the fragments: at most 32 registers of them
+  // keep every suite kernel within 255 registers a thread, without spills
+  // (243 at most over the 511 rows; 128 for 8-fragment warp tiles).
+  if (prefetchRegisters(plan, t) > kMaxPrefetchRegisters)
+    return false;
+  // Split-K: at least two K steps per split, none empty.
+  if (t.splitK > 1) {
+    int64_t steps = ceilDiv(p.k, t.blockK);
+    if (t.stepsPerSplit(p.k) < 2 || (t.splitK - 1) * t.stepsPerSplit(p.k) >= steps)
+      return false;
+  }
+  return ceilDiv(p.n, t.blockN) <= kMaxGridYZ && p.batch * t.splitK <= kMaxGridYZ &&
+         ceilDiv(p.m, t.blockM) < (int64_t(1) << 31);
+}
+
+/// Whether a tile is mostly past the end of the problem even in its first
+/// block: a tc fragment row or column entirely outside M or N, or half of a
+/// simt tile.
+bool idle(const GemmProblem &p, const TileConfig &t) {
+  if (t.tier == GemmTier::TensorCore)
+    return t.blockM > roundUp(p.m, t.fragM) || t.blockN > roundUp(p.n, t.fragN);
+  return t.blockM >= 2 * p.m || t.blockN >= 2 * p.n;
+}
+
+/// The cheapest feasible candidate, each with every split-K choice, among
+/// those not idle if any; ties go to the larger tile, then to fewer threads,
+/// then to the first listed (the smaller split).
+std::optional<TileConfig> cheapest(const GemmProblem &p, ArrayRef<TileConfig> tiles,
+                                   double macsPerClock) {
+  SmallVector<TileConfig> candidates;
+  for (const TileConfig &tile : tiles)
+    for (int64_t split : kSplitKChoices) {
+      TileConfig t = tile;
+      t.splitK = split;
+      candidates.push_back(t);
+    }
+  for (bool allowIdle : {false, true}) {
+    std::optional<TileConfig> best;
+    double bestCost = 0;
+    auto area = [](const TileConfig &t) { return t.blockM * t.blockN; };
+    for (const TileConfig &t : candidates) {
+      if (!feasible(p, t) || (!allowIdle && idle(p, t)))
+        continue;
+      double cost = tilingCost(p, t, macsPerClock);
+      if (!best || cost < bestCost ||
+          (cost == bestCost &&
+           (area(t) > area(*best) || (area(t) == area(*best) && t.threads() < best->threads())))) {
+        best = t;
+        bestCost = cost;
+      }
+    }
+    if (best)
+      return best;
+  }
+  return std::nullopt;
+}
+
+std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
+  if (p.a != ElemType::F16 || p.b != ElemType::F16)
+    return std::nullopt;
+  // The fragment: the least padding of M x N, 16x16 unless another saves a
+  // quarter of it.
+  struct Fragment {
+    int64_t m, n;
+  };
+  auto padded = [&](Fragment f) { return double(roundUp(p.m, f.m)) * roundUp(p.n, f.n); };
+  Fragment fragment{16, 16};
+  for (Fragment f : {Fragment{32, 8}, Fragment{8, 32}})
+    if (padded(f) <= 0.75 * padded(Fragment{16, 16}) && padded(f) < padded(fragment))
+      fragment = f;
+
+  SmallVector<int64_t> blockKs =
+      p.k <= 16 ? SmallVector<int64_t>{16} : SmallVector<int64_t>{32, 64};
+  SmallVector<TileConfig> candidates;
+  for (int64_t warpsM : {1, 2, 4, 8})
+    for (int64_t warpsN : {1, 2, 4, 8}) {
+      if (warpsM * warpsN != 4 && warpsM * warpsN != 8)
+        continue;
+      for (int64_t fragsM : {1, 2, 4})
+        for (int64_t fragsN : {1, 2, 4})
+          for (int64_t blockK : blockKs) {
+            // At most 8 accumulator fragments (64 f32 registers) per thread.
+            // 64x64 warp tiles (16 fragments, ~240 registers, 8 warps per
+            // SM) build and can be forced (--force-tiles), but measured on
+            // the H100 they won 1% on the GEMM and conv suites and lost 5.4%
+            // on ResNet-50 b256 (17.42 -> 18.41 ms, bench/NOTES.md).
+            if (fragsM * fragsN > 8)
+              continue;
+            TileConfig t;
+            t.tier = GemmTier::TensorCore;
+            t.fragM = fragment.m;
+            t.fragN = fragment.n;
+            t.warpsM = warpsM;
+            t.warpsN = warpsN;
+            t.fragsM = fragsM;
+            t.fragsN = fragsN;
+            t.blockM = warpsM * fragsM * fragment.m;
+            t.blockN = warpsN * fragsN * fragment.n;
+            t.blockK = blockK;
+            if (t.blockM <= 256 && t.blockN <= 256)
+              candidates.push_back(t);
+          }
+    }
+  return cheapest(p, candidates, 1024);
+}
+
+std::optional<TileConfig> chooseSimtTiles(const GemmProblem &p) {
+  SmallVector<int64_t> blockKs =
+      p.k <= 16 ? SmallVector<int64_t>{16} : SmallVector<int64_t>{16, 32};
+  SmallVector<TileConfig> candidates;
+  for (int64_t threads : {128, 256})
+    for (int64_t threadsM = 1; threadsM <= threads; threadsM *= 2)
+      for (int64_t microM : {1, 2, 4, 8})
+        for (int64_t microN : {1, 2, 4, 8})
+          for (int64_t blockK : blockKs) {
+            // At most 32 f32 accumulators per thread.
+            if (microM * microN > 32)
+              continue;
+            TileConfig t;
+            t.tier = GemmTier::Simt;
+            t.threadsM = threadsM;
+            t.threadsN = threads / threadsM;
+            t.microM = microM;
+            t.microN = microN;
+            t.blockM = threadsM * microM;
+            t.blockN = t.threadsN * microN;
+            t.blockK = blockK;
+            if (t.blockM <= 256 && t.blockN <= 256)
+              candidates.push_back(t);
+          }
+  return cheapest(p, candidates, 64);
+}
+
+} // namespace
+
+/// Whether a conv is grouped with so few filters per group (depthwise: one)
+/// that its GEMM is a few columns wide per group: the direct kernel's case.
+static bool fewFiltersPerGroup(const GemmProblem &p) {
+  return p.op == GemmOpKind::Conv && p.conv.group > 1 && p.n < 8;
+}
+
+std::optional<TileConfig> chooseTiles(const GemmProblem &p, GemmTier tier) {
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0 || p.batch <= 0)
+    return std::nullopt;
+  if (fewFiltersPerGroup(p)) {
+    if (tier == GemmTier::TensorCore ||
+        ceilDiv(p.m * p.conv.outC, kElementwiseThreads) >= (int64_t(1) << 31))
+      return std::nullopt;
+    TileConfig t;
+    t.tier = GemmTier::Simt;
+    t.direct = true;
+    return t;
+  }
+  return tier == GemmTier::TensorCore ? chooseTensorCoreTiles(p) : chooseSimtTiles(p);
+}
+
+} // namespace tessel::codegen

@@ -1,0 +1,53 @@
+//===- Tiling.h - how a GEMM kernel tiles its problem ----------*- C++ -*-===//
+//
+// The tile configuration of a kernel (block tile, the main loop's split of
+// it among warps or threads, blockK, split-K, or the direct conv) and the
+// heuristic that chooses it from a cost model, kept apart from the emitter
+// as IREE keeps KernelConfig.cpp apart from its pipelines. Plain data.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_CODEGEN_GEMM_TILING_H
+#define TESSEL_CODEGEN_GEMM_TILING_H
+
+#include "gemm/Problem.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace tessel::codegen {
+
+/// The main loops a kernel can have (gemm/MainLoop.h): WMMA fragments per
+/// warp on Tensor Cores, or scalar FMAs per thread on CUDA cores.
+enum class GemmTier { TensorCore, Simt };
+llvm::StringRef tierName(GemmTier tier); ///< "tc-sm70", "simt"
+
+/// How the kernel tiles the problem (see chooseTiles for the heuristic).
+struct TileConfig {
+  GemmTier tier = GemmTier::TensorCore;
+  int64_t blockM = 0, blockN = 0, blockK = 0;
+  // tc: a warpsM x warpsN grid of warps, each fragsM x fragsN fragments.
+  int64_t fragM = 16, fragN = 16, fragK = 16;
+  int64_t warpsM = 1, warpsN = 1, fragsM = 1, fragsN = 1;
+  // simt: a threadsM x threadsN grid of threads, each microM x microN sums;
+  // thread (tm, tn) owns rows tm + i * threadsM and columns tn + j * threadsN.
+  int64_t threadsM = 1, threadsN = 1, microM = 1, microN = 1;
+  // Split-K: the K steps divided among splitK blocks (grid z = batch *
+  // splitK), each writing its f32 partial sums to the workspace; a second
+  // kernel sums the splits in order and runs the epilogue.
+  int64_t splitK = 1;
+  // A direct convolution (simt only): one thread per output element, no
+  // shared memory, for grouped convs with fewer than 8 filters per group.
+  bool direct = false;
+
+  int64_t threads() const;
+  /// K steps of blockK per block: ceil(ceil(K / blockK) / splitK).
+  int64_t stepsPerSplit(int64_t k) const;
+};
+
+/// The tile configuration for `problem` on `tier`, or std::nullopt when the
+/// tier cannot run it (tc needs f16 A and B; grid limits).
+std::optional<TileConfig> chooseTiles(const GemmProblem &problem, GemmTier tier);
+
+} // namespace tessel::codegen
+
+#endif // TESSEL_CODEGEN_GEMM_TILING_H

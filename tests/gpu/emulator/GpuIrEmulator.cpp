@@ -1,0 +1,580 @@
+//===- GpuIrEmulator.cpp - runs a generated GPU kernel's IR on the CPU ----===//
+//
+// The emulator's interpreter: blocks one after another, structured control
+// flow with a mask of active threads, MMA ops per warp, memory accesses
+// checked for bounds, alignment and shared-memory races.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuIrEmulator.h"
+
+#include "CudaCheck.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using tessel::gpucheck::fromHalf;
+using tessel::gpucheck::toHalf;
+
+namespace tessel::gpuemu {
+
+namespace {
+constexpr int kWarp = 32;
+} // namespace
+
+bool Emulator::run() {
+  for (uint32_t z = 0; z < grid[2]; ++z)
+    for (uint32_t y = 0; y < grid[1]; ++y)
+      for (uint32_t x = 0; x < grid[0]; ++x) {
+        block = {x, y, z};
+        if (!runBlock())
+          return false;
+      }
+  return true;
+}
+
+bool Emulator::fail(Operation *op, const std::string &what) {
+  if (error.empty()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << what << " in block (" << block[0] << "," << block[1] << "," << block[2] << ") at ";
+    op->print(os, OpPrintingFlags().skipRegions());
+    error = text;
+  }
+  return false;
+}
+
+bool Emulator::runBlock() {
+  values.clear();
+  matrices.clear();
+  mems.clear();
+  sharedBuffers.clear();
+  sharedAccess.clear();
+  epoch = 0;
+  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    Mem m;
+    m.buffer = &args[i];
+    m.type = cast<MemRefType>(arg.getType());
+    mems[arg.getAsOpaquePointer()] = m;
+  }
+  if (outWrites.empty())
+    outWrites.assign(args.back().size(), 0);
+  std::vector<bool> all(threads, true);
+  return runBlock(func.getBody().front(), all);
+}
+
+bool Emulator::runBlock(Block &body, const std::vector<bool> &mask) {
+  for (Operation &op : body)
+    if (!step(&op, mask))
+      return false;
+  return true;
+}
+
+std::vector<Emulator::Elt> &Emulator::val(Value v) {
+  auto &slot = values[v.getAsOpaquePointer()];
+  if (slot.empty())
+    slot.resize(threads);
+  return slot;
+}
+
+float Emulator::round(Type type, float x) {
+  return type.isF16() ? fromHalf(toHalf(x)) : x;
+}
+
+bool Emulator::address(Operation *op, const Mem &m, ArrayRef<int64_t> indices,
+                       int64_t &offset) {
+  ArrayRef<int64_t> shape = m.type.getShape();
+  int64_t linear = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (indices[d] < 0 || indices[d] >= shape[d])
+      return fail(op, "index " + std::to_string(indices[d]) + " out of bounds " +
+                          std::to_string(shape[d]) + " (dim " + std::to_string(d) + ")");
+    linear = linear * shape[d] + indices[d];
+  }
+  offset = m.byteOffset + linear * elementBytes(m.type.getElementType());
+  if (offset < 0 || offset + elementBytes(m.type.getElementType()) > int64_t(m.buffer->size()))
+    return fail(op, "access past the buffer");
+  return true;
+}
+
+int64_t Emulator::elementBytes(Type type) {
+  if (auto vec = dyn_cast<VectorType>(type))
+    return vec.getNumElements() * elementBytes(vec.getElementType());
+  return type.getIntOrFloatBitWidth() / 8;
+}
+
+bool Emulator::touchShared(Operation *op, const Mem &m, int64_t offset, int64_t bytes,
+                           int actor, bool write) {
+  if (!m.shared)
+    return true;
+  std::vector<Access> &acc = sharedAccess[m.buffer];
+  if (acc.empty())
+    acc.resize(m.buffer->size());
+  for (int64_t b = offset; b < offset + bytes; ++b) {
+    Access &a = acc[b];
+    bool writtenNow = a.writeEpoch == epoch && a.writer != actor;
+    if (write) {
+      if (writtenNow)
+        return fail(op, "shared write after another thread's write, no barrier between");
+      if (a.readEpoch == epoch && (a.manyReaders || a.reader != actor))
+        return fail(op, "shared write after another thread's read, no barrier between");
+      a.writeEpoch = epoch;
+      a.writer = actor;
+    } else {
+      if (a.writeEpoch < 0)
+        return fail(op, "shared read of a byte never written");
+      if (writtenNow)
+        return fail(op, "shared read of another thread's write, no barrier between");
+      if (a.readEpoch == epoch && a.reader != actor)
+        a.manyReaders = true;
+      else if (a.readEpoch != epoch) {
+        a.manyReaders = false;
+        a.reader = actor;
+      }
+      a.readEpoch = epoch;
+    }
+  }
+  return true;
+}
+
+float Emulator::loadScalar(Type type, const uint8_t *p) {
+  if (type.isF16()) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return fromHalf(h);
+  }
+  float f;
+  std::memcpy(&f, p, 4);
+  return f;
+}
+
+void Emulator::storeScalar(Type type, uint8_t *p, float x) {
+  if (type.isF16()) {
+    uint16_t h = toHalf(x);
+    std::memcpy(p, &h, 2);
+  } else {
+    std::memcpy(p, &x, 4);
+  }
+}
+
+bool Emulator::stepFor(scf::ForOp loop, const std::vector<bool> &mask) {
+  Block &body = *loop.getBody();
+  std::vector<Elt> lb = val(loop.getLowerBound()), ub = val(loop.getUpperBound()),
+                   st = val(loop.getStep());
+  size_t n = loop.getNumResults();
+  // Iteration state per thread (or per warp for MMA values).
+  for (size_t r = 0; r < n; ++r) {
+    Value init = loop.getInitArgs()[r], arg = loop.getRegionIterArgs()[r];
+    if (isa<gpu::MMAMatrixType>(init.getType()))
+      matrices[arg.getAsOpaquePointer()] = matrices[init.getAsOpaquePointer()];
+    else
+      val(arg) = val(init);
+  }
+  std::vector<int64_t> iv(threads);
+  for (int t = 0; t < threads; ++t)
+    iv[t] = lb[t].i;
+  while (true) {
+    std::vector<bool> active(threads, false);
+    bool any = false;
+    for (int t = 0; t < threads; ++t) {
+      active[t] = mask[t] && iv[t] < ub[t].i;
+      any = any || active[t];
+    }
+    if (!any)
+      break;
+    for (int t = 0; t < threads; ++t)
+      val(loop.getInductionVar())[t].i = iv[t];
+    if (!runBlock(body, active))
+      return false;
+    auto yield = cast<scf::YieldOp>(body.getTerminator());
+    for (size_t r = 0; r < n; ++r) {
+      Value next = yield.getOperand(r), arg = loop.getRegionIterArgs()[r];
+      if (isa<gpu::MMAMatrixType>(next.getType())) {
+        matrices[arg.getAsOpaquePointer()] = matrices[next.getAsOpaquePointer()];
+        continue;
+      }
+      std::vector<Elt> nv = val(next);
+      std::vector<Elt> &av = val(arg);
+      for (int t = 0; t < threads; ++t)
+        if (active[t])
+          av[t] = nv[t];
+    }
+    for (int t = 0; t < threads; ++t)
+      if (active[t])
+        iv[t] += st[t].i;
+  }
+  for (size_t r = 0; r < n; ++r) {
+    Value arg = loop.getRegionIterArgs()[r];
+    if (isa<gpu::MMAMatrixType>(arg.getType()))
+      matrices[loop.getResult(r).getAsOpaquePointer()] = matrices[arg.getAsOpaquePointer()];
+    else
+      val(loop.getResult(r)) = val(arg);
+  }
+  return true;
+}
+
+bool Emulator::stepIf(scf::IfOp ifOp, const std::vector<bool> &mask) {
+  std::vector<Elt> cond = val(ifOp.getCondition());
+  std::vector<bool> thenMask(threads), elseMask(threads);
+  for (int t = 0; t < threads; ++t) {
+    thenMask[t] = mask[t] && cond[t].i;
+    elseMask[t] = mask[t] && !cond[t].i;
+  }
+  if (!runBlock(ifOp.getThenRegion().front(), thenMask))
+    return false;
+  if (!ifOp.getElseRegion().empty() && !runBlock(ifOp.getElseRegion().front(), elseMask))
+    return false;
+  for (size_t r = 0; r < ifOp.getNumResults(); ++r) {
+    std::vector<Elt> a = val(ifOp.thenYield().getOperand(r)),
+                     b = val(ifOp.elseYield().getOperand(r));
+    std::vector<Elt> &out = val(ifOp.getResult(r));
+    for (int t = 0; t < threads; ++t)
+      if (mask[t])
+        out[t] = cond[t].i ? a[t] : b[t];
+  }
+  return true;
+}
+
+/// The gpu.subgroup_mma_* ops, once per warp with any active thread (they
+/// are only ever reached by whole warps).
+bool Emulator::stepMma(Operation *op, const std::vector<bool> &mask) {
+  const int warps = threads / kWarp;
+  for (int w = 0; w < warps; ++w) {
+    bool any = false, all = true;
+    for (int l = 0; l < kWarp; ++l) {
+      any = any || mask[w * kWarp + l];
+      all = all && mask[w * kWarp + l];
+    }
+    if (!any)
+      continue;
+    if (!all)
+      return fail(op, "subgroup MMA op reached by part of a warp");
+    int lane0 = w * kWarp, actor = 1000000 + w;
+    auto matrix = [&](Value v) -> std::vector<float> & {
+      auto &m = matrices[v.getAsOpaquePointer()];
+      if (m.empty())
+        m.resize(warps);
+      return m[w];
+    };
+    auto indicesOf = [&](OperandRange range) {
+      SmallVector<int64_t> idx;
+      for (Value v : range)
+        idx.push_back(val(v)[lane0].i);
+      return idx;
+    };
+    if (auto c = dyn_cast<gpu::SubgroupMmaConstantMatrixOp>(op)) {
+      auto type = cast<gpu::MMAMatrixType>(c.getType());
+      matrix(c.getResult()).assign(type.getShape()[0] * type.getShape()[1],
+                                   val(c.getValue())[lane0].f);
+    } else if (auto load = dyn_cast<gpu::SubgroupMmaLoadMatrixOp>(op)) {
+      auto type = cast<gpu::MMAMatrixType>(load.getRes().getType());
+      int64_t rows = type.getShape()[0], cols = type.getShape()[1];
+      int64_t ld = load.getLeadDimension().getSExtValue();
+      bool transpose = load.getTranspose().value_or(false);
+      const Mem &m = mems[load.getSrcMemref().getAsOpaquePointer()];
+      Type elem = m.type.getElementType();
+      int64_t base;
+      if (!address(op, m, indicesOf(load.getIndices()), base))
+        return false;
+      if (base % 32 || ld % (16 / elementBytes(elem)))
+        return fail(op, "WMMA load not 256-bit aligned or ldm not a multiple of 16 bytes");
+      std::vector<float> &out = matrix(load.getRes());
+      out.resize(rows * cols);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+          int64_t at = base + (transpose ? j * ld + i : i * ld + j) * elementBytes(elem);
+          if (at + elementBytes(elem) > int64_t(m.buffer->size()))
+            return fail(op, "WMMA load past the buffer");
+          if (!touchShared(op, m, at, elementBytes(elem), actor, false))
+            return false;
+          out[i * cols + j] = loadScalar(elem, m.buffer->data() + at);
+        }
+    } else if (auto mma = dyn_cast<gpu::SubgroupMmaComputeOp>(op)) {
+      auto aType = cast<gpu::MMAMatrixType>(mma.getOpA().getType());
+      auto bType = cast<gpu::MMAMatrixType>(mma.getOpB().getType());
+      int64_t M = aType.getShape()[0], K = aType.getShape()[1], N = bType.getShape()[1];
+      std::vector<float> a = matrix(mma.getOpA()), b = matrix(mma.getOpB()),
+                         c = matrix(mma.getOpC());
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          float sum = c[i * N + j];
+          for (int64_t q = 0; q < K; ++q)
+            sum += a[i * K + q] * b[q * N + j];
+          c[i * N + j] = sum;
+        }
+      matrix(mma.getRes()) = c;
+    } else if (auto store = dyn_cast<gpu::SubgroupMmaStoreMatrixOp>(op)) {
+      auto type = cast<gpu::MMAMatrixType>(store.getSrc().getType());
+      int64_t rows = type.getShape()[0], cols = type.getShape()[1];
+      int64_t ld = store.getLeadDimension().getSExtValue();
+      bool transpose = store.getTranspose().value_or(false);
+      const Mem &m = mems[store.getDstMemref().getAsOpaquePointer()];
+      Type elem = m.type.getElementType();
+      int64_t base;
+      if (!address(op, m, indicesOf(store.getIndices()), base))
+        return false;
+      if (base % 32 || ld % (16 / elementBytes(elem)))
+        return fail(op, "WMMA store not 256-bit aligned or ldm not a multiple of 16 bytes");
+      const std::vector<float> &src = matrix(store.getSrc());
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+          int64_t at = base + (transpose ? j * ld + i : i * ld + j) * elementBytes(elem);
+          if (at + elementBytes(elem) > int64_t(m.buffer->size()))
+            return fail(op, "WMMA store past the buffer");
+          if (!touchShared(op, m, at, elementBytes(elem), actor, true))
+            return false;
+          storeScalar(elem, m.buffer->data() + at, src[i * cols + j]);
+        }
+    }
+  }
+  return true;
+}
+
+bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
+  auto each = [&](auto fn) {
+    for (int t = 0; t < threads; ++t)
+      if (mask[t])
+        fn(t);
+  };
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return stepFor(loop, mask);
+  if (auto ifOp = dyn_cast<scf::IfOp>(op))
+    return stepIf(ifOp, mask);
+  if (isa<scf::YieldOp, gpu::ReturnOp>(op))
+    return true;
+  if (isa<gpu::SubgroupMmaConstantMatrixOp, gpu::SubgroupMmaLoadMatrixOp,
+          gpu::SubgroupMmaComputeOp, gpu::SubgroupMmaStoreMatrixOp>(op))
+    return stepMma(op, mask);
+  if (isa<gpu::BarrierOp>(op)) {
+    for (int t = 0; t < threads; ++t)
+      if (!mask[t])
+        return fail(op, "barrier not reached by every thread");
+    ++epoch;
+    return true;
+  }
+  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    Attribute attr = c.getValue();
+    Elt e;
+    if (auto i = dyn_cast<IntegerAttr>(attr))
+      e.i = i.getValue().getSExtValue();
+    else if (auto f = dyn_cast<FloatAttr>(attr))
+      e.f = float(f.getValueAsDouble());
+    else if (auto d = dyn_cast<DenseElementsAttr>(attr); d && d.isSplat())
+      e.v.fill(float(d.getSplatValue<APFloat>().convertToDouble()));
+    else
+      return fail(op, "unsupported constant");
+    auto &out = val(c.getResult());
+    each([&](int t) { out[t] = e; });
+    return true;
+  }
+  if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
+    auto &out = val(id.getResult());
+    each([&](int t) { out[t].i = id.getDimension() == gpu::Dimension::x ? t : 0; });
+    return true;
+  }
+  if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
+    auto &out = val(id.getResult());
+    each([&](int t) { out[t].i = block[int(id.getDimension())]; });
+    return true;
+  }
+  if (auto g = dyn_cast<memref::GetGlobalOp>(op)) {
+    auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(op, g.getNameAttr());
+    std::vector<uint8_t> &buffer = sharedBuffers[g.getName().str()];
+    // Poison: all-ones bytes are NaN in f16 and f32.
+    buffer.assign(global.getType().getNumElements(), 0xff);
+    if (auto align = global.getAlignment(); !align || *align < 32)
+      return fail(op, "shared buffer alignment below 32 bytes");
+    Mem m;
+    m.buffer = &buffer;
+    m.type = g.getType();
+    m.shared = true;
+    mems[g.getResult().getAsOpaquePointer()] = m;
+    return true;
+  }
+  if (auto v = dyn_cast<memref::ViewOp>(op)) {
+    // A view is the block's: its shift is the same in every thread (the
+    // pipelined K loop's buffer), and nothing to do where no thread runs.
+    int first = std::find(mask.begin(), mask.end(), true) - mask.begin();
+    if (first == threads)
+      return true;
+    const std::vector<Elt> &shift = val(v.getByteShift());
+    for (int t = first; t < threads; ++t)
+      if (mask[t] && shift[t].i != shift[first].i)
+        return fail(op, "view shift differs between threads");
+    Mem m = mems[v.getSource().getAsOpaquePointer()];
+    m.byteOffset += shift[first].i;
+    m.type = v.getType();
+    if (m.byteOffset % elementBytes(m.type.getElementType()))
+      return fail(op, "view misaligned for its element type");
+    if (m.byteOffset + m.type.getNumElements() * elementBytes(m.type.getElementType()) >
+        int64_t(m.buffer->size()))
+      return fail(op, "view larger than its buffer");
+    mems[v.getResult().getAsOpaquePointer()] = m;
+    return true;
+  }
+  if (isa<memref::LoadOp, memref::StoreOp>(op)) {
+    bool isLoad = isa<memref::LoadOp>(op);
+    Value memref = isLoad ? cast<memref::LoadOp>(op).getMemRef() : cast<memref::StoreOp>(op).getMemRef();
+    auto indices = isLoad ? cast<memref::LoadOp>(op).getIndices() : cast<memref::StoreOp>(op).getIndices();
+    const Mem &m = mems[memref.getAsOpaquePointer()];
+    Type elem = m.type.getElementType();
+    auto vec = dyn_cast<VectorType>(elem);
+    Type scalar = vec ? vec.getElementType() : elem;
+    int64_t lanes = vec ? vec.getNumElements() : 1, bytes = elementBytes(elem);
+    bool isOut = !m.shared && m.buffer == &args.back();
+    std::vector<std::vector<Elt> *> idx;
+    for (Value i : indices)
+      idx.push_back(&val(i));
+    std::vector<Elt> *data = isLoad ? &val(op->getResult(0)) : &val(cast<memref::StoreOp>(op).getValue());
+    for (int t = 0; t < threads; ++t) {
+      if (!mask[t])
+        continue;
+      SmallVector<int64_t> at;
+      for (auto *i : idx)
+        at.push_back((*i)[t].i);
+      int64_t offset;
+      if (!address(op, m, at, offset))
+        return false;
+      if (offset % bytes)
+        return fail(op, "misaligned access");
+      if (!touchShared(op, m, offset, bytes, t, !isLoad))
+        return false;
+      uint8_t *p = m.buffer->data() + offset;
+      Elt &e = (*data)[t];
+      if (isLoad) {
+        if (vec)
+          for (int64_t l = 0; l < lanes; ++l)
+            e.v[l] = loadScalar(scalar, p + l * elementBytes(scalar));
+        else
+          e.f = loadScalar(scalar, p);
+      } else {
+        if (isOut)
+          for (int64_t b = 0; b < bytes; ++b)
+            ++outWrites[offset + b];
+        if (vec)
+          for (int64_t l = 0; l < lanes; ++l)
+            storeScalar(scalar, p + l * elementBytes(scalar), e.v[l]);
+        else
+          storeScalar(scalar, p, e.f);
+      }
+    }
+    return true;
+  }
+  if (auto x = dyn_cast<vector::ExtractOp>(op)) {
+    int64_t lane = x.getStaticPosition()[0];
+    auto &src = val(x.getVector());
+    auto &out = val(x.getResult());
+    each([&](int t) { out[t].f = src[t].v[lane]; });
+    return true;
+  }
+  if (auto x = dyn_cast<vector::InsertOp>(op)) {
+    int64_t lane = x.getStaticPosition()[0];
+    auto &dest = val(x.getDest());
+    auto &source = val(x.getSource());
+    auto &out = val(x.getResult());
+    each([&](int t) {
+      out[t] = dest[t];
+      out[t].v[lane] = source[t].f;
+    });
+    return true;
+  }
+  if (auto fma = dyn_cast<LLVM::FMAOp>(op)) {
+    auto &a = val(fma.getA()), &b = val(fma.getB()), &c = val(fma.getC());
+    auto &out = val(fma.getResult());
+    each([&](int t) { out[t].f = std::fmaf(a[t].f, b[t].f, c[t].f); });
+    return true;
+  }
+  if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op)) {
+    llvm::StringRef text = asmOp.getAsmString();
+    std::vector<std::vector<Elt> *> in;
+    for (Value v : asmOp.getOperands())
+      in.push_back(&val(v));
+    auto &out = val(op->getResult(0));
+    if (text.starts_with("ex2.approx.f32"))
+      each([&](int t) { out[t].f = std::exp2(float((*in[0])[t].f)); });
+    else
+      return fail(op, "unknown inline PTX");
+    return true;
+  }
+  // Elementwise arith.
+  if (op->getNumResults() == 1 && op->getDialect()->getNamespace() == "arith") {
+    Type type = op->getResult(0).getType();
+    auto &out = val(op->getResult(0));
+    std::vector<std::vector<Elt> *> in;
+    for (Value v : op->getOperands())
+      in.push_back(&val(v));
+    auto I = [&](int k, int t) { return (*in[k])[t].i; };
+    auto F = [&](int k, int t) { return (*in[k])[t].f; };
+    if (isa<arith::AddIOp>(op)) each([&](int t) { out[t].i = I(0, t) + I(1, t); });
+    else if (isa<arith::SubIOp>(op)) each([&](int t) { out[t].i = I(0, t) - I(1, t); });
+    else if (isa<arith::MulIOp>(op)) each([&](int t) { out[t].i = I(0, t) * I(1, t); });
+    else if (isa<arith::DivUIOp>(op)) {
+      for (int t = 0; t < threads; ++t)
+        if (mask[t] && I(0, t) < 0)
+          return fail(op, "unsigned division of a negative index");
+      each([&](int t) { out[t].i = I(0, t) / I(1, t); });
+    } else if (isa<arith::RemUIOp>(op)) {
+      for (int t = 0; t < threads; ++t)
+        if (mask[t] && I(0, t) < 0)
+          return fail(op, "unsigned remainder of a negative index");
+      each([&](int t) { out[t].i = I(0, t) % I(1, t); });
+    } else if (isa<arith::AndIOp>(op)) each([&](int t) { out[t].i = I(0, t) & I(1, t); });
+    else if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      using P = arith::CmpIPredicate;
+      P pred = cmp.getPredicate();
+      for (int t = 0; t < threads; ++t)
+        if (mask[t] && (pred == P::ult || pred == P::uge) && (I(0, t) < 0 || I(1, t) < 0))
+          return fail(op, "unsigned comparison of a negative index");
+      each([&](int t) {
+        int64_t a = I(0, t), b = I(1, t);
+        bool r = false;
+        switch (pred) {
+        case P::ult: case P::slt: r = a < b; break;
+        case P::uge: case P::sge: r = a >= b; break;
+        case P::ule: case P::sle: r = a <= b; break;
+        case P::ugt: case P::sgt: r = a > b; break;
+        case P::eq: r = a == b; break;
+        case P::ne: r = a != b; break;
+        }
+        out[t].i = r;
+      });
+    } else if (isa<arith::SelectOp>(op)) each([&](int t) { out[t] = I(0, t) ? (*in[1])[t] : (*in[2])[t]; });
+    else if (isa<arith::AddFOp>(op)) each([&](int t) { out[t].f = round(type, F(0, t) + F(1, t)); });
+    else if (isa<arith::SubFOp>(op)) each([&](int t) { out[t].f = round(type, F(0, t) - F(1, t)); });
+    else if (isa<arith::MulFOp>(op)) each([&](int t) { out[t].f = round(type, F(0, t) * F(1, t)); });
+    else if (isa<arith::DivFOp>(op)) each([&](int t) { out[t].f = round(type, F(0, t) / F(1, t)); });
+    else if (isa<arith::NegFOp>(op)) each([&](int t) { out[t].f = -F(0, t); });
+    else if (isa<arith::ExtFOp>(op)) each([&](int t) { out[t].f = F(0, t); });
+    else if (isa<arith::TruncFOp>(op)) each([&](int t) { out[t].f = round(type, F(0, t)); });
+    else if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
+      using P = arith::CmpFPredicate;
+      P pred = cmp.getPredicate();
+      each([&](int t) {
+        float a = F(0, t), b = F(1, t);
+        bool r = false;
+        switch (pred) {
+        case P::OLT: r = a < b; break;
+        case P::OGT: r = a > b; break;
+        case P::OGE: r = a >= b; break;
+        case P::OLE: r = a <= b; break;
+        default: break;
+        }
+        out[t].i = r;
+      });
+      if (pred != P::OLT && pred != P::OGT && pred != P::OGE && pred != P::OLE)
+        return fail(op, "unsupported float comparison");
+    } else {
+      return fail(op, "unsupported arith op");
+    }
+    return true;
+  }
+  return fail(op, "unsupported op");
+}
+
+} // namespace tessel::gpuemu

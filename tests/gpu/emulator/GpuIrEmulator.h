@@ -1,0 +1,114 @@
+//===- GpuIrEmulator.h - runs a generated GPU kernel's IR on the CPU -*- C++ -*-===//
+//
+// A small emulator of the gpu/scf/arith/memref/vector/llvm IR the GEMM
+// codegen emits (before NVVM lowering), for tests on machines without a GPU:
+// every block of the grid in turn, the block's threads in lockstep (a mask
+// per region), the gpu.subgroup_mma_* ops once per warp, f16 and f32
+// arithmetic as the GPU does it (f32 FMA with one rounding, f16 stores
+// rounded to nearest even).
+//
+// Besides the values, it checks what the GPU would not report: every access
+// lies inside its buffer, vector and WMMA accesses are aligned, no thread
+// reads shared memory another thread wrote (or writes what another read or
+// wrote) since the last barrier, no shared byte is read before it is
+// written; and it counts the writes to each byte of the last argument (the
+// output), so that a test can ask for every byte written exactly once.
+//
+// What it cannot check is the lowering below the gpu dialect (NVVM, PTX,
+// SASS): tests/gpu/implicit_gemm_check.cpp runs the kernels on a GPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_TESTS_GPU_EMULATOR_GPUIREMULATOR_H
+#define TESSEL_TESTS_GPU_EMULATOR_GPUIREMULATOR_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tessel::gpuemu {
+
+class Emulator {
+public:
+  /// `func` run over `grid` blocks of `threads` threads, its arguments the
+  /// byte buffers `args` (in order; the last is the output).
+  Emulator(mlir::gpu::GPUFuncOp func, std::vector<std::vector<uint8_t>> &args,
+           std::array<uint32_t, 3> grid, int threads)
+      : func(func), args(args), grid(grid), threads(threads) {}
+
+  /// Runs every block; false with `error` set on the first violation.
+  bool run();
+
+  std::string error;
+  /// Writes per output byte (the last argument), over all blocks.
+  std::vector<int> outWrites;
+
+private:
+  /// One thread's value of an SSA value: an integer, a float, or a vector of
+  /// up to 8 floats.
+  struct Elt {
+    int64_t i = 0;
+    float f = 0;
+    std::array<float, 8> v{};
+  };
+
+  /// A memref: a window of a byte buffer.
+  struct Mem {
+    std::vector<uint8_t> *buffer = nullptr;
+    int64_t byteOffset = 0;
+    mlir::MemRefType type;
+    bool shared = false;
+  };
+
+  /// Per shared byte: who wrote and read it since the last barrier.
+  struct Access {
+    int64_t writeEpoch = -1, readEpoch = -1;
+    int writer = -1, reader = -1;
+    bool manyReaders = false;
+  };
+
+  bool fail(mlir::Operation *op, const std::string &what);
+  bool runBlock();
+  bool runBlock(mlir::Block &body, const std::vector<bool> &mask);
+  std::vector<Elt> &val(mlir::Value v);
+  static float round(mlir::Type type, float x);
+  /// Byte offset of `indices` in `m`, checked against its shape.
+  bool address(mlir::Operation *op, const Mem &m, llvm::ArrayRef<int64_t> indices,
+               int64_t &offset);
+  static int64_t elementBytes(mlir::Type type);
+  /// Race bookkeeping for `bytes` shared bytes at `offset` by `actor`.
+  bool touchShared(mlir::Operation *op, const Mem &m, int64_t offset, int64_t bytes, int actor,
+                   bool write);
+  float loadScalar(mlir::Type type, const uint8_t *p);
+  void storeScalar(mlir::Type type, uint8_t *p, float x);
+
+  bool step(mlir::Operation *op, const std::vector<bool> &mask);
+  bool stepFor(mlir::scf::ForOp loop, const std::vector<bool> &mask);
+  bool stepIf(mlir::scf::IfOp ifOp, const std::vector<bool> &mask);
+  bool stepMma(mlir::Operation *op, const std::vector<bool> &mask);
+
+  /// The values an scf.yield passes on.
+  std::vector<mlir::Value> yielded;
+
+  mlir::gpu::GPUFuncOp func;
+  std::vector<std::vector<uint8_t>> &args;
+  std::array<uint32_t, 3> grid;
+  std::array<uint32_t, 3> block{};
+  int threads;
+  int64_t epoch = 0;
+  // Node-based maps: references to entries stay valid as others are added.
+  std::unordered_map<const void *, std::vector<Elt>> values;
+  std::unordered_map<const void *, std::vector<std::vector<float>>> matrices; // per warp
+  std::unordered_map<const void *, Mem> mems;
+  std::map<std::string, std::vector<uint8_t>> sharedBuffers;
+  std::map<std::vector<uint8_t> *, std::vector<Access>> sharedAccess;
+};
+
+} // namespace tessel::gpuemu
+
+#endif // TESSEL_TESTS_GPU_EMULATOR_GPUIREMULATOR_H

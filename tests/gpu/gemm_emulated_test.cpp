@@ -1,0 +1,311 @@
+//===- gemm_emulated_test.cpp - the GEMM kernels, run without a GPU ------===//
+//
+// Every CI machine lacks a GPU, so these tests run the generated kernels on
+// the CPU (tests/gpu/emulator: the GPU IR emulator, float64 references):
+// convs, gemms and matmuls with every epilogue on both tiers with the
+// heuristic's tiles, then forced tilings the heuristic keeps for big
+// problems, the pipelined K loop's edge cases, the direct conv, split-K.
+//
+//===----------------------------------------------------------------------===//
+#include "GemmEmulation.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using namespace mlir;
+using namespace tessel::codegen;
+using namespace tessel::gpuemu;
+
+namespace {
+
+struct Case {
+  std::string name;
+  GemmProblem problem;
+};
+
+std::vector<Case> cases() {
+  using A = Activation;
+  const ElemType f32 = ElemType::F32;
+  std::vector<Case> list = {
+      {"conv3x3_bias_relu", withEpilogue(conv(1, 6, 6, 16, 24, 3, 3, 1, 1), true, false, A::Relu)},
+      {"conv3x3_s2_residual", withEpilogue(conv(2, 7, 7, 16, 16, 3, 3, 2, 1), true, true, A::Relu)},
+      {"conv1x1_odd_m", withEpilogue(conv(1, 7, 7, 32, 40, 1, 1, 1, 0), true, true, A::None)},
+      {"conv1x1_s2", conv(1, 9, 9, 16, 32, 1, 1, 2, 0)},
+      {"conv7x7_s2_c8", withEpilogue(conv(1, 19, 19, 8, 16, 7, 7, 2, 3), true, false, A::Relu)},
+      {"conv_c3_scalar", withEpilogue(conv(1, 8, 8, 3, 8, 3, 3, 1, 1), true, false, A::Clip, 0, 6)},
+      // ResNet's stem after its im2row (--tessel-pad-channels): 7x1 over 24
+      // channels (7 taps x 3, padded), stride 2 and pads 3 along H only.
+      {"conv_stem_rows", [] {
+         ConvShape cs;
+         cs.batch = 2, cs.inH = 19, cs.inW = 10, cs.inC = 24, cs.outC = 16;
+         cs.kH = 7, cs.kW = 1, cs.strideH = 2, cs.strideW = 1, cs.padH = 3, cs.padW = 0;
+         cs.dilH = cs.dilW = 1, cs.group = 1;
+         cs.outH = (19 + 6 - 7) / 2 + 1, cs.outW = 10;
+         return withEpilogue(GemmProblem::forConv(cs, ElemType::F16), true, false, A::Relu);
+       }()},
+      {"conv_group2", withEpilogue(conv(1, 6, 6, 16, 16, 3, 3, 1, 1, ElemType::F16, 2), true, true,
+                                   A::Relu)},
+      {"conv_dilation2", withEpilogue(conv(1, 9, 9, 8, 8, 3, 3, 1, 2, ElemType::F16, 1, 2), false,
+                                      false, A::Sigmoid)},
+      {"conv_f32_tanh", withEpilogue(conv(1, 6, 6, 12, 20, 3, 3, 1, 1, f32), true, true, A::Tanh)},
+      {"gemm_m1_bias", [] {
+         GemmProblem p = withEpilogue(gemm(1, 40, 64, false, true), true, false, A::Relu);
+         p.addendColStride = 1;
+         p.addendRowStride = 0;
+         return p;
+       }()},
+      {"gemm_n8", gemm(64, 8, 32, false, false)},
+      {"gemm_transA_alpha_beta", [] {
+         GemmProblem p = withEpilogue(gemm(20, 24, 40, true, false), true, false, A::Sigmoid);
+         p.alpha = 0.5f;
+         p.beta = -2.0f;
+         p.addendRowStride = 24;
+         p.addendColStride = 1;
+         return p;
+       }()},
+      {"gemm_c_column_hardswish", [] {
+         GemmProblem p = withEpilogue(gemm(33, 17, 20, false, true), true, false, A::HardSwish);
+         p.addendRowStride = 1;
+         p.addendColStride = 0;
+         return p;
+       }()},
+      {"gemm_leaky_scalar_c", [] {
+         GemmProblem p = withEpilogue(gemm(16, 16, 16, true, true), true, false, A::LeakyRelu, 0.1f);
+         p.addendRowStride = 0;
+         p.addendColStride = 0;
+         return p;
+       }()},
+      {"gemm_f32", withEpilogue(gemm(30, 50, 70, false, true, f32), false, false, A::Tanh)},
+      {"matmul_batch3", matmul(18, 24, 32, {BatchDim{3, 1, 1}})},
+      {"matmul_shared_b", matmul(10, 16, 24, {BatchDim{2, 3, 0}, BatchDim{3, 1, 0}})},
+      {"matmul_n1", matmul(40, 1, 16, {BatchDim{2, 1, 1}})},
+      {"matmul_f32", matmul(9, 12, 20, {BatchDim{2, 1, 0}}, f32)},
+  };
+  return list;
+}
+
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
+class Emulated : public ::testing::TestWithParam<std::tuple<Case, GemmTier>> {};
+
+TEST_P(Emulated, MatchesReference) {
+  const auto &[c, tier] = GetParam();
+  std::optional<TileConfig> tiles = chooseTiles(c.problem, tier);
+  if (!tiles) {
+    ASSERT_TRUE(tier == GemmTier::TensorCore && c.problem.a != ElemType::F16)
+        << "no tiling for " << c.name;
+    GTEST_SKIP() << "Tensor Cores need f16 operands";
+  }
+  GemmKernel kernel{c.problem, *tiles, "k"};
+  double rel = 0;
+  EXPECT_EQ(emulate(kernel, &rel), "") << c.name << " tile " << tiles->blockM << "x"
+                                       << tiles->blockN << "x" << tiles->blockK;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Codegen, Emulated,
+    ::testing::Combine(::testing::ValuesIn(cases()),
+                       ::testing::Values(GemmTier::TensorCore, GemmTier::Simt)),
+    [](const ::testing::TestParamInfo<std::tuple<Case, GemmTier>> &info) {
+      return std::get<0>(info.param).name +
+             (std::get<1>(info.param) == GemmTier::TensorCore ? "_tc" : "_simt");
+    });
+
+/// Tilings the heuristic picks only for big problems, forced on small ones:
+/// 8 warps with 4x2 fragments, the skinny fragments, and k-contiguous
+/// staging of a row-contiguous operand (8-wide fragments).
+TEST(EmulatedTiles, ForcedTensorCoreTilings) {
+  struct Forced {
+    GemmProblem problem;
+    int64_t fragM, fragN, warpsM, warpsN, fragsM, fragsN;
+  };
+  using A = Activation;
+  std::vector<Forced> forced = {
+      {withEpilogue(conv(1, 10, 10, 16, 40, 3, 3, 1, 1), true, true, A::Relu), 16, 16, 2, 4, 4, 2},
+      // 64x64 warp tiles, partial in M (162 = 128 + 34) and N (136 = 128 + 8).
+      {withEpilogue(conv(2, 9, 9, 24, 136, 3, 3, 1, 1), true, true, A::Relu), 16, 16, 2, 2, 4, 4},
+      {gemm(70, 20, 48, false, false), 32, 8, 4, 1, 1, 2},
+      {gemm(9, 70, 48, true, true), 8, 32, 1, 4, 2, 1},
+      {gemm(40, 40, 40, true, false), 8, 32, 2, 2, 1, 1},
+      {matmul(40, 24, 32, {BatchDim{2, 1, 1}}), 32, 8, 2, 2, 1, 2},
+  };
+  for (const Forced &f : forced) {
+    TileConfig t;
+    t.tier = GemmTier::TensorCore;
+    t.fragM = f.fragM;
+    t.fragN = f.fragN;
+    t.warpsM = f.warpsM;
+    t.warpsN = f.warpsN;
+    t.fragsM = f.fragsM;
+    t.fragsN = f.fragsN;
+    t.blockM = f.warpsM * f.fragsM * f.fragM;
+    t.blockN = f.warpsN * f.fragsN * f.fragN;
+    t.blockK = 32;
+    EXPECT_EQ(emulate(GemmKernel{f.problem, t, "k"}), "")
+        << "fragment " << f.fragM << "x" << f.fragN << " warps " << f.warpsM << "x" << f.warpsN
+        << " frags " << f.fragsM << "x" << f.fragsN;
+  }
+}
+
+TEST(EmulatedTiles, ForcedSimtTilings) {
+  std::vector<std::array<int64_t, 4>> forced = {{16, 16, 4, 4}, {32, 8, 2, 8}, {8, 16, 1, 1}};
+  GemmProblem p = withEpilogue(conv(1, 9, 9, 8, 20, 3, 3, 1, 1, ElemType::F32), true, true,
+                               Activation::Relu);
+  for (auto [tm, tn, mm, mn] : forced) {
+    TileConfig t;
+    t.tier = GemmTier::Simt;
+    t.threadsM = tm;
+    t.threadsN = tn;
+    t.microM = mm;
+    t.microN = mn;
+    t.blockM = tm * mm;
+    t.blockN = tn * mn;
+    t.blockK = 16;
+    EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "") << tm << "x" << tn << " threads";
+  }
+}
+
+/// The software-pipelined K loop on both tiers and both blockKs each tier
+/// may choose: K of one step (no prefetch), two steps (one prefetch),
+/// several, and not a multiple of blockK (the last step's loads masked),
+/// on gemms with either operand row-contiguous and on convs with padding and
+/// stride (the prefetch carries the im2col masks).
+/// A small forced tiling, many blocks on small problems: tc 2x2 warps of one
+/// 16x16 fragment (32x32), simt 8x16 threads of 2x2 sums (16x32).
+TileConfig smallTiles(GemmTier tier, int64_t blockK) {
+  TileConfig t;
+  t.tier = tier;
+  if (tier == GemmTier::TensorCore) {
+    t.warpsM = t.warpsN = 2;
+    t.blockM = t.blockN = 32;
+  } else {
+    t.threadsM = 8;
+    t.threadsN = 16;
+    t.microM = t.microN = 2;
+    t.blockM = 16;
+    t.blockN = 32;
+  }
+  t.blockK = blockK;
+  return t;
+}
+
+TEST(EmulatedTiles, PipelinedKSteps) {
+  using A = Activation;
+  for (GemmTier tier : {GemmTier::TensorCore, GemmTier::Simt}) {
+    bool tc = tier == GemmTier::TensorCore;
+    for (int64_t blockK : tc ? std::array<int64_t, 2>{32, 64} : std::array<int64_t, 2>{16, 32}) {
+      ElemType type = tc ? ElemType::F16 : ElemType::F32;
+      std::vector<GemmProblem> problems;
+      for (int64_t k : {blockK, 2 * blockK, 2 * blockK - 8, 5 * blockK + 8}) {
+        problems.push_back(gemm(24, 20, k, true, false, type));
+        problems.push_back(withEpilogue(gemm(20, 24, k, false, true, type), false, false, A::Relu));
+      }
+      // K = 72 (3x3 x 8, stride 2, pad 1), 144 (3x3 x 16, pad 1), blockK
+      // (1x1 stride 2, one step), 27 (Cin 3, element-wise gathers).
+      problems.push_back(
+          withEpilogue(conv(1, 9, 9, 8, 16, 3, 3, 2, 1, type), true, false, A::Relu));
+      problems.push_back(
+          withEpilogue(conv(2, 6, 6, 16, 24, 3, 3, 1, 1, type), true, true, A::Relu));
+      problems.push_back(conv(1, 7, 7, blockK, 16, 1, 1, 2, 0, type));
+      problems.push_back(withEpilogue(conv(1, 8, 8, 3, 8, 3, 3, 1, 1, type), true, false, A::None));
+      for (const GemmProblem &p : problems) {
+        TileConfig t = smallTiles(tier, blockK);
+        EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")
+            << tierName(tier).str() << " blockK " << blockK << " " << p.key();
+      }
+    }
+  }
+}
+
+/// Grouped convs with fewer than 8 filters per group (depthwise, channel
+/// multipliers, small groups): no Tensor Core tiling, the direct kernel on
+/// simt, against the float64 reference with every epilogue operand.
+TEST(EmulatedTiles, DirectGroupedConvs) {
+  using A = Activation;
+  const ElemType f16 = ElemType::F16, f32 = ElemType::F32;
+  std::vector<GemmProblem> problems = {
+      // MobileNetV2's depthwise 3x3 (relu6), stride 1 with a residual, stride 2.
+      withEpilogue(conv(1, 7, 7, 16, 16, 3, 3, 1, 1, f16, 16), true, true, A::Clip, 0, 6),
+      withEpilogue(conv(2, 9, 9, 24, 24, 3, 3, 2, 1, f16, 24), true, false, A::Relu),
+      // 5x5, dilation 2, f32.
+      withEpilogue(conv(1, 11, 11, 8, 8, 5, 5, 1, 4, f32, 8, 2), false, false, A::Sigmoid),
+      // Channel multiplier 2 (16 filters over 8 groups of 1 channel).
+      withEpilogue(conv(1, 6, 6, 8, 16, 3, 3, 1, 0, f16, 8), true, false, A::None),
+      // Groups of 3 channels, 4 filters each, 1x1 and 3x3.
+      conv(1, 5, 5, 6, 8, 1, 1, 1, 0, f32, 2),
+      withEpilogue(conv(1, 5, 5, 6, 8, 3, 3, 2, 1, f16, 2), true, true, A::LeakyRelu, 0.2f),
+  };
+  for (const GemmProblem &p : problems) {
+    EXPECT_FALSE(chooseTiles(p, GemmTier::TensorCore)) << p.key();
+    std::optional<TileConfig> tiles = chooseTiles(p, GemmTier::Simt);
+    ASSERT_TRUE(tiles && tiles->direct) << p.key();
+    GemmKernel kernel{p, *tiles, "k"};
+    EXPECT_EQ(kernel.grid()[0], uint32_t((p.m * p.conv.outC + 255) / 256));
+    EXPECT_EQ(emulate(kernel), "") << p.key();
+  }
+  // Eight filters per group or more stay implicit GEMMs.
+  EXPECT_FALSE(chooseTiles(conv(1, 6, 6, 16, 16, 3, 3, 1, 1, f16, 2), GemmTier::Simt)->direct);
+}
+
+/// Split-K: the partial sums through the workspace and the reduction's
+/// epilogue, with splits that divide the K steps evenly and not, a last
+/// split with steps past K, and batches / groups beside the splits in grid z.
+TEST(EmulatedTiles, SplitK) {
+  using A = Activation;
+  for (GemmTier tier : {GemmTier::TensorCore, GemmTier::Simt}) {
+    bool tc = tier == GemmTier::TensorCore;
+    ElemType type = tc ? ElemType::F16 : ElemType::F32;
+    std::vector<GemmProblem> problems = {
+        gemm(24, 20, 200, true, false, type),
+        withEpilogue(gemm(20, 24, 136, false, true, type), false, false, A::Relu),
+        withEpilogue(conv(1, 5, 5, 16, 24, 3, 3, 1, 1, type), true, true, A::Relu),
+        withEpilogue(conv(2, 6, 6, 32, 32, 3, 3, 2, 1, type, /*group=*/2), true, false,
+                     A::LeakyRelu),
+    };
+    for (const GemmProblem &p : problems)
+      for (int64_t split : {2, 3, 4}) {
+        TileConfig t = smallTiles(tier, tc ? 32 : 16);
+        t.splitK = split;
+        GemmKernel kernel{p, t, "k"};
+        ASSERT_TRUE(kernel.splitsK());
+        EXPECT_EQ(kernel.grid()[2], uint32_t(p.batch * split));
+        EXPECT_EQ(kernel.workspaceBytes(), uint64_t(p.batch * split * p.m * p.n * 4));
+        EXPECT_EQ(emulate(kernel), "")
+            << tierName(tier).str() << " split " << split << " " << p.key();
+      }
+  }
+}
+
+/// The bundle's ResNet-50 shapes (scripts/gpu-gemm-bundle.sh) at full size,
+/// on both tiers: minutes, so run by hand
+/// (--gtest_also_run_disabled_tests --gtest_filter='*ResNet50*').
+TEST(EmulatedTiles, DISABLED_ResNet50Shapes) {
+  using A = Activation;
+  std::vector<GemmProblem> problems = {
+      withEpilogue(conv(1, 224, 224, 8, 64, 7, 7, 2, 3), true, false, A::Relu),
+      withEpilogue(conv(1, 56, 56, 64, 256, 1, 1, 1, 0), true, true, A::Relu),
+      withEpilogue(conv(1, 56, 56, 128, 128, 3, 3, 2, 1), true, false, A::Relu),
+      withEpilogue(conv(1, 56, 56, 256, 512, 1, 1, 2, 0), true, false, A::None),
+      withEpilogue(conv(1, 7, 7, 512, 512, 3, 3, 1, 1), true, false, A::Relu),
+      withEpilogue(conv(1, 7, 7, 512, 2048, 1, 1, 1, 0), true, true, A::Relu),
+      withEpilogue(conv(8, 28, 28, 128, 128, 3, 3, 1, 1), true, true, A::Relu),
+      withEpilogue(conv(1, 224, 224, 3, 64, 7, 7, 2, 3, ElemType::F32), true, false, A::Relu),
+  };
+  for (const GemmProblem &p : problems)
+    for (GemmTier tier : {GemmTier::TensorCore, GemmTier::Simt}) {
+      std::optional<TileConfig> tiles = chooseTiles(p, tier);
+      if (!tiles)
+        continue;
+      double rel = 0;
+      EXPECT_EQ(emulate(GemmKernel{p, *tiles, "k"}, &rel), "")
+          << p.key() << " " << tierName(tier).str();
+      std::printf("%s %s: max rel err %.3g\n", p.key().c_str(), tierName(tier).data(), rel);
+    }
+}
+
+} // namespace

@@ -1,0 +1,225 @@
+//===- gemm_planner_test.cpp - conv/gemm steps to kernel variants --------===//
+//
+// GemmPlanner: the variants of a step per tier, parameters bound to the
+// step's tensors, kernels shared between identical steps, the direct conv
+// and split-K's two launches, the modules and their PTX and cubins.
+//
+//===----------------------------------------------------------------------===//
+#include "CubinAssembler.h"
+#include "ImplicitGemm.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Operation.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <deque>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+using namespace tessel::codegen;
+
+namespace {
+
+/// Steps as the engine writer shows them, on ops with the graph dialect's
+/// attributes (the planner reads attributes, not the dialect's C++ API).
+class Steps {
+public:
+  Steps() { ctx.allowUnregisteredDialects(); }
+
+  int32_t tensor(ArrayRef<int64_t> shape, Type element) {
+    types.push_back(RankedTensorType::get(shape, element));
+    return int32_t(types.size() - 1);
+  }
+  Type f16() { return Float16Type::get(&ctx); }
+  Type f32() { return Float32Type::get(&ctx); }
+
+  /// A conv step: 3x3 stride 1 pad 1 unless told otherwise.
+  StepView conv(std::vector<int32_t> inputs, int32_t output, int64_t group = 1,
+                llvm::StringRef act = "relu", int64_t kernel = 3) {
+    OpBuilder b(&ctx);
+    OperationState state(UnknownLoc::get(&ctx), "tessel.conv");
+    int64_t pad = kernel / 2;
+    state.addAttribute("layout", b.getStringAttr("NHWC"));
+    state.addAttribute("strides", b.getDenseI64ArrayAttr({1, 1}));
+    state.addAttribute("pads", b.getDenseI64ArrayAttr({pad, pad, pad, pad}));
+    state.addAttribute("dilations", b.getDenseI64ArrayAttr({1, 1}));
+    state.addAttribute("group", b.getI64IntegerAttr(group));
+    state.addAttribute("activation", b.getStringAttr(act));
+    return view(state, "conv", std::move(inputs), output);
+  }
+
+  StepView gemm(std::vector<int32_t> inputs, int32_t output) {
+    OpBuilder b(&ctx);
+    OperationState state(UnknownLoc::get(&ctx), "tessel.gemm");
+    state.addAttribute("alpha", b.getF32FloatAttr(1.0f));
+    state.addAttribute("beta", b.getF32FloatAttr(1.0f));
+    state.addAttribute("transA", b.getBoolAttr(false));
+    state.addAttribute("transB", b.getBoolAttr(true));
+    return view(state, "gemm", std::move(inputs), output);
+  }
+
+  MLIRContext ctx;
+
+private:
+  StepView view(OperationState &state, llvm::StringRef name, std::vector<int32_t> inputs,
+                int32_t output) {
+    ops.push_back(Operation::create(state));
+    indices.push_back(std::move(inputs));
+    indices.push_back({output});
+    StepView step;
+    step.op = ops.back();
+    step.name = name;
+    step.inputs = indices[indices.size() - 2];
+    step.outputs = indices.back();
+    step.tensorTypes = types;
+    return step;
+  }
+
+  std::vector<RankedTensorType> types;
+  std::deque<std::vector<int32_t>> indices;
+  std::vector<Operation *> ops;
+
+public:
+  ~Steps() {
+    for (Operation *op : ops)
+      op->destroy();
+  }
+};
+
+TEST(Planner, VariantsModulesAndSharedKernels) {
+  Steps s;
+  Type h = s.f16();
+  int32_t x = s.tensor({1, 14, 14, 64}, h), w = s.tensor({64, 3, 3, 64}, h),
+          bias = s.tensor({64}, h), y1 = s.tensor({1, 14, 14, 64}, h),
+          y2 = s.tensor({1, 14, 14, 64}, h), y3 = s.tensor({1, 14, 14, 64}, h),
+          dw = s.tensor({64, 3, 3, 1}, h), xf = s.tensor({1, 14, 14, 64}, s.f32()),
+          wf = s.tensor({64, 3, 3, 64}, s.f32()), yf = s.tensor({1, 14, 14, 64}, s.f32());
+  GemmPlanner planner(s.ctx, Targets{{75, 80, 90}});
+
+  auto first = planner.plan(s.conv({x, w, bias, -1}, y1));
+  ASSERT_TRUE(succeeded(first));
+  ASSERT_EQ(first->size(), 2u);
+  const KernelVariant &tc = (*first)[0], &simt = (*first)[1];
+  EXPECT_EQ(tc.tier, "tc-sm70");
+  EXPECT_EQ(tc.minComputeCapability, 70);
+  EXPECT_EQ(tc.alignment, 16);
+  EXPECT_EQ(simt.tier, "simt");
+  EXPECT_EQ(simt.minComputeCapability, 60);
+  ASSERT_EQ(tc.launches.size(), 1u);
+  const Launch &launch = tc.launches[0];
+  EXPECT_EQ(launch.module, 0);
+  EXPECT_EQ(simt.launches[0].module, 1);
+  EXPECT_EQ(launch.kernel, tc.kernel);
+  // Parameters bound to the step's tensors: input, weights, bias, result.
+  ASSERT_EQ(launch.args.size(), 4u);
+  EXPECT_EQ(launch.args[0].tensor, x);
+  EXPECT_EQ(launch.args[1].tensor, w);
+  EXPECT_EQ(launch.args[2].tensor, bias);
+  EXPECT_EQ(launch.args[3].tensor, y1);
+  for (const KernelArg &arg : launch.args)
+    EXPECT_TRUE(arg.bytes.empty());
+  EXPECT_EQ(launch.sharedBytes, 0u);
+  EXPECT_EQ(launch.grid[2], 1u);
+
+  // The same conv again shares the kernel; with a residual it does not.
+  auto again = planner.plan(s.conv({y1, w, bias, -1}, y2));
+  ASSERT_TRUE(succeeded(again));
+  EXPECT_EQ((*again)[0].kernel, tc.kernel);
+  EXPECT_EQ((*again)[1].kernel, simt.kernel);
+  auto residual = planner.plan(s.conv({y2, w, bias, y1}, y3));
+  ASSERT_TRUE(succeeded(residual));
+  EXPECT_NE((*residual)[0].kernel, tc.kernel);
+  EXPECT_EQ((*residual)[0].launches[0].args.size(), 5u);
+  EXPECT_EQ((*residual)[0].launches[0].args[3].tensor, y1);
+
+  // Depthwise: the direct kernel, simt only.
+  auto depthwise = planner.plan(s.conv({x, dw, -1, -1}, y1, /*group=*/64));
+  ASSERT_TRUE(succeeded(depthwise));
+  ASSERT_EQ(depthwise->size(), 1u);
+  EXPECT_EQ((*depthwise)[0].tier, "simt");
+  ASSERT_EQ((*depthwise)[0].launches.size(), 1u);
+  EXPECT_EQ((*depthwise)[0].launches[0].block[0], 256u);
+  EXPECT_EQ((*depthwise)[0].launches[0].grid[0], (14u * 14u * 64u + 255u) / 256u);
+  // f32 operands: SIMT only.
+  auto fp32 = planner.plan(s.conv({xf, wf, -1, -1}, yf));
+  ASSERT_TRUE(succeeded(fp32));
+  ASSERT_EQ(fp32->size(), 1u);
+  EXPECT_EQ((*fp32)[0].tier, "simt");
+
+  auto modules = planner.finish();
+  ASSERT_TRUE(succeeded(modules));
+  ASSERT_EQ(modules->size(), 2u);
+  EXPECT_EQ((*modules)[0].name, "tessel_gemm_tc");
+  EXPECT_EQ((*modules)[1].name, "tessel_gemm_simt");
+  for (const KernelModule &module : *modules) {
+    ASSERT_FALSE(module.images.empty());
+    const KernelImage &ptx = module.images[0];
+    EXPECT_FALSE(ptx.cubin);
+    std::string text(ptx.data.begin(), ptx.data.end());
+    EXPECT_EQ(ptx.arch, &module == &(*modules)[0] ? 70 : 60);
+    const std::string &kernel = &module == &(*modules)[0] ? tc.kernel : simt.kernel;
+    EXPECT_NE(text.find(".entry " + kernel + "("), std::string::npos) << text.substr(0, 400);
+    if (!canAssembleCubins())
+      continue;
+    ASSERT_EQ(module.images.size(), 4u);
+    for (size_t i = 1; i < 4; ++i) {
+      EXPECT_TRUE(module.images[i].cubin);
+      EXPECT_EQ(module.images[i].arch, (std::array<int, 3>{75, 80, 90})[i - 1]);
+      EXPECT_GT(module.images[i].data.size(), 1000u);
+    }
+  }
+  // The tc module has 2 kernels (plain and residual conv), simt 4 (+ the
+  // depthwise conv's direct kernel, + f32).
+  std::string tcPtx((*modules)[0].images[0].data.begin(), (*modules)[0].images[0].data.end());
+  std::string simtPtx((*modules)[1].images[0].data.begin(), (*modules)[1].images[0].data.end());
+  auto entries = [](const std::string &text) {
+    size_t count = 0;
+    for (size_t at = text.find(".entry "); at != std::string::npos; at = text.find(".entry ", at + 1))
+      ++count;
+    return count;
+  };
+  EXPECT_EQ(entries(tcPtx), 2u);
+  EXPECT_EQ(entries(simtPtx), 4u);
+}
+
+TEST(Planner, GemmBindsCAndNothingWithoutTargets) {
+  Steps s;
+  Type h = s.f16();
+  int32_t a = s.tensor({1, 2048}, h), b = s.tensor({1000, 2048}, h), c = s.tensor({1000}, h),
+          y = s.tensor({1, 1000}, h);
+  {
+    GemmPlanner planner(s.ctx, Targets{{80}});
+    auto variants = planner.plan(s.gemm({a, b, c}, y));
+    ASSERT_TRUE(succeeded(variants));
+    ASSERT_EQ(variants->size(), 2u);
+    // The batch-1 classifier (a few tiles, K = 2048) splits K on Tensor
+    // Cores: the partial sums take A, B and the workspace, the reduction
+    // the workspace, C and Y.
+    const std::vector<Launch> &launches = (*variants)[0].launches;
+    ASSERT_EQ(launches.size(), 2u);
+    ASSERT_EQ(launches[0].args.size(), 3u);
+    EXPECT_EQ(launches[0].args[0].tensor, a);
+    EXPECT_EQ(launches[0].args[1].tensor, b);
+    EXPECT_EQ(launches[0].args[2].tensor, -1);
+    EXPECT_GT(launches[0].args[2].workspaceBytes, 0u);
+    EXPECT_EQ(launches[1].kernel, launches[0].kernel + "_reduce");
+    ASSERT_EQ(launches[1].args.size(), 3u);
+    EXPECT_EQ(launches[1].args[0].workspaceBytes, launches[0].args[2].workspaceBytes);
+    EXPECT_EQ(launches[1].args[1].tensor, c);
+    EXPECT_EQ(launches[1].args[2].tensor, y);
+  }
+  GemmPlanner none(s.ctx, Targets{});
+  auto variants = none.plan(s.gemm({a, b, c}, y));
+  ASSERT_TRUE(succeeded(variants));
+  EXPECT_TRUE(variants->empty());
+  auto modules = none.finish();
+  ASSERT_TRUE(succeeded(modules));
+  EXPECT_TRUE(modules->empty());
+}
+
+} // namespace

@@ -1,0 +1,69 @@
+//===- gemm_tiling_test.cpp - the tiling heuristic's choices -------------===//
+//
+// chooseTiles on the shapes that matter (ResNet-50 at batch 256 and 1,
+// DeepBench's long-K GEMM, a classifier, 8 columns), as documented in
+// docs/architecture.md.
+//
+//===----------------------------------------------------------------------===//
+#include "GemmEmulation.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace tessel::codegen;
+using namespace tessel::gpuemu;
+
+namespace {
+
+/// The heuristic's choices on the shapes that matter (documented in
+/// docs/architecture.md).
+TEST(Tiling, HeuristicChoices) {
+  auto tc = [](const GemmProblem &p) { return *chooseTiles(p, GemmTier::TensorCore); };
+  // ResNet-50 at batch 256, N = 64: 256x64's two buffers (50 KiB) pass the
+  // 48 KiB of static shared memory, so 128x64, 4 warps of 4x2 fragments.
+  TileConfig big = tc(conv(256, 56, 56, 64, 64, 3, 3, 1, 1));
+  EXPECT_EQ(big.blockM, 128);
+  EXPECT_EQ(big.blockN, 64);
+  EXPECT_EQ(big.blockK, 32);
+  EXPECT_EQ(big.threads(), 128);
+  // N = 256: 128x128 (two buffers of 20 KiB) as 8 warps of 64x32 (4x2
+  // fragments); 64x64 warp tiles are no candidates (measured slower on
+  // ResNet-50 b256, gemm/Tiling.cpp).
+  TileConfig wide = tc(conv(256, 14, 14, 256, 256, 3, 3, 1, 1));
+  EXPECT_EQ(wide.blockM, 128);
+  EXPECT_EQ(wide.blockN, 128);
+  EXPECT_EQ(wide.blockK, 32);
+  EXPECT_EQ(wide.threads(), 256);
+  EXPECT_EQ(wide.fragsM * wide.fragsN, 8);
+  // ResNet-50 at batch 1, 7x7 outputs (M = 49, K = 4608): 8 tiles of 64x64
+  // would leave 100 of 108 SMs idle; split-K makes the blocks from K (12
+  // splits of 6 steps of blockK 64: 96 blocks), not from smaller tiles.
+  TileConfig late = tc(conv(1, 7, 7, 512, 512, 3, 3, 1, 1));
+  EXPECT_EQ(late.blockM, 64);
+  EXPECT_EQ(late.blockN, 64);
+  EXPECT_EQ(late.fragM, 16);
+  EXPECT_EQ(late.blockK, 64);
+  EXPECT_EQ(late.splitK, 12);
+  // A batch-256 grid fills the SMs many times: no split.
+  EXPECT_EQ(big.splitK, 1);
+  EXPECT_EQ(wide.splitK, 1);
+  // The language-model GEMM of DeepBench (M 1024, N 16, K 500000): a
+  // handful of tiles, each with thousands of K steps, split the most.
+  EXPECT_EQ(tc(gemm(1024, 16, 500000, false, false)).splitK, 64);
+  // Every choice keeps both buffers (rows padded by 8 f16) within the 48 KiB
+  // of static shared memory.
+  for (const TileConfig &t : {big, wide, late})
+    EXPECT_LE(2 * (t.blockM + t.blockN) * (t.blockK + 8) * 2, 48 * 1024);
+  // A batch-1 classifier: 8x32 fragments, one warp row.
+  TileConfig classifier = tc(gemm(1, 1000, 2048, false, true));
+  EXPECT_EQ(classifier.fragM, 8);
+  EXPECT_EQ(classifier.blockM, 8);
+  // 8 output columns: 32x8 fragments, one warp column.
+  TileConfig skinny = tc(gemm(4096, 8, 64, false, false));
+  EXPECT_EQ(skinny.fragN, 8);
+  EXPECT_EQ(skinny.blockN, 8);
+  // f32 operands have no Tensor Core tiling.
+  EXPECT_FALSE(chooseTiles(gemm(64, 64, 64, false, false, ElemType::F32), GemmTier::TensorCore));
+}
+
+} // namespace
