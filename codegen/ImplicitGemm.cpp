@@ -405,7 +405,7 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
                                   : KernelArg::tensorAddress(boundTensor(step, *problem, param));
     };
     KernelVariant variant;
-    variant.tier = tierName(tier.tier).str();
+    variant.tier = tier.tier == GemmTier::TensorCore ? engine::Tier::tc_sm70 : engine::Tier::simt;
     variant.kernel = kernel.name;
     variant.minComputeCapability = ptxArch(tier.tier);
     variant.alignment = kernel.alignment();

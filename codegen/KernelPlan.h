@@ -3,8 +3,9 @@
 // What codegen hands the engine writer: the kernel modules (PTX and cubins per
 // target) and, per step, the GPU variants with their launches. Plain data, in
 // the engine schema's terms (runtime/schema/engine.fbs: KernelModule,
-// KernelVariant, Launch, KernelArg), so that codegen needs no FlatBuffers and
-// the writer no MLIR GPU dialects.
+// KernelVariant, Launch, KernelArg; a variant's tier is the schema's Tier),
+// so that codegen builds no FlatBuffer and the writer needs no MLIR GPU
+// dialects.
 //
 // A planner sees each step as its graph op plus the engine tensor indices of
 // its operands and results; it binds kernel parameters to those indices.
@@ -12,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_CODEGEN_KERNELPLAN_H
 #define TESSEL_CODEGEN_KERNELPLAN_H
+
+#include "tessel/engine_format.h"
 
 #include <array>
 #include <cstdint>
@@ -69,7 +72,7 @@ struct Launch {
 };
 
 struct KernelVariant {
-  std::string tier; ///< "simt", "tc-sm70"
+  engine::Tier tier = engine::Tier::simt;
   std::string kernel;
   int minComputeCapability = 0;
   int alignment = 16;

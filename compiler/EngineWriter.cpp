@@ -395,7 +395,8 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
                                  .count();
     for (auto [stepIndex, step] : llvm::enumerate(steps)) {
       const std::vector<codegen::KernelVariant> &gpu = kernels->steps[stepIndex];
-      ++summary->stepsByBestTier[gpu.empty() ? "cpu" : gpu.front().tier];
+      ++summary->stepsByBestTier[format::tierName(gpu.empty() ? fb::Tier::cpu
+                                                               : gpu.front().tier)];
       if (gpu.empty() && !options.targets.empty())
         summary->cpuOnlySteps.push_back(
             step.name + " at " + (step.op ? locationName(step.op->getLoc()) : "output copy"));
@@ -410,7 +411,7 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
     }
   }
 
-  std::set<std::string> tierSet;
+  std::set<fb::Tier> tierSet;
   std::vector<flatbuffers::Offset<fb::Step>> stepOffsets;
   for (auto [stepIndex, step] : llvm::enumerate(steps)) {
     std::vector<flatbuffers::Offset<fb::Attr>> attrs;
@@ -436,11 +437,11 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
       std::vector<flatbuffers::Offset<fb::Launch>> launchList =
           serializeLaunchList(builder, variant);
       variants.push_back(fb::CreateKernelVariantDirect(
-          builder, variant.tier.c_str(), variant.kernel.c_str(),
+          builder, variant.tier, variant.kernel.c_str(),
           variant.minComputeCapability, variant.alignment, &launchList));
     }
-    tierSet.insert("cpu");
-    variants.push_back(fb::CreateKernelVariantDirect(builder, "cpu", step.name.c_str(),
+    tierSet.insert(fb::Tier::cpu);
+    variants.push_back(fb::CreateKernelVariantDirect(builder, fb::Tier::cpu, step.name.c_str(),
                                                      /*min_compute_capability=*/0,
                                                      /*alignment=*/64));
     std::string location = step.op ? locationName(step.op->getLoc()) : "output copy";
@@ -464,10 +465,7 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
       builder, "targets", targetList.empty() ? "none" : targetList.c_str()));
 
   // Tiers from the best to the CPU's, as the runtime prefers them.
-  std::vector<flatbuffers::Offset<flatbuffers::String>> tierOffsets;
-  for (const char *tier : {"tc-sm90", "tc-sm80", "tc-sm70", "simt", "cpu"})
-    if (tierSet.count(tier))
-      tierOffsets.push_back(builder.CreateString(tier));
+  std::vector<fb::Tier> tierList(tierSet.rbegin(), tierSet.rend());
   std::vector<flatbuffers::Offset<flatbuffers::String>> targetOffsets;
   for (const std::string &name : targetNames)
     targetOffsets.push_back(builder.CreateString(name));
@@ -489,7 +487,7 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
   auto engine = fb::CreateEngineDirect(
       builder, format::kFormatVersion, "tessel-compile 0.1.0", &optionOffsets,
       &tensorOffsets, &inputs, &outputs, &stepOffsets, arenaSize, unplanned,
-      constants.size(), &tierOffsets, &moduleOffsets, &targetOffsets);
+      constants.size(), &tierList, &moduleOffsets, &targetOffsets);
   fb::FinishEngineBuffer(builder, engine);
 
   return format::assembleFile(builder.GetBufferPointer(), builder.GetSize(), constants);

@@ -36,7 +36,7 @@ planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
     // The library's variant goes after the GEMM codegen's (best tier first);
     // it is the simt variant of a step the GEMM codegen gave none.
     bool hasSimt = llvm::any_of(variants, [](const codegen::KernelVariant &v) {
-      return v.tier == "simt";
+      return v.tier == engine::Tier::simt;
     });
     if (hasSimt)
       continue;

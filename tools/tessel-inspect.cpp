@@ -167,6 +167,14 @@ std::string listText(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::
   return text;
 }
 
+std::string tierList(const flatbuffers::Vector<engine::Tier> *list) {
+  std::string text;
+  if (list)
+    for (engine::Tier tier : *list)
+      text += (text.empty() ? "" : ", ") + std::string(format::tierName(tier));
+  return text;
+}
+
 std::string dimsText(const flatbuffers::Vector<uint32_t> *dims) {
   return std::to_string(dims->Get(0)) + "x" + std::to_string(dims->Get(1)) + "x" +
          std::to_string(dims->Get(2));
@@ -244,14 +252,14 @@ void printJson(const Loaded &loaded) {
     if (step->variants())
       for (size_t v = 0; v < step->variants()->size(); ++v)
         std::printf("%s%s", v ? ", " : "",
-                    jsonString(str(step->variants()->Get(v)->tier())).c_str());
+                    jsonString(format::tierName(step->variants()->Get(v)->tier())).c_str());
     std::printf("], \"kernels\": [");
     if (step->variants())
       for (size_t v = 0; v < step->variants()->size(); ++v) {
         const engine::KernelVariant *variant = step->variants()->Get(v);
         std::printf("%s{\"tier\": %s, \"kernel\": %s, \"min_compute_capability\": %d, "
                     "\"alignment\": %d, \"launches\": [",
-                    v ? ", " : "", jsonString(str(variant->tier())).c_str(),
+                    v ? ", " : "", jsonString(format::tierName(variant->tier())).c_str(),
                     jsonString(str(variant->kernel())).c_str(),
                     variant->min_compute_capability(), variant->alignment());
         if (variant->launches())
@@ -319,7 +327,7 @@ void printDevice(const Loaded *loaded, const std::string &path) {
   if (!loaded)
     return;
   const engine::Engine *fb = loaded->fb;
-  std::printf("engine: %s (tiers: %s; targets: %s)\n", path.c_str(), listText(fb->tiers()).c_str(),
+  std::printf("engine: %s (tiers: %s; targets: %s)\n", path.c_str(), tierList(fb->tiers()).c_str(),
               fb->targets() && fb->targets()->size() ? listText(fb->targets()).c_str() : "none");
   if (fb->modules())
     for (size_t m = 0; m < fb->modules()->size(); ++m) {
@@ -415,7 +423,7 @@ int main(int argc, char **argv) {
   if (fb->options())
     for (const engine::Option *option : *fb->options())
       std::printf("  option %s = %s\n", str(option->key()), str(option->value()));
-  std::printf("  tiers: %s\n", listText(fb->tiers()).c_str());
+  std::printf("  tiers: %s\n", tierList(fb->tiers()).c_str());
   if (fb->targets() && fb->targets()->size())
     std::printf("  targets: %s\n", listText(fb->targets()).c_str());
   if (fb->modules())
@@ -482,7 +490,7 @@ int main(int argc, char **argv) {
         std::printf("        %s = %s\n", str(a->name()), attrText(a).c_str());
     if (step->variants())
       for (const engine::KernelVariant *v : *step->variants()) {
-        std::printf("        variant %s: %s (sm >= %d, align %d)\n", str(v->tier()),
+        std::printf("        variant %s: %s (sm >= %d, align %d)\n", format::tierName(v->tier()),
                     str(v->kernel()), v->min_compute_capability(), v->alignment());
         if (v->launches())
           for (const engine::Launch *launch : *v->launches())

@@ -990,7 +990,7 @@ mlir::FailureOr<std::optional<KernelVariant>> KernelLibrary::plan(const StepView
   if (!launches)
     return std::optional<KernelVariant>{};
   KernelVariant variant;
-  variant.tier = "simt";
+  variant.tier = engine::Tier::simt;
   variant.kernel = launches->front().kernel;
   // CUDA 13 compiles for compute_75 at the oldest; the copy, concat and
   // gather kernels move 16-byte words.

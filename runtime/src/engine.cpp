@@ -129,10 +129,10 @@ Status Engine::open(AlignedBuffer bytes, std::shared_ptr<const Engine> &engine) 
   return {};
 }
 
-bool Engine::hasTier(const std::string &tier) const {
+bool Engine::hasTier(fb::Tier tier) const {
   if (const auto *tiers = root->tiers())
-    for (const flatbuffers::String *t : *tiers)
-      if (t && t->str() == tier)
+    for (fb::Tier t : *tiers)
+      if (t == tier)
         return true;
   return false;
 }
@@ -321,11 +321,9 @@ Status Engine::verifyStep(size_t index, const fb::Step *step) const {
   if (const auto *variants = step->variants()) {
     for (size_t v = 0; v < variants->size(); ++v) {
       const fb::KernelVariant *variant = variants->Get(v);
-      if (!variant->tier() || variant->tier()->size() == 0)
-        return fail("a kernel variant has no tier");
       if (Status s = verifyVariant(v, variant); !s.ok())
         return fail(s.message());
-      hasCpu |= variant->tier()->str() == "cpu";
+      hasCpu |= variant->tier() == fb::Tier::cpu;
     }
   }
   // The CPU tier is the fallback of last resort: a step without it could not
@@ -336,11 +334,12 @@ Status Engine::verifyStep(size_t index, const fb::Step *step) const {
 }
 
 Status Engine::verifyVariant(size_t index, const fb::KernelVariant *variant) const {
-  const std::string tier = variant->tier()->str();
+  const char *tier = format::tierName(variant->tier());
+  if (!tier)
+    return invalidEngine("variant " + std::to_string(index) + " has an unknown tier " +
+                         std::to_string(static_cast<int>(variant->tier())) +
+                         " (known: cpu, simt, tc-sm70, tc-sm80, tc-sm90)");
   const std::string name = "variant " + std::to_string(index) + " '" + tier + "'";
-  if (gpu::tierRank(tier) < 0)
-    return invalidEngine(name + " has an unknown tier (known: cpu, simt, tc-sm70, tc-sm80, "
-                                "tc-sm90)");
   if (variant->min_compute_capability() < 0)
     return invalidEngine(name + " has a negative minimum compute capability");
   // Graph inputs and outputs get device buffers aligned to kConstantAlignment,
@@ -352,7 +351,7 @@ Status Engine::verifyVariant(size_t index, const fb::KernelVariant *variant) con
                          ", not a power of two up to " +
                          std::to_string(format::kConstantAlignment));
   const size_t launchCount = variant->launches() ? variant->launches()->size() : 0;
-  if (tier == "cpu")
+  if (variant->tier() == fb::Tier::cpu)
     return launchCount == 0
                ? Status()
                : invalidEngine(name + " has GPU launches; the cpu tier runs the op's kernel");
@@ -505,9 +504,10 @@ Status Engine::verifySemantics() {
       if (Status s = verifyStep(i, steps->Get(i)); !s.ok())
         return s;
   if (const auto *tiers = root->tiers())
-    for (const flatbuffers::String *tier : *tiers)
-      if (tier->size() == 0)
-        return invalidEngine("the tier list has an empty name");
+    for (fb::Tier tier : *tiers)
+      if (!format::tierName(tier))
+        return invalidEngine("the tier list holds an unknown tier " +
+                             std::to_string(static_cast<int>(tier)));
   return {};
 }
 

@@ -73,9 +73,8 @@ public:
   const std::vector<TensorInfo> &inputs() const { return inputInfos; }
   const std::vector<TensorInfo> &outputs() const { return outputInfos; }
 
-  /// True if the engine lists `tier` ("cpu", "simt", "tc-sm80", ...) among
-  /// its tiers.
-  bool hasTier(const std::string &tier) const;
+  /// True if the engine lists `tier` among its tiers.
+  bool hasTier(tessel::engine::Tier tier) const;
 
 private:
   explicit Engine(AlignedBuffer bytes) : file(std::move(bytes)) {}

@@ -24,6 +24,15 @@ namespace tessel::test {
 
 namespace fb = tessel::engine;
 
+/// A tier by the name the runtime prints ("cpu", "simt", "tc-sm70", ...); a
+/// name of no tier gives a value outside the enum, for damaged engines.
+inline fb::Tier tierNamed(const std::string &name) {
+  for (int t = static_cast<int>(fb::Tier::MIN); t <= static_cast<int>(fb::Tier::MAX); ++t)
+    if (name == format::tierName(static_cast<fb::Tier>(t)))
+      return static_cast<fb::Tier>(t);
+  return static_cast<fb::Tier>(100);
+}
+
 inline size_t elementSize(fb::DType dtype) {
   switch (dtype) {
   case fb::DType::f64: case fb::DType::i64: case fb::DType::u64: return 8;
@@ -192,7 +201,7 @@ inline std::vector<uint8_t> buildEngine(const EngineSpec &spec) {
     auto sortedAttrs = builder.CreateVectorOfSortedTables(&attrs);
     std::vector<flatbuffers::Offset<fb::KernelVariant>> variants;
     for (const std::string &tier : s.tiers)
-      variants.push_back(fb::CreateKernelVariantDirect(builder, tier.c_str(), s.op.c_str(),
+      variants.push_back(fb::CreateKernelVariantDirect(builder, tierNamed(tier), s.op.c_str(),
                                                        0, 64));
     for (const VariantSpec &v : s.variants) {
       std::vector<flatbuffers::Offset<fb::Launch>> launches;
@@ -205,7 +214,7 @@ inline std::vector<uint8_t> buildEngine(const EngineSpec &spec) {
         launches.push_back(fb::CreateLaunchDirect(builder, l.module, l.kernel.c_str(), &l.grid,
                                                   &l.block, l.sharedBytes, &args));
       }
-      variants.push_back(fb::CreateKernelVariantDirect(builder, v.tier.c_str(),
+      variants.push_back(fb::CreateKernelVariantDirect(builder, tierNamed(v.tier),
                                                        v.kernel.c_str(),
                                                        v.minComputeCapability, v.alignment,
                                                        &launches));
@@ -219,9 +228,9 @@ inline std::vector<uint8_t> buildEngine(const EngineSpec &spec) {
   std::vector<flatbuffers::Offset<fb::Option>> options;
   for (const auto &[key, value] : spec.options)
     options.push_back(fb::CreateOptionDirect(builder, key.c_str(), value.c_str()));
-  std::vector<flatbuffers::Offset<flatbuffers::String>> tiers;
+  std::vector<fb::Tier> tiers;
   for (const std::string &tier : spec.tiers)
-    tiers.push_back(builder.CreateString(tier));
+    tiers.push_back(tierNamed(tier));
   std::vector<flatbuffers::Offset<fb::KernelModule>> modules;
   for (const ModuleSpec &m : spec.modules) {
     std::vector<flatbuffers::Offset<fb::KernelImage>> images;

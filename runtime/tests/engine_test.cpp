@@ -97,8 +97,8 @@ TEST(RuntimeEngine, OpensAndDescribesTheSampleEngine) {
   EXPECT_EQ(engine->arenaSize(), 512u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(engine->constants()) % format::kConstantAlignment, 0u);
   EXPECT_STREQ(rt::fbString(engine->fb()->producer()), "engine_builder (test)");
-  EXPECT_TRUE(engine->hasTier("cpu"));
-  EXPECT_FALSE(engine->hasTier("simt"));
+  EXPECT_TRUE(engine->hasTier(fb::Tier::cpu));
+  EXPECT_FALSE(engine->hasTier(fb::Tier::simt));
   ASSERT_EQ(engine->fb()->steps()->size(), 3u);
   EXPECT_EQ(rt::describeStep(2, engine->fb()->steps()->Get(2)), "step 2 'concat' at y(Concat)");
 
@@ -517,7 +517,7 @@ TEST(RuntimeEngine, OpensGpuVariantsModulesAndTargets) {
   EXPECT_EQ(module->images()->Get(0)->arch(), 60);
   EXPECT_EQ(root->targets()->Get(0)->str(), "sm_60");
   const fb::KernelVariant *simt = root->steps()->Get(0)->variants()->Get(1);
-  EXPECT_STREQ(rt::fbString(simt->tier()), "simt");
+  EXPECT_EQ(simt->tier(), fb::Tier::simt);
   ASSERT_EQ(simt->launches()->size(), 1u);
   const fb::Launch *launch = simt->launches()->Get(0);
   EXPECT_STREQ(rt::fbString(launch->kernel()), "tessel_test_add");
@@ -537,7 +537,7 @@ TEST(RuntimeEngine, RejectsMalformedGpuVariants) {
     const char *message;
   } cases[] = {
       {"unknown tier", [](EngineSpec &s) { s.steps[0].variants[0].tier = "tc-sm75"; },
-       "step 0 'add' at y(Add): variant 1 'tc-sm75' has an unknown tier (known: cpu, simt, "
+       "step 0 'add' at y(Add): variant 1 has an unknown tier 100 (known: cpu, simt, "
        "tc-sm70, tc-sm80, tc-sm90)"},
       {"cpu with launches", [](EngineSpec &s) { s.steps[0].variants[0].tier = "cpu"; },
        "variant 1 'cpu' has GPU launches; the cpu tier runs the op's kernel"},

@@ -11,6 +11,10 @@
 # `ctest -R models_setup` fills); examples/tiny_cnn.onnx is always included.
 # Each model is compiled with every option set below. Exit 0 when every
 # engine is identical, 1 when one differs (listed), 2 on a usage error.
+# BASE_SCHEMA=FILE (the base commit's runtime/schema/engine.fbs): across a
+# change of the engine format, engines whose bytes differ are compared by
+# content instead (scripts/dev/diff-engines.py: every field and the
+# constants, tiers by name, the format version aside).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if [ $# -lt 2 ]; then
@@ -52,9 +56,15 @@ for model in "${models[@]}"; do
     if cmp -s "$work/base.tsl" "$work/new.tsl"; then
       same=$((same + 1))
       echo "same    $stem [$opts] $(stat -c %s "$work/new.tsl") bytes"
+    elif [ -n "${BASE_SCHEMA:-}" ] &&
+      /usr/bin/python3 "$root/scripts/dev/diff-engines.py" "$work/base.tsl" "$work/new.tsl" \
+        --schema-a "$BASE_SCHEMA" --schema-b "$root/runtime/schema/engine.fbs" >"$work/diff.log"; then
+      same=$((same + 1))
+      echo "same    $stem [$opts] by content: $(cat "$work/diff.log")"
     else
       differ=$((differ + 1))
       echo "DIFFERS $stem [$opts]: $(cmp "$work/base.tsl" "$work/new.tsl" | head -1)"
+      [ -s "$work/diff.log" ] && sed 's/^/    /' "$work/diff.log"
     fi
   done
 done

@@ -105,10 +105,10 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
   ASSERT_TRUE(succeeded(first));
   ASSERT_EQ(first->size(), 2u);
   const KernelVariant &tc = (*first)[0], &simt = (*first)[1];
-  EXPECT_EQ(tc.tier, "tc-sm70");
+  EXPECT_EQ(tc.tier, tessel::engine::Tier::tc_sm70);
   EXPECT_EQ(tc.minComputeCapability, 70);
   EXPECT_EQ(tc.alignment, 16);
-  EXPECT_EQ(simt.tier, "simt");
+  EXPECT_EQ(simt.tier, tessel::engine::Tier::simt);
   EXPECT_EQ(simt.minComputeCapability, 60);
   ASSERT_EQ(tc.launches.size(), 1u);
   const Launch &launch = tc.launches[0];
@@ -141,7 +141,7 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
   auto depthwise = planner.plan(s.conv({x, dw, -1, -1}, y1, /*group=*/64));
   ASSERT_TRUE(succeeded(depthwise));
   ASSERT_EQ(depthwise->size(), 1u);
-  EXPECT_EQ((*depthwise)[0].tier, "simt");
+  EXPECT_EQ((*depthwise)[0].tier, tessel::engine::Tier::simt);
   ASSERT_EQ((*depthwise)[0].launches.size(), 1u);
   EXPECT_EQ((*depthwise)[0].launches[0].block[0], 256u);
   EXPECT_EQ((*depthwise)[0].launches[0].grid[0], (14u * 14u * 64u + 255u) / 256u);
@@ -149,7 +149,7 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
   auto fp32 = planner.plan(s.conv({xf, wf, -1, -1}, yf));
   ASSERT_TRUE(succeeded(fp32));
   ASSERT_EQ(fp32->size(), 1u);
-  EXPECT_EQ((*fp32)[0].tier, "simt");
+  EXPECT_EQ((*fp32)[0].tier, tessel::engine::Tier::simt);
 
   auto modules = planner.finish();
   ASSERT_TRUE(succeeded(modules));

@@ -13,7 +13,8 @@ namespace fb = tessel::engine;
 
 namespace {
 
-constexpr const char *kTiersBestFirst[] = {"tc-sm90", "tc-sm80", "tc-sm70", "simt", "cpu"};
+constexpr fb::Tier kTiersBestFirst[] = {fb::Tier::tc_sm90, fb::Tier::tc_sm80, fb::Tier::tc_sm70,
+                                        fb::Tier::simt, fb::Tier::cpu};
 
 const char *requestName(tessel_tier_t tier) {
   switch (tier) {
@@ -25,22 +26,18 @@ const char *requestName(tessel_tier_t tier) {
   return "invalid";
 }
 
-bool allowed(const std::string &tier, tessel_tier_t request) {
+bool allowed(fb::Tier tier, tessel_tier_t request) {
   switch (request) {
-  case TESSEL_TIER_CPU: return tier == "cpu";
-  case TESSEL_TIER_SIMT: return tier == "simt" || tier == "cpu";
+  case TESSEL_TIER_CPU: return tier == fb::Tier::cpu;
+  case TESSEL_TIER_SIMT: return tier == fb::Tier::simt || tier == fb::Tier::cpu;
   default: return true;
   }
 }
 
 /// The compute capability a variant needs: its min_compute_capability, or
-/// what its tier name says ("tc-sm80" -> 80), whichever is higher.
+/// what its tier says (tc-sm80: 8.0), whichever is higher.
 int requiredCapability(const fb::KernelVariant *variant) {
-  int needed = variant->min_compute_capability();
-  std::string tier = fbString(variant->tier());
-  if (tier.rfind("tc-sm", 0) == 0)
-    needed = std::max(needed, std::atoi(tier.c_str() + 5));
-  return needed;
+  return std::max(variant->min_compute_capability(), format::tierCapability(variant->tier()));
 }
 
 std::string smName(int capability) { return "sm_" + std::to_string(capability); }
@@ -91,9 +88,9 @@ StepChoice chooseStep(const Engine &engine, const fb::Step *step, const DeviceIn
   const auto *variants = step->variants();
   // Candidates best first; the verifier guarantees known tiers and one cpu
   // variant, so the loop always ends on a choice.
-  std::vector<std::pair<int, int>> order; // (rank, index)
+  std::vector<std::pair<int, int>> order; // (rank, index): a tier's value is its rank
   for (size_t v = 0; v < variants->size(); ++v)
-    order.emplace_back(tierRank(fbString(variants->Get(v)->tier())), static_cast<int>(v));
+    order.emplace_back(static_cast<int>(variants->Get(v)->tier()), static_cast<int>(v));
   std::stable_sort(order.begin(), order.end(),
                    [](const auto &a, const auto &b) { return a.first > b.first; });
 
@@ -102,11 +99,11 @@ StepChoice chooseStep(const Engine &engine, const fb::Step *step, const DeviceIn
   bool hasGpuVariant = false;
   for (const auto &[rank, index] : order) {
     const fb::KernelVariant *variant = variants->Get(index);
-    std::string tier = fbString(variant->tier());
+    std::string tier = format::tierName(variant->tier());
     std::string why;
-    if (rank > 0) {
+    if (variant->tier() != fb::Tier::cpu) {
       hasGpuVariant = true;
-      if (!allowed(tier, request))
+      if (!allowed(variant->tier(), request))
         why = "tier '" + std::string(requestName(request)) + "' requested";
       else if (!device)
         why = "no usable GPU";
@@ -149,14 +146,6 @@ std::string autoNotice(const Engine &engine, const Selection &selection,
 
 } // namespace
 
-int tierRank(const std::string &tier) {
-  constexpr int count = sizeof(kTiersBestFirst) / sizeof(kTiersBestFirst[0]);
-  for (int i = 0; i < count; ++i)
-    if (tier == kTiersBestFirst[i])
-      return count - 1 - i;
-  return -1;
-}
-
 bool Selection::usesGpu() const {
   for (const StepChoice &step : steps)
     if (step.tier != "cpu")
@@ -179,7 +168,8 @@ std::string Selection::summary() const {
     return single;
   std::string text = "mixed: ";
   bool first = true;
-  for (const char *name : kTiersBestFirst) {
+  for (fb::Tier tier : kTiersBestFirst) {
+    const char *name = format::tierName(tier);
     size_t count = 0;
     for (const StepChoice &step : steps)
       count += step.tier == name;
@@ -203,8 +193,8 @@ Selection chooseVariants(const Engine &engine, const DeviceInfo *device, tessel_
 std::string engineTiers(const Engine &engine) {
   std::string list;
   if (const auto *tiers = engine.fb()->tiers())
-    for (const flatbuffers::String *tier : *tiers)
-      list += (list.empty() ? "" : ", ") + tier->str();
+    for (fb::Tier tier : *tiers)
+      list += (list.empty() ? "" : ", ") + std::string(format::tierName(tier));
   return list.empty() ? "none listed" : list;
 }
 

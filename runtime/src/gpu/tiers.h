@@ -32,10 +32,6 @@
 
 namespace tessel::rt::gpu {
 
-/// A KernelVariant tier's rank, best highest: tc-sm90 4, tc-sm80 3, tc-sm70 2,
-/// simt 1, cpu 0; -1 for a name the runtime does not know.
-int tierRank(const std::string &tier);
-
 /// What one step runs.
 struct StepChoice {
   int variant = -1;   // index into Step.variants()

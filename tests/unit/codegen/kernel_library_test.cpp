@@ -340,7 +340,7 @@ TEST_F(KernelLibraryPlan, VariantIsSimtOnCompute75) {
     })");
   ASSERT_EQ(v.size(), 1u);
   ASSERT_TRUE(v[0]);
-  EXPECT_EQ(v[0]->tier, "simt");
+  EXPECT_EQ(v[0]->tier, tessel::engine::Tier::simt);
   EXPECT_EQ(v[0]->minComputeCapability, 75);
   EXPECT_EQ(v[0]->alignment, 16);
   EXPECT_EQ(v[0]->kernel, "tsl_relu_f16");

@@ -25,10 +25,11 @@ namespace tessel::format {
 
 inline constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'E', 'L', '\x1a', '\n'};
 // Bumped on any incompatible change of the header or the schema.
-inline constexpr uint32_t kFormatVersion = 3; // 3: KernelArg.workspace_bytes
-// The oldest version this runtime still reads: a version-2 engine is a valid
-// version-3 engine without workspaces.
-inline constexpr uint32_t kOldestReadableVersion = 2;
+// 3: KernelArg.workspace_bytes. 4: tiers as the schema's Tier enum instead
+// of names.
+inline constexpr uint32_t kFormatVersion = 4;
+// The oldest version this runtime still reads.
+inline constexpr uint32_t kOldestReadableVersion = 4;
 inline constexpr size_t kHeaderSize = 64;
 // Constants start on this boundary (relative to the file start), which
 // satisfies every vector width and cudaMemcpy fast path.
@@ -90,6 +91,32 @@ inline std::vector<uint8_t> assembleFile(const uint8_t *payload, size_t payloadS
   std::memcpy(file.data(), &header, sizeof(header));
   sealChecksum(file);
   return file;
+}
+
+/// A tier's name as tools and the C API print it: "cpu", "simt", "tc-sm70",
+/// "tc-sm80", "tc-sm90"; nullptr for a value outside the enum (a damaged
+/// or newer engine).
+inline const char *tierName(tessel::engine::Tier tier) {
+  switch (tier) {
+  case tessel::engine::Tier::cpu: return "cpu";
+  case tessel::engine::Tier::simt: return "simt";
+  case tessel::engine::Tier::tc_sm70: return "tc-sm70";
+  case tessel::engine::Tier::tc_sm80: return "tc-sm80";
+  case tessel::engine::Tier::tc_sm90: return "tc-sm90";
+  }
+  return nullptr;
+}
+
+/// The compute capability (major*10+minor) a tier's kernels need by what
+/// they are: a Tensor Core tier's SM; 0 for cpu and simt, whose variants say
+/// it themselves (min_compute_capability).
+inline int tierCapability(tessel::engine::Tier tier) {
+  switch (tier) {
+  case tessel::engine::Tier::tc_sm70: return 70;
+  case tessel::engine::Tier::tc_sm80: return 80;
+  case tessel::engine::Tier::tc_sm90: return 90;
+  default: return 0;
+  }
 }
 
 /// The FlatBuffer root of a whole engine file that has been verified (by the
