@@ -30,11 +30,13 @@ LogicalResult importIdentity(Node &n) {
   return n.setOutput(0, n.create<IdentityOp>(x->getType(), *x));
 }
 
-LogicalResult importDropout(Node &n) {
+/// Dropout at inference: the identity. From opset 12 an optional constant
+/// training_mode input must be false.
+template <bool trainingModeInput> LogicalResult importDropout(Node &n) {
   if (n.wants(1))
     return n.unsupported("output mask ('" + n.proto.output(1) + "')",
                          "inference Dropout with only the output");
-  if (n.opset >= 12 && n.has(2)) {
+  if (trainingModeInput && n.has(2)) {
     FailureOr<double> training = n.constantScalar(2, "training_mode");
     if (failed(training))
       return failure();
@@ -117,20 +119,10 @@ LogicalResult importReshape(Node &n) {
 
 /// Squeeze and Unsqueeze take axes as an attribute before opset 13 and as a
 /// constant input from it on.
-FailureOr<std::optional<SmallVector<int64_t>>> axesOperand(Node &n) {
-  if (n.opset < 13)
-    return n.getInts("axes");
-  if (!n.has(1))
-    return std::optional<SmallVector<int64_t>>();
-  FailureOr<SmallVector<int64_t>> axes = n.constantInts(1, "axes");
-  if (failed(axes))
-    return failure();
-  return std::optional<SmallVector<int64_t>>(*axes);
-}
-
-LogicalResult importSqueeze(Node &n) {
+template <OperandsFrom axesFrom> LogicalResult importSqueeze(Node &n) {
   FailureOr<Value> x = n.input(0);
-  FailureOr<std::optional<SmallVector<int64_t>>> axes = axesOperand(n);
+  FailureOr<std::optional<SmallVector<int64_t>>> axes =
+      optionalInts(n, axesFrom, 1, "axes");
   if (failed(x) || failed(axes))
     return failure();
   ArrayRef<int64_t> in = shapeOf(*x);
@@ -157,9 +149,10 @@ LogicalResult importSqueeze(Node &n) {
   return n.setOutput(0, n.reshape(*x, shape));
 }
 
-LogicalResult importUnsqueeze(Node &n) {
+template <OperandsFrom axesFrom> LogicalResult importUnsqueeze(Node &n) {
   FailureOr<Value> x = n.input(0);
-  FailureOr<std::optional<SmallVector<int64_t>>> axes = axesOperand(n);
+  FailureOr<std::optional<SmallVector<int64_t>>> axes =
+      optionalInts(n, axesFrom, 1, "axes");
   if (failed(x) || failed(axes))
     return failure();
   if (!*axes)
@@ -242,7 +235,9 @@ LogicalResult importConcat(Node &n) {
                             {n.named("axis", n.b.getI64IntegerAttr(*axis))}));
 }
 
-LogicalResult importSplit(Node &n) {
+/// Split: the sizes are an attribute before opset 13, an optional constant
+/// input from it on; absent, the parts are equal.
+template <OperandsFrom splitFrom> LogicalResult importSplit(Node &n) {
   FailureOr<Value> x = n.input(0);
   FailureOr<int64_t> axisAttr = n.getInt("axis", 0);
   if (failed(x) || failed(axisAttr))
@@ -254,18 +249,12 @@ LogicalResult importSplit(Node &n) {
                      Twine(in.size()));
   int64_t parts = n.numOutputs();
   SmallVector<int64_t> sizes;
-  if (n.opset >= 13 && n.has(1)) {
-    FailureOr<SmallVector<int64_t>> split = n.constantInts(1, "split");
-    if (failed(split))
-      return failure();
-    sizes = *split;
-  } else if (n.opset < 13) {
-    FailureOr<std::optional<SmallVector<int64_t>>> split = n.getInts("split");
-    if (failed(split))
-      return failure();
-    if (*split)
-      sizes = **split;
-  }
+  FailureOr<std::optional<SmallVector<int64_t>>> split =
+      optionalInts(n, splitFrom, 1, "split");
+  if (failed(split))
+    return failure();
+  if (*split)
+    sizes = **split;
   if (sizes.empty()) {
     if (parts < 1 || in[*axis] % parts != 0)
       return n.invalid("dim " + Twine(*axis) + " of " + shapeText(in) +
@@ -291,14 +280,16 @@ LogicalResult importSplit(Node &n) {
   return success();
 }
 
-LogicalResult importSlice(Node &n) {
+/// Slice: starts, ends and axes are attributes before opset 10; from it on
+/// they, and steps, are constant inputs.
+template <OperandsFrom boundsFrom> LogicalResult importSlice(Node &n) {
   FailureOr<Value> x = n.input(0);
   if (failed(x))
     return failure();
   ArrayRef<int64_t> in = shapeOf(*x);
   int64_t rank = in.size();
   SmallVector<int64_t> starts, ends, axes, steps;
-  if (n.opset < 10) {
+  if constexpr (boundsFrom == OperandsFrom::Attributes) {
     FailureOr<std::optional<SmallVector<int64_t>>> s = n.getInts("starts"),
                                                    e = n.getInts("ends"),
                                                    a = n.getInts("axes");
@@ -379,14 +370,16 @@ LogicalResult importSlice(Node &n) {
   return n.setOutput(0, createSlice(n, *x, fullStarts, fullSteps, shape));
 }
 
-LogicalResult importPad(Node &n) {
+/// Pad: pads and the constant value are attributes before opset 11,
+/// constant inputs from it on.
+template <OperandsFrom padsFrom> LogicalResult importPad(Node &n) {
   FailureOr<Value> x = n.input(0);
   FailureOr<std::string> mode = n.getString("mode", "constant");
   if (failed(x) || failed(mode))
     return failure();
   SmallVector<int64_t> pads;
   double value = 0;
-  if (n.opset < 11) {
+  if constexpr (padsFrom == OperandsFrom::Attributes) {
     FailureOr<std::optional<SmallVector<int64_t>>> p = n.getInts("pads");
     FailureOr<float> v = n.getFloat("value", 0.0f);
     if (failed(p) || failed(v))
@@ -652,16 +645,22 @@ LogicalResult importOneHot(Node &n) {
 
 const OpVersion kDataMovementOps[] = {
     {"Identity", {1}, importIdentity},
-    {"Dropout", {7}, importDropout},
+    {"Dropout", {7, 11}, importDropout</*trainingModeInput=*/false>},
+    {"Dropout", {12}, importDropout</*trainingModeInput=*/true>},
     {"Flatten", {1}, importFlatten},
     {"Reshape", {5}, importReshape},
-    {"Squeeze", {1}, importSqueeze},
-    {"Unsqueeze", {1}, importUnsqueeze},
+    {"Squeeze", {1, 12}, importSqueeze<OperandsFrom::Attributes>},
+    {"Squeeze", {13}, importSqueeze<OperandsFrom::Inputs>},
+    {"Unsqueeze", {1, 12}, importUnsqueeze<OperandsFrom::Attributes>},
+    {"Unsqueeze", {13}, importUnsqueeze<OperandsFrom::Inputs>},
     {"Transpose", {1}, importTranspose},
     {"Concat", {4}, importConcat},
-    {"Split", {2}, importSplit},
-    {"Slice", {1}, importSlice},
-    {"Pad", {2}, importPad},
+    {"Split", {2, 12}, importSplit<OperandsFrom::Attributes>},
+    {"Split", {13}, importSplit<OperandsFrom::Inputs>},
+    {"Slice", {1, 9}, importSlice<OperandsFrom::Attributes>},
+    {"Slice", {10}, importSlice<OperandsFrom::Inputs>},
+    {"Pad", {2, 10}, importPad<OperandsFrom::Attributes>},
+    {"Pad", {11}, importPad<OperandsFrom::Inputs>},
     {"Gather", {1}, importGather},
     {"GatherElements", {11}, importGatherElements},
     {"Trilu", {14}, importTrilu},

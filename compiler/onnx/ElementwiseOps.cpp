@@ -117,53 +117,62 @@ LogicalResult importWhere(Node &n) {
                            {*cond, *x, *y}));
 }
 
-LogicalResult importClip(Node &n) {
+/// Clip's result: `x` clamped to [lo, hi].
+LogicalResult setClip(Node &n, Value x, double lo, double hi) {
+  return n.setOutput(
+      0, n.create<ClipOp>(x.getType(), x,
+                          {n.named("min", n.b.getF64FloatAttr(lo)),
+                           n.named("max", n.b.getF64FloatAttr(hi))}));
+}
+
+/// Clip before opset 11: the bounds are attributes.
+LogicalResult importClipAttributes(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  FailureOr<float> min =
+      n.getFloat("min", std::numeric_limits<float>::lowest());
+  FailureOr<float> max = n.getFloat("max", std::numeric_limits<float>::max());
+  if (failed(min) || failed(max))
+    return failure();
+  return setClip(n, *x, *min, *max);
+}
+
+/// Clip from opset 11: the bounds are optional constant inputs.
+LogicalResult importClipInputs(Node &n) {
   FailureOr<Value> x = n.input(0);
   if (failed(x))
     return failure();
   Type element = elementOf(*x);
   double lo, hi;
-  if (n.opset < 11) {
-    FailureOr<float> min =
-        n.getFloat("min", std::numeric_limits<float>::lowest());
-    FailureOr<float> max = n.getFloat("max", std::numeric_limits<float>::max());
-    if (failed(min) || failed(max))
+  // Absent bounds do not clip: infinities, or the integer type's limits.
+  if (auto integer = dyn_cast<IntegerType>(element)) {
+    unsigned width = integer.getWidth();
+    bool isUnsigned = integer.isUnsigned();
+    lo = isUnsigned ? 0.0
+                    : static_cast<double>(
+                          APInt::getSignedMinValue(width).getSExtValue());
+    hi = isUnsigned
+             ? static_cast<double>(APInt::getMaxValue(width).getZExtValue())
+             : static_cast<double>(
+                   APInt::getSignedMaxValue(width).getSExtValue());
+  } else {
+    lo = -std::numeric_limits<double>::infinity();
+    hi = std::numeric_limits<double>::infinity();
+  }
+  if (n.has(1)) {
+    FailureOr<double> min = n.constantScalar(1, "min");
+    if (failed(min))
       return failure();
     lo = *min;
-    hi = *max;
-  } else {
-    // Absent bounds do not clip: infinities, or the integer type's limits.
-    if (auto integer = dyn_cast<IntegerType>(element)) {
-      unsigned width = integer.getWidth();
-      bool isUnsigned = integer.isUnsigned();
-      lo = isUnsigned ? 0.0
-                      : static_cast<double>(
-                            APInt::getSignedMinValue(width).getSExtValue());
-      hi = isUnsigned
-               ? static_cast<double>(APInt::getMaxValue(width).getZExtValue())
-               : static_cast<double>(
-                     APInt::getSignedMaxValue(width).getSExtValue());
-    } else {
-      lo = -std::numeric_limits<double>::infinity();
-      hi = std::numeric_limits<double>::infinity();
-    }
-    if (n.has(1)) {
-      FailureOr<double> min = n.constantScalar(1, "min");
-      if (failed(min))
-        return failure();
-      lo = *min;
-    }
-    if (n.has(2)) {
-      FailureOr<double> max = n.constantScalar(2, "max");
-      if (failed(max))
-        return failure();
-      hi = *max;
-    }
   }
-  return n.setOutput(
-      0, n.create<ClipOp>(x->getType(), *x,
-                          {n.named("min", n.b.getF64FloatAttr(lo)),
-                           n.named("max", n.b.getF64FloatAttr(hi))}));
+  if (n.has(2)) {
+    FailureOr<double> max = n.constantScalar(2, "max");
+    if (failed(max))
+      return failure();
+    hi = *max;
+  }
+  return setClip(n, *x, lo, hi);
 }
 
 LogicalResult importCast(Node &n) {
@@ -281,7 +290,8 @@ const OpVersion kElementwiseOps[] = {
      [](Node &n) {
        return importUnaryWithAttrs<ThresholdedReluOp>(n, {{"alpha", 1.0f}});
      }},
-    {"Clip", {6}, importClip},
+    {"Clip", {6, 10}, importClipAttributes},
+    {"Clip", {11}, importClipInputs},
     {"Cast", {6}, importCast},
     {"CastLike", {15}, importCast},
     {"IsInf", {10}, importIsInf},

@@ -181,8 +181,7 @@ Node::Node(GraphImporter &graph, const onnx::NodeProto &proto, int64_t index)
       name(proto.name().empty() ? proto.op_type() + "_" + std::to_string(index)
                                 : proto.name()),
       loc(NameLoc::get(
-          StringAttr::get(graph.ctx, name + "(" + proto.op_type() + ")"))),
-      opset(graph.opset) {}
+          StringAttr::get(graph.ctx, name + "(" + proto.op_type() + ")"))) {}
 
 LogicalResult Node::unsupported(const Twine &what, const Twine &instead) {
   std::string text =

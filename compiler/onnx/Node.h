@@ -50,7 +50,6 @@ public:
   mlir::OpBuilder &b;
   std::string name;
   mlir::Location loc;
-  int64_t opset;
 
   llvm::StringRef opType() const { return proto.op_type(); }
 

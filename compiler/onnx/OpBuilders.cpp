@@ -93,6 +93,18 @@ FailureOr<SmallVector<int64_t>> normalizeAxes(Node &n, ArrayRef<int64_t> axes,
   return result;
 }
 
+FailureOr<std::optional<SmallVector<int64_t>>>
+optionalInts(Node &n, OperandsFrom from, int index, StringRef name) {
+  if (from == OperandsFrom::Attributes)
+    return n.getInts(name);
+  if (!n.has(index))
+    return std::optional<SmallVector<int64_t>>();
+  FailureOr<SmallVector<int64_t>> values = n.constantInts(index, name);
+  if (failed(values))
+    return failure();
+  return std::optional<SmallVector<int64_t>>(*values);
+}
+
 Value createSlice(Node &n, Value x, ArrayRef<int64_t> starts,
                   ArrayRef<int64_t> steps, ArrayRef<int64_t> shape) {
   return n.create<SliceOp>(RankedTensorType::get(shape, elementOf(x)), x,

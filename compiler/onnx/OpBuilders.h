@@ -3,7 +3,8 @@
 // What more than one handler family builds: broadcasting binary ops (the
 // elementwise family, LayerNormalization's statistics), reductions (the
 // reduce family, global pooling, LayerNormalization), convolution and
-// pooling windows with auto_pad resolved, slices, and normalized axis lists.
+// pooling windows with auto_pad resolved, slices, normalized axis lists, and
+// int lists that ONNX moved from attributes to inputs.
 // Each reports problems at the node and returns failure.
 //
 //===----------------------------------------------------------------------===//
@@ -74,6 +75,17 @@ mlir::FailureOr<Window> resolveWindow(Node &n, llvm::ArrayRef<int64_t> input,
 /// Sorted, unique, non-negative axes; fails on an axis out of range.
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 normalizeAxes(Node &n, llvm::ArrayRef<int64_t> axes, int64_t rank);
+
+/// Where a node's int lists (axes, split sizes, slice bounds, pads) come
+/// from: attributes, or, since ONNX moved them (opset 10 for Slice, 11 for
+/// Pad, 13 for Squeeze, Unsqueeze, ReduceSum and Split), constant inputs.
+/// The op's table entries pick one each.
+enum class OperandsFrom { Attributes, Inputs };
+
+/// The int list `name`: attribute `name`, or constant input `index`; nothing
+/// when absent.
+mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
+optionalInts(Node &n, OperandsFrom from, int index, llvm::StringRef name);
 
 /// `x` sliced from `starts` by `steps` (per dim) to `shape`.
 mlir::Value createSlice(Node &n, mlir::Value x, llvm::ArrayRef<int64_t> starts,

@@ -4,7 +4,10 @@
 // An entry is (op type, opset range, handler): the handler implements the op's
 // semantics for models whose default-domain opset lies in the range, as
 // onnx-mlir's op version map (src/Builder/OpBuildTable.inc) keys its builders
-// by version.
+// by version. Where ONNX changed an op in a way the importer must follow
+// (Clip's bounds from attributes to inputs at opset 11, Slice's at 10, the
+// 2-D coercion of Softmax dropped at 13, ...), the op has one entry per
+// semantics, and no handler tests the opset itself.
 //
 // An op's first entry starts at the since-version of its ONNX schema in force
 // at opset kMinOpset (or where ONNX introduced the op, if later), and its last

@@ -2,7 +2,8 @@
 //
 // MaxPool and AveragePool (windows resolved as Conv's), global pooling as
 // reductions, the Reduce* family, ArgMax/ArgMin, CumSum, and Softmax,
-// LogSoftmax and Hardmax (the 2-D coercion before opset 13).
+// LogSoftmax and Hardmax with their two definitions (the 2-D coercion before
+// opset 13, one table entry each).
 //
 //===----------------------------------------------------------------------===//
 #include "Node.h"
@@ -74,27 +75,22 @@ template <typename OpT> LogicalResult importGlobalPool(Node &n) {
   return n.setOutput(0, createReduce<OpT>(n, *x, axes, /*keepdims=*/true));
 }
 
-template <typename OpT> LogicalResult importReduce(Node &n) {
+/// A Reduce* node; its axes come from `axesFrom` (ReduceSum's are an input
+/// from opset 13, the others' an attribute up to opset 17).
+template <typename OpT, OperandsFrom axesFrom = OperandsFrom::Attributes>
+LogicalResult importReduce(Node &n) {
   FailureOr<Value> x = n.input(0);
   FailureOr<int64_t> keepdims = n.getInt("keepdims", 1);
   FailureOr<int64_t> noop = n.getInt("noop_with_empty_axes", 0);
   if (failed(x) || failed(keepdims) || failed(noop))
     return failure();
   SmallVector<int64_t> axes;
-  if (n.opType() == "ReduceSum" && n.opset >= 13) {
-    if (n.has(1)) {
-      FailureOr<SmallVector<int64_t>> values = n.constantInts(1, "axes");
-      if (failed(values))
-        return failure();
-      axes = *values;
-    }
-  } else {
-    FailureOr<std::optional<SmallVector<int64_t>>> values = n.getInts("axes");
-    if (failed(values))
-      return failure();
-    if (*values)
-      axes = **values;
-  }
+  FailureOr<std::optional<SmallVector<int64_t>>> values =
+      optionalInts(n, axesFrom, 1, "axes");
+  if (failed(values))
+    return failure();
+  if (*values)
+    axes = **values;
   int64_t rank = shapeOf(*x).size();
   if (axes.empty()) {
     if (*noop)
@@ -132,22 +128,32 @@ template <typename OpT> LogicalResult importArgReduce(Node &n) {
               n.named("select_last_index", n.b.getBoolAttr(*last != 0))}));
 }
 
-/// `along(x, axis)` as Softmax, LogSoftmax and Hardmax define it: before
-/// opset 13 the input is coerced to 2-D [prod(dims < axis), prod(dims >=
-/// axis)] and worked along dim 1, which is working along `axis` itself when
-/// every later dim is 1.
-Value alongCoercedAxis(Node &n, Value x, int64_t axis,
+/// The two definitions of Softmax, LogSoftmax and Hardmax: before opset 13
+/// the input is coerced to 2-D [prod(dims < axis), prod(dims >= axis)] and
+/// worked along dim 1, the axis defaulting to 1; from opset 13 they work
+/// along `axis` itself, which defaults to -1.
+enum class Along { Coerced2D, Axis };
+
+constexpr int64_t defaultAxis(Along along) {
+  return along == Along::Coerced2D ? 1 : -1;
+}
+
+/// `along(x, axis)` as Softmax, LogSoftmax and Hardmax define it (see
+/// Along); the 2-D coercion is working along `axis` itself when every later
+/// dim is 1.
+Value alongCoercedAxis(Node &n, Value x, int64_t axis, Along definition,
                        llvm::function_ref<Value(Value, int64_t)> along) {
   ArrayRef<int64_t> shape = shapeOf(x);
-  if (n.opset >= 13 || shape.empty() || product(shape.drop_front(axis + 1)) == 1)
+  if (definition == Along::Axis || shape.empty() ||
+      product(shape.drop_front(axis + 1)) == 1)
     return along(x, axis);
   SmallVector<int64_t> flat = {product(shape.take_front(axis)), product(shape.drop_front(axis))};
   return n.reshape(along(n.reshape(x, flat), 1), shape);
 }
 
-template <typename OpT> LogicalResult importSoftmax(Node &n) {
+template <typename OpT, Along definition> LogicalResult importSoftmax(Node &n) {
   FailureOr<Value> x = n.input(0);
-  FailureOr<int64_t> axisAttr = n.getInt("axis", n.opset < 13 ? 1 : -1);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", defaultAxis(definition));
   if (failed(x) || failed(axisAttr))
     return failure();
   ArrayRef<int64_t> shape = shapeOf(*x);
@@ -157,7 +163,7 @@ template <typename OpT> LogicalResult importSoftmax(Node &n) {
   if (!axis)
     return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
                      Twine(rank));
-  return n.setOutput(0, alongCoercedAxis(n, *x, *axis, [&](Value v, int64_t a) {
+  return n.setOutput(0, alongCoercedAxis(n, *x, *axis, definition, [&](Value v, int64_t a) {
     return n.create<OpT>(v.getType(), v, {n.named("axis", n.b.getI64IntegerAttr(a))});
   }));
 }
@@ -184,9 +190,9 @@ Value hardmaxAlong(Node &n, Value x, int64_t axis) {
 }
 
 /// Hardmax (before opset 13 along the 2-D coercion, alongCoercedAxis).
-LogicalResult importHardmax(Node &n) {
+template <Along definition> LogicalResult importHardmax(Node &n) {
   FailureOr<Value> x = n.input(0);
-  FailureOr<int64_t> axisAttr = n.getInt("axis", n.opset < 13 ? 1 : -1);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", defaultAxis(definition));
   if (failed(x) || failed(axisAttr))
     return failure();
   ArrayRef<int64_t> shape = shapeOf(*x);
@@ -198,7 +204,7 @@ LogicalResult importHardmax(Node &n) {
     return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " + Twine(rank));
   if (product(shape) == 0)
     return n.setOutput(0, n.create<IdentityOp>(x->getType(), *x));
-  return n.setOutput(0, alongCoercedAxis(n, *x, *axis, [&](Value v, int64_t a) {
+  return n.setOutput(0, alongCoercedAxis(n, *x, *axis, definition, [&](Value v, int64_t a) {
     return hardmaxAlong(n, v, a);
   }));
 }
@@ -238,14 +244,18 @@ const OpVersion kPoolReduceOps[] = {
     {"ReduceMean", {1}, importReduce<ReduceMeanOp>},
     {"ReduceMin", {1}, importReduce<ReduceMinOp>},
     {"ReduceProd", {1}, importReduce<ReduceProdOp>},
-    {"ReduceSum", {1}, importReduce<ReduceSumOp>},
+    {"ReduceSum", {1, 12}, importReduce<ReduceSumOp>},
+    {"ReduceSum", {13}, importReduce<ReduceSumOp, OperandsFrom::Inputs>},
     {"ReduceSumSquare", {1}, importReduce<ReduceSumSquareOp>},
     {"ArgMax", {1}, importArgReduce<ArgMaxOp>},
     {"ArgMin", {1}, importArgReduce<ArgMinOp>},
     {"CumSum", {11}, importCumSum},
-    {"Softmax", {1}, importSoftmax<SoftmaxOp>},
-    {"LogSoftmax", {1}, importSoftmax<LogSoftmaxOp>},
-    {"Hardmax", {1}, importHardmax},
+    {"Softmax", {1, 12}, importSoftmax<SoftmaxOp, Along::Coerced2D>},
+    {"Softmax", {13}, importSoftmax<SoftmaxOp, Along::Axis>},
+    {"LogSoftmax", {1, 12}, importSoftmax<LogSoftmaxOp, Along::Coerced2D>},
+    {"LogSoftmax", {13}, importSoftmax<LogSoftmaxOp, Along::Axis>},
+    {"Hardmax", {1, 12}, importHardmax<Along::Coerced2D>},
+    {"Hardmax", {13}, importHardmax<Along::Axis>},
 };
 
 } // namespace

@@ -68,6 +68,7 @@ TEST(ImporterOpTable, FindPicksTheEntryForTheOpset) {
   const OpVersion *before = table.find("Slice", 9), *after = table.find("Slice", 10);
   ASSERT_NE(before, nullptr);
   ASSERT_NE(after, nullptr);
+  EXPECT_NE(before->handler, after->handler);
   EXPECT_EQ(after, table.find("Slice", kMaxOpset));
   EXPECT_EQ(table.find("Slice", kMaxOpset + 1), nullptr);
   EXPECT_EQ(table.find("Dropout", 6), nullptr); // changed at opset 7
