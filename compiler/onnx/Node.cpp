@@ -3,9 +3,9 @@
 
 #include "TensorProto.h"
 
-#include "llvm/ADT/STLExtras.h"
+#include "ConstantEvaluator.h"
 
-#include <limits>
+#include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 
@@ -17,161 +17,22 @@ namespace {
 // --tessel-fold-constants.
 constexpr int64_t kMaxEvaluatedElements = 4096;
 
-//===----------------------------------------------------------------------===//
-// Import-time evaluation of integer shape arithmetic
-//===----------------------------------------------------------------------===//
-
-/// Calls `fn(flatIndex, multiIndex)` for each element of `shape`, row-major.
-template <typename Fn> void forEachIndex(ArrayRef<int64_t> shape, Fn fn) {
-  int64_t count = product(shape);
-  SmallVector<int64_t> index(shape.size(), 0);
-  for (int64_t flat = 0; flat < count; ++flat) {
-    fn(flat, ArrayRef<int64_t>(index));
-    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-      if (++index[d] < shape[d])
-        break;
-      index[d] = 0;
-    }
-  }
-}
-
-/// Row-major strides of `shape` aligned to the last `rank` dims of a
-/// broadcast result; broadcast dims get stride 0.
-SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> shape, size_t rank) {
-  SmallVector<int64_t> strides(rank, 0);
-  int64_t stride = 1;
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    size_t r = rank - shape.size() + d;
-    strides[r] = shape[d] == 1 ? 0 : stride;
-    stride *= shape[d];
-  }
-  return strides;
-}
-
-bool isSignlessInteger(Type t) {
-  auto i = dyn_cast<IntegerType>(t);
-  return i && i.isSignless() && i.getWidth() > 1;
-}
-
-/// `x mod y` for y != 0 (and not INT64_MIN mod -1): with the divisor's sign
-/// (Python's %), or with the dividend's (C's %, ONNX Mod's fmod=1).
-int64_t integerMod(int64_t x, int64_t y, bool fmod) {
-  int64_t r = x % y;
-  if (!fmod && r != 0 && (r < 0) != (y < 0))
-    r += y; // opposite signs: no overflow
-  return r;
-}
-
-/// Evaluates `op` when it is small integer arithmetic on constants (the
-/// Shape -> Gather -> Concat -> Reshape kind of subgraph), so that its result
-/// can serve as an attribute of a later op. Nothing otherwise.
-std::optional<DenseElementsAttr> evaluateShapeArithmetic(Operation *op) {
-  if (!isa<ReshapeOp, IdentityOp, CastOp, NegOp, ConcatOp, GatherOp, SliceOp,
-           AddOp, SubOp, MulOp, DivOp, ModOp>(op))
-    return std::nullopt;
-  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-  if (!isSignlessInteger(resultType.getElementType()) ||
-      resultType.getNumElements() > kMaxEvaluatedElements)
-    return std::nullopt;
-  SmallVector<DenseElementsAttr> attrs;
-  SmallVector<SmallVector<int64_t>> in;
-  for (Value operand : op->getOperands()) {
-    auto constant = operand.getDefiningOp<ConstantOp>();
-    auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
-                          : DenseElementsAttr();
-    if (!dense || !isSignlessInteger(dense.getElementType()) ||
-        dense.getNumElements() > kMaxEvaluatedElements)
-      return std::nullopt;
-    attrs.push_back(dense);
-    in.push_back(*integerValues(dense));
-  }
-  ArrayRef<int64_t> outShape = resultType.getShape();
-  SmallVector<int64_t> out;
-  out.reserve(resultType.getNumElements());
-
-  if (isa<ReshapeOp, IdentityOp>(op))
-    return attrs[0].reshape(resultType);
-  if (isa<CastOp>(op))
-    return integerAttr(resultType, in[0]);
-  if (isa<NegOp>(op)) {
-    for (int64_t v : in[0])
-      out.push_back(static_cast<int64_t>(0 - static_cast<uint64_t>(v)));
-    return integerAttr(resultType, out);
-  }
-  if (auto concat = dyn_cast<ConcatOp>(op)) {
-    int64_t axis = concat.getAxis();
-    int64_t outer = product(outShape.take_front(axis));
-    for (int64_t o = 0; o < outer; ++o)
-      for (auto [values, attr] : llvm::zip(in, attrs)) {
-        int64_t chunk = product(attr.getType().getShape().drop_front(axis));
-        out.append(values.begin() + o * chunk,
-                   values.begin() + (o + 1) * chunk);
-      }
-    return integerAttr(resultType, out);
-  }
-  if (auto gather = dyn_cast<GatherOp>(op)) {
-    int64_t axis = gather.getAxis();
-    ArrayRef<int64_t> data = attrs[0].getType().getShape();
-    int64_t outer = product(data.take_front(axis)), dim = data[axis];
-    int64_t inner = product(data.drop_front(axis + 1));
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t index : in[1]) {
-        int64_t k = index < 0 ? index + dim : index;
-        if (k < 0 || k >= dim)
-          return std::nullopt; // left for the runtime to report
-        auto first = in[0].begin() + (o * dim + k) * inner;
-        out.append(first, first + inner);
-      }
-    return integerAttr(resultType, out);
-  }
-  if (auto slice = dyn_cast<SliceOp>(op)) {
-    ArrayRef<int64_t> inShape = attrs[0].getType().getShape();
-    SmallVector<int64_t> strides(inShape.size(), 0);
-    int64_t stride = 1;
-    for (int64_t d = static_cast<int64_t>(inShape.size()) - 1; d >= 0; --d) {
-      strides[d] = stride;
-      stride *= inShape[d];
-    }
-    forEachIndex(outShape, [&](int64_t, ArrayRef<int64_t> index) {
-      int64_t offset = 0;
-      for (size_t d = 0; d < index.size(); ++d)
-        offset += (slice.getStarts()[d] + index[d] * slice.getSteps()[d]) *
-                  strides[d];
-      out.push_back(in[0][offset]);
-    });
-    return integerAttr(resultType, out);
-  }
-  // Broadcasting binary arithmetic.
-  SmallVector<int64_t> lhsStrides =
-      broadcastStrides(attrs[0].getType().getShape(), outShape.size());
-  SmallVector<int64_t> rhsStrides =
-      broadcastStrides(attrs[1].getType().getShape(), outShape.size());
-  bool ok = true;
-  forEachIndex(outShape, [&](int64_t, ArrayRef<int64_t> index) {
-    int64_t l = 0, r = 0;
-    for (size_t d = 0; d < index.size(); ++d) {
-      l += index[d] * lhsStrides[d];
-      r += index[d] * rhsStrides[d];
-    }
-    // Wrapping arithmetic, as the kernels do.
-    uint64_t a = in[0][l], c = in[1][r];
-    if (isa<AddOp>(op))
-      out.push_back(static_cast<int64_t>(a + c));
-    else if (isa<SubOp>(op))
-      out.push_back(static_cast<int64_t>(a - c));
-    else if (isa<MulOp>(op))
-      out.push_back(static_cast<int64_t>(a * c));
-    else if (in[1][r] == 0 || (in[1][r] == -1 &&
-                               in[0][l] == std::numeric_limits<int64_t>::min()))
-      ok = false; // left to the kernels, which define these results
-    else if (auto mod = dyn_cast<ModOp>(op))
-      out.push_back(integerMod(in[0][l], in[1][r], mod.getFmod()));
-    else
-      out.push_back(in[0][l] / in[1][r]);
+/// Whether `op` is small integer arithmetic on constants (the Shape -> Gather
+/// -> Concat -> Reshape kind of subgraph), which the importer evaluates with
+/// the one constant evaluator so that its result can serve as an attribute
+/// of a later op: one result, a signless integer tensor (not i1) of at most
+/// kMaxEvaluatedElements, and every operand a `tessel.constant`.
+bool isShapeArithmetic(Operation *op) {
+  if (op->getNumResults() != 1)
+    return false;
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  auto integer = dyn_cast<IntegerType>(type.getElementType());
+  if (!integer || !integer.isSignless() || integer.getWidth() == 1 ||
+      type.getNumElements() > kMaxEvaluatedElements)
+    return false;
+  return llvm::all_of(op->getOperands(), [](Value operand) {
+    return operand.getDefiningOp<ConstantOp>() != nullptr;
   });
-  if (!ok)
-    return std::nullopt;
-  return integerAttr(resultType, out);
 }
 
 } // namespace
@@ -341,10 +202,11 @@ LogicalResult Node::setOutput(int i, Value value, bool matchInference) {
                    " differs from ONNX shape inference's " +
                    typeText(*inferred));
   Operation *op = value.getDefiningOp();
-  if (op && !isa<ConstantOp>(op) && op->use_empty())
-    if (std::optional<DenseElementsAttr> folded = evaluateShapeArithmetic(op)) {
+  if (op && !isa<ConstantOp>(op) && op->use_empty() && isShapeArithmetic(op))
+    if (std::optional<SmallVector<DenseElementsAttr>> folded =
+            evaluateConstantOp(op)) {
       op->erase();
-      return setConstantOutput(i, *folded);
+      return setConstantOutput(i, folded->front());
     }
   graph.values[valueName] = value;
   return success();

@@ -529,6 +529,41 @@ TEST_F(ImporterTest, ShapeArithmeticIsEvaluatedAtImport) {
   EXPECT_EQ(locName(reshape.getLoc()), "reshape(Reshape)");
 }
 
+TEST_F(ImporterTest, ShapeArithmeticHasTheRuntimeKernelsSemantics) {
+  // The importer evaluates integer arithmetic on constants with the runtime's
+  // CPU kernels (passes/ConstantEvaluator.h): an integer division by zero is
+  // 0, as the kernel defines it at run time; an index out of range leaves the
+  // gather for the runtime to report.
+  ModelBuilder m(13);
+  auto int64s = [&](const std::string &name, const std::vector<int64_t> &dims,
+                    const std::vector<int64_t> &values) {
+    auto *t = m.graph.add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims)
+      t->add_dims(d);
+    for (int64_t v : values)
+      t->add_int64_data(v);
+  };
+  int64s("d", {3}, {10, -20, 30});
+  int64s("zero", {}, {0});
+  int64s("table", {2, 2}, {1, 2, 3, 4});
+  int64s("index", {1}, {5});
+  m.output("q", {3}, onnx::TensorProto::INT64);
+  m.output("g", {1, 2}, onnx::TensorProto::INT64);
+  m.node("Div", {"d", "zero"}, {"q"}, "div");
+  m.node("Gather", {"table", "index"}, {"g"}, "gather");
+  func::FuncOp main = importMain(m.save("kernel_semantics"));
+  ASSERT_TRUE(main);
+  auto results = main.getBody().front().getTerminator()->getOperands();
+  ASSERT_EQ(results.size(), 2u);
+  auto quotient = results[0].getDefiningOp<tessel::ConstantOp>();
+  ASSERT_TRUE(quotient) << "the division was not evaluated";
+  auto values = cast<DenseElementsAttr>(quotient.getValue());
+  EXPECT_TRUE(values.isSplat() && values.getSplatValue<int64_t>() == 0);
+  EXPECT_TRUE(results[1].getDefiningOp<tessel::GatherOp>());
+}
+
 TEST_F(ImporterTest, SliceIsNormalizedToFullRank) {
   ModelBuilder m(13);
   m.input("x", {5, 6, 7});
