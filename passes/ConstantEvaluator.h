@@ -1,4 +1,4 @@
-//===- ConstantEvaluator.h - ops on constants, by the CPU kernels -*- C++ -*-===//
+//===- ConstantEvaluator.h - ops on constants, by CPU kernels ---*- C++ -*-===//
 //
 // The compiler's one constant evaluator. An op whose operands are all
 // `tessel.constant`s is evaluated by running the runtime's CPU kernel for it,

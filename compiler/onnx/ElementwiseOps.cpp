@@ -1,4 +1,4 @@
-//===- ElementwiseOps.cpp - ONNX elementwise ops ---------------------------===//
+//===- ElementwiseOps.cpp - ONNX elementwise ops --------------------------===//
 //
 // Unary ops (with their float attributes' ONNX defaults), Clip, Cast and
 // CastLike, IsInf, and the broadcasting binary and variadic ops: one tessel op

@@ -1,4 +1,4 @@
-//===- ModelLoader.h - an ONNX model read, completed and checked -*- C++ -*-===//
+//===- ModelLoader.h - an ONNX model read, completed, checked ---*- C++ -*-===//
 //
 // The importer's first half: reads the protobuf, loads external data from
 // beside the model (bounds-checked, never outside its directory), turns

@@ -1,4 +1,4 @@
-//===- Node.h - the node API the ONNX op handlers work with ------*- C++ -*-===//
+//===- Node.h - the node API the ONNX op handlers work with -----*- C++ -*-===//
 //
 // `Node` is one ONNX node as a handler sees it: typed access to its inputs
 // (values, or compile-time constants for operands that tessel ops take as

@@ -1,4 +1,4 @@
-//===- OpBuilders.h - building blocks the op handler families share -*- C++ -*-===//
+//===- OpBuilders.h - what the op handler families share --------*- C++ -*-===//
 //
 // What more than one handler family builds: broadcasting binary ops (the
 // elementwise family, LayerNormalization's statistics), reductions (the

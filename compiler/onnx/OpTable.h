@@ -1,4 +1,4 @@
-//===- OpTable.h - ONNX op types, opset ranges and their handlers -*- C++ -*-===//
+//===- OpTable.h - ONNX op types, opset ranges, handlers --------*- C++ -*-===//
 //
 // The one table the importer dispatches on and `supportedOnnxOps()` lists.
 // An entry is (op type, opset range, handler): the handler implements the op's

@@ -64,12 +64,16 @@ Type elementType(MLIRContext *ctx, int32_t type) {
   }
 }
 
+namespace {
+
 /// Appends `value`'s little-endian bytes (the layout of ONNX raw_data and of
 /// MLIR's dense storage on the little-endian hosts Tessel runs on).
 template <typename T> void appendBytes(std::vector<char> &bytes, T value) {
   const char *p = reinterpret_cast<const char *>(&value);
   bytes.insert(bytes.end(), p, p + sizeof(T));
 }
+
+} // namespace
 
 FailureOr<DenseElementsAttr> tensorToAttr(MLIRContext *ctx,
                                           const onnx::TensorProto &tensor,

@@ -1,4 +1,4 @@
-//===- TensorProto.h - ONNX tensor data as MLIR attributes -------*- C++ -*-===//
+//===- TensorProto.h - ONNX tensor data as MLIR attributes ------*- C++ -*-===//
 //
 // ONNX data types as MLIR element types, and an ONNX TensorProto (raw_data or
 // the typed repeated fields; external data already loaded) decoded into a

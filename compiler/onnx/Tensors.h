@@ -1,4 +1,4 @@
-//===- Tensors.h - shapes and constant values in the ONNX importer -*- C++ -*-===//
+//===- Tensors.h - shapes and constant values in the importer ---*- C++ -*-===//
 //
 // The bounds every imported shape is held to, shape and type text for
 // diagnostics, and the conversions between constant attributes and the int64
