@@ -36,16 +36,13 @@ namespace {
 
 using namespace mlir;
 
-/// The ONNX node tests: $TESSEL_CONFORMANCE_DIR, else ../shared/conformance/
-/// onnx-node beside the repository (where the build looks for them too).
+/// The ONNX node tests: $TESSEL_CONFORMANCE_DIR, else the suite the build was
+/// configured with (CMake's TESSEL_CONFORMANCE_DIR, ../shared/conformance/
+/// onnx-node beside the repository by default).
 std::string conformanceDir() {
   if (const char *dir = std::getenv("TESSEL_CONFORMANCE_DIR"))
     return dir;
-  llvm::SmallString<256> path(__FILE__);
-  for (int i = 0; i < 4; ++i) // tests/unit/compiler/importer_test.cpp
-    llvm::sys::path::remove_filename(path);
-  llvm::sys::path::append(path, "..", "shared", "conformance", "onnx-node");
-  return std::string(path);
+  return TESSEL_CONFORMANCE_SUITE;
 }
 
 std::string conformanceModel(const std::string &test) {
@@ -527,6 +524,41 @@ TEST_F(ImporterTest, ShapeArithmeticIsEvaluatedAtImport) {
   ASSERT_TRUE(reshape);
   EXPECT_EQ(typeText(reshape.getType()), "tensor<2x12xf32>");
   EXPECT_EQ(locName(reshape.getLoc()), "reshape(Reshape)");
+}
+
+TEST_F(ImporterTest, ShapeArithmeticHasTheRuntimeKernelsSemantics) {
+  // The importer evaluates integer arithmetic on constants with the runtime's
+  // CPU kernels (passes/ConstantEvaluator.h): an integer division by zero is
+  // 0, as the kernel defines it at run time; an index out of range leaves the
+  // gather for the runtime to report.
+  ModelBuilder m(13);
+  auto int64s = [&](const std::string &name, const std::vector<int64_t> &dims,
+                    const std::vector<int64_t> &values) {
+    auto *t = m.graph.add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims)
+      t->add_dims(d);
+    for (int64_t v : values)
+      t->add_int64_data(v);
+  };
+  int64s("d", {3}, {10, -20, 30});
+  int64s("zero", {}, {0});
+  int64s("table", {2, 2}, {1, 2, 3, 4});
+  int64s("index", {1}, {5});
+  m.output("q", {3}, onnx::TensorProto::INT64);
+  m.output("g", {1, 2}, onnx::TensorProto::INT64);
+  m.node("Div", {"d", "zero"}, {"q"}, "div");
+  m.node("Gather", {"table", "index"}, {"g"}, "gather");
+  func::FuncOp main = importMain(m.save("kernel_semantics"));
+  ASSERT_TRUE(main);
+  auto results = main.getBody().front().getTerminator()->getOperands();
+  ASSERT_EQ(results.size(), 2u);
+  auto quotient = results[0].getDefiningOp<tessel::ConstantOp>();
+  ASSERT_TRUE(quotient) << "the division was not evaluated";
+  auto values = cast<DenseElementsAttr>(quotient.getValue());
+  EXPECT_TRUE(values.isSplat() && values.getSplatValue<int64_t>() == 0);
+  EXPECT_TRUE(results[1].getDefiningOp<tessel::GatherOp>());
 }
 
 TEST_F(ImporterTest, SliceIsNormalizedToFullRank) {

@@ -1,0 +1,678 @@
+//===- DataMovementOps.cpp - ONNX data movement and indexing ops ----------===//
+//
+// Ops that move, select or rearrange elements without arithmetic: Identity
+// and inference Dropout, the reshapes (Reshape, Flatten, Squeeze, Unsqueeze),
+// Transpose, Concat, Split, Slice, Pad, Gather, GatherElements, Trilu,
+// Expand, Tile, DepthToSpace/SpaceToDepth, and OneHot. Shape-like operands
+// (Reshape's shape, Slice's starts, ...) must be compile-time constants:
+// the tessel ops take them as attributes.
+//
+//===----------------------------------------------------------------------===//
+#include "Node.h"
+#include "OpBuilders.h"
+#include "OpTable.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace mlir;
+
+namespace tessel::importer {
+namespace {
+
+LogicalResult importIdentity(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  return n.setOutput(0, n.create<IdentityOp>(x->getType(), *x));
+}
+
+/// Dropout at inference: the identity. From opset 12 an optional constant
+/// training_mode input must be false.
+template <bool trainingModeInput> LogicalResult importDropout(Node &n) {
+  if (n.wants(1))
+    return n.unsupported("output mask ('" + n.proto.output(1) + "')",
+                         "inference Dropout with only the output");
+  if (trainingModeInput && n.has(2)) {
+    FailureOr<double> training = n.constantScalar(2, "training_mode");
+    if (failed(training))
+      return failure();
+    if (*training != 0)
+      return n.unsupported("training_mode=true",
+                           "export the model in eval mode");
+  }
+  return importIdentity(n);
+}
+
+LogicalResult importFlatten(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", 1);
+  if (failed(x) || failed(axisAttr))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  int64_t rank = shape.size();
+  if (*axisAttr < -rank || *axisAttr > rank)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
+                     Twine(rank));
+  int64_t axis = *axisAttr < 0 ? *axisAttr + rank : *axisAttr;
+  return n.setOutput(0, n.reshape(*x, {product(shape.take_front(axis)),
+                                       product(shape.drop_front(axis))}));
+}
+
+/// Reshape: the shape is a constant operand (0 copies the input's dim unless
+/// allowzero, -1 is inferred), or else what ONNX shape inference found for
+/// the output.
+LogicalResult importReshape(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> allowZero = n.getInt("allowzero", 0);
+  if (failed(x) || failed(allowZero))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(*x);
+  std::optional<DenseElementsAttr> target = n.tryConstant(1);
+  if (!target) {
+    if (std::optional<RankedTensorType> inferred = n.inferredOutputType(0))
+      if (inferred->getNumElements() == product(in))
+        return n.setOutput(0, n.reshape(*x, inferred->getShape()));
+    return n.requireConstant(1, "shape");
+  }
+  std::optional<SmallVector<int64_t>> dims = integerValues(*target);
+  if (!dims)
+    return n.invalid("shape must be an int64 tensor");
+  if (failed(n.checkSizes(*dims, "shape")))
+    return failure();
+  SmallVector<int64_t> shape;
+  std::optional<size_t> inferredDim;
+  for (auto [i, d] : llvm::enumerate(*dims)) {
+    if (d == 0 && !*allowZero) {
+      if (i >= in.size())
+        return n.invalid("shape " + shapeText(*dims) + " copies dim " +
+                         Twine(i) + " of the rank-" + Twine(in.size()) +
+                         " input");
+      d = in[i];
+    } else if (d == -1) {
+      if (inferredDim)
+        return n.invalid("shape " + shapeText(*dims) + " has more than one -1");
+      inferredDim = i;
+      d = 1;
+    } else if (d < -1) {
+      return n.invalid("shape " + shapeText(*dims) + " has a negative dim");
+    }
+    shape.push_back(d);
+  }
+  if (!isSupportedShape(shape))
+    return n.invalid("shape " + shapeText(*dims) + " is too large");
+  int64_t known = product(shape), total = product(in);
+  if (inferredDim) {
+    if (known == 0 || total % known != 0)
+      return n.invalid("cannot reshape " + shapeText(in) + " to " +
+                       shapeText(*dims));
+    shape[*inferredDim] = total / known;
+  } else if (known != total) {
+    return n.invalid("cannot reshape " + shapeText(in) + " to " +
+                     shapeText(*dims));
+  }
+  return n.setOutput(0, n.reshape(*x, shape));
+}
+
+/// Squeeze and Unsqueeze take axes as an attribute before opset 13 and as a
+/// constant input from it on.
+template <OperandsFrom axesFrom> LogicalResult importSqueeze(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<std::optional<SmallVector<int64_t>>> axes =
+      optionalInts(n, axesFrom, 1, "axes");
+  if (failed(x) || failed(axes))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(*x);
+  SmallVector<int64_t> drop;
+  if (*axes) {
+    FailureOr<SmallVector<int64_t>> normalized =
+        normalizeAxes(n, **axes, in.size());
+    if (failed(normalized))
+      return failure();
+    drop = *normalized;
+    for (int64_t a : drop)
+      if (in[a] != 1)
+        return n.invalid("cannot squeeze dim " + Twine(a) + " of " +
+                         shapeText(in) + ": its extent is not 1");
+  } else {
+    for (auto [d, size] : llvm::enumerate(in))
+      if (size == 1)
+        drop.push_back(d);
+  }
+  SmallVector<int64_t> shape;
+  for (auto [d, size] : llvm::enumerate(in))
+    if (!llvm::is_contained(drop, static_cast<int64_t>(d)))
+      shape.push_back(size);
+  return n.setOutput(0, n.reshape(*x, shape));
+}
+
+template <OperandsFrom axesFrom> LogicalResult importUnsqueeze(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<std::optional<SmallVector<int64_t>>> axes =
+      optionalInts(n, axesFrom, 1, "axes");
+  if (failed(x) || failed(axes))
+    return failure();
+  if (!*axes)
+    return n.invalid("axes are required");
+  ArrayRef<int64_t> in = shapeOf(*x);
+  int64_t rank = in.size() + (*axes)->size();
+  FailureOr<SmallVector<int64_t>> inserted = normalizeAxes(n, **axes, rank);
+  if (failed(inserted))
+    return failure();
+  if (inserted->size() != (*axes)->size())
+    return n.invalid("axes " + shapeText(**axes) + " repeat an axis");
+  SmallVector<int64_t> shape;
+  const int64_t *next = in.begin();
+  for (int64_t d = 0; d < rank; ++d)
+    shape.push_back(llvm::is_contained(*inserted, d) ? 1 : *next++);
+  return n.setOutput(0, n.reshape(*x, shape));
+}
+
+LogicalResult importTranspose(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<std::optional<SmallVector<int64_t>>> permAttr = n.getInts("perm");
+  if (failed(x) || failed(permAttr))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(*x);
+  int64_t rank = in.size();
+  SmallVector<int64_t> perm =
+      *permAttr ? **permAttr
+                : llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank)));
+  SmallVector<int64_t> sorted(perm);
+  llvm::sort(sorted);
+  if (sorted != llvm::to_vector(llvm::seq<int64_t>(0, rank)))
+    return n.invalid("perm " + shapeText(perm) + " is not a permutation of " +
+                     Twine(rank) + " dims");
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(in[p]);
+  return n.setOutput(0, n.create<TransposeOp>(
+                            RankedTensorType::get(shape, elementOf(*x)), *x,
+                            {n.named("perm", n.b.getDenseI64ArrayAttr(perm))}));
+}
+
+LogicalResult importConcat(Node &n) {
+  FailureOr<int64_t> axisAttr = n.getInt("axis", 0);
+  if (failed(axisAttr))
+    return failure();
+  if (!n.attr("axis"))
+    return n.invalid("attribute 'axis' is required");
+  SmallVector<Value> inputs;
+  for (int i = 0; i < n.numInputs(); ++i) {
+    if (!n.has(i))
+      continue;
+    FailureOr<Value> v = n.input(i);
+    if (failed(v))
+      return failure();
+    inputs.push_back(*v);
+  }
+  if (inputs.empty())
+    return n.invalid("needs at least one input");
+  SmallVector<int64_t> shape(shapeOf(inputs[0]));
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, shape.size());
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
+                     Twine(shape.size()));
+  shape[*axis] = 0;
+  for (Value v : inputs) {
+    ArrayRef<int64_t> s = shapeOf(v);
+    bool matches =
+        s.size() == shape.size() && elementOf(v) == elementOf(inputs[0]);
+    for (size_t d = 0; matches && d < s.size(); ++d)
+      matches = static_cast<int64_t>(d) == *axis || s[d] == shape[d];
+    if (!matches)
+      return n.invalid("input " + shapeText(s) + " does not match " +
+                       shapeText(shapeOf(inputs[0])) + " off axis " +
+                       Twine(*axis));
+    shape[*axis] += s[*axis];
+  }
+  return n.setOutput(
+      0, n.create<ConcatOp>(RankedTensorType::get(shape, elementOf(inputs[0])),
+                            inputs,
+                            {n.named("axis", n.b.getI64IntegerAttr(*axis))}));
+}
+
+/// Split: the sizes are an attribute before opset 13, an optional constant
+/// input from it on; absent, the parts are equal.
+template <OperandsFrom splitFrom> LogicalResult importSplit(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", 0);
+  if (failed(x) || failed(axisAttr))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(*x);
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, in.size());
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
+                     Twine(in.size()));
+  int64_t parts = n.numOutputs();
+  SmallVector<int64_t> sizes;
+  FailureOr<std::optional<SmallVector<int64_t>>> split =
+      optionalInts(n, splitFrom, 1, "split");
+  if (failed(split))
+    return failure();
+  if (*split)
+    sizes = **split;
+  if (sizes.empty()) {
+    if (parts < 1 || in[*axis] % parts != 0)
+      return n.invalid("dim " + Twine(*axis) + " of " + shapeText(in) +
+                       " does not split into " + Twine(parts) + " equal parts");
+    sizes.assign(parts, in[*axis] / parts);
+  }
+  if (failed(n.checkSizes(sizes, "split")))
+    return failure();
+  if (static_cast<int64_t>(sizes.size()) != parts ||
+      llvm::any_of(sizes, [](int64_t s) { return s < 0; }) ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != in[*axis])
+    return n.invalid("split " + shapeText(sizes) + " does not divide dim " +
+                     Twine(*axis) + " of " + shapeText(in) + " into " +
+                     Twine(parts) + " outputs");
+  SmallVector<int64_t> starts(in.size(), 0), steps(in.size(), 1), shape(in);
+  for (int64_t i = 0; i < parts; ++i) {
+    shape[*axis] = sizes[i];
+    if (n.wants(i) &&
+        failed(n.setOutput(i, createSlice(n, *x, starts, steps, shape))))
+      return failure();
+    starts[*axis] += sizes[i];
+  }
+  return success();
+}
+
+/// Slice: starts, ends and axes are attributes before opset 10; from it on
+/// they, and steps, are constant inputs.
+template <OperandsFrom boundsFrom> LogicalResult importSlice(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(*x);
+  int64_t rank = in.size();
+  SmallVector<int64_t> starts, ends, axes, steps;
+  if constexpr (boundsFrom == OperandsFrom::Attributes) {
+    FailureOr<std::optional<SmallVector<int64_t>>> s = n.getInts("starts"),
+                                                   e = n.getInts("ends"),
+                                                   a = n.getInts("axes");
+    if (failed(s) || failed(e) || failed(a))
+      return failure();
+    if (!*s || !*e)
+      return n.invalid("attributes 'starts' and 'ends' are required");
+    starts = **s;
+    ends = **e;
+    if (*a)
+      axes = **a;
+  } else {
+    FailureOr<SmallVector<int64_t>> s = n.constantInts(1, "starts");
+    if (failed(s))
+      return failure();
+    FailureOr<SmallVector<int64_t>> e = n.constantInts(2, "ends");
+    if (failed(e))
+      return failure();
+    starts = *s;
+    ends = *e;
+    if (n.has(3)) {
+      FailureOr<SmallVector<int64_t>> a = n.constantInts(3, "axes");
+      if (failed(a))
+        return failure();
+      axes = *a;
+    }
+    if (n.has(4)) {
+      FailureOr<SmallVector<int64_t>> st = n.constantInts(4, "steps");
+      if (failed(st))
+        return failure();
+      steps = *st;
+    }
+  }
+  if (axes.empty())
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, starts.size()));
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return n.invalid("starts, ends, axes and steps must have the same length");
+
+  SmallVector<int64_t> fullStarts(rank, 0), fullSteps(rank, 1), shape(in);
+  SmallVector<bool> seen(rank, false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    std::optional<int64_t> axis = normalizeAxis(axes[i], rank);
+    if (!axis || seen[*axis])
+      return n.invalid("axes " + shapeText(axes) +
+                       " are out of range or repeat");
+    seen[*axis] = true;
+    // Any step longer than the dim takes one element; clamping it keeps the
+    // arithmetic below in range.
+    int64_t dim = in[*axis];
+    int64_t step =
+        std::clamp<int64_t>(steps[i], -kMaxExtent - 1, kMaxExtent + 1);
+    if (step == 0)
+      return n.invalid("steps must be non-zero");
+    // ONNX clamping: negative values count from the end; then starts and
+    // ends are clamped to [0, dim] (step > 0) or [0, dim-1] / [-1, dim-1].
+    int64_t start = starts[i], end = ends[i];
+    if (start < 0)
+      start += dim;
+    if (end < 0)
+      end += dim;
+    int64_t extent;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      extent = end > start ? ceilDiv(end - start, step) : 0;
+    } else {
+      start = std::clamp<int64_t>(start, 0, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+      extent = start > end ? ceilDiv(start - end, -step) : 0;
+    }
+    fullStarts[*axis] = extent > 0 ? start : 0;
+    fullSteps[*axis] = step;
+    shape[*axis] = extent;
+  }
+  return n.setOutput(0, createSlice(n, *x, fullStarts, fullSteps, shape));
+}
+
+/// Pad: pads and the constant value are attributes before opset 11,
+/// constant inputs from it on.
+template <OperandsFrom padsFrom> LogicalResult importPad(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<std::string> mode = n.getString("mode", "constant");
+  if (failed(x) || failed(mode))
+    return failure();
+  SmallVector<int64_t> pads;
+  double value = 0;
+  if constexpr (padsFrom == OperandsFrom::Attributes) {
+    FailureOr<std::optional<SmallVector<int64_t>>> p = n.getInts("pads");
+    FailureOr<float> v = n.getFloat("value", 0.0f);
+    if (failed(p) || failed(v))
+      return failure();
+    if (!*p)
+      return n.invalid("attribute 'pads' is required");
+    pads = **p;
+    value = *v;
+  } else {
+    FailureOr<SmallVector<int64_t>> p = n.constantInts(1, "pads");
+    if (failed(p))
+      return failure();
+    pads = *p;
+    if (n.has(2)) {
+      FailureOr<double> v = n.constantScalar(2, "constant_value");
+      if (failed(v))
+        return failure();
+      value = *v;
+    }
+  }
+  if (*mode != "constant" && *mode != "reflect" && *mode != "edge")
+    return n.unsupported("mode '" + *mode + "'", "constant, reflect or edge");
+  if (failed(n.checkSizes(pads, "pads")))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(*x);
+  size_t rank = in.size();
+  if (pads.size() != 2 * rank)
+    return n.invalid("pads " + shapeText(pads) + " need " + Twine(2 * rank) +
+                     " values for rank " + Twine(rank));
+  SmallVector<int64_t> shape;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t extent = in[d] + pads[d] + pads[d + rank];
+    if (extent < 0)
+      return n.invalid("pads " + shapeText(pads) + " remove more than dim " +
+                       Twine(d) + " of " + shapeText(in) + " holds");
+    shape.push_back(extent);
+  }
+  return n.setOutput(
+      0, n.create<PadOp>(RankedTensorType::get(shape, elementOf(*x)), *x,
+                         {n.named("pads", n.b.getDenseI64ArrayAttr(pads)),
+                          n.named("mode", n.b.getStringAttr(*mode)),
+                          n.named("value", n.b.getF64FloatAttr(value))}));
+}
+
+LogicalResult importGather(Node &n) {
+  FailureOr<Value> data = n.input(0), indices = n.input(1);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", 0);
+  if (failed(data) || failed(indices) || failed(axisAttr))
+    return failure();
+  ArrayRef<int64_t> ds = shapeOf(*data);
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, ds.size());
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
+                     Twine(ds.size()));
+  SmallVector<int64_t> shape(ds.take_front(*axis));
+  llvm::append_range(shape, shapeOf(*indices));
+  llvm::append_range(shape, ds.drop_front(*axis + 1));
+  return n.setOutput(
+      0, n.create<GatherOp>(RankedTensorType::get(shape, elementOf(*data)),
+                            {*data, *indices},
+                            {n.named("axis", n.b.getI64IntegerAttr(*axis))}));
+}
+
+LogicalResult importGatherElements(Node &n) {
+  FailureOr<Value> data = n.input(0), indices = n.input(1);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", 0);
+  if (failed(data) || failed(indices) || failed(axisAttr))
+    return failure();
+  ArrayRef<int64_t> ds = shapeOf(*data), is = shapeOf(*indices);
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, ds.size());
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
+                     Twine(ds.size()));
+  if (is.size() != ds.size())
+    return n.invalid("indices " + shapeText(is) + " must have the rank of data " +
+                     shapeText(ds));
+  for (size_t d = 0; d < ds.size(); ++d)
+    if (static_cast<int64_t>(d) != *axis && is[d] > ds[d])
+      return n.invalid("indices " + shapeText(is) + " extend dim " + Twine(d) +
+                       " past data " + shapeText(ds));
+  return n.setOutput(
+      0, n.create<GatherElementsOp>(RankedTensorType::get(is, elementOf(*data)),
+                                    {*data, *indices},
+                                    {n.named("axis", n.b.getI64IntegerAttr(*axis))}));
+}
+
+LogicalResult importTrilu(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> upper = n.getInt("upper", 1);
+  if (failed(x) || failed(upper))
+    return failure();
+  if (shapeOf(*x).size() < 2)
+    return n.invalid("input " + shapeText(shapeOf(*x)) + " must have rank 2 or more");
+  if (*upper != 0 && *upper != 1)
+    return n.invalid("upper must be 0 or 1, not " + Twine(*upper));
+  int64_t k = 0;
+  if (n.has(1)) {
+    FailureOr<SmallVector<int64_t>> values = n.constantInts(1, "k");
+    if (failed(values))
+      return failure();
+    if (values->size() != 1)
+      return n.invalid("k must be a single value, not " + Twine(values->size()));
+    k = values->front();
+  }
+  return n.setOutput(0, n.create<TriluOp>((*x).getType(), {*x},
+                                          {n.named("k", n.b.getI64IntegerAttr(k)),
+                                           n.named("upper", n.b.getBoolAttr(*upper))}));
+}
+
+/// Expand and Tile: the result shape comes from a constant operand, or else
+/// from ONNX shape inference.
+LogicalResult importExpand(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  std::optional<SmallVector<int64_t>> shape;
+  if (std::optional<DenseElementsAttr> target = n.tryConstant(1)) {
+    std::optional<SmallVector<int64_t>> dims = integerValues(*target);
+    if (!dims)
+      return n.invalid("shape must be an int64 tensor");
+    if (failed(n.checkSizes(*dims, "shape")))
+      return failure();
+    shape = broadcastShapes(shapeOf(*x), *dims);
+    if (!shape)
+      return n.invalid("input " + shapeText(shapeOf(*x)) +
+                       " does not broadcast to " + shapeText(*dims));
+  } else if (std::optional<RankedTensorType> inferred =
+                 n.inferredOutputType(0)) {
+    shape = SmallVector<int64_t>(inferred->getShape());
+  } else {
+    return n.requireConstant(1, "shape");
+  }
+  return n.setOutput(
+      0, n.create<ExpandOp>(RankedTensorType::get(*shape, elementOf(*x)), *x));
+}
+
+LogicalResult importTile(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(*x);
+  SmallVector<int64_t> shape;
+  if (std::optional<DenseElementsAttr> target = n.tryConstant(1)) {
+    std::optional<SmallVector<int64_t>> repeats = integerValues(*target);
+    if (!repeats || repeats->size() != in.size() ||
+        llvm::any_of(*repeats, [](int64_t r) { return r < 0; }))
+      return n.invalid("repeats must be " + Twine(in.size()) +
+                       " non-negative integers");
+    if (failed(n.checkSizes(*repeats, "repeats")))
+      return failure();
+    for (auto [d, r] : llvm::zip(in, *repeats))
+      shape.push_back(d * r);
+  } else if (std::optional<RankedTensorType> inferred =
+                 n.inferredOutputType(0)) {
+    shape.assign(inferred->getShape().begin(), inferred->getShape().end());
+  } else {
+    return n.requireConstant(1, "repeats");
+  }
+  return n.setOutput(
+      0, n.create<TileOp>(RankedTensorType::get(shape, elementOf(*x)), *x));
+}
+
+/// DepthToSpace and SpaceToDepth: reshape, transpose, reshape.
+LogicalResult importDepthSpace(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> blocksize = n.getInt("blocksize", 0);
+  FailureOr<std::string> mode = n.getString("mode", "DCR");
+  if (failed(x) || failed(blocksize) || failed(mode))
+    return failure();
+  ArrayRef<int64_t> s = shapeOf(*x);
+  int64_t bs = *blocksize;
+  if (s.size() != 4 || bs < 1 || bs > kMaxExtent)
+    return n.invalid("needs a 4-D input and a blocksize in [1, " +
+                     Twine(kMaxExtent) + "]");
+  int64_t N = s[0], C = s[1], H = s[2], W = s[3];
+  SmallVector<int64_t> split, perm, result;
+  if (n.opType() == "DepthToSpace") {
+    if (C % (bs * bs) != 0)
+      return n.invalid("channels " + Twine(C) + " are not a multiple of " +
+                       Twine(bs * bs));
+    int64_t c = C / (bs * bs);
+    if (*mode == "DCR") {
+      split = {N, bs, bs, c, H, W};
+      perm = {0, 3, 4, 1, 5, 2};
+    } else if (*mode == "CRD") {
+      split = {N, c, bs, bs, H, W};
+      perm = {0, 1, 4, 2, 5, 3};
+    } else {
+      return n.invalid("mode '" + *mode + "' is not DCR or CRD");
+    }
+    result = {N, c, H * bs, W * bs};
+  } else {
+    if (H % bs != 0 || W % bs != 0)
+      return n.invalid("spatial dims " + shapeText(s) +
+                       " are not multiples of the blocksize");
+    split = {N, C, H / bs, bs, W / bs, bs};
+    perm = {0, 3, 5, 1, 2, 4};
+    result = {N, C * bs * bs, H / bs, W / bs};
+  }
+  Value reshaped = n.reshape(*x, split);
+  SmallVector<int64_t> permuted;
+  for (int64_t p : perm)
+    permuted.push_back(split[p]);
+  Value transposed = n.create<TransposeOp>(
+      RankedTensorType::get(permuted, elementOf(*x)), reshaped,
+      {n.named("perm", n.b.getDenseI64ArrayAttr(perm))});
+  return n.setOutput(0, n.reshape(transposed, result));
+}
+
+/// OneHot with a constant depth: the indices (cast to i64, negative ones
+/// counting from depth) compared with the positions along the new axis, then
+/// where(hit, on, off) with on and off sliced from `values`. Indices outside
+/// [-depth, depth) give a row of `off`.
+LogicalResult importOneHot(Node &n) {
+  FailureOr<Value> indices = n.input(0), values = n.input(2);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", -1);
+  FailureOr<double> depthValue = n.constantScalar(1, "depth");
+  if (failed(indices) || failed(values) || failed(axisAttr) || failed(depthValue))
+    return failure();
+  if (shapeOf(*values) != ArrayRef<int64_t>{2})
+    return n.invalid("values must be [off, on], not " + shapeText(shapeOf(*values)));
+  const double depthFloor = std::floor(*depthValue);
+  if (!(depthFloor >= 1 && depthFloor <= static_cast<double>(kMaxExtent)))
+    return n.invalid("depth " + Twine(static_cast<int64_t>(std::max(depthFloor, -1.0))) +
+                     " must be positive");
+  const int64_t depth = static_cast<int64_t>(depthFloor);
+  ArrayRef<int64_t> is = shapeOf(*indices);
+  const int64_t outRank = is.size() + 1;
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, outRank);
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " + Twine(outRank));
+  Type i64 = n.b.getI64Type();
+  auto scalar = [&](Type element, int64_t v) {
+    return n.constantValue(numericAttr(RankedTensorType::get({}, element),
+                                       {static_cast<double>(v)}));
+  };
+  Value index = *indices;
+  if (elementOf(index) != i64)
+    index = n.create<CastOp>(RankedTensorType::get(is, i64), index);
+  Value negative = n.create<LessOp>(RankedTensorType::get(is, n.b.getI1Type()),
+                                    {index, scalar(i64, 0)});
+  Value wrapped = n.create<AddOp>(index.getType(), {index, scalar(i64, depth)});
+  index = n.create<WhereOp>(index.getType(), {negative, wrapped, index});
+  SmallVector<int64_t> unsqueezed(is), positionsShape(outRank, 1), shape(is);
+  unsqueezed.insert(unsqueezed.begin() + *axis, 1);
+  shape.insert(shape.begin() + *axis, depth);
+  positionsShape[*axis] = depth;
+  SmallVector<int64_t> positions(depth);
+  std::iota(positions.begin(), positions.end(), int64_t(0));
+  Value along = n.constantValue(DenseElementsAttr::get(
+      RankedTensorType::get(positionsShape, i64), ArrayRef<int64_t>(positions)));
+  Value hit = n.create<EqualOp>(RankedTensorType::get(shape, n.b.getI1Type()),
+                                {n.reshape(index, unsqueezed), along});
+  Type element = elementOf(*values);
+  auto valueAt = [&](int64_t i) {
+    return n.create<SliceOp>(RankedTensorType::get({1}, element), *values,
+                             {n.named("starts", n.b.getDenseI64ArrayAttr({i})),
+                              n.named("steps", n.b.getDenseI64ArrayAttr({1}))});
+  };
+  return n.setOutput(0, n.create<WhereOp>(RankedTensorType::get(shape, element),
+                                          {hit, valueAt(1), valueAt(0)}));
+}
+
+const OpVersion kDataMovementOps[] = {
+    {"Identity", {1}, importIdentity},
+    {"Dropout", {7, 11}, importDropout</*trainingModeInput=*/false>},
+    {"Dropout", {12}, importDropout</*trainingModeInput=*/true>},
+    {"Flatten", {1}, importFlatten},
+    {"Reshape", {5}, importReshape},
+    {"Squeeze", {1, 12}, importSqueeze<OperandsFrom::Attributes>},
+    {"Squeeze", {13}, importSqueeze<OperandsFrom::Inputs>},
+    {"Unsqueeze", {1, 12}, importUnsqueeze<OperandsFrom::Attributes>},
+    {"Unsqueeze", {13}, importUnsqueeze<OperandsFrom::Inputs>},
+    {"Transpose", {1}, importTranspose},
+    {"Concat", {4}, importConcat},
+    {"Split", {2, 12}, importSplit<OperandsFrom::Attributes>},
+    {"Split", {13}, importSplit<OperandsFrom::Inputs>},
+    {"Slice", {1, 9}, importSlice<OperandsFrom::Attributes>},
+    {"Slice", {10}, importSlice<OperandsFrom::Inputs>},
+    {"Pad", {2, 10}, importPad<OperandsFrom::Attributes>},
+    {"Pad", {11}, importPad<OperandsFrom::Inputs>},
+    {"Gather", {1}, importGather},
+    {"GatherElements", {11}, importGatherElements},
+    {"Trilu", {14}, importTrilu},
+    {"Expand", {8}, importExpand},
+    {"Tile", {6}, importTile},
+    {"DepthToSpace", {1}, importDepthSpace},
+    {"SpaceToDepth", {1}, importDepthSpace},
+    {"OneHot", {9}, importOneHot},
+};
+
+} // namespace
+
+void registerDataMovementOps(OpTable &table) { table.add(kDataMovementOps); }
+
+} // namespace tessel::importer

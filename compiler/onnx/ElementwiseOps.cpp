@@ -1,0 +1,325 @@
+//===- ElementwiseOps.cpp - ONNX elementwise ops --------------------------===//
+//
+// Unary ops (with their float attributes' ONNX defaults), Clip, Cast and
+// CastLike, IsInf, and the broadcasting binary and variadic ops: one tessel op
+// each, except variadic Max/Min/Sum/Mean (a chain of binary ops) and IsInf
+// (equal against the infinities).
+//
+//===----------------------------------------------------------------------===//
+#include "Node.h"
+#include "OpBuilders.h"
+#include "OpTable.h"
+#include "TensorProto.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace tessel::importer {
+namespace {
+
+template <typename OpT> LogicalResult importUnary(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  return n.setOutput(0, n.create<OpT>(x->getType(), *x));
+}
+
+/// Unary ops with float attributes, each with its ONNX default.
+struct FloatAttrDefault {
+  const char *name;
+  float value;
+};
+
+template <typename OpT>
+LogicalResult importUnaryWithAttrs(Node &n,
+                                   ArrayRef<FloatAttrDefault> defaults) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  SmallVector<NamedAttribute> attrs;
+  for (FloatAttrDefault a : defaults) {
+    FailureOr<float> value = n.getFloat(a.name, a.value);
+    if (failed(value))
+      return failure();
+    attrs.push_back(n.named(a.name, n.b.getF32FloatAttr(*value)));
+  }
+  return n.setOutput(0, n.create<OpT>(x->getType(), *x, attrs));
+}
+
+template <typename OpT> LogicalResult importBinary(Node &n) {
+  FailureOr<Value> lhs = n.input(0), rhs = n.input(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  FailureOr<Value> result = createBinary<OpT>(n, *lhs, *rhs);
+  return failed(result) ? failure() : n.setOutput(0, *result);
+}
+
+/// Mod: fmod=0 (the sign of the divisor) is for integers only, per ONNX.
+LogicalResult importMod(Node &n) {
+  FailureOr<int64_t> fmod = n.getInt("fmod", 0);
+  if (failed(fmod))
+    return failure();
+  if (*fmod != 0 && *fmod != 1)
+    return n.invalid("attribute 'fmod' must be 0 or 1, not " + Twine(*fmod));
+  FailureOr<Value> lhs = n.input(0), rhs = n.input(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  if (!*fmod && isa<FloatType>(elementOf(*lhs)))
+    return n.invalid("fmod=0 (integer modulus) with " +
+                     typeText(elementOf(*lhs)) +
+                     " operands: ONNX requires fmod=1 for floating-point "
+                     "inputs (C fmod, the sign of the dividend)");
+  FailureOr<Value> result = createBinary<ModOp>(
+      n, *lhs, *rhs, {n.named("fmod", n.b.getBoolAttr(*fmod))});
+  return failed(result) ? failure() : n.setOutput(0, *result);
+}
+
+/// Variadic Max, Min, Sum, Mean: a chain of binary ops (Mean then divides by
+/// the input count); one input is an identity.
+template <typename OpT, bool mean = false>
+LogicalResult importVariadic(Node &n) {
+  FailureOr<Value> acc = n.input(0);
+  if (failed(acc))
+    return failure();
+  if (n.numInputs() == 1)
+    return n.setOutput(0, n.create<IdentityOp>(acc->getType(), *acc));
+  for (int i = 1; i < n.numInputs(); ++i) {
+    FailureOr<Value> next = n.input(i);
+    if (failed(next) || failed(acc = createBinary<OpT>(n, *acc, *next)))
+      return failure();
+  }
+  if (mean) {
+    Type element = elementOf(*acc);
+    if (!isa<FloatType>(element))
+      return n.invalid("Mean needs floating-point inputs");
+    auto scalar = RankedTensorType::get({}, element);
+    Value count = n.constantValue(DenseElementsAttr::get(
+        scalar, n.b.getFloatAttr(element, n.numInputs())));
+    if (failed(acc = createBinary<DivOp>(n, *acc, count)))
+      return failure();
+  }
+  return n.setOutput(0, *acc);
+}
+
+LogicalResult importWhere(Node &n) {
+  FailureOr<Value> cond = n.input(0), x = n.input(1), y = n.input(2);
+  if (failed(cond) || failed(x) || failed(y))
+    return failure();
+  std::optional<SmallVector<int64_t>> shape =
+      broadcastShapes(shapeOf(*cond), shapeOf(*x));
+  if (shape)
+    shape = broadcastShapes(*shape, shapeOf(*y));
+  if (!shape)
+    return n.invalid("operand shapes do not broadcast");
+  return n.setOutput(
+      0, n.create<WhereOp>(RankedTensorType::get(*shape, elementOf(*x)),
+                           {*cond, *x, *y}));
+}
+
+/// Clip's result: `x` clamped to [lo, hi].
+LogicalResult setClip(Node &n, Value x, double lo, double hi) {
+  return n.setOutput(
+      0, n.create<ClipOp>(x.getType(), x,
+                          {n.named("min", n.b.getF64FloatAttr(lo)),
+                           n.named("max", n.b.getF64FloatAttr(hi))}));
+}
+
+/// Clip before opset 11: the bounds are attributes.
+LogicalResult importClipAttributes(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  FailureOr<float> min =
+      n.getFloat("min", std::numeric_limits<float>::lowest());
+  FailureOr<float> max = n.getFloat("max", std::numeric_limits<float>::max());
+  if (failed(min) || failed(max))
+    return failure();
+  return setClip(n, *x, *min, *max);
+}
+
+/// Clip from opset 11: the bounds are optional constant inputs.
+LogicalResult importClipInputs(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  Type element = elementOf(*x);
+  double lo, hi;
+  // Absent bounds do not clip: infinities, or the integer type's limits.
+  if (auto integer = dyn_cast<IntegerType>(element)) {
+    unsigned width = integer.getWidth();
+    bool isUnsigned = integer.isUnsigned();
+    lo = isUnsigned ? 0.0
+                    : static_cast<double>(
+                          APInt::getSignedMinValue(width).getSExtValue());
+    hi = isUnsigned
+             ? static_cast<double>(APInt::getMaxValue(width).getZExtValue())
+             : static_cast<double>(
+                   APInt::getSignedMaxValue(width).getSExtValue());
+  } else {
+    lo = -std::numeric_limits<double>::infinity();
+    hi = std::numeric_limits<double>::infinity();
+  }
+  if (n.has(1)) {
+    FailureOr<double> min = n.constantScalar(1, "min");
+    if (failed(min))
+      return failure();
+    lo = *min;
+  }
+  if (n.has(2)) {
+    FailureOr<double> max = n.constantScalar(2, "max");
+    if (failed(max))
+      return failure();
+    hi = *max;
+  }
+  return setClip(n, *x, lo, hi);
+}
+
+LogicalResult importCast(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  Type target;
+  if (n.opType() == "CastLike") {
+    FailureOr<Value> like = n.input(1);
+    if (failed(like))
+      return failure();
+    target = elementOf(*like);
+  } else {
+    FailureOr<int64_t> to = n.getInt("to", onnx::TensorProto::UNDEFINED);
+    if (failed(to))
+      return failure();
+    target = elementType(n.ctx, static_cast<int32_t>(*to));
+    if (!target)
+      return n.unsupported(
+          Twine("cast to ") + onnxTypeName(static_cast<int32_t>(*to)),
+          "tessel casts between float, integer and bool types");
+  }
+  auto type = RankedTensorType::get(shapeOf(*x), target);
+  if (type == x->getType())
+    return n.setOutput(0, n.create<IdentityOp>(type, *x));
+  return n.setOutput(0, n.create<CastOp>(type, *x));
+}
+
+/// IsInf as equal against +inf and -inf (or'ed where both are detected):
+/// ops every tier runs; NaN is neither.
+LogicalResult importIsInf(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> positive = n.getInt("detect_positive", 1),
+                     negative = n.getInt("detect_negative", 1);
+  if (failed(x) || failed(positive) || failed(negative))
+    return failure();
+  auto floatType = dyn_cast<FloatType>(elementOf(*x));
+  if (!floatType)
+    return n.invalid("input must be a float tensor");
+  auto result = RankedTensorType::get(shapeOf(*x), n.b.getI1Type());
+  auto against = [&](bool negativeInf) {
+    Value inf = n.constantValue(DenseElementsAttr::get(
+        RankedTensorType::get({}, floatType),
+        APFloat::getInf(floatType.getFloatSemantics(), negativeInf)));
+    return n.create<EqualOp>(result, {*x, inf});
+  };
+  if (*positive && *negative)
+    return n.setOutput(0, n.create<OrOp>(result, {against(false), against(true)}));
+  if (*positive || *negative)
+    return n.setOutput(0, against(*negative != 0));
+  return n.setConstantOutput(0, DenseElementsAttr::get(result, false));
+}
+
+const OpVersion kElementwiseOps[] = {
+    // Unary.
+    {"Abs", {6}, importUnary<AbsOp>},
+    {"Acos", {7}, importUnary<AcosOp>},
+    {"Acosh", {9}, importUnary<AcoshOp>},
+    {"Asin", {7}, importUnary<AsinOp>},
+    {"Asinh", {9}, importUnary<AsinhOp>},
+    {"Atan", {7}, importUnary<AtanOp>},
+    {"Atanh", {9}, importUnary<AtanhOp>},
+    {"Ceil", {6}, importUnary<CeilOp>},
+    {"Cos", {7}, importUnary<CosOp>},
+    {"Cosh", {9}, importUnary<CoshOp>},
+    {"Erf", {9}, importUnary<ErfOp>},
+    {"Exp", {6}, importUnary<ExpOp>},
+    {"Floor", {6}, importUnary<FloorOp>},
+    {"HardSwish", {14}, importUnary<HardSwishOp>},
+    {"Log", {6}, importUnary<LogOp>},
+    {"Neg", {6}, importUnary<NegOp>},
+    {"Not", {1}, importUnary<NotOp>},
+    {"Reciprocal", {6}, importUnary<ReciprocalOp>},
+    {"Relu", {6}, importUnary<ReluOp>},
+    {"Round", {11}, importUnary<RoundOp>},
+    {"Sigmoid", {6}, importUnary<SigmoidOp>},
+    {"Sign", {9}, importUnary<SignOp>},
+    {"Sin", {7}, importUnary<SinOp>},
+    {"Sinh", {9}, importUnary<SinhOp>},
+    {"Softplus", {1}, importUnary<SoftplusOp>},
+    {"Softsign", {1}, importUnary<SoftsignOp>},
+    {"Sqrt", {6}, importUnary<SqrtOp>},
+    {"Tan", {7}, importUnary<TanOp>},
+    {"Tanh", {6}, importUnary<TanhOp>},
+    // Unary with float attributes, defaults per the ONNX spec.
+    {"Celu", {12},
+     [](Node &n) {
+       return importUnaryWithAttrs<CeluOp>(n, {{"alpha", 1.0f}});
+     }},
+    {"Elu", {6},
+     [](Node &n) {
+       return importUnaryWithAttrs<EluOp>(n, {{"alpha", 1.0f}});
+     }},
+    {"HardSigmoid", {6},
+     [](Node &n) {
+       return importUnaryWithAttrs<HardSigmoidOp>(
+           n, {{"alpha", 0.2f}, {"beta", 0.5f}});
+     }},
+    {"LeakyRelu", {6},
+     [](Node &n) {
+       return importUnaryWithAttrs<LeakyReluOp>(n, {{"alpha", 0.01f}});
+     }},
+    {"Selu", {6},
+     [](Node &n) {
+       return importUnaryWithAttrs<SeluOp>(
+           n, {{"alpha", 1.67326319217681884765625f},
+               {"gamma", 1.05070102214813232421875f}});
+     }},
+    {"Shrink", {9},
+     [](Node &n) {
+       return importUnaryWithAttrs<ShrinkOp>(n,
+                                             {{"bias", 0.0f}, {"lambd", 0.5f}});
+     }},
+    {"ThresholdedRelu", {10},
+     [](Node &n) {
+       return importUnaryWithAttrs<ThresholdedReluOp>(n, {{"alpha", 1.0f}});
+     }},
+    {"Clip", {6, 10}, importClipAttributes},
+    {"Clip", {11}, importClipInputs},
+    {"Cast", {6}, importCast},
+    {"CastLike", {15}, importCast},
+    {"IsInf", {10}, importIsInf},
+    // Binary and variadic.
+    {"Add", {7}, importBinary<AddOp>},
+    {"And", {7}, importBinary<AndOp>},
+    {"Div", {7}, importBinary<DivOp>},
+    {"Equal", {7}, importBinary<EqualOp>},
+    {"Greater", {7}, importBinary<GreaterOp>},
+    {"GreaterOrEqual", {12}, importBinary<GreaterEqualOp>},
+    {"Less", {7}, importBinary<LessOp>},
+    {"LessOrEqual", {12}, importBinary<LessEqualOp>},
+    {"Mod", {10}, importMod},
+    {"Mul", {7}, importBinary<MulOp>},
+    {"Or", {7}, importBinary<OrOp>},
+    {"PRelu", {7}, importBinary<PReluOp>},
+    {"Pow", {7}, importBinary<PowOp>},
+    {"Sub", {7}, importBinary<SubOp>},
+    {"Xor", {7}, importBinary<XorOp>},
+    {"Max", {6}, importVariadic<MaxOp>},
+    {"Min", {6}, importVariadic<MinOp>},
+    {"Sum", {6}, importVariadic<AddOp>},
+    {"Mean", {6}, importVariadic<AddOp, /*mean=*/true>},
+    {"Where", {9}, importWhere},
+};
+
+} // namespace
+
+void registerElementwiseOps(OpTable &table) { table.add(kElementwiseOps); }
+
+} // namespace tessel::importer

@@ -1,0 +1,330 @@
+//===- ModelLoader.cpp - an ONNX model read, completed and checked --------===//
+#include "ModelLoader.h"
+
+#include "OpTable.h"
+#include "TensorProto.h"
+#include "Tensors.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <optional>
+
+using namespace mlir;
+
+namespace tessel::importer {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Loading: protobuf, external data
+//===----------------------------------------------------------------------===//
+
+/// Replaces the external data of `tensor` by raw_data read from `baseDir`.
+LogicalResult loadExternalData(onnx::TensorProto &tensor, StringRef baseDir,
+                               std::string &error) {
+  std::string location;
+  std::optional<uint64_t> offset, length;
+  for (const auto &entry : tensor.external_data()) {
+    try {
+      if (entry.key() == "location")
+        location = entry.value();
+      else if (entry.key() == "offset")
+        offset = std::stoull(entry.value());
+      else if (entry.key() == "length")
+        length = std::stoull(entry.value());
+    } catch (const std::exception &) {
+      error = "external data entry '" + entry.key() + "' is not a number: '" +
+              entry.value() + "'";
+      return failure();
+    }
+  }
+  if (location.empty()) {
+    error = "external data has no location";
+    return failure();
+  }
+  // The data must lie beside the model: no absolute paths, no '..'.
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::any_of(llvm::make_range(llvm::sys::path::begin(location),
+                                    llvm::sys::path::end(location)),
+                   [](StringRef c) { return c == ".."; })) {
+    error = "external data location '" + location +
+            "' must be a relative path inside the model's directory";
+    return failure();
+  }
+  SmallString<256> path(baseDir);
+  llvm::sys::path::append(path, location);
+  uint64_t fileSize = 0;
+  if (llvm::sys::fs::file_size(path, fileSize)) {
+    error = "cannot read external data file '" + std::string(path) + "'";
+    return failure();
+  }
+  uint64_t start = offset.value_or(0);
+  if (start > fileSize) {
+    error = "external data offset " + std::to_string(start) +
+            " is past the end of '" + std::string(path) + "' (" +
+            std::to_string(fileSize) + " bytes)";
+    return failure();
+  }
+  uint64_t size = length.value_or(fileSize - start);
+  if (size > fileSize - start) {
+    error = "external data [" + std::to_string(start) + ", " +
+            std::to_string(start + size) + ") is outside '" +
+            std::string(path) + "' (" + std::to_string(fileSize) + " bytes)";
+    return failure();
+  }
+  auto buffer = llvm::MemoryBuffer::getFileSlice(path, size, start,
+                                                 /*IsVolatile=*/false);
+  if (!buffer) {
+    error = "cannot read external data file '" + std::string(path) + "'";
+    return failure();
+  }
+  tensor.set_raw_data((*buffer)->getBufferStart(), (*buffer)->getBufferSize());
+  tensor.clear_external_data();
+  tensor.set_data_location(onnx::TensorProto::DEFAULT);
+  return success();
+}
+
+/// Every tensor of the main graph: initializers and node attribute tensors.
+template <typename Fn> void forEachTensor(onnx::GraphProto &graph, Fn fn) {
+  for (auto &tensor : *graph.mutable_initializer())
+    fn(tensor);
+  for (auto &node : *graph.mutable_node())
+    for (auto &attr : *node.mutable_attribute()) {
+      if (attr.has_t())
+        fn(*attr.mutable_t());
+      for (auto &tensor : *attr.mutable_tensors())
+        fn(tensor);
+    }
+}
+
+bool parseProtoFile(const std::string &path, google::protobuf::Message &proto) {
+  std::ifstream file(path, std::ios::binary);
+  return file && proto.ParseFromIstream(&file);
+}
+
+//===----------------------------------------------------------------------===//
+// ONNX checker and shape inference, in a child process
+//===----------------------------------------------------------------------===//
+
+/// Runs the ONNX checker, then shape inference with data propagation (which
+/// fills in `model`'s value_info and `propagated`). Returns the error, or ""
+/// when the model is valid.
+std::string checkAndInfer(onnx::ModelProto &model, PropagatedData &propagated) {
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    return std::string("ONNX checker: ") + e.what();
+  }
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/1,
+                                        /*enable_data_propagation=*/true);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), options, &propagated);
+  } catch (const std::exception &e) {
+    return std::string("ONNX shape inference: ") + e.what();
+  }
+  return "";
+}
+
+bool writeAll(int fd, const std::string &bytes) {
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    done += n;
+  }
+  return true;
+}
+
+} // namespace
+
+bool isDefaultDomain(const std::string &domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+LogicalResult loadModel(MLIRContext *ctx, const std::string &path,
+                        const ImportOptions &options, onnx::ModelProto &model,
+                        bool &unsupported) {
+  Location fileLoc = NameLoc::get(StringAttr::get(ctx, path));
+  if (!llvm::sys::fs::exists(path))
+    return emitError(fileLoc) << "cannot open ONNX model " << path;
+  if (!parseProtoFile(path, model))
+    return emitError(fileLoc) << "cannot parse ONNX model " << path;
+  if (!model.has_graph())
+    return emitError(fileLoc) << "ONNX model " << path << " has no graph";
+
+  // Opsets first: a newer model gets 'unsupported', not a checker error.
+  for (const auto &entry : model.opset_import()) {
+    if (!isDefaultDomain(entry.domain()) ||
+        (entry.version() >= 1 && entry.version() <= kMaxOpset))
+      continue;
+    unsupported = true;
+    return emitError(fileLoc)
+           << "unsupported: ONNX model " << path << " uses opset "
+           << entry.version() << " of the default domain (re-export it with "
+           << "opset " << kMinOpset << " to " << kMaxOpset << ")";
+  }
+
+  SmallString<256> modelDir(path);
+  llvm::sys::path::remove_filename(modelDir);
+  onnx::GraphProto &graph = *model.mutable_graph();
+  std::string error;
+  bool ok = true;
+  forEachTensor(graph, [&](onnx::TensorProto &tensor) {
+    if (ok && tensor.data_location() == onnx::TensorProto::EXTERNAL &&
+        failed(loadExternalData(tensor, modelDir, error))) {
+      emitError(fileLoc) << "tensor '" << tensor.name() << "': " << error;
+      ok = false;
+    }
+  });
+  if (!ok)
+    return failure();
+
+  for (const auto &[name, file] : options.frozenInputs) {
+    auto input =
+        llvm::find_if(graph.input(), [&, &name = name](const auto &in) {
+          return in.name() == name;
+        });
+    if (input == graph.input().end()) {
+      std::string names;
+      for (const auto &in : graph.input())
+        names += (names.empty() ? "" : ", ") + in.name();
+      return emitError(fileLoc)
+             << "cannot freeze '" << name
+             << "': it is not a graph input (inputs: " << names << ")";
+    }
+    onnx::TensorProto tensor;
+    if (!parseProtoFile(file, tensor))
+      return emitError(fileLoc) << "cannot parse TensorProto file " << file
+                                << " for frozen input '" << name << "'";
+    SmallString<256> tensorDir(file);
+    llvm::sys::path::remove_filename(tensorDir);
+    if (tensor.data_location() == onnx::TensorProto::EXTERNAL &&
+        failed(loadExternalData(tensor, tensorDir, error)))
+      return emitError(fileLoc) << "frozen input '" << name << "': " << error;
+    tensor.set_name(name);
+    const auto &declared = input->type().tensor_type();
+    if (declared.elem_type() != tensor.data_type())
+      return emitError(fileLoc)
+             << "frozen input '" << name << "' is "
+             << onnxTypeName(tensor.data_type()) << ", the graph declares "
+             << onnxTypeName(declared.elem_type());
+    if (declared.has_shape()) {
+      bool matches = declared.shape().dim_size() == tensor.dims_size();
+      for (int d = 0; matches && d < tensor.dims_size(); ++d)
+        matches = !declared.shape().dim(d).has_dim_value() ||
+                  declared.shape().dim(d).dim_value() == tensor.dims(d);
+      if (!matches)
+        return emitError(fileLoc)
+               << "frozen input '" << name << "' has shape "
+               << shapeText(SmallVector<int64_t>(tensor.dims().begin(),
+                                                 tensor.dims().end()))
+               << ", the graph declares " << shapeText(declared.shape());
+    }
+    auto existing = llvm::find_if(
+        *graph.mutable_initializer(),
+        [&, &name = name](const auto &t) { return t.name() == name; });
+    if (existing != graph.mutable_initializer()->end())
+      *existing = tensor;
+    else
+      *graph.add_initializer() = tensor;
+    // IR version 3 and older list every initializer among the inputs.
+    if (model.ir_version() >= 4)
+      graph.mutable_input()->erase(input);
+  }
+  return success();
+}
+
+/// checkAndInfer in a child process. ONNX 1.12's inference functions crash on
+/// some malformed nodes (SIGSEGV in LayerNormalization's for an out-of-range
+/// axis, SIGFPE in DepthToSpace's when blocksize^2 overflows); isolated, such
+/// a crash becomes a diagnostic instead of taking the compiler down. The
+/// child sends back what inference found: the graph's value_info and output
+/// types, and the propagated data (as inputs of a graph whose shapes hold it).
+std::string checkAndInferIsolated(onnx::ModelProto &model,
+                                  PropagatedData &propagated) {
+  int fds[2];
+  if (::pipe(fds) != 0)
+    return checkAndInfer(model, propagated);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return checkAndInfer(model, propagated);
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    // A crash must end the child, not run the parent's crash handlers.
+    for (int sig : {SIGSEGV, SIGFPE, SIGBUS, SIGILL, SIGABRT})
+      std::signal(sig, SIG_DFL);
+    onnx::ModelProto envelope;
+    envelope.set_doc_string(checkAndInfer(model, propagated));
+    onnx::GraphProto &found = *envelope.mutable_graph();
+    *found.mutable_value_info() = model.graph().value_info();
+    *found.mutable_output() = model.graph().output();
+    for (const auto &[name, data] : propagated) {
+      auto *value = found.add_input();
+      value->set_name(name);
+      *value->mutable_type()->mutable_tensor_type()->mutable_shape() = data;
+    }
+    std::string bytes;
+    bool sent = envelope.SerializeToString(&bytes) && writeAll(fds[1], bytes);
+    ::_exit(sent ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string bytes;
+  char buffer[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    bytes.append(buffer, n);
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  onnx::ModelProto envelope;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+      !envelope.ParseFromString(bytes)) {
+    std::string how =
+        WIFSIGNALED(status)
+            ? std::string(" (") + ::strsignal(WTERMSIG(status)) + ")"
+            : std::string();
+    return "ONNX checker or shape inference crashed on this model" + how +
+           ": it is malformed";
+  }
+  if (!envelope.doc_string().empty())
+    return envelope.doc_string();
+  onnx::GraphProto &graph = *model.mutable_graph();
+  const onnx::GraphProto &found = envelope.graph();
+  *graph.mutable_value_info() = found.value_info();
+  for (int i = 0; i < graph.output_size() && i < found.output_size(); ++i)
+    *graph.mutable_output(i)->mutable_type() = found.output(i).type();
+  for (const auto &value : found.input())
+    propagated[value.name()] = value.type().tensor_type().shape();
+  return "";
+}
+
+} // namespace tessel::importer

@@ -1,0 +1,148 @@
+//===- NormalizationOps.cpp - ONNX normalization ops ----------------------===//
+//
+// Inference BatchNormalization, InstanceNormalization, LayerNormalization
+// (its optional Mean and InvStdDev outputs from reductions) and LRN.
+//
+//===----------------------------------------------------------------------===//
+#include "Node.h"
+#include "OpBuilders.h"
+#include "OpTable.h"
+
+using namespace mlir;
+
+namespace tessel::importer {
+namespace {
+
+LogicalResult importBatchNorm(Node &n) {
+  FailureOr<int64_t> training = n.getInt("training_mode", 0);
+  FailureOr<int64_t> spatial = n.getInt("spatial", 1);
+  FailureOr<float> epsilon = n.getFloat("epsilon", 1e-5f);
+  if (failed(training) || failed(spatial) || failed(epsilon))
+    return failure();
+  if (*training != 0)
+    return n.unsupported("training_mode=1", "export the model in eval mode");
+  for (int i = 1; i < n.numOutputs(); ++i)
+    if (n.wants(i))
+      return n.unsupported("output " + Twine(i) + " ('" + n.proto.output(i) +
+                               "') of training-mode BatchNormalization",
+                           "only the normalized output Y is supported");
+  if (*spatial != 1)
+    return n.unsupported("spatial=0", "per-channel statistics, spatial=1");
+  SmallVector<Value> operands;
+  for (int i = 0; i < 5; ++i) {
+    FailureOr<Value> v = n.input(i);
+    if (failed(v))
+      return failure();
+    operands.push_back(*v);
+  }
+  if (shapeOf(operands[0]).size() < 2)
+    return n.invalid("input must have rank >= 2");
+  return n.setOutput(0,
+                     n.create<BatchNormOp>(
+                         operands[0].getType(), operands,
+                         {n.named("epsilon", n.b.getF32FloatAttr(*epsilon))}));
+}
+
+LogicalResult importInstanceNorm(Node &n) {
+  FailureOr<float> epsilon = n.getFloat("epsilon", 1e-5f);
+  FailureOr<Value> x = n.input(0), scale = n.input(1), bias = n.input(2);
+  if (failed(epsilon) || failed(x) || failed(scale) || failed(bias))
+    return failure();
+  return n.setOutput(0,
+                     n.create<InstanceNormOp>(
+                         x->getType(), {*x, *scale, *bias},
+                         {n.named("epsilon", n.b.getF32FloatAttr(*epsilon))}));
+}
+
+LogicalResult importLayerNorm(Node &n) {
+  FailureOr<int64_t> axisAttr = n.getInt("axis", -1);
+  FailureOr<float> epsilon = n.getFloat("epsilon", 1e-5f);
+  FailureOr<int64_t> stashType =
+      n.getInt("stash_type", onnx::TensorProto::FLOAT);
+  FailureOr<Value> x = n.input(0), scale = n.input(1);
+  if (failed(axisAttr) || failed(epsilon) || failed(stashType) || failed(x) ||
+      failed(scale))
+    return failure();
+  SmallVector<Value> operands = {*x, *scale};
+  if (n.has(2)) {
+    FailureOr<Value> bias = n.input(2);
+    if (failed(bias))
+      return failure();
+    operands.push_back(*bias);
+  }
+  int64_t rank = shapeOf(*x).size();
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, rank);
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
+                     Twine(rank));
+  Value y = n.create<LayerNormOp>(
+      x->getType(), operands,
+      {n.named("axis", n.b.getI64IntegerAttr(*axis)),
+       n.named("epsilon", n.b.getF32FloatAttr(*epsilon))});
+  if (failed(n.setOutput(0, y)))
+    return failure();
+  if (!n.wants(1) && !n.wants(2))
+    return success();
+
+  // Mean and InvStdDev, in the stash type, from reductions over [axis, rank).
+  if (*stashType != onnx::TensorProto::FLOAT)
+    return n.unsupported("outputs Mean/InvStdDev with stash_type " +
+                             Twine(*stashType),
+                         "stash_type=1 (float)");
+  Type f32 = n.b.getF32Type();
+  Value xs = *x;
+  if (elementOf(xs) != f32)
+    xs = n.create<CastOp>(RankedTensorType::get(shapeOf(xs), f32), xs);
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(*axis, rank));
+  Value mean = createReduce<ReduceMeanOp>(n, xs, axes, /*keepdims=*/true);
+  if (failed(n.setOutput(1, mean)))
+    return failure();
+  if (!n.wants(2))
+    return success();
+  FailureOr<Value> centered = createBinary<SubOp>(n, xs, mean);
+  if (failed(centered))
+    return failure();
+  FailureOr<Value> squared = createBinary<MulOp>(n, *centered, *centered);
+  if (failed(squared))
+    return failure();
+  Value variance = createReduce<ReduceMeanOp>(n, *squared, axes, true);
+  Value eps = n.constantValue(DenseElementsAttr::get(
+      RankedTensorType::get({}, f32), n.b.getF32FloatAttr(*epsilon)));
+  FailureOr<Value> shifted = createBinary<AddOp>(n, variance, eps);
+  if (failed(shifted))
+    return failure();
+  Value stddev = n.create<SqrtOp>(shifted->getType(), *shifted);
+  return n.setOutput(2, n.create<ReciprocalOp>(stddev.getType(), stddev));
+}
+
+LogicalResult importLrn(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> size = n.getInt("size", 0);
+  FailureOr<float> alpha = n.getFloat("alpha", 1e-4f),
+                   beta = n.getFloat("beta", 0.75f),
+                   bias = n.getFloat("bias", 1.0f);
+  if (failed(x) || failed(size) || failed(alpha) || failed(beta) ||
+      failed(bias))
+    return failure();
+  if (*size < 1)
+    return n.invalid("attribute 'size' must be positive");
+  return n.setOutput(
+      0, n.create<LrnOp>(x->getType(), *x,
+                         {n.named("size", n.b.getI64IntegerAttr(*size)),
+                          n.named("alpha", n.b.getF32FloatAttr(*alpha)),
+                          n.named("beta", n.b.getF32FloatAttr(*beta)),
+                          n.named("bias", n.b.getF32FloatAttr(*bias))}));
+}
+
+const OpVersion kNormalizationOps[] = {
+    {"BatchNormalization", {7}, importBatchNorm},
+    {"InstanceNormalization", {6}, importInstanceNorm},
+    {"LayerNormalization", {17}, importLayerNorm},
+    {"LRN", {1}, importLrn},
+};
+
+} // namespace
+
+void registerNormalizationOps(OpTable &table) { table.add(kNormalizationOps); }
+
+} // namespace tessel::importer

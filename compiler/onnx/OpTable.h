@@ -1,0 +1,95 @@
+//===- OpTable.h - ONNX op types, opset ranges, handlers --------*- C++ -*-===//
+//
+// The one table the importer dispatches on and `supportedOnnxOps()` lists.
+// An entry is (op type, opset range, handler): the handler implements the op's
+// semantics for models whose default-domain opset lies in the range, as
+// onnx-mlir's op version map (src/Builder/OpBuildTable.inc) keys its builders
+// by version. Where ONNX changed an op in a way the importer must follow
+// (Clip's bounds from attributes to inputs at opset 11, Slice's at 10, the
+// 2-D coercion of Softmax dropped at 13, ...), the op has one entry per
+// semantics, and no handler tests the opset itself.
+//
+// An op's first entry starts at the since-version of its ONNX schema in force
+// at opset kMinOpset (or where ONNX introduced the op, if later), and its last
+// ends at kMaxOpset. So a model older than opset 7 is imported node by node
+// where the node's op has not changed since the model's opset, and a node
+// whose op has entries, none for the model's opset, is reported as
+// unsupported at the node.
+//
+// The handler families register their entries, each from its own file
+// (ElementwiseOps.cpp, ConvGemmOps.cpp, ...), into the table that get()
+// builds once.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_COMPILER_ONNX_OPTABLE_H
+#define TESSEL_COMPILER_ONNX_OPTABLE_H
+
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessel::importer {
+
+class Node;
+
+// The default-domain opsets the table covers: models of opset kMinOpset to
+// kMaxOpset, and older ones where their ops are unchanged since (see above).
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 17;
+
+/// Default-domain opsets [first, last].
+struct OpsetRange {
+  int64_t first;
+  int64_t last = kMaxOpset;
+  bool contains(int64_t opset) const { return first <= opset && opset <= last; }
+};
+
+/// Imports one node: builds its tessel ops and binds its outputs, or reports
+/// at the node why it cannot.
+using Handler = mlir::LogicalResult (*)(Node &);
+
+/// One handler of an op type, for a range of opsets.
+struct OpVersion {
+  const char *opType;
+  OpsetRange opsets;
+  Handler handler;
+};
+
+class OpTable {
+public:
+  /// The table, every family registered (built on first use).
+  static const OpTable &get();
+
+  /// Adds entries; an op type's ranges must not overlap.
+  void add(llvm::ArrayRef<OpVersion> versions);
+
+  /// Whether `opType` has any entry.
+  bool contains(llvm::StringRef opType) const { return entries.count(opType); }
+  /// The entries of `opType`, in ascending opsets.
+  llvm::ArrayRef<OpVersion> versions(llvm::StringRef opType) const;
+  /// The entry of `opType` whose range holds `opset`; null if none.
+  const OpVersion *find(llvm::StringRef opType, int64_t opset) const;
+  /// Every op type with an entry, sorted.
+  std::vector<std::string> opTypes() const;
+
+private:
+  llvm::StringMap<llvm::SmallVector<OpVersion, 1>> entries;
+};
+
+// The handler families, one file each.
+void registerElementwiseOps(OpTable &table);
+void registerConvGemmOps(OpTable &table);
+void registerNormalizationOps(OpTable &table);
+void registerPoolReduceOps(OpTable &table);
+void registerDataMovementOps(OpTable &table);
+void registerCompileTimeOps(OpTable &table);
+
+} // namespace tessel::importer
+
+#endif // TESSEL_COMPILER_ONNX_OPTABLE_H

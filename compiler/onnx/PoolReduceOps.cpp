@@ -1,0 +1,265 @@
+//===- PoolReduceOps.cpp - ONNX pooling, reductions, softmax --------------===//
+//
+// MaxPool and AveragePool (windows resolved as Conv's), global pooling as
+// reductions, the Reduce* family, ArgMax/ArgMin, CumSum, and Softmax,
+// LogSoftmax and Hardmax with their two definitions (the 2-D coercion before
+// opset 13, one table entry each).
+//
+//===----------------------------------------------------------------------===//
+#include "Node.h"
+#include "OpBuilders.h"
+#include "OpTable.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace mlir;
+
+namespace tessel::importer {
+namespace {
+
+template <typename OpT> LogicalResult importPool(Node &n) {
+  constexpr bool isMax = std::is_same_v<OpT, MaxPoolOp>;
+  FailureOr<Value> x = n.input(0);
+  FailureOr<std::optional<SmallVector<int64_t>>> kernel =
+      n.getInts("kernel_shape");
+  FailureOr<int64_t> ceilMode = n.getInt("ceil_mode", 0);
+  FailureOr<int64_t> storageOrder = n.getInt("storage_order", 0);
+  FailureOr<int64_t> countIncludePad = n.getInt("count_include_pad", 0);
+  if (failed(x) || failed(kernel) || failed(ceilMode) || failed(storageOrder) ||
+      failed(countIncludePad))
+    return failure();
+  if (isMax && n.wants(1))
+    return n.unsupported("output Indices ('" + n.proto.output(1) + "')",
+                         "only the pooled output Y is supported");
+  if (*storageOrder != 0)
+    return n.unsupported("storage_order=" + Twine(*storageOrder),
+                         "row-major storage_order=0");
+  ArrayRef<int64_t> xs = shapeOf(*x);
+  if (xs.size() < 3)
+    return n.invalid("input " + shapeText(xs) + " must be N x C x spatial...");
+  if (!*kernel || (*kernel)->size() != xs.size() - 2)
+    return n.invalid("kernel_shape needs " + Twine(xs.size() - 2) + " values");
+  FailureOr<Window> w =
+      resolveWindow(n, xs.drop_front(2), **kernel, *ceilMode != 0);
+  if (failed(w))
+    return failure();
+  SmallVector<int64_t> shape = {xs[0], xs[1]};
+  shape.append(w->output);
+  SmallVector<NamedAttribute> attrs = {
+      n.named("kernel_shape", n.b.getDenseI64ArrayAttr(**kernel)),
+      n.named("strides", n.b.getDenseI64ArrayAttr(w->strides)),
+      n.named("pads", n.b.getDenseI64ArrayAttr(w->pads)),
+      n.named("dilations", n.b.getDenseI64ArrayAttr(w->dilations))};
+  if (!isMax)
+    attrs.push_back(
+        n.named("count_include_pad", n.b.getBoolAttr(*countIncludePad != 0)));
+  Value pooled =
+      n.create<OpT>(RankedTensorType::get(shape, elementOf(*x)), *x, attrs);
+  // With ceil_mode, ONNX 1.12 shape inference keeps a last window that starts
+  // in the end padding, which resolveWindow drops: ours is the result type.
+  return n.setOutput(0, pooled, /*matchInference=*/*ceilMode == 0);
+}
+
+template <typename OpT> LogicalResult importGlobalPool(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  int64_t rank = shapeOf(*x).size();
+  if (rank < 2)
+    return n.invalid("input must be N x C x spatial...");
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(2, rank));
+  return n.setOutput(0, createReduce<OpT>(n, *x, axes, /*keepdims=*/true));
+}
+
+/// A Reduce* node; its axes come from `axesFrom` (ReduceSum's are an input
+/// from opset 13, the others' an attribute up to opset 17).
+template <typename OpT, OperandsFrom axesFrom = OperandsFrom::Attributes>
+LogicalResult importReduce(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> keepdims = n.getInt("keepdims", 1);
+  FailureOr<int64_t> noop = n.getInt("noop_with_empty_axes", 0);
+  if (failed(x) || failed(keepdims) || failed(noop))
+    return failure();
+  SmallVector<int64_t> axes;
+  FailureOr<std::optional<SmallVector<int64_t>>> values =
+      optionalInts(n, axesFrom, 1, "axes");
+  if (failed(values))
+    return failure();
+  if (*values)
+    axes = **values;
+  int64_t rank = shapeOf(*x).size();
+  if (axes.empty()) {
+    if (*noop)
+      return n.setOutput(0, n.create<IdentityOp>(x->getType(), *x));
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  }
+  FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(n, axes, rank);
+  if (failed(normalized))
+    return failure();
+  return n.setOutput(0, createReduce<OpT>(n, *x, *normalized, *keepdims != 0));
+}
+
+template <typename OpT> LogicalResult importArgReduce(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", 0),
+                     keepdims = n.getInt("keepdims", 1),
+                     last = n.getInt("select_last_index", 0);
+  if (failed(x) || failed(axisAttr) || failed(keepdims) || failed(last))
+    return failure();
+  int64_t rank = shapeOf(*x).size();
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, rank);
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
+                     Twine(rank));
+  SmallVector<int64_t> shape(shapeOf(*x));
+  if (*keepdims)
+    shape[*axis] = 1;
+  else
+    shape.erase(shape.begin() + *axis);
+  return n.setOutput(
+      0, n.create<OpT>(
+             RankedTensorType::get(shape, n.b.getI64Type()), *x,
+             {n.named("axis", n.b.getI64IntegerAttr(*axis)),
+              n.named("keepdims", n.b.getBoolAttr(*keepdims != 0)),
+              n.named("select_last_index", n.b.getBoolAttr(*last != 0))}));
+}
+
+/// The two definitions of Softmax, LogSoftmax and Hardmax: before opset 13
+/// the input is coerced to 2-D [prod(dims < axis), prod(dims >= axis)] and
+/// worked along dim 1, the axis defaulting to 1; from opset 13 they work
+/// along `axis` itself, which defaults to -1.
+enum class Along { Coerced2D, Axis };
+
+constexpr int64_t defaultAxis(Along along) {
+  return along == Along::Coerced2D ? 1 : -1;
+}
+
+/// `along(x, axis)` as Softmax, LogSoftmax and Hardmax define it (see
+/// Along); the 2-D coercion is working along `axis` itself when every later
+/// dim is 1.
+Value alongCoercedAxis(Node &n, Value x, int64_t axis, Along definition,
+                       llvm::function_ref<Value(Value, int64_t)> along) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  if (definition == Along::Axis || shape.empty() ||
+      product(shape.drop_front(axis + 1)) == 1)
+    return along(x, axis);
+  SmallVector<int64_t> flat = {product(shape.take_front(axis)), product(shape.drop_front(axis))};
+  return n.reshape(along(n.reshape(x, flat), 1), shape);
+}
+
+template <typename OpT, Along definition> LogicalResult importSoftmax(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", defaultAxis(definition));
+  if (failed(x) || failed(axisAttr))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  int64_t rank = shape.size();
+  std::optional<int64_t> axis =
+      normalizeAxis(*axisAttr, std::max<int64_t>(rank, 1));
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
+                     Twine(rank));
+  return n.setOutput(0, alongCoercedAxis(n, *x, *axis, definition, [&](Value v, int64_t a) {
+    return n.create<OpT>(v.getType(), v, {n.named("axis", n.b.getI64IntegerAttr(a))});
+  }));
+}
+
+/// 1 at the first maximum of `x` along `axis` (a NaN counting as the
+/// maximum, as numpy's argmax), 0 elsewhere: argmax, compared with the
+/// positions along the axis, cast back to x's type.
+Value hardmaxAlong(Node &n, Value x, int64_t axis) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  Type i64 = n.b.getI64Type();
+  SmallVector<int64_t> kept(shape), positionsShape(shape.size(), 1);
+  kept[axis] = 1;
+  positionsShape[axis] = shape[axis];
+  SmallVector<int64_t> positions(shape[axis]);
+  std::iota(positions.begin(), positions.end(), int64_t(0));
+  Value index = n.create<ArgMaxOp>(RankedTensorType::get(kept, i64), x,
+                                   {n.named("axis", n.b.getI64IntegerAttr(axis)),
+                                    n.named("keepdims", n.b.getBoolAttr(true)),
+                                    n.named("select_last_index", n.b.getBoolAttr(false))});
+  Value along = n.constantValue(DenseElementsAttr::get(
+      RankedTensorType::get(positionsShape, i64), ArrayRef<int64_t>(positions)));
+  Value hit = n.create<EqualOp>(RankedTensorType::get(shape, n.b.getI1Type()), {index, along});
+  return n.create<CastOp>(x.getType(), hit);
+}
+
+/// Hardmax (before opset 13 along the 2-D coercion, alongCoercedAxis).
+template <Along definition> LogicalResult importHardmax(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", defaultAxis(definition));
+  if (failed(x) || failed(axisAttr))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  int64_t rank = shape.size();
+  if (!isa<FloatType>(elementOf(*x)))
+    return n.invalid("input must be a float tensor");
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, rank);
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " + Twine(rank));
+  if (product(shape) == 0)
+    return n.setOutput(0, n.create<IdentityOp>(x->getType(), *x));
+  return n.setOutput(0, alongCoercedAxis(n, *x, *axis, definition, [&](Value v, int64_t a) {
+    return hardmaxAlong(n, v, a);
+  }));
+}
+
+/// CumSum: the axis is a constant input (a one-element tensor).
+LogicalResult importCumSum(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> exclusive = n.getInt("exclusive", 0), reverse = n.getInt("reverse", 0);
+  if (failed(x) || failed(exclusive) || failed(reverse))
+    return failure();
+  FailureOr<SmallVector<int64_t>> axes = n.constantInts(1, "axis");
+  if (failed(axes))
+    return failure();
+  int64_t rank = shapeOf(*x).size();
+  if (axes->size() != 1)
+    return n.invalid("axis must be a single value, not " + Twine(axes->size()));
+  std::optional<int64_t> axis = normalizeAxis(axes->front(), rank);
+  if (!axis)
+    return n.invalid("axis " + Twine(axes->front()) + " is out of range for rank " +
+                     Twine(rank));
+  return n.setOutput(0, n.create<CumSumOp>(x->getType(), *x,
+                                           {n.named("axis", n.b.getI64IntegerAttr(*axis)),
+                                            n.named("exclusive", n.b.getBoolAttr(*exclusive)),
+                                            n.named("reverse", n.b.getBoolAttr(*reverse))}));
+}
+
+const OpVersion kPoolReduceOps[] = {
+    {"AveragePool", {7}, importPool<AvgPoolOp>},
+    {"MaxPool", {1}, importPool<MaxPoolOp>},
+    {"GlobalAveragePool", {1}, importGlobalPool<ReduceMeanOp>},
+    {"GlobalMaxPool", {1}, importGlobalPool<ReduceMaxOp>},
+    {"ReduceL1", {1}, importReduce<ReduceL1Op>},
+    {"ReduceL2", {1}, importReduce<ReduceL2Op>},
+    {"ReduceLogSum", {1}, importReduce<ReduceLogSumOp>},
+    {"ReduceLogSumExp", {1}, importReduce<ReduceLogSumExpOp>},
+    {"ReduceMax", {1}, importReduce<ReduceMaxOp>},
+    {"ReduceMean", {1}, importReduce<ReduceMeanOp>},
+    {"ReduceMin", {1}, importReduce<ReduceMinOp>},
+    {"ReduceProd", {1}, importReduce<ReduceProdOp>},
+    {"ReduceSum", {1, 12}, importReduce<ReduceSumOp>},
+    {"ReduceSum", {13}, importReduce<ReduceSumOp, OperandsFrom::Inputs>},
+    {"ReduceSumSquare", {1}, importReduce<ReduceSumSquareOp>},
+    {"ArgMax", {1}, importArgReduce<ArgMaxOp>},
+    {"ArgMin", {1}, importArgReduce<ArgMinOp>},
+    {"CumSum", {11}, importCumSum},
+    {"Softmax", {1, 12}, importSoftmax<SoftmaxOp, Along::Coerced2D>},
+    {"Softmax", {13}, importSoftmax<SoftmaxOp, Along::Axis>},
+    {"LogSoftmax", {1, 12}, importSoftmax<LogSoftmaxOp, Along::Coerced2D>},
+    {"LogSoftmax", {13}, importSoftmax<LogSoftmaxOp, Along::Axis>},
+    {"Hardmax", {1, 12}, importHardmax<Along::Coerced2D>},
+    {"Hardmax", {13}, importHardmax<Along::Axis>},
+};
+
+} // namespace
+
+void registerPoolReduceOps(OpTable &table) { table.add(kPoolReduceOps); }
+
+} // namespace tessel::importer
