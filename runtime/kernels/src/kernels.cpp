@@ -78,7 +78,10 @@ static const KernelTable &table() {
   static const KernelTable kernels = [] {
     KernelTable t;
     addElementwiseKernels(t);
-    addNnKernels(t);
+    addConvKernels(t);
+    addGemmKernels(t);
+    addNormalizationKernels(t);
+    addPoolKernels(t);
     addReductionKernels(t);
     addMovementKernels(t);
     return t;
