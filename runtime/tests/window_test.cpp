@@ -19,7 +19,7 @@ namespace {
 
 using namespace cpu;
 
-std::vector<int64_t> values(const Dims &dims) {
+std::vector<int64_t> values(const SpatialDims &dims) {
   return std::vector<int64_t>(dims.v, dims.v + dims.size());
 }
 

@@ -90,7 +90,7 @@ inline int64_t ceilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b :
 inline int64_t roundUp(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 // Unflattens `linear` into the multi-index of `shape`.
-inline void unflatten(int64_t linear, const Dims &shape, int64_t *index) {
+inline void unflatten(int64_t linear, const SpatialDims &shape, int64_t *index) {
   for (size_t d = shape.size(); d-- > 0;) {
     index[d] = shape[d] ? linear % shape[d] : 0;
     linear = shape[d] ? linear / shape[d] : 0;

@@ -26,7 +26,7 @@ namespace {
 
 struct ConvGeometry {
   int64_t batch, inChannels, outChannels, group;
-  Dims inSpatial, outSpatial, kernel;
+  SpatialDims inSpatial, outSpatial, kernel;
   Window window;
   bool nhwc = false;
 };
@@ -58,7 +58,7 @@ void convDepthwiseNhwc(const ConvGeometry &g, const ConvOperands &o, const int64
   const int64_t M = g.outChannels, Cin = g.inChannels, mg = M / g.group;
   const int64_t kSize = g.kernel.product(), inSize = g.inSpatial.product();
   const int64_t outSize = g.outSpatial.product();
-  const Dims inStride = g.inSpatial.strides();
+  const SpatialDims inStride = g.inSpatial.strides();
   // w[m, t] (OHWI with one channel) transposed to wt[t, m], in C.
   C *wt = scratch<C>(kSlotPacked, static_cast<size_t>(kSize * M));
   withFloatType(o.w.dtype, [&](auto tag) {
@@ -70,7 +70,7 @@ void convDepthwiseNhwc(const ConvGeometry &g, const ConvOperands &o, const int64
   });
   C *acc = scratch<C>(kSlotAcc, static_cast<size_t>(M));
   for (int64_t n = 0; n < g.batch; ++n) {
-    Dims op;
+    SpatialDims op;
     op.assign(ns, 0);
     for (int64_t p = 0; p < outSize; ++p, g.outSpatial.next(op)) {
       std::fill(acc, acc + M, C(0));
@@ -114,7 +114,7 @@ void convNhwc(const ConvGeometry &g, const ConvOperands &o, const int64_t *tapOf
   const int64_t kSize = g.kernel.product(), K = kSize * cg;
   const int64_t inSize = g.inSpatial.product(), outSize = g.outSpatial.product();
   const int64_t Mp = roundUp(mg, kNR);
-  const Dims inStride = g.inSpatial.strides();
+  const SpatialDims inStride = g.inSpatial.strides();
 
   // A 1x1, stride-1, unpadded conv of f32 (f64) data reads its rows straight
   // from the input.
@@ -141,7 +141,7 @@ void convNhwc(const ConvGeometry &g, const ConvOperands &o, const int64_t *tapOf
           a = reinterpret_cast<const C *>(xn) + p0 * Cin;
           rsa = Cin;
         } else {
-          Dims op;
+          SpatialDims op;
           op.assign(ns, 0);
           unflatten(p0, g.outSpatial, op.v);
           for (int64_t r = 0; r < rows; ++r, g.outSpatial.next(op)) {
@@ -192,10 +192,10 @@ void convNchw(const ConvGeometry &g, const ConvOperands &o, const int64_t *tapOf
   const int64_t kSize = g.kernel.product(), K = kSize * cg;
   const int64_t inSize = g.inSpatial.product(), outSize = g.outSpatial.product();
   const int64_t Mp = roundUp(mg, kNR);
-  const Dims inStride = g.inSpatial.strides();
+  const SpatialDims inStride = g.inSpatial.strides();
   const int64_t sL = g.window.strides[last], pL = g.window.padBegin[last];
   const int64_t inL = g.inSpatial[last], outL = g.outSpatial[last];
-  Dims outer; // output rows: all dims but the last
+  SpatialDims outer; // output rows: all dims but the last
   outer.assign(g.outSpatial.v, g.outSpatial.v + last);
 
   bool direct = std::is_same<T, C>::value;
@@ -369,7 +369,7 @@ void convTransposeCore(const ConvGeometry &g, const C *x, const C *w, C *y) {
   const int64_t inSize = g.inSpatial.product(), outSize = g.outSpatial.product();
   const int64_t kSize = g.kernel.product();
   const int64_t cg = g.inChannels / g.group, mg = g.outChannels / g.group;
-  const Dims inStride = g.inSpatial.strides(), outStride = g.outSpatial.strides();
+  const SpatialDims inStride = g.inSpatial.strides(), outStride = g.outSpatial.strides();
   const int64_t sL = g.window.strides[last], pL = g.window.padBegin[last];
   const int64_t dL = g.window.dilations[last];
   const int64_t inL = g.inSpatial[last], outL = g.outSpatial[last];
@@ -377,7 +377,7 @@ void convTransposeCore(const ConvGeometry &g, const C *x, const C *w, C *y) {
   if (inL == 0)
     return;
   const int64_t inRows = inSize / inL;
-  Dims outer; // input rows: all dims but the last
+  SpatialDims outer; // input rows: all dims but the last
   outer.assign(g.inSpatial.v, g.inSpatial.v + last);
   int64_t kIndex[kMaxSpatial], i[kMaxSpatial];
   for (int64_t n = 0; n < g.batch; ++n) {

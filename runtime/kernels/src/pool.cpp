@@ -30,7 +30,7 @@ KernelStatus planPool(const char *op, const Attrs &attrs, const TensorView &x,
 }
 
 // Advances k (row-major) within [lo, hi) per dim; false after the last.
-bool nextInBox(Dims &k, const Dims &lo, const Dims &hi) {
+bool nextInBox(SpatialDims &k, const SpatialDims &lo, const SpatialDims &hi) {
   for (size_t d = k.size(); d-- > 0;) {
     if (++k[d] < hi[d])
       return true;
@@ -50,8 +50,8 @@ template <typename F> void forEachPoolWindow(const PoolGeometry &g, F &&f) {
   if (outSize == 0 || g.batch == 0)
     return;
   int64_t *offsets = scratch<int64_t>(kSlotIndex, static_cast<size_t>(g.kernel.product()));
-  const Dims inStride = g.inSpatial.strides();
-  Dims o, first, lo, hi, k;
+  const SpatialDims inStride = g.inSpatial.strides();
+  SpatialDims o, first, lo, hi, k;
   o.assign(ns, 0);
   first.assign(ns, 0);
   lo.assign(ns, 0);

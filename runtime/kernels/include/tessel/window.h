@@ -31,7 +31,7 @@ constexpr size_t kMaxSpatial = 8;
 
 // Spatial extents (or per-dim window parameters) without the heap: kernels
 // read them on every call, and a run allocates nothing.
-struct Dims {
+struct SpatialDims {
   int64_t v[kMaxSpatial] = {};
   size_t n = 0;
 
@@ -55,15 +55,15 @@ struct Dims {
     return p;
   }
   // Row-major strides of these extents.
-  Dims strides() const {
-    Dims s;
+  SpatialDims strides() const {
+    SpatialDims s;
     s.assign(n, 1);
     for (size_t d = n; d-- > 1;)
       s[d - 1] = s[d] * v[d];
     return s;
   }
   // Advances `index` (row-major) within these extents; false after the last.
-  bool next(Dims &index) const {
+  bool next(SpatialDims &index) const {
     for (size_t d = n; d-- > 0;) {
       if (++index[d] < v[d])
         return true;
@@ -84,7 +84,7 @@ inline size_t firstSpatialDim(bool nhwc) { return nhwc ? 1 : 2; }
 
 // A window's strides, dilations and pads over `spatial` dims.
 struct Window {
-  Dims strides, padBegin, padEnd, dilations;
+  SpatialDims strides, padBegin, padEnd, dilations;
 };
 
 // Reads strides, dilations and pads with their defaults. Errors: more than
@@ -100,7 +100,7 @@ bool readWindow(const Attrs &attrs, size_t spatial, Window &window, std::string 
 struct PoolGeometry {
   bool nhwc = false;
   int64_t batch = 0, channels = 0;
-  Dims inSpatial, outSpatial, kernel;
+  SpatialDims inSpatial, outSpatial, kernel;
   Window window;
   int64_t inBatch = 0, inC = 0, inS = 0, outBatch = 0, outC = 0, outS = 0;
 };
