@@ -84,6 +84,7 @@ static const KernelTable &table() {
     addPoolKernels(t);
     addReductionKernels(t);
     addMovementKernels(t);
+    addGatherKernels(t);
     return t;
   }();
   return kernels;

@@ -18,7 +18,8 @@ void addGemmKernels(KernelTable &table);          // gemm.cpp: gemm, matmul
 void addNormalizationKernels(KernelTable &table); // normalization.cpp: *_norm, lrn
 void addPoolKernels(KernelTable &table);          // pool.cpp: max_pool, avg_pool
 void addReductionKernels(KernelTable &table);     // reduction.cpp: reduce_*, softmax, arg*
-void addMovementKernels(KernelTable &table);      // movement.cpp: reshape, slice, ...
+void addMovementKernels(KernelTable &table);      // movement.cpp: reshape, cast, slice, ...
+void addGatherKernels(KernelTable &table);        // gather.cpp: gather, gather_elements
 
 } // namespace tessel::cpu
 
