@@ -177,8 +177,8 @@ TEST(KernelPool, NhwcMatchesNchwOnTransposedData) {
         Tensor yl(t, channelsLast(y).shape());
         RUN_OK(name, nhwc, {&xl}, yl);
         const Tensor back = channelsFirst(yl);
-        EXPECT_EQ(back.bytes(), y.bytes()) << name << " " << op << " " << dtypeName(t) << " case "
-                                       << index;
+        EXPECT_EQ(back.bytes(), y.bytes())
+            << name << " " << op << " " << dtypeName(t) << " case " << index;
         Attrs nchw = a;
         nchw.set("layout", std::string("NCHW"));
         Tensor y2(t, os);

@@ -322,20 +322,20 @@ KernelStatus convKernel(const Attrs &attrs, const std::vector<const TensorView *
     return fail("conv: " + error);
   // NCHW: x N,C,spatial; w M,C/group,k; y N,M,spatial. NHWC: x N,spatial,C;
   // w M,k,C/group; y N,spatial,M.
-  const size_t channelDim = g.nhwc ? rank - 1 : 1, firstSpatial = g.nhwc ? 1 : 2;
+  const size_t channels = channelDim(g.nhwc, rank), firstSpatial = firstSpatialDim(g.nhwc);
   g.batch = x.shape[0];
-  g.inChannels = x.shape[channelDim];
+  g.inChannels = x.shape[channels];
   g.outChannels = w.shape[0];
   g.group = attrs.getInt("group", 1);
   g.inSpatial.assign(x.shape.data() + firstSpatial, x.shape.data() + firstSpatial + rank - 2);
   g.outSpatial.assign(out.shape.data() + firstSpatial, out.shape.data() + firstSpatial + rank - 2);
   g.kernel.assign(w.shape.data() + firstSpatial, w.shape.data() + firstSpatial + rank - 2);
   if (g.group < 1 || g.inChannels % g.group || g.outChannels % g.group ||
-      w.shape[channelDim] * g.group != g.inChannels)
+      w.shape[channels] * g.group != g.inChannels)
     return fail("conv: channels " + shapeString(x.shape) + " / weight " + shapeString(w.shape) +
                 " do not match group " + std::to_string(g.group) +
                 (g.nhwc ? " (NHWC, weight OHWI)" : ""));
-  if (out.shape[0] != g.batch || out.shape[channelDim] != g.outChannels)
+  if (out.shape[0] != g.batch || out.shape[channels] != g.outChannels)
     return fail("conv: result shape " + shapeString(out.shape) + " does not match");
   for (size_t d = 0; d < rank - 2; ++d)
     if (g.kernel[d] < 0 || g.outSpatial[d] < 0)
