@@ -9,9 +9,10 @@
 // step without one runs on the CPU tier.
 //
 // Attributes are read through the CPU tier's Attrs with the CPU kernels'
-// defaults, and constants that need a conversion (clip's bounds, pad's fill)
-// are converted by the CPU tier's own functions, so both tiers see the same
-// values.
+// defaults (a pool's layout and window by the CPU kernels' own reader,
+// tessel/window.h), and constants that need a conversion (clip's bounds,
+// pad's fill) are converted by the CPU tier's own functions, so both tiers
+// see the same values.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelLibrary.h"
@@ -21,6 +22,7 @@
 #include "StepEncoding.h"
 #include "TesselTraits.h"
 #include "tessel/cpu_kernels.h"
+#include "tessel/window.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -878,28 +880,18 @@ Launches StepPlanner::argReduce() {
 Launches StepPlanner::pool() {
   if (in.size() != 1 || in[0].dtype != out[0].dtype)
     return std::nullopt;
-  const Dims &x = in[0].shape, &y = out[0].shape;
-  const std::string &layout = attrs.getString("layout");
-  if (!layout.empty() && layout != "NCHW" && layout != "NHWC")
+  // The CPU kernel's own reading of the layout and window (tessel/window.h):
+  // where the CPU kernel would fail, there is no GPU kernel either.
+  cpu::PoolGeometry g;
+  std::string error;
+  if (!cpu::readPoolGeometry(attrs, in[0].shape, out[0].shape, g, error))
     return std::nullopt;
-  const bool nhwc = layout == "NHWC";
-  const size_t rank = x.size();
-  if (rank < 3 || y.size() != rank)
-    return std::nullopt;
-  const size_t channelDim = nhwc ? rank - 1 : 1, firstSpatial = nhwc ? 1 : 2, ns = rank - 2;
-  if (y[0] != x[0] || y[channelDim] != x[channelDim] || ns > kernels::kMaxPoolDims)
-    return std::nullopt;
-  // Window attributes with the CPU kernel's defaults (nn.cpp: readWindow).
-  const std::vector<int64_t> &kernel = attrs.getInts("kernel_shape");
-  const std::vector<int64_t> &strides = attrs.getInts("strides");
-  const std::vector<int64_t> &dilations = attrs.getInts("dilations");
-  const std::vector<int64_t> &pads = attrs.getInts("pads");
-  if (kernel.size() != ns || (!strides.empty() && strides.size() != ns) ||
-      (!dilations.empty() && dilations.size() != ns) || (!pads.empty() && pads.size() != 2 * ns))
+  const size_t ns = g.inSpatial.size();
+  if (ns > kernels::kMaxPoolDims)
     return std::nullopt;
   kernels::PoolParams p{};
-  p.batch = x[0];
-  p.channels = x[channelDim];
+  p.batch = g.batch;
+  p.channels = g.channels;
   p.spatialRank = static_cast<int32_t>(ns);
   p.includePad = attrs.getInt("count_include_pad", 0) != 0;
   // Spatial dims right-aligned; unused leading slots are 1-wide windows.
@@ -910,31 +902,27 @@ Launches StepPlanner::pool() {
     if (s < lead)
       continue;
     const size_t d = s - lead;
-    p.inSpatial[s] = x[firstSpatial + d];
-    p.outSpatial[s] = y[firstSpatial + d];
-    p.kernel[s] = kernel[d];
-    p.stride[s] = strides.empty() ? 1 : strides[d];
-    p.dilation[s] = dilations.empty() ? 1 : dilations[d];
-    p.padBegin[s] = pads.empty() ? 0 : pads[d];
-    p.padEnd[s] = pads.empty() ? 0 : pads[ns + d];
-    if (p.kernel[s] < 1 || p.stride[s] < 1 || p.dilation[s] < 1)
-      return std::nullopt;
+    p.inSpatial[s] = g.inSpatial[d];
+    p.outSpatial[s] = g.outSpatial[d];
+    p.kernel[s] = g.kernel[d];
+    p.stride[s] = g.window.strides[d];
+    p.dilation[s] = g.window.dilations[d];
+    p.padBegin[s] = g.window.padBegin[d];
+    p.padEnd[s] = g.window.padEnd[d];
   }
-  const int64_t inSize = product(x, firstSpatial, firstSpatial + ns);
-  const int64_t outSize = product(y, firstSpatial, firstSpatial + ns);
-  p.inBatch = p.channels * inSize;
-  p.outBatch = p.channels * outSize;
-  p.inC = nhwc ? 1 : inSize;
-  p.inS = nhwc ? p.channels : 1;
-  p.outC = nhwc ? 1 : outSize;
-  p.outS = nhwc ? p.channels : 1;
-  p.n = p.batch * p.channels * outSize;
+  p.inBatch = g.inBatch;
+  p.outBatch = g.outBatch;
+  p.inC = g.inC;
+  p.inS = g.inS;
+  p.outC = g.outC;
+  p.outS = g.outS;
+  p.n = p.batch * p.channels * g.outSpatial.product();
   std::string name = typed(step.name, in[0].dtype);
   // NHWC float channels in 16-byte groups: a thread per group (Pool.cuh,
   // Lanes), which poolWindow sees as one channel at stride `lanes`.
   const int64_t lanes = 16 / static_cast<int64_t>(in[0].elementBytes());
   const bool floats = in[0].dtype == DType::F16 || in[0].dtype == DType::F32;
-  if (nhwc && floats && p.channels % lanes == 0) {
+  if (g.nhwc && floats && p.channels % lanes == 0) {
     name += "_vec";
     p.channels /= lanes;
     p.inC = lanes;

@@ -78,9 +78,13 @@ static const KernelTable &table() {
   static const KernelTable kernels = [] {
     KernelTable t;
     addElementwiseKernels(t);
-    addNnKernels(t);
+    addConvKernels(t);
+    addGemmKernels(t);
+    addNormalizationKernels(t);
+    addPoolKernels(t);
     addReductionKernels(t);
     addMovementKernels(t);
+    addGatherKernels(t);
     return t;
   }();
   return kernels;

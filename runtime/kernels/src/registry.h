@@ -12,10 +12,14 @@ namespace tessel::cpu {
 using KernelTable = std::map<std::string, Kernel>;
 
 // One per kernel file; kernels.cpp calls each once to build the table.
-void addElementwiseKernels(KernelTable &table); // elementwise.cpp
-void addNnKernels(KernelTable &table);          // nn.cpp: conv, gemm, pools, norms
-void addReductionKernels(KernelTable &table);   // reduction.cpp: reduce_*, softmax, arg*
-void addMovementKernels(KernelTable &table);    // movement.cpp: reshape, slice, ...
+void addElementwiseKernels(KernelTable &table);   // elementwise.cpp
+void addConvKernels(KernelTable &table);          // conv.cpp: conv, conv_transpose
+void addGemmKernels(KernelTable &table);          // gemm.cpp: gemm, matmul
+void addNormalizationKernels(KernelTable &table); // normalization.cpp: *_norm, lrn
+void addPoolKernels(KernelTable &table);          // pool.cpp: max_pool, avg_pool
+void addReductionKernels(KernelTable &table);     // reduction.cpp: reduce_*, softmax, arg*
+void addMovementKernels(KernelTable &table);      // movement.cpp: reshape, cast, slice, ...
+void addGatherKernels(KernelTable &table);        // gather.cpp: gather, gather_elements
 
 } // namespace tessel::cpu
 

@@ -1,0 +1,119 @@
+//===- window.h - conv and pool windows, read from their attributes -*- C++ -*-===//
+//
+// The window of a conv or a pool (strides, dilations, pads; a pool's
+// kernel_shape) and the layout attribute, read once, with ONNX's defaults and
+// checks. The CPU kernels read their attributes through these functions, and
+// the CUDA kernel library's planner (codegen/cuda/KernelLibrary.cpp) derives
+// a pool's launch parameters from the same reading: the two tiers cannot
+// disagree on what an attribute means, nor on which steps are invalid (where
+// the CPU kernel would fail, the planner plans no GPU kernel).
+//
+// Attribute conventions (as the engine stores them, and the dialect): pads
+// hold all spatial begins, then all ends; an absent strides, dilations or
+// pads means 1, 1 and 0 in every spatial dim; layout is "NCHW" (also absent
+// or empty) or "NHWC".
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_WINDOW_H
+#define TESSEL_WINDOW_H
+
+#include "tessel/cpu_kernels.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessel::cpu {
+
+// The most spatial dims a conv or pool takes (ONNX models use 1 to 3).
+constexpr size_t kMaxSpatial = 8;
+
+// Spatial extents (or per-dim window parameters) without the heap: kernels
+// read them on every call, and a run allocates nothing.
+struct SpatialDims {
+  int64_t v[kMaxSpatial] = {};
+  size_t n = 0;
+
+  int64_t &operator[](size_t i) { return v[i]; }
+  int64_t operator[](size_t i) const { return v[i]; }
+  size_t size() const { return n; }
+  void assign(size_t count, int64_t value) {
+    n = count;
+    for (size_t i = 0; i < n; ++i)
+      v[i] = value;
+  }
+  void assign(const int64_t *begin, const int64_t *end) {
+    n = static_cast<size_t>(end - begin);
+    for (size_t i = 0; i < n; ++i)
+      v[i] = begin[i];
+  }
+  int64_t product() const {
+    int64_t p = 1;
+    for (size_t i = 0; i < n; ++i)
+      p *= v[i];
+    return p;
+  }
+  // Row-major strides of these extents.
+  SpatialDims strides() const {
+    SpatialDims s;
+    s.assign(n, 1);
+    for (size_t d = n; d-- > 1;)
+      s[d - 1] = s[d] * v[d];
+    return s;
+  }
+  // Advances `index` (row-major) within these extents; false after the last.
+  bool next(SpatialDims &index) const {
+    for (size_t d = n; d-- > 0;) {
+      if (++index[d] < v[d])
+        return true;
+      index[d] = 0;
+    }
+    return false;
+  }
+};
+
+// The layout attribute: false for "NCHW" (also an absent or empty
+// attribute), true for "NHWC"; anything else is an error.
+bool readLayout(const Attrs &attrs, bool &nhwc, std::string &error);
+
+// Where a layout keeps the channels and the first spatial dim of a tensor of
+// rank `rank` (N, C, spatial... or N, spatial..., C).
+inline size_t channelDim(bool nhwc, size_t rank) { return nhwc ? rank - 1 : 1; }
+inline size_t firstSpatialDim(bool nhwc) { return nhwc ? 1 : 2; }
+
+// A window's strides, dilations and pads over `spatial` dims.
+struct Window {
+  SpatialDims strides, padBegin, padEnd, dilations;
+};
+
+// Reads strides, dilations and pads with their defaults. Errors: more than
+// kMaxSpatial spatial dims; strides, dilations or pads of the wrong length;
+// strides or dilations below 1. (conv and conv_transpose take their kernel
+// extents from the weight, not from an attribute.)
+bool readWindow(const Attrs &attrs, size_t spatial, Window &window, std::string &error);
+
+// A pool's geometry and its one index mapping: element (n, c, spatial
+// position s) of the input is at n * inBatch + c * inC + s * inS, with s the
+// row-major linear spatial position (NCHW: inC = spatial size, inS = 1;
+// NHWC: inC = 1, inS = C), and likewise for the result.
+struct PoolGeometry {
+  bool nhwc = false;
+  int64_t batch = 0, channels = 0;
+  SpatialDims inSpatial, outSpatial, kernel;
+  Window window;
+  int64_t inBatch = 0, inC = 0, inS = 0, outBatch = 0, outC = 0, outS = 0;
+};
+
+// Reads max_pool's and avg_pool's layout, kernel_shape and window for an
+// input and a result of these shapes. Errors, in this order: the layout; a
+// rank below 3 or a result whose rank, batch or channels differ from the
+// input's; a kernel_shape not of one value per spatial dim; the window
+// (readWindow); a kernel_shape value below 1.
+bool readPoolGeometry(const Attrs &attrs, const std::vector<int64_t> &input,
+                      const std::vector<int64_t> &result, PoolGeometry &geometry,
+                      std::string &error);
+
+} // namespace tessel::cpu
+
+#endif // TESSEL_WINDOW_H

@@ -1,0 +1,98 @@
+//===- window.cpp - conv and pool windows, read from their attributes ----===//
+#include "tessel/window.h"
+#include "common.h"
+
+namespace tessel::cpu {
+
+bool readLayout(const Attrs &attrs, bool &nhwc, std::string &error) {
+  const std::string &layout = attrs.getString("layout");
+  if (layout.empty() || layout == "NCHW") {
+    nhwc = false;
+  } else if (layout == "NHWC") {
+    nhwc = true;
+  } else {
+    error = "unknown layout '" + layout + "' (NCHW or NHWC)";
+    return false;
+  }
+  return true;
+}
+
+bool readWindow(const Attrs &attrs, size_t spatial, Window &w, std::string &error) {
+  if (spatial > kMaxSpatial) {
+    error = "at most " + std::to_string(kMaxSpatial) + " spatial dims are supported";
+    return false;
+  }
+  const std::vector<int64_t> &strides = attrs.getInts("strides");
+  const std::vector<int64_t> &dilations = attrs.getInts("dilations");
+  const std::vector<int64_t> &pads = attrs.getInts("pads");
+  if ((!strides.empty() && strides.size() != spatial) ||
+      (!dilations.empty() && dilations.size() != spatial)) {
+    error = "strides and dilations must hold " + std::to_string(spatial) + " values";
+    return false;
+  }
+  if (strides.empty())
+    w.strides.assign(spatial, 1);
+  else
+    w.strides.assign(strides.data(), strides.data() + spatial);
+  if (dilations.empty())
+    w.dilations.assign(spatial, 1);
+  else
+    w.dilations.assign(dilations.data(), dilations.data() + spatial);
+  if (pads.empty()) {
+    w.padBegin.assign(spatial, 0);
+    w.padEnd.assign(spatial, 0);
+  } else if (pads.size() == 2 * spatial) {
+    w.padBegin.assign(pads.data(), pads.data() + spatial);
+    w.padEnd.assign(pads.data() + spatial, pads.data() + 2 * spatial);
+  } else {
+    error = "pads must hold " + std::to_string(2 * spatial) + " values";
+    return false;
+  }
+  for (size_t d = 0; d < spatial; ++d)
+    if (w.strides[d] < 1 || w.dilations[d] < 1) {
+      error = "strides and dilations must be positive";
+      return false;
+    }
+  return true;
+}
+
+bool readPoolGeometry(const Attrs &attrs, const std::vector<int64_t> &x,
+                      const std::vector<int64_t> &out, PoolGeometry &g, std::string &error) {
+  const size_t rank = x.size();
+  if (!readLayout(attrs, g.nhwc, error))
+    return false;
+  const size_t channels = channelDim(g.nhwc, rank), firstSpatial = firstSpatialDim(g.nhwc);
+  if (rank < 3 || out.size() != rank || out[0] != x[0] || out[channels] != x[channels]) {
+    error = "input " + shapeString(x) + " and result " + shapeString(out) +
+            (g.nhwc ? " must be N, spatial..., C" : " must be N, C, spatial...");
+    return false;
+  }
+  const size_t ns = rank - 2;
+  const std::vector<int64_t> &kernel = attrs.getInts("kernel_shape");
+  if (kernel.size() != ns) {
+    error = "kernel_shape must hold " + std::to_string(ns) + " values";
+    return false;
+  }
+  if (!readWindow(attrs, ns, g.window, error))
+    return false;
+  for (size_t d = 0; d < ns; ++d)
+    if (kernel[d] < 1) {
+      error = "kernel_shape must be positive";
+      return false;
+    }
+  g.kernel.assign(kernel.data(), kernel.data() + ns);
+  g.batch = x[0];
+  g.channels = x[channels];
+  g.inSpatial.assign(x.data() + firstSpatial, x.data() + firstSpatial + ns);
+  g.outSpatial.assign(out.data() + firstSpatial, out.data() + firstSpatial + ns);
+  const int64_t inSize = g.inSpatial.product(), outSize = g.outSpatial.product();
+  g.inBatch = g.channels * inSize;
+  g.outBatch = g.channels * outSize;
+  g.inC = g.nhwc ? 1 : inSize;
+  g.inS = g.nhwc ? g.channels : 1;
+  g.outC = g.nhwc ? 1 : outSize;
+  g.outS = g.nhwc ? g.channels : 1;
+  return true;
+}
+
+} // namespace tessel::cpu

@@ -1,0 +1,113 @@
+//===- gather_test.cpp - the gather and gather_elements kernels -----------===//
+//
+// gather.cpp's kernels against plain index loops: negative indices, i32 and
+// i64 indices, and out-of-range indices rejected before anything is written.
+//
+//===----------------------------------------------------------------------===//
+#include "TestTensor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace tessel::test {
+namespace {
+
+using cpu::DType;
+using cpu::KernelStatus;
+
+//===----------------------------------------------------------------------===//
+// gather
+//===----------------------------------------------------------------------===//
+
+template <typename I> void checkGather(DType indexType) {
+  const std::vector<int64_t> shape = {3, 4, 5}, indexShape = {2, 3};
+  std::vector<float> values(numel(shape));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i);
+  std::vector<I> indices = {0, 3, -1, -4, 2, 1};
+  Tensor data = makeTensor(DType::F32, shape, values);
+  Tensor idx = makeTensor(indexType, indexShape, indices);
+  for (int64_t axis : {1, -2}) {
+    Tensor out(DType::F32, {3, 2, 3, 5});
+    KernelStatus s = run("gather", makeAttrs({{"axis", axis}}), {&data, &idx}, out);
+    ASSERT_TRUE(s.ok()) << s.error;
+    std::vector<float> result = out.values<float>();
+    for (int64_t o = 0; o < 3 * 2 * 3 * 5; ++o) {
+      std::vector<int64_t> index = unravel(o, {3, 2, 3, 5});
+      int64_t k = static_cast<int64_t>(indices[index[1] * 3 + index[2]]);
+      if (k < 0)
+        k += 4;
+      ASSERT_EQ(result[o], values[ravel({index[0], k, index[3]}, shape)]) << o;
+    }
+  }
+}
+
+TEST(RuntimeMovement, GathersWithI32AndI64Indices) {
+  checkGather<int32_t>(DType::I32);
+  checkGather<int64_t>(DType::I64);
+}
+
+TEST(RuntimeMovement, GatherRejectsOutOfRangeIndicesWithoutWriting) {
+  Tensor data = makeTensor(DType::F32, {4}, std::vector<float>{1, 2, 3, 4});
+  Tensor idx = makeTensor(DType::I32, {3}, std::vector<int32_t>{0, 1, -5});
+  Tensor out = makeTensor(DType::F32, {3}, std::vector<float>{-1, -1, -1});
+  EXPECT_EQ(run("gather", makeAttrs({{"axis", int64_t(0)}}), {&data, &idx}, out).error,
+            "gather: index -5 is out of range for axis 0 of extent 4");
+  EXPECT_EQ(out.values<float>(), (std::vector<float>{-1, -1, -1}));
+
+  Tensor floatIdx(DType::F32, {3});
+  EXPECT_EQ(run("gather", makeAttrs({{"axis", int64_t(0)}}), {&data, &floatIdx}, out).error,
+            "gather: indices must be i32 or i64, not f32");
+  Tensor wrongShape(DType::F32, {2});
+  EXPECT_FALSE(run("gather", makeAttrs({{"axis", int64_t(0)}}), {&data, &idx}, wrongShape).ok());
+}
+
+
+//===----------------------------------------------------------------------===//
+// gather_elements
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeMovement, GatherElementsPicksAlongTheAxis) {
+  // data [3, 4, 2]; indices [2, 5, 2] along axis 1 (longer than the data
+  // there, shorter along dim 0), negative ones counting from the end.
+  const std::vector<int64_t> shape = {3, 4, 2}, indexShape = {2, 5, 2};
+  std::vector<float> values(numel(shape));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i) * 0.5f;
+  std::vector<int64_t> indices(numel(indexShape));
+  for (size_t i = 0; i < indices.size(); ++i)
+    indices[i] = static_cast<int64_t>(i * 7 % 8) - 4; // -4 .. 3
+  Tensor data = makeTensor(DType::F32, shape, values);
+  Tensor idx = makeTensor(DType::I64, indexShape, indices);
+  Tensor out(DType::F32, indexShape);
+  ASSERT_TRUE(run("gather_elements", makeAttrs({{"axis", int64_t(-2)}}), {&data, &idx}, out).ok());
+  std::vector<float> result = out.values<float>();
+  for (int64_t i = 0; i < indexShape[0]; ++i)
+    for (int64_t j = 0; j < indexShape[1]; ++j)
+      for (int64_t k = 0; k < indexShape[2]; ++k) {
+        int64_t v = indices[(i * indexShape[1] + j) * indexShape[2] + k];
+        if (v < 0)
+          v += shape[1];
+        ASSERT_EQ(result[(i * indexShape[1] + j) * indexShape[2] + k],
+                  values[(i * shape[1] + v) * shape[2] + k])
+            << i << "," << j << "," << k;
+      }
+
+  // An index out of range, or indices that do not fit the data, are errors.
+  indices[3] = 4;
+  Tensor bad = makeTensor(DType::I64, indexShape, indices);
+  EXPECT_EQ(run("gather_elements", makeAttrs({{"axis", int64_t(1)}}), {&data, &bad}, out).error,
+            "gather_elements: index 4 is out of range for axis 1 of extent 4");
+  Tensor wide = makeTensor(DType::I64, {4, 1, 1}, std::vector<int64_t>{0, 0, 0, 0});
+  Tensor wideOut(DType::F32, {4, 1, 1});
+  EXPECT_EQ(
+      run("gather_elements", makeAttrs({{"axis", int64_t(1)}}), {&data, &wide}, wideOut).error,
+      "gather_elements: indices of shape [4, 1, 1] and output of shape [4, 1, 1] do not "
+      "fit data of shape [3, 4, 2] along axis 1");
+}
+
+
+} // namespace
+} // namespace tessel::test
