@@ -490,6 +490,49 @@ LogicalResult GatherElementsOp::verify() {
   return success();
 }
 
+FailureOr<SmallVector<int64_t>> GatherNDOp::resultShape(ArrayRef<int64_t> data,
+                                                        ArrayRef<int64_t> idx, int64_t batchDims,
+                                                        std::string &why) {
+  const int64_t r = data.size(), q = idx.size();
+  if (r < 1 || q < 1) {
+    why = "data and indices must have rank 1 or more";
+    return failure();
+  }
+  if (batchDims < 0 || batchDims >= std::min(r, q)) {
+    why = "batch_dims " + std::to_string(batchDims) + " must be below both ranks";
+    return failure();
+  }
+  for (int64_t d = 0; d < batchDims; ++d)
+    if (data[d] != idx[d]) {
+      why = "batch dim " + std::to_string(d) + " differs between data and indices";
+      return failure();
+    }
+  const int64_t k = idx.back();
+  if (k < 1 || k > r - batchDims) {
+    why = "the indices' last dim " + std::to_string(k) + " must be in [1, " +
+          std::to_string(r - batchDims) + "]";
+    return failure();
+  }
+  SmallVector<int64_t> shape(idx.drop_back());
+  llvm::append_range(shape, data.drop_front(batchDims + k));
+  return shape;
+}
+
+LogicalResult GatherNDOp::verify() {
+  if (!elementOf(getIndices()).isInteger(64))
+    return emitOpError("indices must be i64");
+  std::string why;
+  FailureOr<SmallVector<int64_t>> shape =
+      resultShape(shapeOf(getData()), shapeOf(getIndices()), getBatchDims(), why);
+  if (failed(shape))
+    return emitOpError(why);
+  if (ArrayRef<int64_t>(*shape) != shapeOf(getOutput()) ||
+      elementOf(getData()) != elementOf(getOutput()))
+    return emitOpError("result must have shape indices.shape[:-1] + data.shape[batch_dims + k:] "
+                       "and the data's element type");
+  return success();
+}
+
 LogicalResult TriluOp::verify() {
   if (shapeOf(getInput()).size() < 2)
     return emitOpError("input must have rank 2 or more");

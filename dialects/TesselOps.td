@@ -573,6 +573,28 @@ def Tessel_GatherElementsOp : Tessel_Op<"gather_elements", [ExactMath,
   let hasVerifier = 1;
 }
 
+def Tessel_GatherNDOp : Tessel_Op<"gather_nd", [ExactMath, Tessel_Kernel<"None">]> {
+  let summary = "ONNX GatherND: slices of the data addressed by the indices' last dim";
+  let description = [{
+    With b = `batch_dims` and k = the indices' last extent (1 <= k <=
+    rank(data) - b): the data and the indices share their first b dims, and
+    `result[i..., j...] = data[i[0..b)..., indices[i...][0..k)..., j...]`
+    with the result shape indices.shape[:-1] + data.shape[b + k:]. A
+    negative index counts from the end of its dim.
+  }];
+  let arguments = (ins Tessel_Tensor:$data, Tessel_Tensor:$indices, I64Attr:$batch_dims);
+  let results = (outs Tessel_Tensor:$output);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The result shape for data and indices of these shapes, or failure
+    /// with the reason in `why` (the verifier's and the importer's rule).
+    static ::mlir::FailureOr<::llvm::SmallVector<int64_t>>
+    resultShape(::llvm::ArrayRef<int64_t> data, ::llvm::ArrayRef<int64_t> indices,
+                int64_t batchDims, std::string &why);
+  }];
+}
+
 def Tessel_TriluOp : Tessel_Op<"trilu", [ExactMath, Tessel_Kernel<"None">]> {
   let summary = "ONNX Trilu: the upper or lower triangle of the last two dims";
   let description = [{

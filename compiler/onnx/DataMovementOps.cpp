@@ -2,7 +2,7 @@
 //
 // Ops that move, select or rearrange elements without arithmetic: Identity
 // and inference Dropout, the reshapes (Reshape, Flatten, Squeeze, Unsqueeze),
-// Transpose, Concat, Split, Slice, Pad, Gather, GatherElements, Trilu,
+// Transpose, Concat, Split, Slice, Pad, Gather, GatherElements, GatherND, Trilu,
 // Expand, Tile, DepthToSpace/SpaceToDepth, and OneHot. Shape-like operands
 // (Reshape's shape, Slice's starts, ...) must be compile-time constants:
 // the tessel ops take them as attributes.
@@ -466,6 +466,24 @@ LogicalResult importGatherElements(Node &n) {
                                     {n.named("axis", n.b.getI64IntegerAttr(*axis))}));
 }
 
+LogicalResult importGatherND(Node &n) {
+  FailureOr<Value> data = n.input(0), indices = n.input(1);
+  FailureOr<int64_t> batchDims = n.getInt("batch_dims", 0);
+  if (failed(data) || failed(indices) || failed(batchDims))
+    return failure();
+  if (!elementOf(*indices).isInteger(64))
+    return n.invalid("indices must be int64, not " + typeText(elementOf(*indices)));
+  std::string why;
+  FailureOr<SmallVector<int64_t>> shape =
+      GatherNDOp::resultShape(shapeOf(*data), shapeOf(*indices), *batchDims, why);
+  if (failed(shape))
+    return n.invalid("data " + shapeText(shapeOf(*data)) + ", indices " +
+                     shapeText(shapeOf(*indices)) + ": " + why);
+  return n.setOutput(
+      0, n.create<GatherNDOp>(RankedTensorType::get(*shape, elementOf(*data)), {*data, *indices},
+                              {n.named("batch_dims", n.b.getI64IntegerAttr(*batchDims))}));
+}
+
 LogicalResult importTrilu(Node &n) {
   FailureOr<Value> x = n.input(0);
   FailureOr<int64_t> upper = n.getInt("upper", 1);
@@ -663,6 +681,8 @@ const OpVersion kDataMovementOps[] = {
     {"Pad", {11}, importPad<OperandsFrom::Inputs>},
     {"Gather", {1}, importGather},
     {"GatherElements", {11}, importGatherElements},
+    // GatherND-12 added batch_dims (default 0: GatherND-11's semantics).
+    {"GatherND", {11}, importGatherND},
     {"Trilu", {14}, importTrilu},
     {"Expand", {8}, importExpand},
     {"Tile", {6}, importTile},

@@ -1,4 +1,4 @@
-//===- gather_test.cpp - the gather and gather_elements kernels -----------===//
+//===- gather_test.cpp - the gather, gather_elements and gather_nd kernels -===//
 //
 // gather.cpp's kernels against plain index loops: negative indices, i32 and
 // i64 indices, and out-of-range indices rejected before anything is written.
@@ -108,6 +108,73 @@ TEST(RuntimeMovement, GatherElementsPicksAlongTheAxis) {
       "fit data of shape [3, 4, 2] along axis 1");
 }
 
+
+//===----------------------------------------------------------------------===//
+// gather_nd
+//===----------------------------------------------------------------------===//
+
+/// ONNX's GatherND example: the index tuples address whole elements (k = 2
+/// of rank 2) or rows (k = 1).
+TEST(RuntimeMovement, GatherNDTakesTheSlicesTheTuplesAddress) {
+  Tensor data = makeTensor(DType::I32, {2, 2}, std::vector<int32_t>{0, 1, 2, 3});
+  Tensor pairs = makeTensor(DType::I64, {2, 2}, std::vector<int64_t>{0, 0, 1, 1});
+  Tensor elements(DType::I32, {2});
+  ASSERT_TRUE(run("gather_nd", makeAttrs({{"batch_dims", int64_t(0)}}), {&data, &pairs},
+                  elements).ok());
+  EXPECT_EQ(elements.values<int32_t>(), (std::vector<int32_t>{0, 3}));
+  Tensor rows = makeTensor(DType::I64, {2, 1}, std::vector<int64_t>{1, -2});
+  Tensor sliced(DType::I32, {2, 2});
+  ASSERT_TRUE(run("gather_nd", makeAttrs({{"batch_dims", int64_t(0)}}), {&data, &rows},
+                  sliced).ok());
+  EXPECT_EQ(sliced.values<int32_t>(), (std::vector<int32_t>{2, 3, 0, 1}));
+}
+
+/// batch_dims 1 on data [3, 4, 5, 2] with indices [3, 2, 2] (k = 2): each
+/// batch's two tuples address a [2]-slice of the batch's [4, 5, 2] block,
+/// checked against the definition element by element, negative indices
+/// included.
+TEST(RuntimeMovement, GatherNDWithBatchDimsMatchesTheDefinition) {
+  const std::vector<int64_t> shape = {3, 4, 5, 2}, indexShape = {3, 2, 2};
+  std::vector<float> values(numel(shape));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i) * 0.5f - 7.0f;
+  const std::vector<int64_t> indices = {0, 4, -1, -5, 2, 2, 3, 0, -4, 1, 1, -1};
+  Tensor data = makeTensor(DType::F32, shape, values);
+  Tensor idx = makeTensor(DType::I64, indexShape, indices);
+  // indices.shape[:-1] + data.shape[1 + 2:]
+  const std::vector<int64_t> outShape = {3, 2, 2};
+  Tensor out(DType::F32, outShape);
+  KernelStatus s = run("gather_nd", makeAttrs({{"batch_dims", int64_t(1)}}), {&data, &idx}, out);
+  ASSERT_TRUE(s.ok()) << s.error;
+  std::vector<float> result = out.values<float>();
+  for (int64_t batch = 0; batch < 3; ++batch)
+    for (int64_t t = 0; t < 2; ++t)
+      for (int64_t j = 0; j < 2; ++j) {
+        int64_t a = indices[(batch * 2 + t) * 2], c = indices[(batch * 2 + t) * 2 + 1];
+        a = a < 0 ? a + 4 : a;
+        c = c < 0 ? c + 5 : c;
+        ASSERT_EQ(result[ravel({batch, t, j}, outShape)], values[ravel({batch, a, c, j}, shape)])
+            << batch << "," << t << "," << j;
+      }
+}
+
+TEST(RuntimeMovement, GatherNDRejectsBadIndicesWithoutWriting) {
+  Tensor data = makeTensor(DType::F32, {2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6});
+  Tensor idx = makeTensor(DType::I64, {2, 2}, std::vector<int64_t>{0, 1, 1, 3});
+  Tensor out = makeTensor(DType::F32, {2}, std::vector<float>{-1, -1});
+  EXPECT_EQ(run("gather_nd", makeAttrs({{"batch_dims", int64_t(0)}}), {&data, &idx}, out).error,
+            "gather_nd: index 3 is out of range for dim 1 of extent 3");
+  EXPECT_EQ(out.values<float>(), (std::vector<float>{-1, -1}));
+  // A tuple longer than the data's rank, or an output of another shape.
+  Tensor triple = makeTensor(DType::I64, {1, 3}, std::vector<int64_t>{0, 0, 0});
+  Tensor one(DType::F32, {1});
+  EXPECT_EQ(run("gather_nd", makeAttrs({{"batch_dims", int64_t(0)}}), {&data, &triple}, one).error,
+            "gather_nd: data of shape [2, 3], indices of shape [1, 3], batch_dims 0 and output "
+            "of shape [1] do not fit");
+  Tensor i32 = makeTensor(DType::I32, {2, 2}, std::vector<int32_t>{0, 1, 1, 2});
+  EXPECT_EQ(run("gather_nd", makeAttrs({{"batch_dims", int64_t(0)}}), {&data, &i32}, out).error,
+            "gather_nd: indices must be i64, not i32");
+}
 
 } // namespace
 } // namespace tessel::test

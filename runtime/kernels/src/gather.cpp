@@ -1,16 +1,19 @@
-//===- gather.cpp - gather and gather_elements ----------------------------===//
+//===- gather.cpp - gather, gather_elements and gather_nd -----------------===//
 //
 // The indexing kernels, with ONNX semantics: gather takes whole slices of the
-// data along an axis, gather_elements one element per index. Indices (i32 or
-// i64) may be negative (from the end of the axis); every index is checked
-// before anything is written. Elements move by their size, so every dtype
-// works.
+// data along an axis, gather_elements one element per index, gather_nd the
+// slice a tuple of indices (the indices' last dim) addresses. Indices (i32 or
+// i64; gather_nd i64) may be negative (from the end of their dim); every
+// index is checked before anything is written. Elements move by their size,
+// so every dtype works.
 //
 //===----------------------------------------------------------------------===//
 #include "movement.h"
 #include "registry.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace tessel::cpu {
 namespace {
@@ -167,11 +170,92 @@ KernelStatus gatherElementsKernel(const Attrs &attrs, const Inputs &inputs,
   }
 }
 
+//===----------------------------------------------------------------------===//
+// gather_nd
+//===----------------------------------------------------------------------===//
+
+/// result[i..., j...] = data[i[0..b)..., indices[i...][0..k)..., j...]: for
+/// each of the indices' tuples (outer order), one contiguous slice of
+/// data.shape[b + k:] elements, from the data block of the tuple's batch.
+KernelStatus gatherNDKernel(const Attrs &attrs, const Inputs &inputs, const Outputs &outputs) {
+  if (KernelStatus s = checkOperands("gather_nd", inputs, outputs, 2); !s.ok())
+    return s;
+  const TensorView &data = *inputs[0], &indices = *inputs[1];
+  TensorView &out = *outputs[0];
+  if (KernelStatus s = checkSameDType("gather_nd", data, out); !s.ok())
+    return s;
+  if (!validDType(data.dtype))
+    return fail("gather_nd", "invalid dtype");
+  if (indices.dtype != DType::I64)
+    return fail("gather_nd", std::string("indices must be i64, not ") + dtypeName(indices.dtype));
+  const int64_t r = static_cast<int64_t>(data.shape.size());
+  const int64_t q = static_cast<int64_t>(indices.shape.size());
+  const int64_t b = attrs.getInt("batch_dims");
+  const int64_t k = q ? indices.shape.back() : 0;
+  bool fits = r >= 1 && q >= 1 && b >= 0 && b < std::min(r, q) && k >= 1 && k <= r - b;
+  for (int64_t d = 0; fits && d < b; ++d)
+    fits = data.shape[d] == indices.shape[d];
+  // indices.shape[:-1] + data.shape[b + k:]
+  std::vector<int64_t> expected;
+  if (fits) {
+    expected.assign(indices.shape.begin(), indices.shape.end() - 1);
+    expected.insert(expected.end(), data.shape.begin() + b + k, data.shape.end());
+  }
+  if (!fits || out.shape != expected)
+    return fail("gather_nd", "data of shape " + shapeText(data.shape) + ", indices of shape " +
+                                 shapeText(indices.shape) + ", batch_dims " + std::to_string(b) +
+                                 " and output of shape " + shapeText(out.shape) + " do not fit");
+  const int64_t *idx = static_cast<const int64_t *>(indices.data);
+  int64_t batches = 1, tuplesPerBatch = 1, slice = 1;
+  for (int64_t d = 0; d < b; ++d)
+    batches *= indices.shape[d];
+  for (int64_t d = b; d < q - 1; ++d)
+    tuplesPerBatch *= indices.shape[d];
+  for (int64_t d = b + k; d < r; ++d)
+    slice *= data.shape[d];
+  // Each index within [-extent, extent) of its dim, before anything is written.
+  for (int64_t t = 0; t < batches * tuplesPerBatch; ++t)
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t v = idx[t * k + j], extent = data.shape[b + j];
+      if (v < -extent || v >= extent)
+        return fail("gather_nd", "index " + std::to_string(v) + " is out of range for dim " +
+                                     std::to_string(b + j) + " of extent " +
+                                     std::to_string(extent));
+    }
+  // Strides in slices of the data's dims b .. b + k, and one batch's slices.
+  std::vector<int64_t> stride(static_cast<size_t>(k));
+  int64_t batchSlices = 1;
+  for (int64_t j = k; j-- > 0;) {
+    stride[static_cast<size_t>(j)] = batchSlices;
+    batchSlices *= data.shape[b + j];
+  }
+  const size_t sliceBytes = static_cast<size_t>(slice) * dtypeSize(data.dtype);
+  if (sliceBytes == 0)
+    return {};
+  const auto *src = static_cast<const uint8_t *>(data.data);
+  auto *dst = static_cast<uint8_t *>(out.data);
+  for (int64_t batch = 0; batch < batches; ++batch)
+    for (int64_t t = 0; t < tuplesPerBatch; ++t) {
+      const int64_t *tuple = idx + (batch * tuplesPerBatch + t) * k;
+      int64_t offset = batch * batchSlices;
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t v = tuple[j];
+        if (v < 0)
+          v += data.shape[b + j];
+        offset += v * stride[static_cast<size_t>(j)];
+      }
+      std::memcpy(dst, src + static_cast<size_t>(offset) * sliceBytes, sliceBytes);
+      dst += sliceBytes;
+    }
+  return {};
+}
+
 } // namespace
 
 void addGatherKernels(KernelTable &table) {
   table["gather"] = &gatherKernel;
   table["gather_elements"] = &gatherElementsKernel;
+  table["gather_nd"] = &gatherNDKernel;
 }
 
 } // namespace tessel::cpu

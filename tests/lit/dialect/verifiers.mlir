@@ -158,3 +158,27 @@ func.func @io_layout_rank(%x: tensor<3x8xf32>) -> (tensor<3x8xf32> {tessel.layou
 func.func @io_unknown(%x: tensor<3x8xf32> {tessel.shape = "x"}) -> tensor<3x8xf32> {
   return %x : tensor<3x8xf32>
 }
+
+// -----
+
+func.func @gather_nd_tuple_too_long(%d: tensor<2x3xf32>, %i: tensor<1x3xi64>) -> tensor<1xf32> {
+  // expected-error @+1 {{the indices' last dim 3 must be in [1, 2]}}
+  %y = tessel.gather_nd %d, %i {batch_dims = 0 : i64} : (tensor<2x3xf32>, tensor<1x3xi64>) -> tensor<1xf32>
+  return %y : tensor<1xf32>
+}
+
+// -----
+
+func.func @gather_nd_batch_mismatch(%d: tensor<2x3xf32>, %i: tensor<3x1xi64>) -> tensor<3xf32> {
+  // expected-error @+1 {{batch dim 0 differs between data and indices}}
+  %y = tessel.gather_nd %d, %i {batch_dims = 1 : i64} : (tensor<2x3xf32>, tensor<3x1xi64>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+// -----
+
+func.func @gather_nd_shape(%d: tensor<2x3xf32>, %i: tensor<4x1xi64>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{result must have shape indices.shape[:-1] + data.shape[batch_dims + k:]}}
+  %y = tessel.gather_nd %d, %i {batch_dims = 0 : i64} : (tensor<2x3xf32>, tensor<4x1xi64>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}

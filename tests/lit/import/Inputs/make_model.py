@@ -103,6 +103,17 @@ def gather_elements(indices_shape, axis):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, indices_shape)])
 
 
+def gather_nd(data_shape, indices_shape, out_shape, batch_dims):
+    # GatherND of f32 data by i64 indices (batch_dims None: the attribute absent).
+    attrs = {} if batch_dims is None else {"batch_dims": batch_dims}
+    node = helper.make_node("GatherND", ["data", "indices"], ["y"], name="lookup", **attrs)
+    return helper.make_graph(
+        [node], "gather_nd",
+        [helper.make_tensor_value_info("data", TensorProto.FLOAT, data_shape),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, indices_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)])
+
+
 def trilu(upper, k):
     # Trilu of a [2, 3, 4] f32 input, k a constant (None: absent).
     inputs = ["x"] if k is None else ["x", "k"]
@@ -126,6 +137,8 @@ CASES = {
     "gather_elements": lambda: gather_elements([5, 2], -2),
     "gather_elements_wide": lambda: gather_elements([2, 6], 0),
     "gather_elements_rank": lambda: gather_elements([12], 0),
+    "gather_nd": lambda: gather_nd([3, 4, 5, 2], [3, 2, 2], [3, 2, 2], 1),
+    "gather_nd_rows": lambda: gather_nd([4, 5], [7, 1], [7, 5], None),
     "trilu_lower_k": lambda: trilu(0, -1),
     "trilu_upper": lambda: trilu(1, None),
     "trilu_upper_2": lambda: trilu(2, None),
