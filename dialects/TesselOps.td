@@ -271,7 +271,7 @@ def Tessel_WhereOp : Tessel_Op<"where", [ExactMath, Tessel_Kernel<"Where">]> {
 // Precision: on f16 tensors (--tessel-lower-precision) these ops multiply f16
 // operands, accumulate the products in f32 and apply the epilogue in f32; the
 // result is rounded to f16 once, at the store. The CPU kernels do the same
-// (runtime/src/cpu/nn.cpp), so the CPU tier checks the Tensor Core numerics.
+// (runtime/kernels/src/gemm.cpp, conv.cpp), so the CPU tier checks the Tensor Core numerics.
 
 def Tessel_ConvOp : Tessel_Op<"conv", [AttrSizedOperandSegments, TensorCoreMath,
     Tessel_Kernel<"Gemm">]> {

@@ -1,6 +1,6 @@
 //===- ConstantEvaluator.cpp - ops on constants, by the CPU kernels -------===//
 //
-// Operands and results go through dense row-major byte buffers (TensorData),
+// Operands and results go through dense row-major byte buffers (StepEncoding),
 // the layout the runtime's kernels take; attributes as the engine encodes
 // them (engineAttrs), so a kernel sees here exactly what it sees in an engine.
 //

@@ -93,7 +93,7 @@ Value Epilogue::addendAddress(Value m, Value n) {
                                   : add(mul(m, p.addendRowStride), mul(n, p.addendColStride));
 }
 
-/// The CPU tier's order (nn.cpp, epilogueRow): alpha * acc, + the first
+/// The CPU tier's order (runtime/kernels/src/gemm.cpp, epilogueRow): alpha * acc, + the first
 /// addend (bias, or beta * C), + the residual, activation, one rounding.
 Value Epilogue::value(Value v, Value addendTerm, Value residualTerm) {
   if (p.alpha != 1.0f)
@@ -198,7 +198,7 @@ Value Epilogue::exp(Value x) {
   return fadd(r, fmul(r, correction));
 }
 
-/// The activations as the CPU tier computes them (nn.cpp, activateRow):
+/// The activations as the CPU tier computes them (gemm.cpp, activateRow):
 /// comparisons are false on NaN, so NaN passes through each of them.
 Value Epilogue::activate(Value v) {
   using P = arith::CmpFPredicate;

@@ -5,7 +5,7 @@
 // (gemm, C broadcast by strides), + residual, the activation, one rounding
 // to the output's type, stored where (m, n) is in range; or, in a split-K
 // kernel, the unrounded partial sum stored to the workspace. In the CPU
-// tier's order and formulas (runtime/src/cpu/nn.cpp: epilogueRow,
+// tier's order and formulas (runtime/kernels/src/gemm.cpp: epilogueRow,
 // activateRow), so the tiers agree.
 //
 // The tiled kernels hand their accumulators over through shared memory (a

@@ -24,7 +24,7 @@ enum class GemmOpKind { Conv, Gemm, MatMul };
 /// Storage element types a kernel reads and writes; arithmetic is f32.
 enum class ElemType { F16, F32 };
 /// The epilogue's activations, with the CPU tier's formulas
-/// (runtime/src/cpu/nn.cpp, activateRow).
+/// (runtime/kernels/src/gemm.cpp, activateRow).
 enum class Activation { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish };
 
 std::optional<Activation> parseActivation(llvm::StringRef name);

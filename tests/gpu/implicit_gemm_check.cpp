@@ -19,6 +19,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaCheck.h"
+#include "Reference.h"
+#include "TestTensor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -129,55 +131,20 @@ bool parseHeader(const std::string &ptx, Problem &p) {
   return !p.kernel.empty() && p.grid[0] && p.block[0];
 }
 
-/// A tensor in its storage dtype, and its values as the kernel sees them.
-struct Tensor {
-  bool f16 = true;
-  std::vector<double> values;
-  std::vector<unsigned char> bytes;
-  size_t size() const { return values.size(); }
-};
+using tessel::test::Operand;
 
-Tensor randomTensor(size_t count, bool f16, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t;
-  t.f16 = f16;
-  t.values.resize(count);
-  t.bytes.resize(count * (f16 ? 2 : 4));
-  for (size_t i = 0; i < count; ++i) {
-    float x = dist(rng);
-    if (f16) {
-      uint16_t h = toHalf(x);
-      x = fromHalf(h);
-      std::memcpy(&t.bytes[i * 2], &h, 2);
-    } else {
-      std::memcpy(&t.bytes[i * 4], &x, 4);
-    }
-    t.values[i] = x;
-  }
-  return t;
+Operand randomOperand(size_t count, bool f16, std::mt19937 &rng) {
+  return tessel::test::randomOperand(f16 ? tessel::cpu::DType::F16 : tessel::cpu::DType::F32,
+                                     static_cast<int64_t>(count), rng);
 }
 
-/// The CPU tier's activations (runtime/src/cpu/nn.cpp), in double.
+/// The CPU tier's epilogue activations (the references' ONNX definitions).
 double activate(const Problem &p, double v) {
-  if (p.act == "relu")
-    return v < 0 ? 0 : v;
-  if (p.act == "clip") {
-    double x = v < p.actAlpha ? p.actAlpha : v;
-    return x > p.actBeta ? p.actBeta : x;
-  }
-  if (p.act == "leaky_relu")
-    return v < 0 ? p.actAlpha * v : v;
-  if (p.act == "sigmoid")
-    return 1 / (1 + std::exp(-v));
-  if (p.act == "tanh")
-    return std::tanh(v);
-  if (p.act == "hard_swish")
-    return v * std::min(1.0, std::max(0.0, v / 6 + 0.5));
-  return v;
+  return tessel::test::refActivation({p.act.c_str(), p.actAlpha, p.actBeta}, v);
 }
 
 struct Operands {
-  Tensor a, b, addend, residual;
+  Operand a, b, addend, residual;
   size_t outCount = 0;
   std::vector<double> ref;
 };
@@ -191,13 +158,13 @@ Operands makeOperands(const Problem &p, std::mt19937 &rng) {
                SH = c[7], SW = c[8], PH = c[9], PW = c[10], DH = c[11], DW = c[12], G = c[13],
                OH = c[14], OW = c[15];
     const long CG = C / G, NG = CO / G;
-    o.a = randomTensor(N * H * W * C, p.aF16, rng);
-    o.b = randomTensor(CO * KH * KW * CG, p.bF16, rng);
+    o.a = randomOperand(N * H * W * C, p.aF16, rng);
+    o.b = randomOperand(CO * KH * KW * CG, p.bF16, rng);
     if (p.addend != "none")
-      o.addend = randomTensor(CO, addendF16, rng);
+      o.addend = randomOperand(CO, addendF16, rng);
     o.outCount = N * OH * OW * CO;
     if (p.residual != "none")
-      o.residual = randomTensor(o.outCount, residualF16, rng);
+      o.residual = randomOperand(o.outCount, residualF16, rng);
     o.ref.resize(o.outCount);
     for (long n = 0; n < N; ++n)
       for (long oh = 0; oh < OH; ++oh)
@@ -216,9 +183,9 @@ Operands makeOperands(const Problem &p, std::mt19937 &rng) {
                   acc += x[ci] * w[ci];
               }
             const long at = ((n * OH + oh) * OW + ow) * CO + co;
-            if (o.addend.size())
+            if (!o.addend.values.empty())
               acc += o.addend.values[co];
-            if (o.residual.size())
+            if (!o.residual.values.empty())
               acc += o.residual.values[at];
             o.ref[at] = activate(p, acc);
           }
@@ -226,10 +193,10 @@ Operands makeOperands(const Problem &p, std::mt19937 &rng) {
   }
   const long M = p.m, N = p.n, K = p.k;
   if (p.op == "gemm") {
-    o.a = randomTensor(M * K, p.aF16, rng);
-    o.b = randomTensor(K * N, p.bF16, rng);
+    o.a = randomOperand(M * K, p.aF16, rng);
+    o.b = randomOperand(K * N, p.bF16, rng);
     if (p.addend != "none")
-      o.addend = randomTensor((M - 1) * p.cRowStride + (N - 1) * p.cColStride + 1, addendF16, rng);
+      o.addend = randomOperand((M - 1) * p.cRowStride + (N - 1) * p.cColStride + 1, addendF16, rng);
     o.outCount = M * N;
     o.ref.resize(o.outCount);
     for (long i = 0; i < M; ++i)
@@ -239,7 +206,7 @@ Operands makeOperands(const Problem &p, std::mt19937 &rng) {
           acc += o.a.values[p.transA ? q * M + i : i * K + q] *
                  o.b.values[p.transB ? j * K + q : q * N + j];
         double v = p.alpha * acc;
-        if (o.addend.size())
+        if (!o.addend.values.empty())
           v += p.beta * o.addend.values[i * p.cRowStride + j * p.cColStride];
         o.ref[i * N + j] = activate(p, v);
       }
@@ -251,8 +218,8 @@ Operands makeOperands(const Problem &p, std::mt19937 &rng) {
     aMatrices += (d[0] - 1) * d[1];
     bMatrices += (d[0] - 1) * d[2];
   }
-  o.a = randomTensor(aMatrices * M * K, p.aF16, rng);
-  o.b = randomTensor(bMatrices * K * N, p.bF16, rng);
+  o.a = randomOperand(aMatrices * M * K, p.aF16, rng);
+  o.b = randomOperand(bMatrices * K * N, p.bF16, rng);
   o.outCount = p.batch * M * N;
   o.ref.resize(o.outCount);
   for (long z = 0; z < p.batch; ++z) {
@@ -274,10 +241,11 @@ Operands makeOperands(const Problem &p, std::mt19937 &rng) {
   return o;
 }
 
-bool upload(const Tensor &t, CUdeviceptr &ptr, const char *what) {
+bool upload(const Operand &t, CUdeviceptr &ptr, const char *what) {
   Driver &d = driver();
-  return check(d.cuMemAlloc(&ptr, std::max<size_t>(t.bytes.size(), 16)), what) &&
-         check(d.cuMemcpyHtoD(ptr, t.bytes.data(), t.bytes.size()), what);
+  const std::vector<uint8_t> &bytes = t.tensor.bytes();
+  return check(d.cuMemAlloc(&ptr, std::max<size_t>(bytes.size(), 16)), what) &&
+         check(d.cuMemcpyHtoD(ptr, bytes.data(), bytes.size()), what);
 }
 
 /// Runs the kernel of `image` (PTX text or a cubin) once and compares.
@@ -307,11 +275,11 @@ bool run(const Problem &p, const Operands &o, const std::string &image, const st
          check(d.cuLaunchKernel(fn, p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1],
                                 p.block[2], 0, nullptr, partialArgs.data(), nullptr),
                "cuLaunchKernel (partial sums)");
-  if (ok && o.addend.size()) {
+  if (ok && !o.addend.values.empty()) {
     ok = upload(o.addend, dAddend, "addend");
     args.push_back(&dAddend);
   }
-  if (ok && o.residual.size()) {
+  if (ok && !o.residual.values.empty()) {
     ok = upload(o.residual, dResidual, "residual");
     args.push_back(&dResidual);
   }

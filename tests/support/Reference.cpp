@@ -111,6 +111,15 @@ double refActivation(const ActCase &a, double v) {
   return v;
 }
 
+Operand randomOperand(cpu::DType dtype, int64_t count, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Operand o{Tensor(dtype, {count}), {}};
+  for (int64_t i = 0; i < count; ++i)
+    o.tensor.set(i, dist(rng));
+  o.values = o.tensor.doubles();
+  return o;
+}
+
 Tensor channelsLast(const Tensor &t) {
   const Shape &s = t.shape();
   Shape ls{s[0]};

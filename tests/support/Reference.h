@@ -31,6 +31,7 @@
 
 #include "TestTensor.h"
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,15 @@ struct ActCase {
 extern const ActCase kActivations[7]; // none first, then each activation
 // ONNX's definitions, in double.
 double refActivation(const ActCase &act, double v);
+
+// An operand of the GEMM kernels' tests (tests/gpu): `count` values drawn
+// uniformly from [-1, 1) as floats and stored rounded to `dtype` (f16 or
+// f32), and the values as the kernel reads them.
+struct Operand {
+  Tensor tensor;
+  std::vector<double> values;
+};
+Operand randomOperand(cpu::DType dtype, int64_t count, std::mt19937 &rng);
 
 // Moves dim 1 to the end: N,C,spatial -> N,spatial,C; for conv weights
 // M,C/group,k -> M,k,C/group (OIHW -> OHWI).

@@ -166,6 +166,13 @@ double Tensor::get(int64_t i) const {
   }
 }
 
+std::vector<double> Tensor::doubles() const {
+  std::vector<double> result(static_cast<size_t>(size()));
+  for (int64_t i = 0; i < size(); ++i)
+    result[static_cast<size_t>(i)] = get(i);
+  return result;
+}
+
 void Tensor::set(int64_t i, double v) {
   switch (dtype()) {
   case DType::F32: as<float>()[i] = static_cast<float>(v); break;

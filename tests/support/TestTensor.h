@@ -93,6 +93,8 @@ public:
   // Element i as a double: floats exactly (f16, bf16 by the references),
   // integers rounded to double, bool as its byte.
   double get(int64_t i) const;
+  // Every element as get(i) reads it.
+  std::vector<double> doubles() const;
   // Stores v rounded to the dtype: floats to nearest (f16, bf16 by the
   // references), integers truncated toward zero then wrapped (setI), bool as
   // v != 0.

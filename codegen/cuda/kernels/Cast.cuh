@@ -1,6 +1,6 @@
 //===- Cast.cuh - dtype conversion, as the CPU tier's cast ----------------===//
 //
-// The conversions of runtime/src/cpu/movement.cpp (castKernel), value for
+// The conversions of runtime/kernels/src/movement.cpp (castKernel), value for
 // value: to f16 one correct rounding from the exact source (wide sources
 // round to odd into float first, so the float -> f16 step cannot round
 // twice); float to integer truncates toward zero, wrapping within int64 (as

@@ -1,6 +1,6 @@
 //===- Movement.cuh - copy, transpose/slice/expand, tile, pad, concat, gather -===//
 //
-// The data movement ops of runtime/src/cpu/movement.cpp. They move elements
+// The data movement ops of runtime/kernels/src/movement.cpp. They move elements
 // by their bits, so each is instantiated per element width (W, an unsigned
 // type of 1, 2, 4 or 8 bytes; copy, concat and gather also of 16 bytes when
 // the planner finds every size and offset a multiple of it), and serve every

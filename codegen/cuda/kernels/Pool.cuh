@@ -1,6 +1,6 @@
 //===- Pool.cuh - max_pool and avg_pool, NCHW or NHWC ---------------------===//
 //
-// The pools of runtime/src/cpu/nn.cpp: a thread per result element, its
+// The pools of runtime/kernels/src/pool.cpp: a thread per result element, its
 // window clipped to the input, taps in row-major order (max_pool keeps the
 // first maximum and the first NaN, bit for bit; avg_pool sums in double and
 // divides by the taps inside the input, or inside the padded input with

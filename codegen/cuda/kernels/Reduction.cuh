@@ -1,6 +1,6 @@
 //===- Reduction.cuh - reduce_*, softmax, log_softmax, argmax, argmin -----===//
 //
-// The reductions of runtime/src/cpu/reduction.cpp. Float reductions
+// The reductions of runtime/kernels/src/reduction.cpp. Float reductions
 // accumulate in double whatever the storage and round once into the result
 // (through float for f16, as the CPU's store does); integer sums and
 // products wrap in uint64 (exact in any order), and mean, l2, log_sum and

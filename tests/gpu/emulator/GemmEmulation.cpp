@@ -9,6 +9,8 @@
 
 #include "CudaCheck.h"
 #include "GpuIrEmulator.h"
+#include "Reference.h"
+#include "TestTensor.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -20,52 +22,25 @@
 using namespace mlir;
 using namespace tessel::codegen;
 using tessel::gpucheck::fromHalf;
-using tessel::gpucheck::toHalf;
 
 namespace tessel::gpuemu {
 
 namespace {
 
-/// A tensor in its dtype's bytes, and its values as the kernel reads them.
-struct Tensor {
-  std::vector<double> values;
-  std::vector<uint8_t> bytes;
-};
+using test::Operand;
 
-Tensor randomTensor(int64_t count, ElemType type, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t;
-  t.values.resize(count);
-  t.bytes.resize(count * elemBytes(type));
-  for (int64_t i = 0; i < count; ++i) {
-    float x = dist(rng);
-    if (type == ElemType::F16) {
-      uint16_t h = toHalf(x);
-      x = fromHalf(h);
-      std::memcpy(&t.bytes[i * 2], &h, 2);
-    } else {
-      std::memcpy(&t.bytes[i * 4], &x, 4);
-    }
-    t.values[i] = x;
-  }
-  return t;
+Operand randomOperand(int64_t count, ElemType type, std::mt19937 &rng) {
+  return test::randomOperand(type == ElemType::F16 ? cpu::DType::F16 : cpu::DType::F32, count,
+                             rng);
 }
 
+/// The epilogue's activation (the references' ONNX definitions).
 double activate(const GemmProblem &p, double v) {
-  switch (p.act) {
-  case Activation::None: return v;
-  case Activation::Relu: return v < 0 ? 0 : v;
-  case Activation::Clip: return std::min<double>(std::max<double>(v, p.actAlpha), p.actBeta);
-  case Activation::LeakyRelu: return v < 0 ? p.actAlpha * v : v;
-  case Activation::Sigmoid: return 1 / (1 + std::exp(-v));
-  case Activation::Tanh: return std::tanh(v);
-  case Activation::HardSwish: return v * std::min(1.0, std::max(0.0, v / 6 + 0.5));
-  }
-  return v;
+  return test::refActivation({activationName(p.act).data(), p.actAlpha, p.actBeta}, v);
 }
 
 struct Operands {
-  Tensor a, b, addend, residual;
+  Operand a, b, addend, residual;
   int64_t outCount = 0;
   std::vector<double> ref;
 };
@@ -77,13 +52,13 @@ Operands makeOperands(const GemmProblem &p) {
   if (p.op == GemmOpKind::Conv) {
     const ConvShape &c = p.conv;
     const int64_t CG = c.inC / c.group;
-    o.a = randomTensor(c.batch * c.inH * c.inW * c.inC, p.a, rng);
-    o.b = randomTensor(c.outC * c.kH * c.kW * CG, p.b, rng);
+    o.a = randomOperand(c.batch * c.inH * c.inW * c.inC, p.a, rng);
+    o.b = randomOperand(c.outC * c.kH * c.kW * CG, p.b, rng);
     if (p.addend)
-      o.addend = randomTensor(c.outC, *p.addend, rng);
+      o.addend = randomOperand(c.outC, *p.addend, rng);
     o.outCount = c.batch * c.outH * c.outW * c.outC;
     if (p.residual)
-      o.residual = randomTensor(o.outCount, *p.residual, rng);
+      o.residual = randomOperand(o.outCount, *p.residual, rng);
     o.ref.resize(o.outCount);
     for (int64_t n = 0; n < c.batch; ++n)
       for (int64_t oh = 0; oh < c.outH; ++oh)
@@ -111,10 +86,10 @@ Operands makeOperands(const GemmProblem &p) {
     return o;
   }
   if (p.op == GemmOpKind::Gemm) {
-    o.a = randomTensor(M * K, p.a, rng);
-    o.b = randomTensor(K * N, p.b, rng);
+    o.a = randomOperand(M * K, p.a, rng);
+    o.b = randomOperand(K * N, p.b, rng);
     if (p.addend)
-      o.addend = randomTensor((M - 1) * p.addendRowStride + (N - 1) * p.addendColStride + 1,
+      o.addend = randomOperand((M - 1) * p.addendRowStride + (N - 1) * p.addendColStride + 1,
                               *p.addend, rng);
     o.outCount = M * N;
     o.ref.resize(o.outCount);
@@ -136,8 +111,8 @@ Operands makeOperands(const GemmProblem &p) {
     aMatrices += (d.extent - 1) * d.aStride;
     bMatrices += (d.extent - 1) * d.bStride;
   }
-  o.a = randomTensor(aMatrices * M * K, p.a, rng);
-  o.b = randomTensor(bMatrices * K * N, p.b, rng);
+  o.a = randomOperand(aMatrices * M * K, p.a, rng);
+  o.b = randomOperand(bMatrices * K * N, p.b, rng);
   o.outCount = p.batch * M * N;
   o.ref.resize(o.outCount);
   for (int64_t z = 0; z < p.batch; ++z) {
@@ -181,7 +156,7 @@ std::string emulate(const GemmKernel &kernel, double *relError) {
   // Split-K: the partial sums first, each workspace byte written once; the
   // reduction then takes the workspace where the kernel took A and B.
   if (kernel.splitsK()) {
-    std::vector<std::vector<uint8_t>> partialArgs = {o.a.bytes, o.b.bytes};
+    std::vector<std::vector<uint8_t>> partialArgs = {o.a.tensor.bytes(), o.b.tensor.bytes()};
     partialArgs.emplace_back(kernel.workspaceBytes(), 0xff);
     Emulator partials(func, partialArgs, kernel.grid(), int(kernel.block()[0]));
     if (!partials.run())
@@ -192,12 +167,12 @@ std::string emulate(const GemmKernel &kernel, double *relError) {
                std::to_string(partials.outWrites[b]) + " times";
     args.push_back(std::move(partialArgs.back()));
   } else {
-    args = {o.a.bytes, o.b.bytes};
+    args = {o.a.tensor.bytes(), o.b.tensor.bytes()};
   }
   if (p.addend)
-    args.push_back(o.addend.bytes);
+    args.push_back(o.addend.tensor.bytes());
   if (p.residual)
-    args.push_back(o.residual.bytes);
+    args.push_back(o.residual.tensor.bytes());
   args.emplace_back(o.outCount * elemBytes(p.out), 0xff);
   Emulator emulator(kernel.splitsK() ? reduceFunc : func, args,
                     kernel.splitsK() ? kernel.reduceGrid() : kernel.grid(),
