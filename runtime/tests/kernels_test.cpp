@@ -172,6 +172,8 @@ std::vector<F16Case> f16Cases() {
                    {{s, 'f'}, {Shape{2, 3, 6, 5}, 'i'}}, Shape{2, 3, 6, 5}});
   cases.push_back({"gather", makeAttrs({{"axis", int64_t(1)}}), {{s, 'f'}, {Shape{4}, 'i'}},
                    Shape{2, 4, 4, 5}});
+  cases.push_back({"gather_nd", makeAttrs({{"batch_dims", int64_t(1)}}),
+                   {{s, 'f'}, {Shape{2, 6, 2}, 'i'}}, Shape{2, 6, 5}});
   cases.push_back({"expand", {}, {{Shape{3, 1, 5}, 'f'}}, s});
   cases.push_back({"tile", {}, {{Shape{1, 3, 2, 5}, 'f'}}, Shape{2, 3, 4, 5}});
   return cases;
