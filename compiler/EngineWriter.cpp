@@ -389,6 +389,27 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
   FailureOr<codegen::KernelPlan> kernels = planStepKernels();
   if (failed(kernels))
     return failure();
+  // A step of a GPU engine without a GPU kernel costs a round trip to the
+  // host at run time (and rules out tessel_context_enqueue): a warning at
+  // its ONNX node, or an error under --require-gpu.
+  std::vector<std::string> cpuOnlySteps;
+  if (!options.targets.empty())
+    for (auto [stepIndex, step] : llvm::enumerate(steps)) {
+      if (!kernels->steps[stepIndex].empty())
+        continue;
+      cpuOnlySteps.push_back(step.name + " at " +
+                             (step.op ? locationName(step.op->getLoc()) : "output copy"));
+      if (!step.op)
+        continue;
+      InFlightDiagnostic diag = options.requireGpu ? step.op->emitError() : step.op->emitWarning();
+      diag << "no GPU kernel for " << step.name << " (operands "
+           << step.op->getOperandTypes() << ")"
+           << (options.requireGpu ? "" : ": the step runs on the CPU tier");
+    }
+  if (summary)
+    summary->cpuOnlySteps = cpuOnlySteps;
+  if (options.requireGpu && !cpuOnlySteps.empty())
+    return failure();
   if (summary) {
     summary->kernelSeconds = std::chrono::duration<double>(
                                  std::chrono::steady_clock::now() - kernelStart)
@@ -397,9 +418,6 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
       const std::vector<codegen::KernelVariant> &gpu = kernels->steps[stepIndex];
       ++summary->stepsByBestTier[format::tierName(gpu.empty() ? fb::Tier::cpu
                                                                : gpu.front().tier)];
-      if (gpu.empty() && !options.targets.empty())
-        summary->cpuOnlySteps.push_back(
-            step.name + " at " + (step.op ? locationName(step.op->getLoc()) : "output copy"));
     }
     summary->modules = kernels->modules.size();
     for (const codegen::KernelModule &module : kernels->modules) {

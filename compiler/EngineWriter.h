@@ -19,7 +19,8 @@ struct EngineSummary {
   /// Steps by the best tier they have a variant for ("tc-sm70", "simt", "cpu").
   std::map<std::string, int> stepsByBestTier;
   /// "op at location" of every step with no GPU variant (when targets were
-  /// given): the fallbacks a GPU run takes.
+  /// given): the fallbacks a GPU run takes. Filled also when --require-gpu
+  /// refuses them.
   std::vector<std::string> cpuOnlySteps;
   size_t modules = 0;
   uint64_t moduleBytes = 0;

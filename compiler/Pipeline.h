@@ -22,6 +22,9 @@ struct CompileOptions {
   /// GPU targets (major*10+minor) to assemble cubins for; PTX is carried
   /// besides for older and newer GPUs. Empty: a CPU-only engine.
   std::vector<int> targets = {75, 80, 90};
+  /// A step of a GPU engine without a GPU kernel is an error, not a warning
+  /// (--require-gpu). Changes no engine: it only refuses to write one.
+  bool requireGpu = false;
 };
 
 /// Appends the graph pipeline, in order, to `pm`.

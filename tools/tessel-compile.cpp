@@ -94,6 +94,9 @@ int main(int argc, char **argv) {
                  "GPU targets to assemble cubins for, comma-separated (sm_75 and newer; "
                  "PTX for older and newer GPUs is carried too), or 'none' for a CPU-only engine")
       ->capture_default_str();
+  app.add_flag("--require-gpu", options.requireGpu,
+               "fail (exit 3) when a step of a GPU engine has no GPU kernel, instead of warning "
+               "that it runs on the CPU tier");
   app.add_option("--freeze", freeze,
                  "NAME=FILE.pb: replace graph input NAME by a constant TensorProto")
       ->type_name("NAME=FILE");
@@ -182,6 +185,11 @@ int main(int argc, char **argv) {
   mlir::FailureOr<std::vector<uint8_t>> engine =
       tessel::writeEngine(module, options, &engineSummary);
   if (mlir::failed(engine)) {
+    if (options.requireGpu && !engineSummary.cpuOnlySteps.empty()) { // named above
+      std::fprintf(stderr, "tessel-compile: %s: %zu step(s) without a GPU kernel (--require-gpu; "
+                           "listed above)\n", input.c_str(), engineSummary.cpuOnlySteps.size());
+      return kUnsupported;
+    }
     std::fprintf(stderr, "tessel-compile: cannot write the engine (see above)\n");
     return kInvalid;
   }

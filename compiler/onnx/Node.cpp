@@ -12,23 +12,24 @@ using namespace mlir;
 namespace tessel::importer {
 namespace {
 
-// Integer tensors up to this many elements are evaluated at import time when
-// all their operands are constant (shape arithmetic); the rest is left to
-// --tessel-fold-constants.
+// Integer and bool tensors up to this many elements are evaluated at import
+// time when all their operands are constant (shape arithmetic and its masks);
+// the rest is left to --tessel-fold-constants.
 constexpr int64_t kMaxEvaluatedElements = 4096;
 
 /// Whether `op` is small integer arithmetic on constants (the Shape -> Gather
-/// -> Concat -> Reshape kind of subgraph), which the importer evaluates with
-/// the one constant evaluator so that its result can serve as an attribute
-/// of a later op: one result, a signless integer tensor (not i1) of at most
-/// kMaxEvaluatedElements, and every operand a `tessel.constant`.
+/// -> Concat -> Reshape kind of subgraph, and the Equal -> Where that picks
+/// among shapes, as PyTorch exports a reshape to a computed shape), which the
+/// importer evaluates with the one constant evaluator so that its result can
+/// serve as an attribute of a later op: one result, a signless integer or
+/// bool tensor of at most kMaxEvaluatedElements, and every operand a
+/// `tessel.constant`.
 bool isShapeArithmetic(Operation *op) {
   if (op->getNumResults() != 1)
     return false;
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   auto integer = dyn_cast<IntegerType>(type.getElementType());
-  if (!integer || !integer.isSignless() || integer.getWidth() == 1 ||
-      type.getNumElements() > kMaxEvaluatedElements)
+  if (!integer || !integer.isSignless() || type.getNumElements() > kMaxEvaluatedElements)
     return false;
   return llvm::all_of(op->getOperands(), [](Value operand) {
     return operand.getDefiningOp<ConstantOp>() != nullptr;
