@@ -12,7 +12,9 @@ void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   //    (reshape/transpose chains).
   func.addPass(createFoldConstants());
   func.addPass(mlir::createCanonicalizerPass());
-  // 2. BatchNormalization into the preceding conv/gemm.   [fold-batch-norm]
+  // 2. LayerNormalization from its opset < 17 decomposition. [fuse-layer-norm]
+  func.addPass(createFuseLayerNorm());
+  //    BatchNormalization into the preceding conv/gemm.   [fold-batch-norm]
   func.addPass(createFoldBatchNorm());
   // 3. Bias, residual and activation into conv/gemm.      [fuse-epilogue]
   func.addPass(createFuseEpilogue());

@@ -15,10 +15,12 @@ namespace tessel {
 #define GEN_PASS_REGISTRATION
 #include "Passes.h.inc"
 
-/// The rewrites of --tessel-fold-batch-norm and --tessel-fuse-epilogue, for
+/// The rewrites of --tessel-fold-batch-norm, --tessel-fuse-epilogue and
+/// --tessel-fuse-layer-norm, for
 /// drivers that run them with other patterns.
 void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
 void populateFuseEpiloguePatterns(mlir::RewritePatternSet &patterns);
+void populateFuseLayerNormPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace tessel
 

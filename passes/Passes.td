@@ -41,6 +41,21 @@ def FoldBatchNorm : Pass<"tessel-fold-batch-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["::tessel::TesselDialect"];
 }
 
+def FuseLayerNorm : Pass<"tessel-fuse-layer-norm", "mlir::func::FuncOp"> {
+  let summary = "LayerNormalization from its op-by-op decomposition (opsets below 17)";
+  let description = [{
+    `div(x - mean(x), sqrt(mean((x - mean(x))^2) + eps))`, the means over
+    x's trailing dims with keepdims, optionally times a constant gamma and
+    plus a constant beta (each broadcasting along the normalized dims only),
+    becomes `layer_norm(x, gamma, beta)` with `axis` the first reduced dim
+    and `epsilon` eps (gamma ones when absent). The square may be
+    `pow(d, 2)` or `mul(d, d)`. Every intermediate must have no use outside
+    the pattern; otherwise nothing changes. The layer_norm's location is the
+    fused locations of the ops it replaces.
+  }];
+  let dependentDialects = ["::tessel::TesselDialect"];
+}
+
 def FuseEpilogue : Pass<"tessel-fuse-epilogue", "mlir::func::FuncOp"> {
   let summary = "Fuse bias, residual add and activation into conv and gemm";
   let description = [{
