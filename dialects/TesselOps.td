@@ -362,7 +362,7 @@ def Tessel_MatMulOp : Tessel_Op<"matmul", [TensorCoreMath, Tessel_Kernel<"Gemm">
 // Normalization, pooling, softmax, reductions
 //===----------------------------------------------------------------------===//
 
-def Tessel_BatchNormOp : Tessel_Op<"batch_norm", [F32Math, Tessel_Kernel<"None">]> {
+def Tessel_BatchNormOp : Tessel_Op<"batch_norm", [F32Math, Tessel_Kernel<"BatchNorm">]> {
   let summary = "inference BatchNormalization over axis 1";
   let arguments = (ins Tessel_Tensor:$input, Tessel_Tensor:$scale, Tessel_Tensor:$bias,
                    Tessel_Tensor:$mean, Tessel_Tensor:$variance, F32Attr:$epsilon);
@@ -371,7 +371,7 @@ def Tessel_BatchNormOp : Tessel_Op<"batch_norm", [F32Math, Tessel_Kernel<"None">
   let hasVerifier = 1;
 }
 
-def Tessel_InstanceNormOp : Tessel_Op<"instance_norm", [F32Math, Tessel_Kernel<"None">]> {
+def Tessel_InstanceNormOp : Tessel_Op<"instance_norm", [F32Math, Tessel_Kernel<"InstanceNorm">]> {
   let summary = "InstanceNormalization: per (n, c) over the spatial axes";
   let arguments = (ins Tessel_Tensor:$input, Tessel_Tensor:$scale, Tessel_Tensor:$bias,
                    F32Attr:$epsilon);
@@ -379,7 +379,7 @@ def Tessel_InstanceNormOp : Tessel_Op<"instance_norm", [F32Math, Tessel_Kernel<"
   let assemblyFormat = "$input `,` $scale `,` $bias attr-dict `:` functional-type(operands, results)";
 }
 
-def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [F32Math, Tessel_Kernel<"None">]> {
+def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [F32Math, Tessel_Kernel<"LayerNorm">]> {
   let summary = "LayerNormalization over axes [axis, rank); scale/bias broadcast to them";
   let arguments = (ins Tessel_Tensor:$input, Tessel_Tensor:$scale, Optional<Tessel_Tensor>:$bias,
                    I64Attr:$axis, F32Attr:$epsilon);
@@ -388,7 +388,7 @@ def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [F32Math, Tessel_Kernel<"None">
 }
 
 def Tessel_LrnOp : Tessel_Op<"lrn", [SameOperandsAndResultType, F32Math,
-    Tessel_Kernel<"None">]> {
+    Tessel_Kernel<"Lrn">]> {
   let summary = "local response normalization across channels (ONNX LRN)";
   let arguments = (ins Tessel_Tensor:$input, I64Attr:$size, F32Attr:$alpha,
                    F32Attr:$beta, F32Attr:$bias);
@@ -463,7 +463,7 @@ class Tessel_ArgReduceOp<string mnemonic>
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tessel_CumSumOp : Tessel_Op<"cumsum", [F32Math, Tessel_Kernel<"None">]> {
+def Tessel_CumSumOp : Tessel_Op<"cumsum", [F32Math, Tessel_Kernel<"CumSum">]> {
   let summary = "ONNX CumSum: running sums along `axis`";
   let description = [{
     Element a along the axis is the sum of elements 0..a (`reverse`: a..end),
@@ -560,7 +560,7 @@ def Tessel_GatherOp : Tessel_Op<"gather", [ExactMath, Tessel_Kernel<"Gather">]> 
 }
 
 def Tessel_GatherElementsOp : Tessel_Op<"gather_elements", [ExactMath,
-    Tessel_Kernel<"None">]> {
+    Tessel_Kernel<"GatherElements">]> {
   let summary = "ONNX GatherElements along `axis`; negative indices count from the end";
   let description = [{
     The result has the indices' shape: result[i] = data[i with its `axis`
@@ -573,7 +573,7 @@ def Tessel_GatherElementsOp : Tessel_Op<"gather_elements", [ExactMath,
   let hasVerifier = 1;
 }
 
-def Tessel_GatherNDOp : Tessel_Op<"gather_nd", [ExactMath, Tessel_Kernel<"None">]> {
+def Tessel_GatherNDOp : Tessel_Op<"gather_nd", [ExactMath, Tessel_Kernel<"GatherND">]> {
   let summary = "ONNX GatherND: slices of the data addressed by the indices' last dim";
   let description = [{
     With b = `batch_dims` and k = the indices' last extent (1 <= k <=
@@ -595,7 +595,7 @@ def Tessel_GatherNDOp : Tessel_Op<"gather_nd", [ExactMath, Tessel_Kernel<"None">
   }];
 }
 
-def Tessel_TriluOp : Tessel_Op<"trilu", [ExactMath, Tessel_Kernel<"None">]> {
+def Tessel_TriluOp : Tessel_Op<"trilu", [ExactMath, Tessel_Kernel<"Trilu">]> {
   let summary = "ONNX Trilu: the upper or lower triangle of the last two dims";
   let description = [{
     Element (i, j) of each matrix stays where j - i >= k (`upper`) or

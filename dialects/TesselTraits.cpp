@@ -47,7 +47,8 @@ KernelFamily kernelFamily(OperationName name) {
   return declaredFamily<K::Gemm, K::Copy, K::Cast, K::Unary, K::Clip, K::Binary, K::Where,
                         K::Transpose, K::Slice, K::Expand, K::Tile, K::Pad, K::Im2Row,
                         K::Concat, K::Gather, K::Reduce, K::Softmax, K::ArgReduce,
-                        K::Pool>(name);
+                        K::Pool, K::LayerNorm, K::InstanceNorm, K::BatchNorm, K::Lrn,
+                        K::CumSum, K::GatherElements, K::GatherND, K::Trilu>(name);
 }
 
 } // namespace tessel

@@ -62,6 +62,14 @@ enum class KernelFamily {
   Softmax,
   ArgReduce,
   Pool,
+  LayerNorm,
+  InstanceNorm,
+  BatchNorm,
+  Lrn,
+  CumSum,
+  GatherElements,
+  GatherND,
+  Trilu,
 };
 
 namespace traits {

@@ -338,7 +338,16 @@ private:
   Launches reduce();
   Launches softmax();
   Launches argReduce();
+  Launches cumsum();
   Launches pool();
+  Launches rowNorm(llvm::StringRef op, const kernels::NormParams &p, std::vector<KernelArg> args);
+  Launches layerNorm();
+  Launches instanceNorm();
+  Launches batchNorm();
+  Launches lrn();
+  Launches gatherElements();
+  Launches gatherND();
+  Launches trilu();
 
   const StepView &step;
   cpu::Attrs attrs;
@@ -873,6 +882,285 @@ Launches StepPlanner::argReduce() {
                 {in[0].address(), out[0].address(), KernelArg::value(p)});
 }
 
+Launches StepPlanner::cumsum() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype || in[0].shape != out[0].shape)
+    return std::nullopt;
+  kernels::AxisParams axis{};
+  if (!splitAxis(in[0].shape, attrs.getInt("axis", 0), axis))
+    return std::nullopt;
+  kernels::ScanParams p{axis.outer, axis.length, axis.inner};
+  p.exclusive = attrs.getInt("exclusive", 0) != 0;
+  p.reverse = attrs.getInt("reverse", 0) != 0;
+  // A thread per line along the axis, in the CPU's order.
+  return single(typed("cumsum", in[0].dtype), gridFor(p.outer * p.inner, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(p)});
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+bool isF32OrF16(DType dtype) { return dtype == DType::F32 || dtype == DType::F16; }
+
+/// Whether `param` broadcasts (numpy, right-aligned) to `shape`.
+bool broadcastsTo(const Dims &param, const Dims &shape) {
+  if (param.size() > shape.size())
+    return false;
+  const size_t lead = shape.size() - param.size();
+  for (size_t d = 0; d < param.size(); ++d)
+    if (param[d] != 1 && param[d] != shape[lead + d])
+      return false;
+  return true;
+}
+
+/// The launch of layer_norm's or instance_norm's row kernel for rows of
+/// p.length elements (Normalization.cuh): a warp per row for rows a warp
+/// holds in registers, a block per row for rows a block of at most
+/// kNormMaxBlock threads holds, else a block per row that reads the row in
+/// each pass; 16-byte loads (_vec) when every row starts at a multiple of 16
+/// bytes.
+Launches StepPlanner::rowNorm(llvm::StringRef op, const kernels::NormParams &p,
+                              std::vector<KernelArg> args) {
+  const int64_t bytes = static_cast<int64_t>(in[0].elementBytes());
+  const int64_t lanes = (p.length * bytes) % 16 == 0 ? 16 / bytes : 1;
+  const int64_t held =
+      lanes == 1 ? kernels::kNormHeldElements : kernels::kNormHeldFloats / lanes;
+  const int64_t vectors = p.length / lanes;
+  std::string kernel = typed(op, in[0].dtype);
+  uint32_t grid, block;
+  if (vectors <= 32 * held) {
+    kernel += "_warp";
+    block = kBlock;
+    grid = gridFor(p.rows, kBlock / 32);
+  } else if (vectors <= kernels::kNormMaxBlock * held) {
+    kernel += "_block";
+    block = static_cast<uint32_t>((vectors + 32 * held - 1) / (32 * held) * 32);
+    grid = gridFor(p.rows, 1);
+  } else {
+    kernel += "_stream";
+    block = kernels::kNormMaxBlock;
+    grid = gridFor(p.rows, 1);
+  }
+  if (lanes > 1)
+    kernel += "_vec";
+  args.push_back(KernelArg::value(p));
+  return single(kernel, grid, block, std::move(args));
+}
+
+Launches StepPlanner::layerNorm() {
+  if (in.size() != 2 && in.size() != 3)
+    return std::nullopt;
+  const Operand &x = in[0], &scale = in[1], &y = out[0];
+  const Operand *bias = in.size() == 3 ? &in[2] : nullptr;
+  if (!isF32OrF16(x.dtype) || y.dtype != x.dtype || y.shape != x.shape ||
+      scale.dtype != x.dtype || (bias && bias->dtype != x.dtype))
+    return std::nullopt;
+  // The CPU kernel's axis: the normalized dims are [axis, rank).
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  int64_t axis = attrs.getInt("axis", -1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank)
+    return std::nullopt;
+  const Dims normalized(x.shape.begin() + axis, x.shape.end());
+  kernels::NormParams p{};
+  p.rows = product(x.shape, 0, static_cast<size_t>(axis));
+  p.length = product(normalized);
+  p.epsilon = static_cast<float>(attrs.getFloat("epsilon", 1e-5));
+  // Scale and bias as the kernel reads them: the normalized shape (step 1)
+  // or one element (step 0). Other broadcasts run on the CPU tier, and what
+  // does not broadcast is the CPU kernel's error.
+  auto stepOf = [&](const Operand &param) -> std::optional<int32_t> {
+    if (!broadcastsTo(param.shape, normalized))
+      return std::nullopt;
+    if (param.count() == p.length)
+      return 1;
+    if (param.count() == 1)
+      return 0;
+    return std::nullopt;
+  };
+  std::optional<int32_t> scaleStep = stepOf(scale), biasStep = bias ? stepOf(*bias) : 0;
+  if (!scaleStep || !biasStep)
+    return std::nullopt;
+  p.scaleStep = *scaleStep;
+  p.biasStep = *biasStep;
+  return rowNorm("layer_norm", p,
+                 {x.address(), scale.address(), bias ? bias->address() : KernelArg::null(),
+                  y.address()});
+}
+
+Launches StepPlanner::instanceNorm() {
+  if (in.size() != 3)
+    return std::nullopt;
+  const Operand &x = in[0], &scale = in[1], &bias = in[2], &y = out[0];
+  if (!isF32OrF16(x.dtype) || y.dtype != x.dtype || y.shape != x.shape || x.shape.size() < 2)
+    return std::nullopt;
+  const int64_t channels = x.shape[1];
+  for (const Operand *param : {&scale, &bias})
+    if (param->dtype != x.dtype || param->count() != channels)
+      return std::nullopt;
+  kernels::NormParams p{};
+  p.rows = x.shape[0] * channels;
+  p.length = product(x.shape, 2);
+  p.channels = channels;
+  p.epsilon = static_cast<float>(attrs.getFloat("epsilon", 1e-5));
+  return rowNorm("instance_norm", p,
+                 {x.address(), scale.address(), bias.address(), y.address()});
+}
+
+Launches StepPlanner::batchNorm() {
+  if (in.size() != 5)
+    return std::nullopt;
+  const Operand &x = in[0], &y = out[0];
+  if (!isF32OrF16(x.dtype) || y.dtype != x.dtype || y.shape != x.shape || x.shape.size() < 2)
+    return std::nullopt;
+  const int64_t channels = x.shape[1];
+  for (size_t i = 1; i < 5; ++i)
+    if (in[i].dtype != x.dtype || in[i].count() != channels)
+      return std::nullopt;
+  kernels::BatchNormParams p{};
+  p.n = x.count();
+  p.channels = channels;
+  p.inner = product(x.shape, 2);
+  p.epsilon = attrs.getFloat("epsilon", 1e-5);
+  // Two launches: the channels' factors into the workspace, then a thread
+  // per element, or per 16 bytes of one channel's elements (_vec).
+  const KernelArg factors =
+      KernelArg::workspace(std::max<uint64_t>(16, static_cast<uint64_t>(channels) * 4));
+  const int64_t lanes = 16 / static_cast<int64_t>(x.elementBytes());
+  const bool vec = p.inner % lanes == 0;
+  const std::string factor = typed("batch_norm_factor", x.dtype);
+  const std::string apply = typed("batch_norm", x.dtype) + (vec ? "_vec" : "");
+  if (KernelLibrary::familyOf(factor) < 0 || KernelLibrary::familyOf(apply) < 0)
+    return std::nullopt;
+  const Operand &scale = in[1], &bias = in[2], &mean = in[3], &variance = in[4];
+  return std::vector<Launch>{
+      makeLaunch(factor, gridFor(channels, kBlock), kBlock,
+                 {scale.address(), variance.address(), factors, KernelArg::value(p)}),
+      makeLaunch(apply, gridFor(vec ? p.n / lanes : p.n, kBlock), kBlock,
+                 {x.address(), bias.address(), mean.address(), factors, y.address(),
+                  KernelArg::value(p)})};
+}
+
+Launches StepPlanner::lrn() {
+  if (in.size() != 1 || !isF32OrF16(in[0].dtype) || out[0].dtype != in[0].dtype ||
+      out[0].shape != in[0].shape || in[0].shape.size() < 2)
+    return std::nullopt;
+  const int64_t size = attrs.getInt("size", 1);
+  if (size < 1)
+    return std::nullopt;
+  const Dims &shape = in[0].shape;
+  kernels::LrnParams p{};
+  p.n = in[0].count();
+  p.channels = shape[1];
+  p.inner = product(shape, 2);
+  p.before = (size - 1) / 2;
+  p.after = size - 1 - p.before;
+  // alpha / size in double, as the CPU kernel computes it, then in f32.
+  p.coeff = static_cast<float>(attrs.getFloat("alpha", 1e-4) / static_cast<double>(size));
+  p.beta = static_cast<float>(attrs.getFloat("beta", 0.75));
+  p.bias = static_cast<float>(attrs.getFloat("bias", 1.0));
+  return single(typed("lrn", in[0].dtype), gridFor(p.n, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(p)});
+}
+
+//===----------------------------------------------------------------------===//
+// Selections by index or position
+//===----------------------------------------------------------------------===//
+
+Launches StepPlanner::gatherElements() {
+  if (in.size() != 2)
+    return std::nullopt;
+  const Operand &data = in[0], &indices = in[1], &y = out[0];
+  if (data.dtype != y.dtype || (indices.dtype != DType::I32 && indices.dtype != DType::I64))
+    return std::nullopt;
+  // The CPU kernel's checks: one rank, the result of the indices' shape,
+  // which extends no dim but the axis past the data's.
+  const int64_t rank = static_cast<int64_t>(data.shape.size());
+  int64_t axis = attrs.getInt("axis");
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank || rank > kMaxRank ||
+      indices.shape.size() != data.shape.size() || y.shape != indices.shape)
+    return std::nullopt;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && indices.shape[d] > data.shape[d])
+      return std::nullopt;
+  const int width = static_cast<int>(data.elementBytes());
+  if (width != 1 && width != 2 && width != 4 && width != 8)
+    return std::nullopt;
+  Dims strides = rowMajorStrides(data.shape);
+  kernels::GatherElementsParams p{};
+  p.n = y.count();
+  p.extent = data.shape[axis];
+  p.axisStride = strides[axis];
+  strides[axis] = 0;
+  p.rank = static_cast<int32_t>(rank);
+  copyDims(indices.shape, p.shape);
+  copyDims(strides, p.stride);
+  return single("tsl_gather_elements_w" + std::to_string(width) + "_" + suffix(indices.dtype),
+                gridFor(p.n, kBlock), kBlock,
+                {data.address(), indices.address(), y.address(), KernelArg::value(p)});
+}
+
+Launches StepPlanner::gatherND() {
+  if (in.size() != 2)
+    return std::nullopt;
+  const Operand &data = in[0], &indices = in[1], &y = out[0];
+  if (data.dtype != y.dtype || indices.dtype != DType::I64)
+    return std::nullopt;
+  // The CPU kernel's checks (gather.cpp, gatherNDKernel).
+  const int64_t r = static_cast<int64_t>(data.shape.size());
+  const int64_t q = static_cast<int64_t>(indices.shape.size());
+  const int64_t b = attrs.getInt("batch_dims");
+  const int64_t k = q ? indices.shape.back() : 0;
+  if (r < 1 || q < 1 || b < 0 || b >= std::min(r, q) || k < 1 || k > r - b || k > kMaxRank)
+    return std::nullopt;
+  for (int64_t d = 0; d < b; ++d)
+    if (data.shape[d] != indices.shape[d])
+      return std::nullopt;
+  Dims expected(indices.shape.begin(), indices.shape.end() - 1);
+  expected.insert(expected.end(), data.shape.begin() + b + k, data.shape.end());
+  if (y.shape != expected)
+    return std::nullopt;
+  kernels::GatherNDParams p{};
+  p.k = static_cast<int32_t>(k);
+  p.tuplesPerBatch = product(indices.shape, b, q - 1);
+  // Strides in slices of the data's dims b .. b + k, and one batch's slices.
+  int64_t batchSlices = 1;
+  for (int64_t j = k; j-- > 0;) {
+    p.extent[j] = data.shape[b + j];
+    p.stride[j] = batchSlices;
+    batchSlices *= data.shape[b + j];
+  }
+  p.batchSlices = batchSlices;
+  const int64_t sliceBytes =
+      product(data.shape, b + k) * static_cast<int64_t>(data.elementBytes());
+  const int w = wordBytes({sliceBytes});
+  p.sliceWords = sliceBytes / w;
+  p.n = product(indices.shape, 0, q - 1) * p.sliceWords;
+  return single("tsl_gather_nd_w" + std::to_string(w) + "_i64", gridFor(p.n, kBlock), kBlock,
+                {data.address(), indices.address(), y.address(), KernelArg::value(p)});
+}
+
+Launches StepPlanner::trilu() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype || in[0].shape != out[0].shape ||
+      in[0].shape.size() < 2)
+    return std::nullopt;
+  const int width = static_cast<int>(in[0].elementBytes());
+  if (width != 1 && width != 2 && width != 4 && width != 8)
+    return std::nullopt;
+  const Dims &shape = in[0].shape;
+  kernels::TriluParams p{};
+  p.n = in[0].count();
+  p.rows = shape[shape.size() - 2];
+  p.cols = shape.back();
+  p.k = attrs.getInt("k");
+  p.upper = attrs.getInt("upper", 1) != 0;
+  return single("tsl_trilu_w" + std::to_string(width), gridFor(p.n, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(p)});
+}
+
 //===----------------------------------------------------------------------===//
 // Pools
 //===----------------------------------------------------------------------===//
@@ -954,6 +1242,14 @@ Launches StepPlanner::plan() {
   case KernelFamily::Softmax: return softmax();
   case KernelFamily::ArgReduce: return argReduce();
   case KernelFamily::Pool: return pool();
+  case KernelFamily::LayerNorm: return layerNorm();
+  case KernelFamily::InstanceNorm: return instanceNorm();
+  case KernelFamily::BatchNorm: return batchNorm();
+  case KernelFamily::Lrn: return lrn();
+  case KernelFamily::CumSum: return cumsum();
+  case KernelFamily::GatherElements: return gatherElements();
+  case KernelFamily::GatherND: return gatherND();
+  case KernelFamily::Trilu: return trilu();
   case KernelFamily::Gemm: // the implicit-GEMM codegen's (ImplicitGemm.h)
   case KernelFamily::None: return std::nullopt;
   }

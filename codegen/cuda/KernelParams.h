@@ -133,6 +133,73 @@ struct PoolParams {
   int64_t padBegin[kMaxPoolDims], padEnd[kMaxPoolDims];
 };
 
+/// The row a thread of a layer_norm or instance_norm _warp or _block kernel
+/// holds in registers (Normalization.cuh): kNormHeldFloats / V vectors of V
+/// elements with 16-byte loads, kNormHeldElements with element loads (fewer,
+/// to keep the unrolled code of these rarer kernels small).
+constexpr int kNormHeldFloats = 32;
+constexpr int kNormHeldElements = 8;
+/// The most threads a block of a row kernel has (its entry's launch bound).
+constexpr int kNormMaxBlock = 512;
+
+/// layer_norm, instance_norm: `rows` rows of `length` contiguous elements,
+/// each normalized by its own mean and variance. layer_norm's scale and bias
+/// have the row's shape (step 1) or one element (step 0); instance_norm's
+/// row r is channel r % `channels`, whose scale and bias it takes.
+struct NormParams {
+  int64_t rows, length, channels;
+  float epsilon;
+  int32_t scaleStep, biasStep, pad0;
+};
+
+/// batch_norm, the input as [outer, channels, inner]: `n` elements, element
+/// i of channel (i / inner) % channels.
+struct BatchNormParams {
+  int64_t n, channels, inner;
+  double epsilon;
+};
+
+/// lrn, the input as [batch, channels, inner]: the window of channel c is
+/// channels [c - before, c + after] within [0, channels); `coeff` is alpha /
+/// size as the CPU computes it (in double).
+struct LrnParams {
+  int64_t n, channels, inner, before, after;
+  float coeff, beta, bias;
+  int32_t pad0;
+};
+
+/// cumsum, the input as [outer, length, inner] around the axis.
+struct ScanParams {
+  int64_t outer, length, inner;
+  int32_t exclusive, reverse;
+};
+
+/// gather_elements: result element i (row-major over `shape`, the indices'
+/// shape) reads the data at sum_d i_d * stride[d] (stride[axis] = 0) plus
+/// index * axisStride, the index taken in [-extent, extent).
+struct GatherElementsParams {
+  int64_t n, extent, axisStride;
+  int32_t rank, pad0;
+  int64_t shape[kMaxRank], stride[kMaxRank];
+};
+
+/// gather_nd: `n` result words, a slice of `sliceWords` words per tuple of
+/// `k` indices; tuple t lies in batch t / tuplesPerBatch, whose data block
+/// starts at slice batch * batchSlices; index j of a tuple is a position
+/// in [-extent[j], extent[j]) along a dim whose step is stride[j] slices.
+struct GatherNDParams {
+  int64_t n, sliceWords, tuplesPerBatch, batchSlices;
+  int32_t k, pad0;
+  int64_t extent[kMaxRank], stride[kMaxRank];
+};
+
+/// trilu: `n` elements of matrices of rows x cols; element (i, j) stays
+/// where j - i >= k (upper) or j - i <= k (lower).
+struct TriluParams {
+  int64_t n, rows, cols, k;
+  int32_t upper, pad0;
+};
+
 static_assert(sizeof(UnaryParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(ClipParams) == 40, "layout shared with the kernels");
 static_assert(sizeof(BroadcastParams) == 272, "layout shared with the kernels");
@@ -146,6 +213,13 @@ static_assert(sizeof(GatherParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(ReduceParams) == 280, "layout shared with the kernels");
 static_assert(sizeof(AxisParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(PoolParams) == 248, "layout shared with the kernels");
+static_assert(sizeof(NormParams) == 40, "layout shared with the kernels");
+static_assert(sizeof(BatchNormParams) == 32, "layout shared with the kernels");
+static_assert(sizeof(LrnParams) == 56, "layout shared with the kernels");
+static_assert(sizeof(ScanParams) == 32, "layout shared with the kernels");
+static_assert(sizeof(GatherElementsParams) == 160, "layout shared with the kernels");
+static_assert(sizeof(GatherNDParams) == 168, "layout shared with the kernels");
+static_assert(sizeof(TriluParams) == 40, "layout shared with the kernels");
 
 } // namespace tessel::kernels
 

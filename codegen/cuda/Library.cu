@@ -22,7 +22,9 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Cast.cuh"
 #include "kernels/Elementwise.cuh"
+#include "kernels/Index.cuh"
 #include "kernels/Movement.cuh"
+#include "kernels/Normalization.cuh"
 #include "kernels/Pool.cuh"
 #include "kernels/Reduction.cuh"
 
@@ -48,6 +50,9 @@ using namespace tessel::kernels;
 #define TSL_W(w) TSL_W_##w
 
 #define TSL_KERNEL extern "C" __global__ void
+// An entry point launched with at most `threads` threads a block: the
+// compiler keeps its registers within what a block of that size may use.
+#define TSL_KERNEL_BOUNDED(threads) extern "C" __global__ void __launch_bounds__(threads)
 #define TSL_PARAMS(type) const __grid_constant__ type p
 
 // X(args..., t) for each dtype of a class.
@@ -186,6 +191,64 @@ using namespace tessel::kernels;
   TSL_KERNEL tsl_##name##_##t##_vec(const TSL_T(t) *x, TSL_T(t) *y,             \
                                     TSL_PARAMS(PoolParams)) {                   \
     fn<TSL_T(t), 16 / sizeof(TSL_T(t))>(x, y, p);                               \
+  }
+
+// layer_norm and instance_norm: a warp per row (blocks of 256 threads), a
+// block per row (at most kNormMaxBlock threads), each with the row in
+// registers, or a block per row reading the row in each pass
+// (Normalization.cuh); _vec moves 16 bytes per load and store.
+#define TSL_ROW_NORM_SHAPE(name, fn, t, shape, suffix, threads, v)             \
+  TSL_KERNEL_BOUNDED(threads)                                                   \
+  tsl_##name##_##t##_##suffix(const TSL_T(t) *x, const TSL_T(t) *scale,         \
+                              const TSL_T(t) *bias, TSL_T(t) *y, TSL_PARAMS(NormParams)) { \
+    fn<RowShape::shape, TSL_T(t), v>(x, scale, bias, y, p);                     \
+  }
+#define TSL_ROW_NORM(name, fn, t)                                               \
+  TSL_ROW_NORM_SHAPE(name, fn, t, Warp, warp, 256, 1)                           \
+  TSL_ROW_NORM_SHAPE(name, fn, t, Warp, warp_vec, 256, 16 / sizeof(TSL_T(t)))   \
+  TSL_ROW_NORM_SHAPE(name, fn, t, Block, block, kNormMaxBlock, 1)               \
+  TSL_ROW_NORM_SHAPE(name, fn, t, Block, block_vec, kNormMaxBlock, 16 / sizeof(TSL_T(t))) \
+  TSL_ROW_NORM_SHAPE(name, fn, t, Stream, stream, kNormMaxBlock, 1)             \
+  TSL_ROW_NORM_SHAPE(name, fn, t, Stream, stream_vec, kNormMaxBlock, 16 / sizeof(TSL_T(t)))
+
+// batch_norm: the channels' factors into the workspace, then the elements.
+#define TSL_BATCH_NORM(t)                                                       \
+  TSL_KERNEL tsl_batch_norm_factor_##t(const TSL_T(t) *scale, const TSL_T(t) *variance, \
+                                       float *k, TSL_PARAMS(BatchNormParams)) { \
+    batchNormFactor(scale, variance, k, p);                                     \
+  }                                                                             \
+  TSL_KERNEL tsl_batch_norm_##t(const TSL_T(t) *x, const TSL_T(t) *bias,        \
+                                const TSL_T(t) *mean, const float *k, TSL_T(t) *y, \
+                                TSL_PARAMS(BatchNormParams)) {                  \
+    batchNorm<TSL_T(t), 1>(x, bias, mean, k, y, p);                             \
+  }                                                                             \
+  TSL_KERNEL tsl_batch_norm_##t##_vec(const TSL_T(t) *x, const TSL_T(t) *bias,  \
+                                      const TSL_T(t) *mean, const float *k, TSL_T(t) *y, \
+                                      TSL_PARAMS(BatchNormParams)) {            \
+    batchNorm<TSL_T(t), 16 / sizeof(TSL_T(t))>(x, bias, mean, k, y, p);         \
+  }
+
+// instance_norm, batch_norm and lrn: the norms of CNNs.
+#define TSL_NORM_FAMILY(t)                                                      \
+  TSL_ROW_NORM(instance_norm, instanceNorm, t)                                  \
+  TSL_BATCH_NORM(t)                                                             \
+  TSL_KERNEL tsl_lrn_##t(const TSL_T(t) *x, TSL_T(t) *y, TSL_PARAMS(LrnParams)) { lrn(x, y, p); }
+
+#define TSL_CUMSUM(t)                                                           \
+  TSL_KERNEL tsl_cumsum_##t(const TSL_T(t) *x, TSL_T(t) *y, TSL_PARAMS(ScanParams)) { \
+    cumsum(x, y, p);                                                            \
+  }
+
+#define TSL_GATHER_ELEMENTS(w, i)                                               \
+  TSL_KERNEL tsl_gather_elements_w##w##_##i(const TSL_W(w) *x, const TSL_T(i) *indices, \
+                                            TSL_W(w) *y,                        \
+                                            TSL_PARAMS(GatherElementsParams)) { \
+    gatherElements(x, indices, y, p);                                           \
+  }
+#define TSL_GATHER_ND(w)                                                        \
+  TSL_KERNEL tsl_gather_nd_w##w##_i64(const TSL_W(w) *x, const int64_t *indices, \
+                                      TSL_W(w) *y, TSL_PARAMS(GatherNDParams)) { \
+    gatherND(x, indices, y, p);                                                 \
   }
 
 //===----------------------------------------------------------------------===//
@@ -363,4 +426,41 @@ TSL_POOL(max_pool, maxPool, u8)
 
 #ifdef TSL_FAMILY_avg_pool
 TSL_FLOATS(TSL_POOL_VEC, avg_pool, avgPool)
+#endif
+
+// layer_norm in f32: the precision policy's (an fp16 engine runs it in f32
+// too) and a model's own f32; apart from the other norms, since a
+// transformer uses layer_norm only and a CNN the others only.
+#ifdef TSL_FAMILY_layer_norm_f32
+TSL_ROW_NORM(layer_norm, layerNorm, f32)
+#endif
+
+// layer_norm on a model's own f16 tensors (f32 math inside).
+#ifdef TSL_FAMILY_layer_norm_f16
+TSL_ROW_NORM(layer_norm, layerNorm, f16)
+#endif
+
+// instance_norm, batch_norm (one that does not fold into a conv), lrn: f32
+// as the precision policy runs them, f16 on a model's own f16 tensors.
+#ifdef TSL_FAMILY_norm_f32
+TSL_NORM_FAMILY(f32)
+#endif
+
+#ifdef TSL_FAMILY_norm_f16
+TSL_NORM_FAMILY(f16)
+#endif
+
+#ifdef TSL_FAMILY_cumsum
+TSL_CUMSUM(f32) TSL_CUMSUM(f16) TSL_CUMSUM(i32) TSL_CUMSUM(i64)
+#endif
+
+// Selections by index or position: gather_elements, gather_nd, trilu, every
+// dtype by its bits.
+#ifdef TSL_FAMILY_index
+TSL_GATHER_ELEMENTS(1, i32) TSL_GATHER_ELEMENTS(2, i32) TSL_GATHER_ELEMENTS(4, i32)
+TSL_GATHER_ELEMENTS(8, i32)
+TSL_GATHER_ELEMENTS(1, i64) TSL_GATHER_ELEMENTS(2, i64) TSL_GATHER_ELEMENTS(4, i64)
+TSL_GATHER_ELEMENTS(8, i64)
+TSL_GATHER_ND(1) TSL_GATHER_ND(2) TSL_GATHER_ND(4) TSL_GATHER_ND(8) TSL_GATHER_ND(16)
+TSL_MOVE_WIDTHS(trilu, trilu, TriluParams)
 #endif

@@ -2,7 +2,8 @@
 //
 // What every library kernel shares: the element types (f16 as raw bits, as
 // the CPU tier's Half; bool as one byte), "f16 storage, f32 math" loads and
-// stores, grid-stride loops, and the index arithmetic of strided shapes.
+// stores, grid-stride loops, the index arithmetic of strided shapes, and
+// 16-byte loads and stores of consecutive elements.
 //
 // Semantics follow the CPU tier's kernels (runtime/kernels), the reference:
 // f16 loads widen exactly to float, math runs in float (double for f64) and
@@ -141,6 +142,41 @@ __device__ __forceinline__ int64_t stridedOffset(uint64_t i, int rank, const int
     i = q;
   }
   return offset;
+}
+
+/// `Lanes` consecutive elements, one 16-byte word where Lanes > 1: what a
+/// kernel that moves 16 bytes per thread loads and stores (the simt tier's
+/// pointers are 16-byte aligned; the planner picks such a kernel only where
+/// every word it touches lies at a multiple of 16 bytes).
+template <typename T, int Lanes> struct LaneWord {
+  T lane[Lanes];
+};
+template <typename T, int Lanes>
+__device__ __forceinline__ LaneWord<T, Lanes> loadLanes(const T *x) {
+  if constexpr (Lanes == 1) {
+    return {{x[0]}};
+  } else {
+    static_assert(Lanes * sizeof(T) == 16, "one 16-byte word");
+    union {
+      uint4 word;
+      LaneWord<T, Lanes> lanes;
+    } u;
+    u.word = *reinterpret_cast<const uint4 *>(x);
+    return u.lanes;
+  }
+}
+template <typename T, int Lanes>
+__device__ __forceinline__ void storeLanes(T *y, const LaneWord<T, Lanes> &v) {
+  if constexpr (Lanes == 1) {
+    y[0] = v.lane[0];
+  } else {
+    union {
+      uint4 word;
+      LaneWord<T, Lanes> lanes;
+    } u;
+    u.lanes = v;
+    *reinterpret_cast<uint4 *>(y) = u.word;
+  }
 }
 
 } // namespace tessel::kernels

@@ -100,42 +100,12 @@ __device__ __forceinline__ void forEachTap(const PoolParams &p, const PoolWindow
 }
 
 /// Lanes consecutive channels of an NHWC tensor, one 16-byte word where
-/// Lanes > 1. A pool kernel with Lanes > 1 computes that many channels of a
-/// result position per thread: the planner then gives p.channels as the
-/// channel groups and p.inC = Lanes, so poolWindow's (n, position, c) names
-/// a group and its inBase the group's first channel, and result e's lanes
-/// are elements e * Lanes onward (KernelLibrary.cpp, pool()).
-template <typename T, int Lanes> struct LaneWord {
-  T lane[Lanes];
-};
-template <typename T, int Lanes>
-__device__ __forceinline__ LaneWord<T, Lanes> loadLanes(const T *x) {
-  if constexpr (Lanes == 1) {
-    return {{x[0]}};
-  } else {
-    static_assert(Lanes * sizeof(T) == 16, "one 16-byte word");
-    union {
-      uint4 word;
-      LaneWord<T, Lanes> lanes;
-    } u;
-    u.word = *reinterpret_cast<const uint4 *>(x);
-    return u.lanes;
-  }
-}
-template <typename T, int Lanes>
-__device__ __forceinline__ void storeLanes(T *y, const LaneWord<T, Lanes> &v) {
-  if constexpr (Lanes == 1) {
-    y[0] = v.lane[0];
-  } else {
-    union {
-      uint4 word;
-      LaneWord<T, Lanes> lanes;
-    } u;
-    u.lanes = v;
-    *reinterpret_cast<uint4 *>(y) = u.word;
-  }
-}
-
+/// Lanes > 1 (LaneWord, Common.cuh). A pool kernel with Lanes > 1 computes
+/// that many channels of a result position per thread: the planner then
+/// gives p.channels as the channel groups and p.inC = Lanes, so poolWindow's
+/// (n, position, c) names a group and its inBase the group's first channel,
+/// and result e's lanes are elements e * Lanes onward (KernelLibrary.cpp,
+/// pool()).
 template <typename T, int Lanes = 1>
 __device__ __forceinline__ void maxPool(const T *x, T *y, const PoolParams &p) {
   using C = Math<T>;

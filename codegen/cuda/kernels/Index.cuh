@@ -1,0 +1,76 @@
+//===- Index.cuh - gather_elements, gather_nd, trilu ----------------------===//
+//
+// The selections by index or position of runtime/kernels/src/gather.cpp
+// (gather_elements, gather_nd) and movement.cpp (trilu): a thread per
+// result element (gather_nd: per word of a slice), which reads the one
+// element it copies before writing it. They move elements by their bits, so
+// each is instantiated per width (W, an unsigned type of 1, 2, 4 or 8 bytes;
+// gather_nd also of 16 bytes when its slices are whole 16-byte words). As
+// in gather (Movement.cuh), an index outside [-extent, extent), which the
+// CPU tier reports as an error, yields zeros rather than a read out of
+// bounds.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_CODEGEN_CUDA_KERNELS_INDEX_CUH
+#define TESSEL_CODEGEN_CUDA_KERNELS_INDEX_CUH
+
+#include "Common.cuh"
+
+namespace tessel::kernels {
+
+/// result[i] = data[i with its axis coordinate replaced by indices[i]].
+template <typename W, typename Index>
+__device__ __forceinline__ void gatherElements(const W *x, const Index *indices, W *y,
+                                               const GatherElementsParams &p) {
+  forEachIndex(p.n, [&](uint64_t i) {
+    int64_t v = static_cast<int64_t>(indices[i]);
+    if (v < 0)
+      v += p.extent;
+    if (v < 0 || v >= p.extent)
+      y[i] = W{};
+    else
+      y[i] = x[stridedOffset(i, p.rank, p.shape, p.stride) + v * p.axisStride];
+  });
+}
+
+/// Word w of the slice of tuple t: the tuple's indices address a slice of
+/// its batch's data block.
+template <typename W>
+__device__ __forceinline__ void gatherND(const W *x, const int64_t *indices, W *y,
+                                         const GatherNDParams &p) {
+  const uint64_t words = static_cast<uint64_t>(p.sliceWords);
+  forEachIndex(p.n, [&](uint64_t i) {
+    const uint64_t t = divide(i, words);
+    const int64_t *tuple = indices + static_cast<int64_t>(t) * p.k;
+    int64_t slice =
+        static_cast<int64_t>(divide(t, static_cast<uint64_t>(p.tuplesPerBatch))) * p.batchSlices;
+    bool inside = true;
+#pragma unroll 1
+    for (int j = 0; j < p.k; ++j) {
+      int64_t v = tuple[j];
+      if (v < 0)
+        v += p.extent[j];
+      inside = inside && v >= 0 && v < p.extent[j];
+      slice += v * p.stride[j];
+    }
+    y[i] = inside ? x[slice * p.sliceWords + static_cast<int64_t>(i - t * words)] : W{};
+  });
+}
+
+/// Element (i, j) of each matrix kept where j - i >= k (upper) or
+/// j - i <= k (lower), else 0.
+template <typename W>
+__device__ __forceinline__ void trilu(const W *x, W *y, const TriluParams &p) {
+  const uint64_t rows = static_cast<uint64_t>(p.rows), cols = static_cast<uint64_t>(p.cols);
+  forEachIndex(p.n, [&](uint64_t e) {
+    const uint64_t t = divide(e, cols);
+    const int64_t j = static_cast<int64_t>(e - t * cols);
+    const int64_t i = static_cast<int64_t>(t - divide(t, rows) * rows);
+    const bool keep = p.upper ? j - i >= p.k : j - i <= p.k;
+    y[e] = keep ? x[e] : W{};
+  });
+}
+
+} // namespace tessel::kernels
+
+#endif // TESSEL_CODEGEN_CUDA_KERNELS_INDEX_CUH
