@@ -125,7 +125,20 @@ def trilu(upper, k):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])])
 
 
+def conv_transpose():
+    # A 2x upsampling ConvTranspose (1 -> 2 channels, 2x2 window, stride 2),
+    # an op without a GPU kernel yet: the CPU-fallback tests' example.
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="upsample",
+                            strides=[2, 2])
+    return helper.make_graph(
+        [node], "conv_transpose",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3, 3]),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [1, 2, 2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 6, 6])])
+
+
 CASES = {
+    "conv_transpose": conv_transpose,
     "conv_same_upper": lambda: conv("SAME_UPPER"),
     "conv_same_lower": lambda: conv("SAME_LOWER"),
     "max_pool_ceil_drop": max_pool_ceil_drop,
