@@ -12,9 +12,13 @@ warm-up, inputs rotated over as many buffer sets as tessel-bench used.
             is mostly PyTorch's dispatch on the host (ResNet-50 b1's first
             1x1 conv on the H100, 2026-11-23: 39.5 us eager, 17.1 us
             replayed), which is no peer's kernel.
-    models  eager channels_last f16, its CUDA-graph replay, and torch.compile
-            (default mode; run in a child process with a time limit:
-            `python3 bench/peers.py compile MODEL BATCH ...` prints one JSON line)
+    models  eager channels_last f16, its CUDA-graph replay, torch.compile
+            (default mode) and torch.compile followed by CUDA-graph capture of
+            the compiled module (the strongest configuration a PyTorch user
+            picks: Inductor's kernels without the launch overhead). Both
+            compiled peers run in a child process with a time limit:
+            `python3 bench/peers.py compile MODEL BATCH ...` prints one JSON
+            line, the graph replay's result under "graph".
 
 Also the roofline's two lines: device-to-device copy bandwidth and cuBLAS's
 f16 8192^3 TFLOP/s. Needs torch with CUDA (the device machine).
@@ -158,8 +162,15 @@ def model_compiled(row, rotation, warmup, iterations):
         torch.cuda.synchronize()
         compile_s = time.time() - start
         result = time_launches(lambda i: compiled(xs[i]), rotation, warmup, iterations)
+        try:
+            replay = graph_replays(lambda i: compiled(xs[i]), rotation)
+            graph = time_launches(replay, rotation, warmup, iterations)
+            graph["name"] = "torch.compile (default mode) f16, CUDA graph replay"
+        except Exception as e:  # noqa: BLE001 (capture can fail on some modules)
+            graph = {"name": "torch.compile + CUDA graph", "error": repr(e)[:500]}
     result["name"] = "torch.compile (default mode) f16"
     result["compile_s"] = round(compile_s, 1)
+    result["graph"] = graph
     return result
 
 

@@ -129,7 +129,9 @@ std::optional<GemmProblem> describeGemm(const StepView &step) {
   RankedTensorType a = step.type(step.inputs[0]), b = step.type(step.inputs[1]),
                    y = step.type(step.outputs[0]);
   std::optional<ElemType> ae = elemTypeOf(a), be = elemTypeOf(b), ye = elemTypeOf(y);
-  if (!ae || !be || !ye || a.getRank() != 2 || b.getRank() != 2 || y.getRank() != 2)
+  // A of rank > 2 (no transA): its leading dims are rows of M, kept in the
+  // result's shape, which is then [M, N] in memory all the same.
+  if (!ae || !be || !ye || a.getRank() < 2 || b.getRank() != 2 || y.getRank() != a.getRank())
     return std::nullopt;
   GemmProblem p;
   p.op = GemmOpKind::Gemm;
@@ -142,10 +144,13 @@ std::optional<GemmProblem> describeGemm(const StepView &step) {
   };
   p.transA = flag("transA");
   p.transB = flag("transB");
-  p.m = a.getDimSize(p.transA ? 1 : 0);
-  p.k = a.getDimSize(p.transA ? 0 : 1);
+  if (p.transA && a.getRank() != 2)
+    return std::nullopt;
+  p.k = a.getDimSize(p.transA ? 0 : a.getRank() - 1);
+  p.m = p.transA ? a.getDimSize(1) : a.getNumElements() / p.k;
   p.n = b.getDimSize(p.transB ? 0 : 1);
-  if (b.getDimSize(p.transB ? 1 : 0) != p.k || y.getDimSize(0) != p.m || y.getDimSize(1) != p.n)
+  if (b.getDimSize(p.transB ? 1 : 0) != p.k || y.getNumElements() != p.m * p.n ||
+      y.getShape().back() != p.n)
     return std::nullopt;
   p.alpha = floatAttr(op, "alpha", 1.0f);
   p.beta = floatAttr(op, "beta", 1.0f);
@@ -161,6 +166,12 @@ std::optional<GemmProblem> describeGemm(const StepView &step) {
       return std::nullopt;
     p.addendRowStride = cm == 1 ? 0 : cn;
     p.addendColStride = cn == 1 ? 0 : 1;
+  }
+  if (step.inputs.size() > 3 && step.inputs[3] >= 0) {
+    RankedTensorType residual = step.type(step.inputs[3]);
+    p.residual = elemTypeOf(residual);
+    if (!p.residual || residual.getShape() != y.getShape())
+      return std::nullopt;
   }
   if (!readActivation(op, "act_alpha", "act_beta", p))
     return std::nullopt;

@@ -14,6 +14,8 @@ void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   func.addPass(mlir::createCanonicalizerPass());
   // 2. LayerNormalization from its opset < 17 decomposition. [fuse-layer-norm]
   func.addPass(createFuseLayerNorm());
+  //    GELU from its erf or tanh decomposition.         [fuse-gelu]
+  func.addPass(createFuseGelu());
   //    BatchNormalization into the preceding conv/gemm.   [fold-batch-norm]
   func.addPass(createFoldBatchNorm());
   // 3. Bias, residual and activation into conv/gemm.      [fuse-epilogue]

@@ -250,20 +250,29 @@ LogicalResult ConvTransposeOp::verify() { return verifyConvCommon(*this, true); 
 LogicalResult GemmOp::verify() {
   ArrayRef<int64_t> a = shapeOf(getA()), b = shapeOf(getB()),
                     out = shapeOf(getOutput());
-  if (a.size() != 2 || b.size() != 2 || out.size() != 2)
-    return emitOpError("A, B and the result must be 2-D");
-  int64_t m = getTransA() ? a[1] : a[0], ka = getTransA() ? a[0] : a[1];
+  if (a.size() < 2 || b.size() != 2 || out.size() != a.size())
+    return emitOpError("A must have rank >= 2, B be 2-D and the result of A's rank");
+  if (a.size() > 2 && getTransA())
+    return emitOpError("transA needs a 2-D A");
+  // Rank > 2: the leading dims are rows of M, kept in the result's shape.
+  int64_t m = getTransA() ? a[1] : a[a.size() - 2], ka = getTransA() ? a[0] : a.back();
   int64_t kb = getTransB() ? b[1] : b[0], n = getTransB() ? b[0] : b[1];
   if (ka != kb)
     return emitOpError("inner dimensions differ: ") << ka << " vs " << kb;
-  if (out[0] != m || out[1] != n)
-    return emitOpError("result must be ") << m << "x" << n;
+  if (out.drop_back(2) != a.drop_back(2) || out[out.size() - 2] != m || out.back() != n)
+    return emitOpError("result must be A's leading dims x ") << m << "x" << n;
   if (getC()) {
-    SmallVector<int64_t> shape;
-    if (!OpTrait::util::getBroadcastedShape(shapeOf(getC()), out, shape) ||
-        ArrayRef<int64_t>(shape) != out)
-      return emitOpError("C must broadcast to ") << m << "x" << n;
+    ArrayRef<int64_t> c = shapeOf(getC());
+    int64_t rows = 1;
+    for (int64_t extent : out.drop_back())
+      rows *= extent;
+    const bool fits = c.size() <= 2 && (c.empty() || c.back() == 1 || c.back() == n) &&
+                      (c.size() < 2 || c[0] == 1 || c[0] == rows);
+    if (!fits)
+      return emitOpError("C must broadcast to ") << rows << "x" << n;
   }
+  if (getResidual() && shapeOf(getResidual()) != out)
+    return emitOpError("the residual must have the result's shape");
   return success();
 }
 
@@ -579,6 +588,8 @@ EpilogueActivation ReluOp::getEpilogueActivation() { return {Activation::Relu}; 
 EpilogueActivation SigmoidOp::getEpilogueActivation() { return {Activation::Sigmoid}; }
 EpilogueActivation TanhOp::getEpilogueActivation() { return {Activation::Tanh}; }
 EpilogueActivation HardSwishOp::getEpilogueActivation() { return {Activation::HardSwish}; }
+EpilogueActivation GeluOp::getEpilogueActivation() { return {Activation::Gelu}; }
+EpilogueActivation GeluTanhOp::getEpilogueActivation() { return {Activation::GeluTanh}; }
 EpilogueActivation LeakyReluOp::getEpilogueActivation() {
   return {Activation::LeakyRelu, getAlpha().convertToFloat()};
 }

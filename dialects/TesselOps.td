@@ -79,7 +79,9 @@ def Tessel_ActivationKind : I32EnumAttr<"Activation", "an epilogue activation", 
     I32EnumAttrCase<"LeakyRelu", 3, "leaky_relu">,
     I32EnumAttrCase<"Sigmoid", 4, "sigmoid">,
     I32EnumAttrCase<"Tanh", 5, "tanh">,
-    I32EnumAttrCase<"HardSwish", 6, "hard_swish">]> {
+    I32EnumAttrCase<"HardSwish", 6, "hard_swish">,
+    I32EnumAttrCase<"Gelu", 7, "gelu">,
+    I32EnumAttrCase<"GeluTanh", 8, "gelu_tanh">]> {
   let cppNamespace = "::tessel";
   let genSpecializedAttr = 0;
 }
@@ -195,6 +197,12 @@ def Tessel_AtanhOp : Tessel_UnaryOp<"atanh", [F32Math, UnaryKernel]>;
 def Tessel_SoftplusOp : Tessel_UnaryOp<"softplus", [F16Math, UnaryKernel]>;
 def Tessel_SoftsignOp : Tessel_UnaryOp<"softsign", [F16Math, UnaryKernel]>;
 def Tessel_HardSwishOp : Tessel_UnaryOp<"hard_swish", [F16Math, UnaryKernel, Tessel_Epilogue]>;
+// GELU, x * Phi(x) through erf, and its tanh approximation: two ops, each
+// one function, as ONNX Gelu's (opset 20) approximate "none" and "tanh".
+// --tessel-fuse-gelu finds them in their decompositions (the importer stops
+// at opset 17 for now).
+def Tessel_GeluOp : Tessel_UnaryOp<"gelu", [F16Math, UnaryKernel, Tessel_Epilogue]>;
+def Tessel_GeluTanhOp : Tessel_UnaryOp<"gelu_tanh", [F16Math, UnaryKernel, Tessel_Epilogue]>;
 def Tessel_NotOp : Tessel_UnaryOp<"not", [ExactMath, UnaryKernel]>;
 def Tessel_LeakyReluOp : Tessel_UnaryOp<"leaky_relu", [F16Math, UnaryKernel, Tessel_Epilogue],
                                         (ins F32Attr:$alpha)>;
@@ -287,7 +295,7 @@ def Tessel_ConvOp : Tessel_Op<"conv", [AttrSizedOperandSegments, TensorCoreMath,
 
     The epilogue, applied in f32 before the result is stored:
     `y = act(conv(x, w) + bias + residual)`, `act` one of none, relu, clip
-    (alpha = min, beta = max), leaky_relu (alpha), sigmoid, tanh, hard_swish.
+    (alpha = min, beta = max), leaky_relu (alpha), sigmoid, tanh, hard_swish, gelu, gelu_tanh.
 
     On f16 tensors: f16 operands, f32 accumulation and epilogue, one rounding
     to f16 at the store.
@@ -327,22 +335,32 @@ def Tessel_ConvTransposeOp : Tessel_Op<"conv_transpose", [TensorCoreMath,
   let hasVerifier = 1;
 }
 
-def Tessel_GemmOp : Tessel_Op<"gemm", [TensorCoreMath, Tessel_Kernel<"Gemm">]> {
-  let summary = "act(alpha * op(A) * op(B) + beta * C), ONNX Gemm with a fused activation";
+def Tessel_GemmOp : Tessel_Op<"gemm", [AttrSizedOperandSegments, TensorCoreMath,
+    Tessel_Kernel<"Gemm">]> {
+  let summary = "act(alpha * op(A) * op(B) + beta * C + residual), ONNX Gemm with a fused epilogue";
   let description = [{
-    C broadcasts to M x N. The activation is the conv's epilogue set
-    (none, relu, clip, leaky_relu, sigmoid, tanh, hard_swish with alpha/beta).
+    A is [M, K] (or [K, M] with transA), or of rank > 2 without transA:
+    [..., K], its leading dims flattened into M (a Linear layer on a
+    [batch, sequence, features] activation, --tessel-fuse-epilogue); the
+    result is then [..., N]. C broadcasts (right-aligned) to [M, N]; the
+    residual has the result's shape. The activation is the conv's epilogue
+    set (none, relu, clip, leaky_relu, sigmoid, tanh, hard_swish, gelu,
+    gelu_tanh with alpha/beta).
 
     On f16 tensors: f16 operands, f32 accumulation and epilogue (alpha, beta,
-    C, activation), one rounding to f16 at the store.
+    C, residual, activation), one rounding to f16 at the store.
   }];
   let arguments = (ins Tessel_Tensor:$a, Tessel_Tensor:$b, Optional<Tessel_Tensor>:$c,
+                   Optional<Tessel_Tensor>:$residual,
                    F32Attr:$alpha, F32Attr:$beta, BoolAttr:$transA, BoolAttr:$transB,
                    DefaultValuedAttr<Tessel_ActivationAttr, "::tessel::Activation::None">:$activation,
                    DefaultValuedAttr<F32Attr, "0.0f">:$act_alpha,
                    DefaultValuedAttr<F32Attr, "0.0f">:$act_beta);
   let results = (outs Tessel_Tensor:$output);
-  let assemblyFormat = "$a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $a `,` $b (`,` $c^)? (`residual` $residual^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 

@@ -148,6 +148,10 @@ struct FoldGemmBatchNorm : OpRewritePattern<BatchNormOp> {
       return rewriter.notifyMatchFailure(bn, "input is not a gemm used only here");
     if (gemm.getActivation() != Activation::None)
       return rewriter.notifyMatchFailure(bn, "gemm has an activation");
+    // A residual is not scaled by B's factors; a rank > 2 result's axis 1
+    // is not the gemm's columns.
+    if (gemm.getResidual() || typeOf(gemm.getOutput()).getRank() != 2)
+      return rewriter.notifyMatchFailure(bn, "gemm has a residual or a rank > 2 result");
     if (failed(checkFoldable(bn, {gemm.getB(), gemm.getC()}, rewriter)))
       return failure();
 

@@ -165,35 +165,105 @@ struct FuseActivation : OpInterfaceRewritePattern<EpilogueActivationOpInterface>
   }
 };
 
-/// add(matmul(a, B), c) with a 2-D, B a 2-D constant and c a constant of
-/// shape [N] or [1, N] -> gemm(a, B, c): a Linear layer exported as MatMul +
-/// Add, so that it gets gemm's epilogue (bias, then activation).
-struct FuseMatMulBias : OpRewritePattern<AddOp> {
+/// A gemm whose epilogue can still take a bias or a residual (`v` its only
+/// use, no residual, no activation), or a matmul that can become one: a
+/// Linear layer's x * W, x of rank >= 2 (a [batch, sequence, features]
+/// activation is a gemm over its flattened rows) and W a 2-D constant.
+struct GemmCandidate {
+  GemmOp gemm;
+  MatMulOp matmul;
+
+  explicit operator bool() const { return gemm || matmul; }
+  bool hasC() { return gemm && gemm.getC(); }
+
+  /// The gemm, creating it from the matmul.
+  GemmOp materialize(PatternRewriter &rewriter) {
+    if (gemm)
+      return gemm;
+    rewriter.setInsertionPoint(matmul);
+    auto created = rewriter.create<GemmOp>(
+        matmul.getLoc(), matmul.getType(), matmul.getLhs(), matmul.getRhs(), /*c=*/Value(),
+        /*residual=*/Value(), /*alpha=*/APFloat(1.0f), /*beta=*/APFloat(1.0f),
+        /*transA=*/false, /*transB=*/false, Activation::None, APFloat(0.0f), APFloat(0.0f));
+    rewriter.replaceOp(matmul, created.getResult());
+    return created;
+  }
+};
+
+GemmCandidate gemmBeforeActivation(Value v) {
+  if (!v.hasOneUse())
+    return {};
+  if (auto gemm = v.getDefiningOp<GemmOp>()) {
+    if (gemm.getResidual() || gemm.getActivation() != Activation::None)
+      return {};
+    return {gemm, {}};
+  }
+  if (auto matmul = v.getDefiningOp<MatMulOp>()) {
+    if (typeOf(matmul.getLhs()).getRank() < 2 || typeOf(matmul.getRhs()).getRank() != 2 ||
+        !matmul.getRhs().getDefiningOp<ConstantOp>())
+      return {};
+    return {{}, matmul};
+  }
+  return {};
+}
+
+/// add(gemm, c) or add(matmul(x, W), c), c a constant of shape [N] or
+/// [1, N] and the gemm without a C -> gemm with C = c (beta 1): a Linear
+/// layer's bias, added before its activation.
+struct FuseGemmBias : OpRewritePattern<AddOp> {
+  // Before FuseGemmResidual, as FuseConvBias before FuseConvResidual.
+  FuseGemmBias(MLIRContext *context) : OpRewritePattern(context, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(AddOp add, PatternRewriter &rewriter) const override {
+    for (auto [mine, other] : {std::pair(add.getLhs(), add.getRhs()),
+                               std::pair(add.getRhs(), add.getLhs())}) {
+      GemmCandidate candidate = gemmBeforeActivation(mine);
+      if (!candidate || candidate.hasC() || add.getType() != mine.getType() ||
+          !other.getDefiningOp<ConstantOp>())
+        continue;
+      int64_t n = typeOf(mine).getShape().back();
+      ArrayRef<int64_t> c = typeOf(other).getShape();
+      if (c != ArrayRef<int64_t>{n} && c != ArrayRef<int64_t>{1, n})
+        continue;
+      GemmOp gemm = candidate.materialize(rewriter);
+      Location loc = rewriter.getFusedLoc({gemm.getLoc(), add.getLoc()});
+      rewriter.modifyOpInPlace(gemm, [&] {
+        gemm.getCMutable().assign(other);
+        gemm.setBeta(APFloat(1.0f));
+        gemm->setLoc(loc);
+      });
+      rewriter.moveOpBefore(gemm, add);
+      rewriter.replaceOp(add, gemm.getResult());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(add, "not a gemm (or a matmul by a constant) plus a row");
+  }
+};
+
+/// add(gemm, r) or add(r, gemm), r of the gemm's result type -> gemm with
+/// residual r (a transformer block's skip connection after its output
+/// projection or its MLP's down-projection).
+struct FuseGemmResidual : OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(AddOp add, PatternRewriter &rewriter) const override {
     for (auto [mine, other] : {std::pair(add.getLhs(), add.getRhs()),
                                std::pair(add.getRhs(), add.getLhs())}) {
-      auto matmul = mine.getDefiningOp<MatMulOp>();
-      if (!matmul || !matmul->hasOneUse() || add.getType() != matmul.getType())
+      GemmCandidate candidate = gemmBeforeActivation(mine);
+      if (!candidate || other.getType() != mine.getType() || add.getType() != mine.getType())
         continue;
-      if (typeOf(matmul.getLhs()).getRank() != 2 || typeOf(matmul.getRhs()).getRank() != 2 ||
-          !matmul.getRhs().getDefiningOp<ConstantOp>() || !other.getDefiningOp<ConstantOp>())
-        continue;
-      int64_t n = matmul.getType().getDimSize(1);
-      ArrayRef<int64_t> c = typeOf(other).getShape();
-      if (c != ArrayRef<int64_t>{n} && c != ArrayRef<int64_t>{1, n})
-        continue;
-      Location loc = rewriter.getFusedLoc({matmul.getLoc(), add.getLoc()});
-      auto gemm = rewriter.create<GemmOp>(
-          loc, add.getType(), matmul.getLhs(), matmul.getRhs(), other,
-          /*alpha=*/APFloat(1.0f), /*beta=*/APFloat(1.0f), /*transA=*/false,
-          /*transB=*/false, Activation::None, APFloat(0.0f), APFloat(0.0f));
+      GemmOp gemm = candidate.materialize(rewriter);
+      Location loc = rewriter.getFusedLoc({gemm.getLoc(), add.getLoc()});
+      rewriter.modifyOpInPlace(gemm, [&] {
+        gemm.getResidualMutable().assign(other);
+        gemm->setLoc(loc);
+      });
+      // `other` may be computed after the gemm (as for the conv's residual).
+      rewriter.moveOpBefore(gemm, add);
       rewriter.replaceOp(add, gemm.getResult());
-      rewriter.eraseOp(matmul);
       return success();
     }
-    return rewriter.notifyMatchFailure(add, "not a 2-D matmul by a constant plus a row");
+    return rewriter.notifyMatchFailure(add, "not a gemm plus a tensor of its type");
   }
 };
 
@@ -210,7 +280,8 @@ struct FuseEpiloguePass : impl::FuseEpilogueBase<FuseEpiloguePass> {
 
 void populateFuseEpiloguePatterns(RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
-  patterns.add<FuseConvBias, FuseConvResidual, FuseMatMulBias, FuseActivation>(context);
+  patterns.add<FuseConvBias, FuseConvResidual, FuseGemmBias, FuseGemmResidual, FuseActivation>(
+      context);
 }
 
 } // namespace tessel

@@ -16,11 +16,12 @@ namespace tessel {
 #include "Passes.h.inc"
 
 /// The rewrites of --tessel-fold-batch-norm, --tessel-fuse-epilogue and
-/// --tessel-fuse-layer-norm, for
+/// --tessel-fuse-layer-norm and --tessel-fuse-gelu, for
 /// drivers that run them with other patterns.
 void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
 void populateFuseEpiloguePatterns(mlir::RewritePatternSet &patterns);
 void populateFuseLayerNormPatterns(mlir::RewritePatternSet &patterns);
+void populateFuseGeluPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace tessel
 

@@ -41,6 +41,18 @@ def FoldBatchNorm : Pass<"tessel-fold-batch-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["::tessel::TesselDialect"];
 }
 
+def FuseGelu : Pass<"tessel-fuse-gelu", "mlir::func::FuncOp"> {
+  let summary = "GELU from its op-by-op decompositions (erf and tanh forms)";
+  let description = [{
+    `0.5 * x * (1 + erf(x / sqrt 2))` becomes `gelu(x)` and
+    `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` becomes
+    `gelu_tanh(x)`, in any order and grouping of the products, when every
+    intermediate is used only inside the decomposition, nothing broadcasts
+    and the subgraph evaluates to GELU at sample points (FuseGelu.cpp).
+  }];
+  let dependentDialects = ["::tessel::TesselDialect"];
+}
+
 def FuseLayerNorm : Pass<"tessel-fuse-layer-norm", "mlir::func::FuncOp"> {
   let summary = "LayerNormalization from its op-by-op decomposition (opsets below 17)";
   let description = [{

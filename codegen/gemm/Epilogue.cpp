@@ -220,27 +220,57 @@ Value Epilogue::activate(Value v) {
     Value denominator = fadd(one, e);
     return select(nonNegative, fdiv(one, denominator), fdiv(e, denominator));
   }
-  case Activation::Tanh: {
-    // Cephes tanhf: an odd polynomial below |x| = 0.625 (no cancellation),
-    // 1 - 2 / (e^2|x| + 1) with the sign of x above.
-    Value ax = fabs(v);
-    Value s = fmul(v, v);
-    Value poly = f(-5.70498872745e-3f);
-    for (float coefficient : {2.06390887954e-2f, -5.37397155531e-2f, 1.33314422036e-1f,
-                              -3.33332819422e-1f})
-      poly = fadd(fmul(poly, s), f(coefficient));
-    Value nearZero = fadd(fmul(fmul(poly, s), v), v);
-    Value far = fsub(one, fdiv(f(2.0f), fadd(exp(fadd(ax, ax)), one)));
-    far = select(fcmp(P::OLT, v, zero), fneg(far), far);
-    return select(fcmp(P::OLT, ax, f(0.625f)), nearZero, far);
-  }
+  case Activation::Tanh: return tanh(v);
   case Activation::HardSwish: {
     Value x = fadd(fdiv(v, f(6.0f)), f(0.5f));
     x = select(fcmp(P::OLT, x, zero), zero, select(fcmp(P::OGT, x, one), one, x));
     return fmul(v, x);
   }
+  case Activation::Gelu:
+    // x * Phi(x) = x/2 * erfc(-x / sqrt 2), as the CPU computes it.
+    return fmul(fmul(f(0.5f), v), erfc(fmul(fneg(v), f(0.707106781f))));
+  case Activation::GeluTanh: {
+    // x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), ONNX Gelu's
+    // "tanh", as the CPU computes it: x / (1 + e^-2u), no cancellation.
+    Value cube = fmul(fmul(v, v), v);
+    Value u = fmul(f(0.797884561f), fadd(v, fmul(f(0.044715f), cube)));
+    return fdiv(v, fadd(one, exp(fmul(f(-2.0f), u))));
+  }
   }
   return v;
+}
+
+/// Cephes tanhf: an odd polynomial below |x| = 0.625 (no cancellation),
+/// 1 - 2 / (e^2|x| + 1) with the sign of x above.
+Value Epilogue::tanh(Value v) {
+  using P = arith::CmpFPredicate;
+  Value zero = f(0.0f), one = f(1.0f);
+  Value ax = fabs(v);
+  Value s = fmul(v, v);
+  Value poly = f(-5.70498872745e-3f);
+  for (float coefficient : {2.06390887954e-2f, -5.37397155531e-2f, 1.33314422036e-1f,
+                            -3.33332819422e-1f})
+    poly = fadd(fmul(poly, s), f(coefficient));
+  Value nearZero = fadd(fmul(fmul(poly, s), v), v);
+  Value far = fsub(one, fdiv(f(2.0f), fadd(exp(fadd(ax, ax)), one)));
+  far = select(fcmp(P::OLT, v, zero), fneg(far), far);
+  return select(fcmp(P::OLT, ax, f(0.625f)), nearZero, far);
+}
+
+/// erfc by Numerical Recipes' Chebyshev fit (erfcc: relative error below
+/// 1.2e-7 for every z >= 0), 2 - erfc(-z) for z < 0; relative accuracy in
+/// the tail where erfc is small, which GELU's left tail needs.
+Value Epilogue::erfc(Value z) {
+  using P = arith::CmpFPredicate;
+  Value az = fabs(z);
+  Value t = fdiv(f(1.0f), fadd(f(1.0f), fmul(f(0.5f), az)));
+  Value poly = f(0.17087277f);
+  for (float coefficient : {-0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
+                            -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f,
+                            -1.26551223f})
+    poly = fadd(fmul(poly, t), f(coefficient));
+  Value tail = fmul(t, exp(fsub(poly, fmul(az, az))));
+  return select(fcmp(P::OLT, z, f(0.0f)), fsub(f(2.0f), tail), tail);
 }
 
 } // namespace tessel::codegen::gemm

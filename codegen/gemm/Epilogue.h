@@ -55,6 +55,8 @@ private:
   mlir::Value addendAddress(mlir::Value m, mlir::Value n);
   mlir::Value activate(mlir::Value v);
   mlir::Value exp(mlir::Value x);
+  mlir::Value tanh(mlir::Value x);
+  mlir::Value erfc(mlir::Value x);
 
   mlir::Value addend, residual, out, workspace;
   // The vector views (lanes() > 1), null where the operand is read element

@@ -25,6 +25,8 @@ std::optional<Activation> parseActivation(llvm::StringRef name) {
       .Case("sigmoid", Activation::Sigmoid)
       .Case("tanh", Activation::Tanh)
       .Case("hard_swish", Activation::HardSwish)
+      .Case("gelu", Activation::Gelu)
+      .Case("gelu_tanh", Activation::GeluTanh)
       .Default(std::nullopt);
 }
 
@@ -37,6 +39,8 @@ llvm::StringRef activationName(Activation act) {
   case Activation::Sigmoid: return "sigmoid";
   case Activation::Tanh: return "tanh";
   case Activation::HardSwish: return "hard_swish";
+  case Activation::Gelu: return "gelu";
+  case Activation::GeluTanh: return "gelu_tanh";
   }
   return "none";
 }

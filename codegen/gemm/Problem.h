@@ -25,7 +25,7 @@ enum class GemmOpKind { Conv, Gemm, MatMul };
 enum class ElemType { F16, F32 };
 /// The epilogue's activations, with the CPU tier's formulas
 /// (runtime/kernels/src/gemm.cpp, activateRow).
-enum class Activation { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish };
+enum class Activation { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, Gelu, GeluTanh };
 
 std::optional<Activation> parseActivation(llvm::StringRef name);
 llvm::StringRef activationName(Activation act);
@@ -56,7 +56,7 @@ struct GemmProblem {
   ElemType a = ElemType::F16, b = ElemType::F16, out = ElemType::F16;
   /// conv: bias[n]; gemm: C, broadcast to [M, N] by the strides below.
   std::optional<ElemType> addend;
-  /// conv only: a tensor of the result's shape.
+  /// conv, gemm: a tensor of the result's shape.
   std::optional<ElemType> residual;
   ConvShape conv;                ///< conv
   bool transA = false, transB = false;

@@ -212,7 +212,10 @@ LogicalResult importGemm(Node &n) {
   return n.setOutput(
       0, n.create<GemmOp>(RankedTensorType::get({m, cols}, elementOf(*a)),
                           operands,
-                          {n.named("alpha", n.b.getF32FloatAttr(*alpha)),
+                          {n.named("operandSegmentSizes",
+                                   n.b.getDenseI32ArrayAttr(
+                                       {1, 1, static_cast<int32_t>(operands.size() - 2), 0})),
+                           n.named("alpha", n.b.getF32FloatAttr(*alpha)),
                            n.named("beta", n.b.getF32FloatAttr(*beta)),
                            n.named("transA", n.b.getBoolAttr(*transA != 0)),
                            n.named("transB", n.b.getBoolAttr(*transB != 0))}));

@@ -453,9 +453,9 @@ TEST(KernelConvEpilogue, BadAttributesAndOperandsReturnErrors) {
   KernelStatus s = run("conv", convAttrs(cc, "NCWH", kActivations[0]), {&x, &w}, y);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.error.find("layout"), std::string::npos) << s.error;
-  s = run("conv", convAttrs(cc, "NCHW", ActCase{"gelu", 0, 0}), {&x, &w}, y);
+  s = run("conv", convAttrs(cc, "NCHW", ActCase{"swiglu", 0, 0}), {&x, &w}, y);
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.error.find("gelu"), std::string::npos) << s.error;
+  EXPECT_NE(s.error.find("swiglu"), std::string::npos) << s.error;
   EXPECT_FALSE(run("conv", convAttrs(cc, "NCHW", kActivations[0]), {&x, &w, &bias, &badRes}, y).ok());
   // NHWC reads channels from the last dim: these NCHW shapes do not fit.
   EXPECT_FALSE(run("conv", convAttrs(cc, "NHWC", kActivations[0]), {&x, &w}, y).ok());

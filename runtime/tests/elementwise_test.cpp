@@ -74,6 +74,31 @@ std::vector<UnaryCase> unaryCases() {
   add("softsign", -5, 5, [](double x) { return x / (1 + std::fabs(x)); });
   add("hard_swish", -5, 5, [](double x) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); },
       [](double x) { return std::fabs(x) * (std::fabs(x) / 6 + 0.5); });
+  // GELU by its definitions in double, x * Phi(x) and the tanh
+  // approximation; the left tail down to -10, where x * Phi(x) is about
+  // -8e-23 and only a relative error shows (Phi by erfc there: 1 + erf
+  // would cancel to 0 in double too). Its magnitude term is the condition:
+  // the kernel's argument x / sqrt 2, rounded in the math type, moves Phi by
+  // x * phi(x) per unit of relative error, x^2 phi(x) in the result, which
+  // in the tail is x^2 times the result itself.
+  add("gelu", -10, 6, [](double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); },
+      [](double x) { return x * x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI); });
+  // 1 + tanh(u) as e^u / cosh(u), which does not cancel where u << 0. The
+  // magnitude term is the condition: u takes a few roundings in the math
+  // type (the cube, two products, a sum), and a relative error in u moves
+  // the result by about 2u times itself where u << 0 (x e^2u there).
+  const auto geluTanhU = [](double x) {
+    return std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+  };
+  add("gelu_tanh", -6, 6,
+      [=](double x) {
+        const double u = geluTanhU(x);
+        return 0.5 * x * std::exp(u) / std::cosh(u);
+      },
+      [=](double x) {
+        const double u = geluTanhU(x);
+        return 4 * std::fabs(u) * std::fabs(0.5 * x * std::exp(u) / std::cosh(u));
+      });
   {
     Attrs a;
     a.set("alpha", 0.1);

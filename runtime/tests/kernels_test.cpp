@@ -64,7 +64,7 @@ std::vector<F16Case> f16Cases() {
   for (const char *op :
        {"relu", "sigmoid", "tanh", "abs", "neg", "exp", "floor", "ceil", "round", "sign", "erf",
         "sin", "cos", "tan", "atan", "sinh", "cosh", "asinh", "softplus", "softsign",
-        "hard_swish", "identity", "copy"})
+        "hard_swish", "gelu", "gelu_tanh", "identity", "copy"})
     cases.push_back({op, {}, {{s, 'f'}}, s});
   for (const char *op : {"log", "sqrt", "reciprocal"})
     cases.push_back({op, {}, {{s, 'p'}}, s});

@@ -81,6 +81,16 @@ std::vector<Case> cases() {
          return p;
        }()},
       {"gemm_f32", withEpilogue(gemm(30, 50, 70, false, true, f32), false, false, A::Tanh)},
+      // A transformer block's epilogues: the MLP's bias and GELU, the output
+      // projection's bias and skip connection (tanh GELU for GPT-2's).
+      {"gemm_bias_residual_gelu", [] {
+         GemmProblem p = withEpilogue(gemm(24, 40, 32, false, false), true, true, A::Gelu);
+         p.addendRowStride = 0;
+         p.addendColStride = 1;
+         return p;
+       }()},
+      {"gemm_f32_residual_gelu_tanh",
+       withEpilogue(gemm(20, 24, 16, false, false, f32), false, true, A::GeluTanh)},
       {"matmul_batch3", matmul(18, 24, 32, {BatchDim{3, 1, 1}})},
       {"matmul_shared_b", matmul(10, 16, 24, {BatchDim{2, 3, 0}, BatchDim{3, 1, 0}})},
       {"matmul_n1", matmul(40, 1, 16, {BatchDim{2, 1, 1}})},

@@ -90,9 +90,9 @@ int64_t broadcastIndex(const Shape &idx, const Shape &in) {
   return o;
 }
 
-const ActCase kActivations[7] = {{"none", 0, 0},         {"relu", 0, 0},    {"clip", -0.3, 0.4},
+const ActCase kActivations[9] = {{"none", 0, 0},         {"relu", 0, 0},    {"clip", -0.3, 0.4},
                                   {"leaky_relu", 0.1, 0}, {"sigmoid", 0, 0}, {"tanh", 0, 0},
-                                  {"hard_swish", 0, 0}};
+                                  {"hard_swish", 0, 0},   {"gelu", 0, 0},    {"gelu_tanh", 0, 0}};
 
 double refActivation(const ActCase &a, double v) {
   const std::string n = a.name;
@@ -108,6 +108,13 @@ double refActivation(const ActCase &a, double v) {
     return std::tanh(v);
   if (n == "hard_swish")
     return v * std::min(std::max(v / 6.0 + 0.5, 0.0), 1.0);
+  if (n == "gelu_tanh") {
+    // 1 + tanh(u) as e^u / cosh(u): no cancellation where u << 0.
+    const double u = std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v);
+    return 0.5 * v * std::exp(u) / std::cosh(u);
+  }
+  if (n == "gelu")
+    return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
   return v;
 }
 

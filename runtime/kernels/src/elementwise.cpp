@@ -146,7 +146,7 @@ const char *unaryName(U op) {
       "floor", "ceil", "round", "sign", "erf", "sin", "cos", "tan", "asin", "acos",
       "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "softplus", "softsign",
       "hard_swish", "leaky_relu", "elu", "celu", "selu", "thresholded_relu",
-      "hard_sigmoid", "shrink"};
+      "hard_sigmoid", "shrink", "gelu", "gelu_tanh"};
   return names[static_cast<int>(op)];
 }
 
@@ -476,6 +476,8 @@ void addElementwiseKernels(KernelTable &t) {
   TESSEL_UNARY("thresholded_relu", ThresholdedRelu)
   TESSEL_UNARY("hard_sigmoid", HardSigmoid)
   TESSEL_UNARY("shrink", Shrink)
+  TESSEL_UNARY("gelu", Gelu)
+  TESSEL_UNARY("gelu_tanh", GeluTanh)
 #undef TESSEL_UNARY
   t["not"] = &notKernel;
   t["clip"] = &clipKernel;

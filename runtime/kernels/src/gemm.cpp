@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "gemm.h"
 #include "common.h"
+#include "tessel/elementwise_math.h"
 #include "registry.h"
 
 #include <algorithm>
@@ -42,9 +43,13 @@ KernelStatus readActivation(const char *op, const Attrs &attrs, const char *kind
     a.kind = Act::Tanh;
   else if (kind == "hard_swish")
     a.kind = Act::HardSwish;
+  else if (kind == "gelu")
+    a.kind = Act::Gelu;
+  else if (kind == "gelu_tanh")
+    a.kind = Act::GeluTanh;
   else
     return fail(std::string(op) + ": unknown activation '" + kind +
-                "' (none, relu, clip, leaky_relu, sigmoid, tanh, hard_swish)");
+                "' (none, relu, clip, leaky_relu, sigmoid, tanh, hard_swish, gelu, gelu_tanh)");
   a.alpha = attrs.getFloat(alphaName, 0.0);
   a.beta = attrs.getFloat(betaName, 0.0);
   return {};
@@ -94,6 +99,17 @@ template <typename C> void activateRow(C *v, int64_t n, const Activation &a) {
       v[j] = v[j] * t;
     }
     break;
+  case Act::Gelu:
+  case Act::GeluTanh: {
+    // The standalone ops' formulas (tessel/elementwise_math.h).
+    const struct {
+      double alpha = 0, beta = 0, gamma = 0;
+    } none;
+    for (int64_t j = 0; j < n; ++j)
+      v[j] = a.kind == Act::Gelu ? elementwise::unaryFloat<elementwise::Unary::Gelu>(v[j], none)
+                                 : elementwise::unaryFloat<elementwise::Unary::GeluTanh>(v[j], none);
+    break;
+  }
   }
 }
 
@@ -152,9 +168,9 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 template <typename C>
-void gemmRun(const TensorView &a, const TensorView &b, const TensorView *c, TensorView &out,
-             bool transA, bool transB, double alpha, double beta, int64_t M, int64_t N,
-             int64_t K, const Activation &act) {
+void gemmRun(const TensorView &a, const TensorView &b, const TensorView *c,
+             const TensorView *residual, TensorView &out, bool transA, bool transB, double alpha,
+             double beta, int64_t M, int64_t N, int64_t K, const Activation &act) {
   Input<C> ai(a, kSlotA);
   const int64_t rsa = transA ? 1 : K, csa = transA ? M : 1;
   const int64_t Np = roundUp(N, kNR);
@@ -177,7 +193,7 @@ void gemmRun(const TensorView &a, const TensorView &b, const TensorView *c, Tens
     gemmPacked<C>(rows, K, Np, ai.data() + i0 * rsa, rsa, csa, bp, acc, Np);
     for (int64_t r = 0; r < rows; ++r)
       epilogueRow<C>(acc + r * Np, N, alpha, Addend{c, (i0 + r) * rowStride, colStride, beta},
-                     Addend{}, act, out, (i0 + r) * N);
+                     Addend{residual, (i0 + r) * N, 1, 1.0}, act, out, (i0 + r) * N);
   }
 }
 
@@ -192,12 +208,22 @@ KernelStatus gemmKernel(const Attrs &attrs, const std::vector<const TensorView *
     return unsupported("gemm", a.dtype);
   if (b.dtype != a.dtype || out.dtype != a.dtype || (c && !isFloat(c->dtype)))
     return fail("gemm: operand and result dtypes must match");
-  if (a.shape.size() != 2 || b.shape.size() != 2 || out.shape.size() != 2)
-    return fail("gemm: A, B and the result must be 2-D");
+  // A is [M, K] ([K, M] with transA), or [..., K] with its leading dims
+  // flattened into M; the result keeps them: [..., N].
+  const size_t rank = a.shape.size();
+  if (rank < 2 || b.shape.size() != 2 || out.shape.size() != rank)
+    return fail("gemm: A must have rank >= 2, B be 2-D and the result of A's rank");
   const bool transA = attrs.getInt("transA", 0) != 0, transB = attrs.getInt("transB", 0) != 0;
-  const int64_t M = transA ? a.shape[1] : a.shape[0], K = transA ? a.shape[0] : a.shape[1];
+  if (transA && rank != 2)
+    return fail("gemm: transA needs a 2-D A");
+  const int64_t K = transA ? a.shape[0] : a.shape.back();
+  const int64_t M = transA ? a.shape[1] : a.numElements() / std::max<int64_t>(K, 1);
   const int64_t kb = transB ? b.shape[1] : b.shape[0], N = transB ? b.shape[0] : b.shape[1];
-  if (kb != K || out.shape[0] != M || out.shape[1] != N)
+  bool shapesMatch = kb == K && out.shape.back() == N &&
+                     out.shape[rank - 2] == (transA ? M : a.shape[rank - 2]);
+  for (size_t d = 0; d + 2 < rank; ++d)
+    shapesMatch = shapesMatch && out.shape[d] == a.shape[d];
+  if (!shapesMatch)
     return fail("gemm: shapes " + shapeString(a.shape) + " x " + shapeString(b.shape) + " -> " +
                 shapeString(out.shape) + " do not match");
   if (c) {
@@ -210,14 +236,18 @@ KernelStatus gemmKernel(const Attrs &attrs, const std::vector<const TensorView *
     if (!ok)
       return fail("gemm: C " + shapeString(cs) + " does not broadcast to [M, N]");
   }
+  const TensorView *residual = optionalInput(inputs, 3);
+  if (residual && (residual->shape != out.shape || !isFloat(residual->dtype)))
+    return fail("gemm: the residual " + shapeString(residual->shape) +
+                " must be a float tensor of the result's shape " + shapeString(out.shape));
   Activation act;
   if (auto s = readActivation("gemm", attrs, "activation", "act_alpha", "act_beta", act); !s.ok())
     return s;
   const double alpha = attrs.getFloat("alpha", 1.0), beta = attrs.getFloat("beta", 1.0);
   if (a.dtype == DType::F64)
-    gemmRun<double>(a, b, c, out, transA, transB, alpha, beta, M, N, K, act);
+    gemmRun<double>(a, b, c, residual, out, transA, transB, alpha, beta, M, N, K, act);
   else
-    gemmRun<float>(a, b, c, out, transA, transB, alpha, beta, M, N, K, act);
+    gemmRun<float>(a, b, c, residual, out, transA, transB, alpha, beta, M, N, K, act);
   return {};
 }
 

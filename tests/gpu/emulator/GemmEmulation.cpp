@@ -91,6 +91,8 @@ Operands makeOperands(const GemmProblem &p) {
     if (p.addend)
       o.addend = randomOperand((M - 1) * p.addendRowStride + (N - 1) * p.addendColStride + 1,
                               *p.addend, rng);
+    if (p.residual)
+      o.residual = randomOperand(M * N, *p.residual, rng);
     o.outCount = M * N;
     o.ref.resize(o.outCount);
     for (int64_t i = 0; i < M; ++i)
@@ -102,6 +104,8 @@ Operands makeOperands(const GemmProblem &p) {
         double v = p.alpha * acc;
         if (p.addend)
           v += p.beta * o.addend.values[i * p.addendRowStride + j * p.addendColStride];
+        if (p.residual)
+          v += o.residual.values[i * N + j];
         o.ref[i * N + j] = activate(p, v);
       }
     return o;

@@ -266,21 +266,92 @@ func.func @matmul_bias_relu(%a: tensor<4x3xf32>) -> tensor<4x2xf32> {
 
 // -----
 
-// Must NOT become a gemm: B is not a constant (attention's Q x K^T), and in
-// the second case the added constant is not a row ([4, 2], per element).
+// Must NOT become a gemm: B is not a constant (attention's Q x K^T).
 // CHECK-LABEL: func @matmul_no_gemm
 // CHECK-NOT: tessel.gemm
 // CHECK: tessel.matmul
 // CHECK: tessel.add
-// CHECK: tessel.matmul
-// CHECK: tessel.add
-func.func @matmul_no_gemm(%a: tensor<4x3xf32>, %b: tensor<3x2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>) {
+func.func @matmul_no_gemm(%a: tensor<4x3xf32>, %b: tensor<3x2xf32>) -> tensor<4x2xf32> {
   %c = tessel.constant dense<[1.0, 2.0]> : tensor<2xf32>
   %m = tessel.matmul %a, %b : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
   %y = tessel.add %m, %c : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// A matmul by a constant plus a tensor of its shape that is not a row: not
+// a bias, but the gemm's residual.
+// CHECK-LABEL: func @matmul_full_addend
+// CHECK-DAG: %[[B:.*]] = tessel.constant dense<1.000000e+00> : tensor<3x2xf32>
+// CHECK-DAG: %[[R:.*]] = tessel.constant dense<2.000000e+00> : tensor<4x2xf32>
+// CHECK: %[[G:.*]] = tessel.gemm %arg0, %[[B]] residual %[[R]] {alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, transA = false, transB = false}
+// CHECK-NEXT: return %[[G]]
+func.func @matmul_full_addend(%a: tensor<4x3xf32>) -> tensor<4x2xf32> {
   %bc = tessel.constant dense<1.0> : tensor<3x2xf32>
-  %full = tessel.constant dense<1.0> : tensor<4x2xf32>
-  %m2 = tessel.matmul %a, %bc : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
-  %y2 = tessel.add %m2, %full : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
-  return %y, %y2 : tensor<4x2xf32>, tensor<4x2xf32>
+  %full = tessel.constant dense<2.0> : tensor<4x2xf32>
+  %m = tessel.matmul %a, %bc : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %y = tessel.add %m, %full : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// A transformer MLP's up-projection on [batch, sequence, features]: the
+// matmul by a constant, its bias and its GELU are one gemm over the
+// flattened rows, the result keeping A's leading dims.
+// CHECK-LABEL: func @rank3_bias_gelu
+// CHECK: %[[G:.*]] = tessel.gemm %arg0, %{{.*}}, %{{.*}} {activation = #tessel<activation gelu>, alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, transA = false, transB = false} : (tensor<2x5x3xf32>, tensor<3x8xf32>, tensor<8xf32>) -> tensor<2x5x8xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @rank3_bias_gelu(%x: tensor<2x5x3xf32>) -> tensor<2x5x8xf32> {
+  %w = tessel.constant dense<0.5> : tensor<3x8xf32>
+  %bias = tessel.constant dense<0.25> : tensor<8xf32>
+  %m = tessel.matmul %x, %w : (tensor<2x5x3xf32>, tensor<3x8xf32>) -> tensor<2x5x8xf32>
+  %b = tessel.add %bias, %m : (tensor<8xf32>, tensor<2x5x8xf32>) -> tensor<2x5x8xf32>
+  %y = tessel.gelu %b : tensor<2x5x8xf32>
+  return %y : tensor<2x5x8xf32>
+}
+
+// -----
+
+// An attention block's output projection: bias, then the skip connection,
+// both into the gemm's epilogue (C and residual).
+// CHECK-LABEL: func @rank3_bias_residual
+// CHECK: %[[G:.*]] = tessel.gemm %arg0, %{{.*}}, %{{.*}} residual %arg1 {alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, transA = false, transB = false} : (tensor<1x4x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @rank3_bias_residual(%x: tensor<1x4x3xf32>, %skip: tensor<1x4x3xf32>) -> tensor<1x4x3xf32> {
+  %w = tessel.constant dense<0.5> : tensor<3x3xf32>
+  %bias = tessel.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %m = tessel.matmul %x, %w : (tensor<1x4x3xf32>, tensor<3x3xf32>) -> tensor<1x4x3xf32>
+  %b = tessel.add %m, %bias : (tensor<1x4x3xf32>, tensor<3xf32>) -> tensor<1x4x3xf32>
+  %y = tessel.add %skip, %b : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+  return %y : tensor<1x4x3xf32>
+}
+
+// -----
+
+// Must stay apart: an add after the gemm's activation (the epilogue adds
+// before it), a gemm result used twice (the pre-add value is seen), and a
+// rank-3 B (a batched product, not a Linear layer).
+// CHECK-LABEL: func @gemm_residual_refused
+// CHECK: %[[G:.*]] = tessel.gemm {{.*}}activation = #tessel<activation gelu>
+// CHECK: tessel.add %[[G]], %arg1
+// CHECK: %[[M:.*]] = tessel.matmul %arg0
+// CHECK: tessel.add %[[M]], %arg1
+// CHECK: tessel.matmul %arg0, %{{.*}} : (tensor<1x4x3xf32>, tensor<1x3x3xf32>)
+// CHECK: tessel.add
+func.func @gemm_residual_refused(%x: tensor<1x4x3xf32>, %skip: tensor<1x4x3xf32>)
+    -> (tensor<1x4x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>) {
+  %w = tessel.constant dense<0.5> : tensor<3x3xf32>
+  %bias = tessel.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %m = tessel.matmul %x, %w : (tensor<1x4x3xf32>, tensor<3x3xf32>) -> tensor<1x4x3xf32>
+  %b = tessel.add %m, %bias : (tensor<1x4x3xf32>, tensor<3xf32>) -> tensor<1x4x3xf32>
+  %g = tessel.gelu %b : tensor<1x4x3xf32>
+  %y = tessel.add %g, %skip : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+  %m2 = tessel.matmul %x, %w : (tensor<1x4x3xf32>, tensor<3x3xf32>) -> tensor<1x4x3xf32>
+  %y2 = tessel.add %m2, %skip : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+  %w3 = tessel.constant dense<0.5> : tensor<1x3x3xf32>
+  %m3 = tessel.matmul %x, %w3 : (tensor<1x4x3xf32>, tensor<1x3x3xf32>) -> tensor<1x4x3xf32>
+  %y3 = tessel.add %m3, %skip : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+  return %y, %y2, %m2, %y3 : tensor<1x4x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>
 }

@@ -65,8 +65,8 @@ const std::map<std::string, PrecisionClass> &documentedPolicy() {
       p[op] = PrecisionClass::TensorCore;
     for (const char *op :
          {"add", "sub", "mul", "div", "prelu", "sigmoid", "tanh", "sqrt", "reciprocal", "atan",
-          "asinh", "softplus", "softsign", "hard_swish", "hard_sigmoid", "leaky_relu", "elu",
-          "celu", "selu", "shrink", "avg_pool"})
+          "asinh", "softplus", "softsign", "hard_swish", "gelu", "gelu_tanh", "hard_sigmoid",
+          "leaky_relu", "elu", "celu", "selu", "shrink", "avg_pool"})
       p[op] = PrecisionClass::F16;
     for (const char *op :
          {"cumsum", "softmax", "log_softmax", "reduce_sum", "reduce_mean", "reduce_prod",
@@ -143,7 +143,7 @@ TEST(OpFacts, TraitsMeanWhatTheySay) {
     if (name.hasInterface<tessel::EpilogueActivationOpInterface>())
       activations.insert(op);
   EXPECT_EQ(activations, (std::set<std::string>{"relu", "clip", "leaky_relu", "sigmoid", "tanh",
-                                                "hard_swish"}));
+                                                "hard_swish", "gelu", "gelu_tanh"}));
   // Elementwise: unary ops keep their operand's type; binary ones broadcast.
   for (auto &[op, name] : byName) {
     bool unary = name.hasTrait<tessel::traits::ElementwiseUnary>();
@@ -159,7 +159,8 @@ TEST(OpFacts, TraitsMeanWhatTheySay) {
   EXPECT_EQ(tessel::kernelFamily(named("add")), KernelFamily::Binary);
   EXPECT_EQ(tessel::kernelFamily(named("relu")), KernelFamily::Unary);
   EXPECT_EQ(tessel::kernelFamily(named("reshape")), KernelFamily::Copy);
-  EXPECT_EQ(tessel::kernelFamily(named("layer_norm")), KernelFamily::None);
+  EXPECT_EQ(tessel::kernelFamily(named("layer_norm")), KernelFamily::LayerNorm);
+  EXPECT_EQ(tessel::kernelFamily(named("conv_transpose")), KernelFamily::None);
 }
 
 } // namespace

@@ -61,7 +61,7 @@ enum class Unary {
   Relu, Sigmoid, Tanh, Abs, Neg, Exp, Log, Sqrt, Reciprocal, Floor, Ceil, Round,
   Sign, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
   Softplus, Softsign, HardSwish, LeakyRelu, Elu, Celu, Selu, ThresholdedRelu,
-  HardSigmoid, Shrink,
+  HardSigmoid, Shrink, Gelu, GeluTanh,
 };
 
 /// The unary ops with an integer form (the others are float only).
@@ -146,6 +146,15 @@ TSL_HOST_DEVICE C unaryFloat(C x, const Params &p) {
   case Unary::HardSigmoid: {
     C t = alpha * x + beta;
     return t < 0 ? C(0) : (t > 1 ? C(1) : t);
+  }
+  case Unary::Gelu:
+    // x * Phi(x) = x/2 * erfc(-x / sqrt 2): no cancellation in the left tail.
+    return C(0.5) * x * TSL_MATH(erfc)(-x * C(0.70710678118654752440));
+  case Unary::GeluTanh: {
+    // ONNX Gelu approximate="tanh": x/2 (1 + tanh(u)), u = sqrt(2/pi) (x +
+    // 0.044715 x^3), as x / (1 + e^-2u): 1 + tanh(u) cancels where u << 0.
+    const C u = C(0.79788456080286535588) * (x + C(0.044715) * x * x * x);
+    return x / (C(1) + TSL_MATH(exp)(C(-2) * u));
   }
   case Unary::Shrink:
     if (x < -beta)
