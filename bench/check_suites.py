@@ -6,8 +6,9 @@ suites.write_model, compiled with the suite's own IO flags (f16 IO, NHWC for
 convs) for the CPU tier, run by tessel-run on f16 inputs and compared with a
 float64 evaluation of the intended problem (not of the ONNX file), so that a
 wrong transpose, pad or stride in the generator fails. The models suite's
-encoder export (suites.explicit_encoder, at a small size) is compiled at fp32
-and compared with torch.nn.TransformerEncoder's own output. ctest runs it.
+encoder export (tests/models/transformer_models.py's explicit_encoder, at a
+small size) is compiled at fp32 and compared with torch.nn.TransformerEncoder's
+own output. ctest runs it.
 
     /usr/bin/python3 bench/check_suites.py --compile tessel-compile --run tessel-run --work DIR
 """
@@ -21,6 +22,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import suites  # noqa: E402
+
+sys.path.insert(0, suites.MODEL_TESTS)
 
 GEMMS = [(24, 16, 40, a_t, b_t) for a_t in (False, True) for b_t in (False, True)]
 # n, c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w
@@ -94,12 +97,13 @@ def run_encoder(args, batch=2):
     nn.TransformerEncoder in PyTorch; returns the max error relative to
     max|reference|."""
     import torch
+    import transformer_models
     torch.manual_seed(0)
-    encoder = suites.transformer_encoder(SMALL_ENCODER)
+    encoder = transformer_models.transformer_encoder(SMALL_ENCODER)
     shape = (batch, SMALL_ENCODER["seq"], SMALL_ENCODER["hidden"])
     stem = os.path.join(args.work, "encoder")
-    suites.export_module(suites.explicit_encoder(encoder, batch, SMALL_ENCODER), shape,
-                         stem + ".onnx")
+    module = transformer_models.explicit_encoder(encoder, batch, SMALL_ENCODER)
+    suites.export_module(module, shape, stem + ".onnx")
     subprocess.run([args.compile, stem + ".onnx", "-o", stem + ".tsl", "--precision", "fp32",
                     "--target", "none"], check=True, stdout=subprocess.DEVNULL)
     x = torch.randn(*shape)

@@ -13,7 +13,8 @@
             heads, FFN 3072, seq 128, b1), exported with PyTorch's legacy
             exporter at opset 13 with a fixed batch (the encoder through
             explicit_encoder, the same function in plain ops; the peer runs
-            nn.TransformerEncoder itself).
+            nn.TransformerEncoder itself). The encoder's definition is
+            tests/models/transformer_models.py, which the model tests share.
 
 A row is a dict: name, suite, set, the shape fields, flops (the nominal
 2*M*N*K, or 2*N*OH*OW*K*C*R*S for a conv, before Tessel's channel padding),
@@ -34,6 +35,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# tests/models: the model-test exporters and the transformer definitions
+# (transformer_models.py), which the models suite shares with the model tests.
+MODEL_TESTS = os.path.join(ROOT, "tests", "models")
 DATA = os.environ.get("TESSEL_BENCH_DATA", os.path.join(ROOT, "..", "shared", "bench"))
 OPSET = 13
 SUITES = ("gemm", "conv", "models")
@@ -122,7 +126,6 @@ MODEL_ROWS = (("resnet50_b1", "resnet50", 1), ("resnet50_b256", "resnet50", 256)
 # MobileNetV2 at batch 256 only on request (--models), to keep the default
 # device call short.
 DEFAULT_MODELS = ("resnet50_b1", "resnet50_b256", "mobilenet_v2_b1", "bert_base_b1")
-BERT = {"layers": 12, "hidden": 768, "heads": 12, "ffn": 3072, "seq": 128}
 
 
 def model_rows():
@@ -202,64 +205,15 @@ def write_conv(row, path, seed=0):
 # ---------------------------------------------------------------------------
 # whole models (torch)
 
-def transformer_encoder(config=BERT):
-    """torch.nn.TransformerEncoder of CONFIG (post-norm layers, exact GELU,
-    no dropout, batch first), in eval mode: the models suite's peer."""
-    import torch
-    layer = torch.nn.TransformerEncoderLayer(
-        d_model=config["hidden"], nhead=config["heads"], dim_feedforward=config["ffn"],
-        dropout=0.0, activation="gelu", batch_first=True)
-    encoder = torch.nn.TransformerEncoder(layer, config["layers"], enable_nested_tensor=False)
-    return encoder.eval()
-
-
-def explicit_encoder(encoder, batch, config=BERT):
-    """A module computing ENCODER's function (same weights) in ops that every
-    ONNX exporter writes the same way: Q, K and V as three MatMuls, the heads
-    split and merged by Reshape/Transpose with constant shapes, attention as
-    MatMul, Softmax, MatMul. Tessel compiles this export. Exporting
-    nn.TransformerEncoder itself depends on the PyTorch version: 2.x has the
-    attention as one scaled_dot_product_attention op (opset 14), whose
-    decomposition brings shape arithmetic (Mod, Shape) with it."""
-    import math
-
-    import torch
-    import torch.nn.functional as F
-
-    class Encoder(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.encoder = encoder
-
-        def forward(self, x):
-            b, s, e, h = batch, config["seq"], config["hidden"], config["heads"]
-            d = e // h
-
-            def heads(t):
-                return t.reshape(b, s, h, d).transpose(1, 2)
-
-            for layer in self.encoder.layers:
-                attn = layer.self_attn
-                w, bias = attn.in_proj_weight, attn.in_proj_bias
-                q, k, v = (F.linear(x, w[i * e:(i + 1) * e], bias[i * e:(i + 1) * e])
-                           for i in range(3))
-                scores = torch.matmul(heads(q), heads(k).transpose(2, 3)) * (1.0 / math.sqrt(d))
-                context = torch.matmul(torch.softmax(scores, dim=-1), heads(v))
-                x = layer.norm1(x + attn.out_proj(context.transpose(1, 2).reshape(b, s, e)))
-                x = layer.norm2(x + layer.linear2(F.gelu(layer.linear1(x))))
-            return x
-
-    return Encoder().eval()
-
-
 def build_torch_model(model, batch=1):
     """(module in eval mode, example input shape) for a models-suite row, built
     under torch.manual_seed(0) as tests/models/export_models.py does
     (torchvision, weights=None, BatchNorm statistics calibrated)."""
     import torch
-    sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
+    sys.path.insert(0, MODEL_TESTS)
     torch.manual_seed(0)
     if model == "bert_base":
+        from transformer_models import BERT, transformer_encoder
         return transformer_encoder(), (batch, BERT["seq"], BERT["hidden"])
     import export_models  # tests/models: the model table and BatchNorm calibration
     module = export_models.MODELS[model](weights=None)
@@ -288,6 +242,7 @@ def export_model(row, path, device="cpu"):
     Conv/Gemm/MatMul nodes."""
     module, shape = build_torch_model(row["model"], row["batch"])
     if row["model"] == "bert_base":
+        from transformer_models import explicit_encoder
         module = explicit_encoder(module, row["batch"])
     export_module(module, shape, path, device)
     return graph_flops(path)

@@ -1,15 +1,35 @@
 #!/usr/bin/python3
-"""Exports the model-test references: torchvision models as ONNX plus a fixed
-input and PyTorch's own output on it.
+"""Exports the model-test references: torchvision models and transformers as
+ONNX plus a fixed input and PyTorch's own output on it.
 
     /usr/bin/python3 export_models.py OUTDIR [--models resnet18,...] [--force]
 
-For each model NAME it writes OUTDIR/NAME.onnx (opset 13, input "input"
-f32[1,3,224,224], output "output"), OUTDIR/NAME.input.pb and OUTDIR/NAME.output.pb
-(ONNX TensorProto files). Existing complete sets are kept unless --force.
-Weights are random (weights=None) but deterministic: torch.manual_seed(0) before
-each model is built. Needs Debian's python3-torch, python3-torchvision and
+For each model NAME it writes OUTDIR/NAME.onnx, OUTDIR/NAME.input.pb (the first
+graph input), OUTDIR/NAME.input_1.pb ... (further inputs, e.g. BERT's attention
+mask) and OUTDIR/NAME.output.pb (ONNX TensorProto files, each named as its
+graph input/output). Existing complete sets are kept unless --force.
+Weights are random but deterministic: torch.manual_seed(0) before each model is
+built (torchvision's weights=None; prepare() makes their statistics those of a
+trained net). Needs Debian's python3-torch, python3-torchvision and
 python3-onnx (run with /usr/bin/python3).
+
+The models:
+- torchvision CNNs (input "input" f32[1,3,224,224], output "output", opset 13)
+  and skinny_mlp;
+- torchvision vit_b_16, convnext_tiny and swin_t, exported at opset 17
+  (LayerNormalization as one node, as a user exports them today; swin_t
+  exports but Tessel does not compile it yet: ScatterND, Dropout's mask),
+  and densenet121 (standalone BatchNorms after its concats);
+- transformers (transformer_models.py), at opset 17 unless the name says
+  _opset13 (LayerNorm decomposed into ReduceMean, Sub, Pow, Sqrt, Div):
+  bert_base (12 layers, width 768, 12 heads, sequence 128; inputs "input"
+  f32[1,128,768] and "attention_mask" f32[1,128], its last quarter padding)
+  and gpt2 (12 pre-LN blocks, width 768, 12 heads, sequence 128, vocabulary
+  50257; input "input_ids" int64[1,128], output the logits); bert_tiny and
+  gpt2_tiny are the same with 2 layers, width 256 and 4 heads (head dim 64,
+  sequence 128; gpt2_tiny's vocabulary 1001), sized for the CPU tier in CI.
+Without --models, the models ctest tests are exported (DEFAULT_MODELS:
+everything but the full-size transformers and swin_t).
 """
 
 import argparse
@@ -25,6 +45,8 @@ import torchvision
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_ref  # noqa: E402
+import transformer_models  # noqa: E402
+
 
 def skinny_mlp(weights=None):
     """A batch-1 MLP: every GEMM has M = 1, the skinny shape where a 16x16x16
@@ -34,14 +56,37 @@ def skinny_mlp(weights=None):
                                torch.nn.Linear(4096, 1024))
 
 
+# Image classifiers (and skinny_mlp): name -> constructor(weights=None).
 MODELS = {
     "resnet18": torchvision.models.resnet18,
     "resnet50": torchvision.models.resnet50,
     "mobilenet_v2": torchvision.models.mobilenet_v2,
     "squeezenet1_1": torchvision.models.squeezenet1_1,
     "skinny_mlp": skinny_mlp,
+    "densenet121": torchvision.models.densenet121,
+    "vit_b_16": torchvision.models.vit_b_16,
+    "convnext_tiny": torchvision.models.convnext_tiny,
+    "swin_t": torchvision.models.swin_t,
 }
+# Transformers: name -> (transformer_models config, ONNX opset).
+TRANSFORMERS = {
+    "bert_base": ("bert", 17),
+    "bert_base_opset13": ("bert", 13),
+    "bert_tiny": ("bert_tiny", 17),
+    "bert_tiny_opset13": ("bert_tiny", 13),
+    "gpt2": ("gpt2", 17),
+    "gpt2_tiny": ("gpt2_tiny", 17),
+}
+ALL_MODELS = list(MODELS) + list(TRANSFORMERS)
+# What ctest tests (its fixtures export one model each): the full-size
+# transformers are for the GPU machine (--models), and swin_t does not compile
+# (see CMakeLists.txt).
+DEFAULT_MODELS = [n for n in ALL_MODELS if n not in ("bert_base", "bert_base_opset13", "gpt2",
+                                                     "swin_t")]
 OPSET = 13
+# The transformer-era torchvision models at opset 17: LayerNormalization as one
+# node, as PyTorch exports them for a user today.
+OPSETS = {"vit_b_16": 17, "convnext_tiny": 17, "swin_t": 17}
 INPUT_SHAPE = (1, 3, 224, 224)  # batch 1 keeps the CPU-tier run short
 # Models whose input is not an image.
 INPUT_SHAPES = {"skinny_mlp": (1, 1024)}
@@ -71,10 +116,9 @@ def load_image():
     return np.ascontiguousarray(x.transpose(2, 0, 1)[None])
 
 
-def paths(outdir, name):
-    return (os.path.join(outdir, name + ".onnx"),
-            os.path.join(outdir, name + ".input.pb"),
-            os.path.join(outdir, name + ".output.pb"))
+def input_path(outdir, name, index):
+    """NAME.input.pb for the first graph input, NAME.input_I.pb for input I > 0."""
+    return os.path.join(outdir, name + (".input.pb" if index == 0 else ".input_%d.pb" % index))
 
 
 def save_tensor(array, name, path):
@@ -112,68 +156,126 @@ def calibrate_batchnorm(model, batches=2, batch_size=8):
             model(torch.randn(batch_size, *INPUT_SHAPE[1:]))
 
 
-def export(name, outdir, force=False, check=True, batch=1):
-    """Exports MODELS[name] at `batch` (files NAME_bB.* when batch > 1)."""
-    stem_name = name if batch == 1 else "%s_b%d" % (name, batch)
-    model_path, input_path, output_path = paths(outdir, stem_name)
-    stem = os.path.join(outdir, stem_name)
-    image_model = name not in INPUT_SHAPES and batch == 1 and os.path.exists(IMAGE)
-    complete = (model_path, input_path, output_path) + (
-        (stem + ".image.pb", stem + ".image_output.pb") if image_model else ())
-    if not force and all(os.path.exists(p) for p in complete):
-        print("%s: up to date" % name)
-        return
-    start = time.time()
-    torch.manual_seed(0)
-    model = MODELS[name](weights=None)
-    calibrate_batchnorm(model)
-    model.eval()
+def randomize_layer_norms(model):
+    """Gives LayerNorms the affine terms of a trained net, as
+    calibrate_batchnorm does for BatchNorm: initialized, gamma is 1 and beta 0,
+    and a LayerNorm kernel that dropped or misplaced them (a per-row instead
+    of a per-channel broadcast) would pass unnoticed."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.LayerNorm) and m.elementwise_affine:
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.normal_(0.0, 0.1)
 
+
+def prepare(name, model):
+    """Makes a freshly built torchvision model's function that of a trained
+    one where its initialization would leave it degenerate."""
+    calibrate_batchnorm(model)
+    randomize_layer_norms(model)
+    with torch.no_grad():
+        if name == "vit_b_16":
+            # torchvision zero-initializes the classification head: every
+            # logit would be 0 whatever the rest of the net computes.
+            head = model.heads.head
+            head.weight.normal_(0.0, head.in_features ** -0.5)
+        if name == "convnext_tiny":
+            # Each block's output is scaled by a layer scale initialized to
+            # 1e-6: the blocks would add 1e-6 of their output to the residual
+            # stream and an error in them would not show. Trained ConvNeXts
+            # have scales of order 0.1-1.
+            for m in model.modules():
+                if isinstance(m, torchvision.models.convnext.CNBlock):
+                    m.layer_scale.uniform_(0.1, 0.5)
+
+
+def build(name, batch, rng):
+    """(module in eval mode, [(graph input name, array)], opset) for NAME."""
+    torch.manual_seed(0)
+    if name in TRANSFORMERS:
+        config_name, opset = TRANSFORMERS[name]
+        config = transformer_models.CONFIGS[config_name]
+        seq = config["seq"]
+        if config_name.startswith("bert"):
+            module = transformer_models.explicit_encoder(
+                transformer_models.transformer_encoder(config), batch, config)
+            x = rng.standard_normal((batch, seq, config["hidden"]), dtype=np.float32)
+            mask = transformer_models.padding_mask(batch, seq).numpy()
+            inputs = [("input", x), ("attention_mask", mask)]
+        else:
+            module = transformer_models.gpt2_decoder(config)
+            inputs = [("input_ids", rng.integers(0, config["vocab"], (batch, seq), dtype=np.int64))]
+        randomize_layer_norms(module)
+        return module.eval(), inputs, opset
+    module = MODELS[name](weights=None)
+    prepare(name, module)
     # The input: a fixed-seed standard normal, the scale of a normalized image.
-    rng = np.random.default_rng(0)
     shape = INPUT_SHAPES.get(name, INPUT_SHAPE)
     x = rng.standard_normal((batch,) + tuple(shape[1:]), dtype=np.float32)
+    return module.eval(), [("input", x)], OPSETS.get(name, OPSET)
+
+
+def export(name, outdir, force=False, check=True, batch=1):
+    """Exports NAME at `batch` (files NAME_bB.* when batch > 1)."""
+    stem_name = name if batch == 1 else "%s_b%d" % (name, batch)
+    stem = os.path.join(outdir, stem_name)
+    model_path, output_path = stem + ".onnx", stem + ".output.pb"
+    image_model = name in MODELS and name not in INPUT_SHAPES and batch == 1 and \
+        os.path.exists(IMAGE)
+    complete = (model_path, input_path(outdir, stem_name, 0), output_path) + (
+        (stem + ".image.pb", stem + ".image_output.pb") if image_model else ())
+    if not force and all(os.path.exists(p) for p in complete):
+        print("%s: up to date" % stem_name)
+        return
+    start = time.time()
+    module, inputs, opset = build(name, batch, np.random.default_rng(0))
+    args = tuple(torch.from_numpy(x) for _, x in inputs)
     with torch.no_grad():
-        y = model(torch.from_numpy(x)).numpy()
+        y = module(*args).numpy()
 
     tmp_model = model_path + ".tmp"
-    with torch.no_grad():
-        torch.onnx.export(model, torch.from_numpy(x), tmp_model,
-                          opset_version=OPSET,
-                          input_names=["input"], output_names=["output"],
-                          do_constant_folding=True,
-                          # Keep BatchNormalization nodes (eval mode would fold
-                          # them into the convs): folding them is Tessel's job.
-                          training=torch.onnx.TrainingMode.PRESERVE,
-                          **LEGACY_EXPORTER)
+    # Traced with gradients enabled: under no_grad, nn.MultiheadAttention
+    # (vit_b_16) takes its fused fast path, which no ONNX opset can express.
+    # The other exports are the same either way.
+    torch.onnx.export(module, args, tmp_model,
+                      opset_version=opset,
+                      input_names=[n for n, _ in inputs], output_names=["output"],
+                      do_constant_folding=True,
+                      # Keep BatchNormalization nodes (eval mode would fold
+                      # them into the convs): folding them is Tessel's job.
+                      training=torch.onnx.TrainingMode.PRESERVE,
+                      **LEGACY_EXPORTER)
     onnx.checker.check_model(onnx.load(tmp_model))
-    save_tensor(x, "input", input_path)
+    for i, (input_name, x) in enumerate(inputs):
+        save_tensor(x, input_name, input_path(outdir, stem_name, i))
     save_tensor(y, "output", output_path)
     # The photo and PyTorch's output on it, for the top-1 agreement check.
     if image_model:
         image = load_image()
         with torch.no_grad():
-            image_y = model(torch.from_numpy(image)).numpy()
+            image_y = module(torch.from_numpy(image)).numpy()
         save_tensor(image, "input", stem + ".image.pb")
         save_tensor(image_y, "output", stem + ".image_output.pb")
     os.replace(tmp_model, model_path)  # last: the .onnx marks a complete set
 
     onnx_model = onnx.load(model_path)
     ops = sorted({n.op_type for n in onnx_model.graph.node})
-    print("%s: exported in %.1fs, output %s, max|y|=%.3g, ops: %s" % (
-        stem_name, time.time() - start, tuple(y.shape), float(np.abs(y).max()), " ".join(ops)))
+    print("%s: exported in %.1fs (opset %d), output %s, max|y|=%.3g, ops: %s" % (
+        stem_name, time.time() - start, opset, tuple(y.shape), float(np.abs(y).max()),
+        " ".join(ops)))
     if check:
-        verify(stem_name, onnx_model, x, y)
+        verify(stem_name, onnx_model, dict(inputs), y)
 
 
-def verify(name, onnx_model, x, y):
+def verify(name, onnx_model, feeds, y):
     """Evaluates the exported graph in float64 (numpy_ref) and compares PyTorch's
     fp32 output with it: proves the .onnx computes what PyTorch computed, and
     shows the size of an fp32 implementation's own error on this model."""
-    (exact,) = numpy_ref.run(onnx_model, {"input": x})
+    start = time.time()
+    (exact,) = numpy_ref.run(onnx_model, feeds)
     abs_err, rel_err = numpy_ref.errors(y, exact)
     print("%s: PyTorch fp32 vs float64 evaluation of the .onnx: max_abs_err=%.3g "
-          "max_rel_err=%.3g" % (name, abs_err, rel_err))
+          "max_rel_err=%.3g (%.1fs)" % (name, abs_err, rel_err, time.time() - start))
     if not np.allclose(y, exact, rtol=1e-3, atol=1e-4):
         raise SystemExit("%s: the exported .onnx does not compute PyTorch's output" % name)
 
@@ -181,8 +283,9 @@ def verify(name, onnx_model, x, y):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("outdir")
-    ap.add_argument("--models", default=",".join(MODELS),
-                    help="comma-separated subset of: %s" % ", ".join(MODELS))
+    ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
+                    help="comma-separated subset of: %s (default: %s)" % (
+                        ", ".join(ALL_MODELS), ", ".join(DEFAULT_MODELS)))
     ap.add_argument("--force", action="store_true", help="re-export even if present")
     ap.add_argument("--batch", type=int, default=1,
                     help="batch size (files are NAME_bN.* when N > 1)")
@@ -190,7 +293,7 @@ def main(argv=None):
                     help="skip the float64 numpy evaluation of each exported model")
     args = ap.parse_args(argv)
     names = [n for n in args.models.split(",") if n]
-    unknown = [n for n in names if n not in MODELS]
+    unknown = [n for n in names if n not in ALL_MODELS]
     if unknown:
         ap.error("unknown model(s): %s" % ", ".join(unknown))
     os.makedirs(args.outdir, exist_ok=True)

@@ -1,16 +1,21 @@
 #!/usr/bin/python3
 """A small float64 numpy evaluator for the ONNX ops the model tests and the
-bundled example use (onnx 1.12 ships no reference evaluator).
+bundled example use (onnx 1.12 ships no reference evaluator): the CNNs' ops,
+and the transformers' (LayerNormalization, Erf, Tanh, Softmax, Gather, Where,
+Expand, Split, Slice, ReduceMean, shape arithmetic, ...).
 
 It is an independent check on the test data, not on Tessel: it confirms that
 an exported .onnx file computes what PyTorch computed (so a model-test failure
 is Tessel's, not the exporter's), and, being float64 throughout, it measures
 how far PyTorch's own fp32 result is from the exact one, which is the scale any
-other fp32 implementation's error must also have.
+other fp32 implementation's error must also have. check_numpy_ref.py checks it
+against the ONNX node tests' expected outputs; an op or feature it lacks
+raises NotImplementedError.
 
-    /usr/bin/python3 numpy_ref.py MODEL.onnx INPUT.pb|.npy [EXPECTED.pb|.npy]
+    /usr/bin/python3 numpy_ref.py MODEL.onnx INPUT.pb|.npy... [--expected EXPECTED.pb|.npy]
 """
 
+import math
 import sys
 
 import numpy as np
@@ -52,7 +57,8 @@ def _windows(x, kernel, strides, dilations):
 
 
 def conv(x, w, b, attrs):
-    assert x.ndim == 4, "2-D convolution only"
+    if x.ndim != 4:
+        raise NotImplementedError("numpy_ref: 2-D convolution only")
     kernel = list(w.shape[2:])
     strides = list(attrs.get("strides", [1, 1]))
     dilations = list(attrs.get("dilations", [1, 1]))
@@ -77,7 +83,8 @@ def conv(x, w, b, attrs):
 
 def pool(x, attrs, kind):
     kernel = list(attrs["kernel_shape"])
-    assert len(kernel) == 2, "2-D pooling only"
+    if len(kernel) != 2:
+        raise NotImplementedError("numpy_ref: 2-D pooling only")
     strides = list(attrs.get("strides", [1, 1]))
     dilations = list(attrs.get("dilations", [1, 1]))
     pb, pe = _pads(attrs, 2, x.shape[2:], kernel, strides, dilations)
@@ -91,7 +98,9 @@ def pool(x, attrs, kind):
             if (out - 1) * strides[i] >= x.shape[2 + i] + pb[i]:
                 out -= 1
             pe[i] += max(0, (out - 1) * strides[i] + span - (x.shape[2 + i] + pb[i] + pe[i]))
-    fill = -np.inf if kind == "max" else np.nan
+    fill = np.nan
+    if kind == "max":
+        fill = np.iinfo(x.dtype).min if x.dtype.kind in "iu" else -np.inf
     xp = np.pad(x, ((0, 0), (0, 0), (pb[0], pe[0]), (pb[1], pe[1])), constant_values=fill)
     win = _windows(xp, kernel, strides, dilations)
     if kind == "max":
@@ -105,8 +114,255 @@ def pool(x, attrs, kind):
 
 
 def round_to_f16(value):
-    """A float tensor as f16 storage would hold it (round to nearest even)."""
-    return value.astype(np.float16).astype(np.float64) if value.dtype.kind == "f" else value
+    """A float tensor as f16 storage would hold it (round to nearest even;
+    beyond f16's range, infinity, as a cast to f16 does)."""
+    if value.dtype.kind != "f":
+        return value
+    with np.errstate(over="ignore"):
+        return value.astype(np.float16).astype(np.float64)
+
+
+def _as_float64(value):
+    return value.astype(np.float64) if value.dtype.kind == "f" else value
+
+
+def _tensor_attr(tensor):
+    return _as_float64(numpy_helper.to_array(tensor))
+
+
+def _int_list(value):
+    return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+def _axes(node_attrs, inputs, index):
+    """An op's axes: the input at `index` (newer opsets) or the attribute."""
+    if len(inputs) > index and inputs[index] is not None:
+        return _int_list(inputs[index])
+    return list(node_attrs["axes"]) if "axes" in node_attrs else None
+
+
+def _div(a, b):
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu":
+        # ONNX integer division truncates toward zero (numpy's floor divides).
+        q = np.abs(a) // np.abs(b)
+        return np.where((a < 0) != (b < 0), -q, q).astype(np.result_type(a, b))
+    return a / b
+
+
+def _mod(a, b, attrs):
+    if attrs.get("fmod", 0):
+        return np.fmod(a, b)
+    return np.mod(a, b)  # the sign of the divisor, as ONNX's fmod=0
+
+
+# math.erf, element by element: exact in float64, no SciPy needed.
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+UNARY = {
+    "Relu": lambda x: np.maximum(x, 0),
+    "Sqrt": np.sqrt,
+    "Exp": np.exp,
+    "Tanh": np.tanh,
+    "Erf": lambda x: _erf(x).astype(np.float64),
+    "Neg": np.negative,
+    "Not": np.logical_not,
+    "Sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "Identity": lambda x: x,
+}
+BINARY = {
+    "Add": np.add,
+    "Sub": np.subtract,
+    "Mul": np.multiply,
+    "Div": _div,
+    "Pow": lambda a, b: np.power(a, b.astype(a.dtype) if a.dtype.kind == "f" else b),
+    "Equal": np.equal,
+}
+
+
+def layer_norm(x, scale, bias, attrs):
+    """ONNX LayerNormalization: normalized over the axes from `axis` on;
+    also returns the mean and 1/stddev (its optional outputs)."""
+    axis = attrs.get("axis", -1) % x.ndim
+    axes = tuple(range(axis, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    inv_std = 1.0 / np.sqrt(((x - mean) ** 2).mean(axis=axes, keepdims=True) +
+                            attrs.get("epsilon", 1e-5))
+    y = (x - mean) * inv_std * scale
+    if bias is not None:
+        y = y + bias
+    return y, mean, inv_std
+
+
+def pad(x, pads, value, attrs):
+    mode = attrs.get("mode", b"constant")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if mode != "constant":
+        raise NotImplementedError("numpy_ref: Pad mode %s" % mode)
+    n = x.ndim
+    begin, end = pads[:n], pads[n:]
+    # Negative pads crop.
+    x = x[tuple(slice(max(0, -b), x.shape[i] - max(0, -e)) for i, (b, e) in
+                enumerate(zip(begin, end)))]
+    return np.pad(x, [(max(0, b), max(0, e)) for b, e in zip(begin, end)],
+                  constant_values=value)
+
+
+def slice_(x, starts, ends, axes, steps):
+    axes = list(range(len(starts))) if axes is None else axes
+    steps = [1] * len(starts) if steps is None else steps
+    index = [slice(None)] * x.ndim
+    # ONNX clamps starts and ends as Python's slices do (its semantics are
+    # NumPy's), INT64 extremes included.
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        index[axis % x.ndim] = slice(start, end, step)
+    return x[tuple(index)]
+
+
+def split(x, sizes, attrs, outputs):
+    axis = attrs.get("axis", 0) % x.ndim
+    if sizes is None:
+        sizes = [x.shape[axis] // outputs] * outputs
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
+
+
+def scatter_nd(data, indices, updates):
+    y = data.copy()
+    depth = indices.shape[-1]
+    flat = indices.reshape(-1, depth)
+    rows = updates.reshape((flat.shape[0],) + data.shape[depth:])
+    for index, row in zip(flat, rows):
+        y[tuple(index)] = row
+    return y
+
+
+def cast(x, to):
+    if to in (onnx.TensorProto.BFLOAT16, onnx.TensorProto.STRING):
+        raise NotImplementedError("numpy_ref: Cast to %s" % onnx.TensorProto.DataType.Name(to))
+    dtype = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[to]
+    if np.dtype(dtype).kind == "f":
+        # Evaluated in float64 whatever the target; a cast to f16 rounds.
+        y = x.astype(dtype) if np.dtype(dtype).itemsize < 4 else x
+        return y.astype(np.float64)
+    return x.astype(dtype)
+
+
+def evaluate(op, x, a, outputs):
+    """One node: op type, input arrays (None where omitted), attributes and
+    the number of outputs; returns an array or a tuple of arrays."""
+    if op in UNARY:
+        return UNARY[op](x[0])
+    if op in BINARY:
+        return BINARY[op](x[0], x[1])
+    if op == "Conv":
+        return conv(x[0], x[1], x[2] if len(x) > 2 else None, a)
+    if op == "Clip":
+        lo = x[1] if len(x) > 1 and x[1] is not None else a.get("min", -np.inf)
+        hi = x[2] if len(x) > 2 and x[2] is not None else a.get("max", np.inf)
+        return np.clip(x[0], lo, hi)
+    if op == "Mod":
+        return _mod(x[0], x[1], a)
+    if op == "MaxPool":
+        if outputs > 1:
+            raise NotImplementedError("numpy_ref: MaxPool's indices")
+        return pool(x[0], a, "max")
+    if op == "AveragePool":
+        return pool(x[0], a, "avg")
+    if op == "GlobalAveragePool":
+        return x[0].mean(axis=tuple(range(2, x[0].ndim)), keepdims=True)
+    if op == "Flatten":
+        axis = a.get("axis", 1) % max(1, x[0].ndim)
+        return x[0].reshape(int(np.prod(x[0].shape[:axis])), -1)
+    if op == "Gemm":
+        A = x[0].T if a.get("transA", 0) else x[0]
+        B = x[1].T if a.get("transB", 0) else x[1]
+        y = a.get("alpha", 1.0) * (A @ B)
+        if len(x) > 2 and x[2] is not None:
+            y = y + a.get("beta", 1.0) * x[2]
+        return y
+    if op == "MatMul":
+        return x[0] @ x[1]
+    if op == "Concat":
+        return np.concatenate(x, axis=a["axis"])
+    if op == "Constant":
+        if "value" in a:
+            return _tensor_attr(a["value"])
+        for name, dtype in (("value_float", np.float64), ("value_floats", np.float64),
+                            ("value_int", np.int64), ("value_ints", np.int64)):
+            if name in a:
+                return np.array(a[name], dtype=dtype)
+        raise NotImplementedError("numpy_ref: Constant of %s" % ", ".join(a))
+    if op == "ConstantOfShape":
+        value = _tensor_attr(a["value"]) if "value" in a else np.zeros(1)
+        return np.full(_int_list(x[0]), value.reshape(-1)[0], dtype=value.dtype)
+    if op == "BatchNormalization":
+        if outputs > 1 or a.get("training_mode", 0):
+            raise NotImplementedError("numpy_ref: BatchNormalization in training mode")
+        scale, bias, mean, var = (v.reshape(1, -1, *([1] * (x[0].ndim - 2))) for v in x[1:5])
+        return (x[0] - mean) / np.sqrt(var + a.get("epsilon", 1e-5)) * scale + bias
+    if op == "LayerNormalization":
+        y, mean, inv_std = layer_norm(x[0], x[1], x[2] if len(x) > 2 else None, a)
+        return (y, mean, inv_std)[:outputs]
+    if op == "Softmax":
+        axis = a.get("axis", -1)
+        e = np.exp(x[0] - x[0].max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+    if op == "ReduceMean":
+        axes = _axes(a, x, 1)
+        return x[0].mean(axis=None if axes is None else tuple(axes),
+                         keepdims=bool(a.get("keepdims", 1)))
+    if op == "Reshape":
+        shape = _int_list(x[1])
+        if not a.get("allowzero", 0):
+            shape = [x[0].shape[i] if s == 0 else s for i, s in enumerate(shape)]
+        return x[0].reshape(shape)
+    if op == "Transpose":
+        return x[0].transpose(a.get("perm", None))
+    if op == "Unsqueeze":
+        y = x[0]
+        axes = _axes(a, x, 1)
+        for axis in sorted(v % (y.ndim + len(axes)) for v in axes):
+            y = np.expand_dims(y, axis)
+        return y
+    if op == "Squeeze":
+        axes = _axes(a, x, 1)
+        return np.squeeze(x[0], axis=None if axes is None else tuple(axes))
+    if op == "Shape":
+        return np.array(x[0].shape[a.get("start", 0):a.get("end", None)], dtype=np.int64)
+    if op == "Gather":
+        return np.take(x[0], x[1], axis=a.get("axis", 0))
+    if op == "Slice":
+        return slice_(x[0], _int_list(x[1]), _int_list(x[2]),
+                      _int_list(x[3]) if len(x) > 3 and x[3] is not None else None,
+                      _int_list(x[4]) if len(x) > 4 and x[4] is not None else None)
+    if op == "Split":
+        sizes = _int_list(x[1]) if len(x) > 1 and x[1] is not None else a.get("split")
+        return split(x[0], sizes, a, outputs)
+    if op == "Where":
+        return np.where(x[0], x[1], x[2])
+    if op == "Expand":
+        shape = np.broadcast_shapes(x[0].shape, tuple(_int_list(x[1])))
+        return np.broadcast_to(x[0], shape).copy()
+    if op == "Cast":
+        return cast(x[0], a["to"])
+    if op == "Range":
+        return np.arange(x[0], x[1], x[2]).astype(x[0].dtype)
+    if op == "Pad":
+        value = x[2].reshape(-1)[0] if len(x) > 2 and x[2] is not None else 0
+        return pad(x[0], _int_list(x[1]), value, a)
+    if op == "ScatterND":
+        if a.get("reduction", b"none") not in (b"none", "none"):
+            raise NotImplementedError("numpy_ref: ScatterND with a reduction")
+        return scatter_nd(x[0], x[1], x[2])
+    if op == "Dropout":
+        # The identity, and a mask that keeps everything: in inference (no
+        # training_mode, or a false one), or with ratio 0 (swin_t's attention
+        # dropout exports so: F.dropout in training mode with p = 0).
+        training = len(x) > 2 and x[2] is not None and bool(x[2])
+        ratio = float(x[1]) if len(x) > 1 and x[1] is not None else 0.5
+        if training and ratio != 0:
+            raise NotImplementedError("numpy_ref: Dropout in training mode")
+        return (x[0], np.ones(x[0].shape, dtype=bool))[:outputs]
+    raise NotImplementedError("numpy_ref: no %s" % op)
 
 
 def run(model, feeds, store=None):
@@ -121,61 +377,13 @@ def run(model, feeds, store=None):
         env[t.name] = numpy_helper.to_array(t)
     for name, value in feeds.items():
         env[name] = np.asarray(value)
-    env = {k: store(v.astype(np.float64) if v.dtype.kind == "f" else v) for k, v in env.items()}
+    env = {k: store(_as_float64(v)) for k, v in env.items()}
     for node in model.graph.node:
-        a = _attrs(node)
         x = [env[i] if i else None for i in node.input]
-        op = node.op_type
-        if op == "Conv":
-            y = conv(x[0], x[1], x[2] if len(x) > 2 else None, a)
-        elif op == "Relu":
-            y = np.maximum(x[0], 0)
-        elif op == "Clip":
-            lo = x[1] if len(x) > 1 and x[1] is not None else a.get("min", -np.inf)
-            hi = x[2] if len(x) > 2 and x[2] is not None else a.get("max", np.inf)
-            y = np.clip(x[0], lo, hi)
-        elif op == "Add":
-            y = x[0] + x[1]
-        elif op == "Mul":
-            y = x[0] * x[1]
-        elif op == "MaxPool":
-            y = pool(x[0], a, "max")
-        elif op == "AveragePool":
-            y = pool(x[0], a, "avg")
-        elif op == "GlobalAveragePool":
-            y = x[0].mean(axis=tuple(range(2, x[0].ndim)), keepdims=True)
-        elif op == "Flatten":
-            axis = a.get("axis", 1) % max(1, x[0].ndim)
-            y = x[0].reshape(int(np.prod(x[0].shape[:axis])), -1)
-        elif op == "Gemm":
-            A = x[0].T if a.get("transA", 0) else x[0]
-            B = x[1].T if a.get("transB", 0) else x[1]
-            y = a.get("alpha", 1.0) * (A @ B)
-            if len(x) > 2 and x[2] is not None:
-                y = y + a.get("beta", 1.0) * x[2]
-        elif op == "MatMul":
-            y = x[0] @ x[1]
-        elif op == "Concat":
-            y = np.concatenate(x, axis=a["axis"])
-        elif op == "Constant":
-            y = numpy_helper.to_array(a["value"])
-            if y.dtype.kind == "f":
-                y = y.astype(np.float64)
-        elif op == "Identity":
-            y = x[0]
-        elif op == "BatchNormalization":
-            scale, bias, mean, var = (v.reshape(1, -1, *([1] * (x[0].ndim - 2))) for v in x[1:5])
-            y = (x[0] - mean) / np.sqrt(var + a.get("epsilon", 1e-5)) * scale + bias
-        elif op == "Softmax":
-            axis = a.get("axis", -1)
-            e = np.exp(x[0] - x[0].max(axis=axis, keepdims=True))
-            y = e / e.sum(axis=axis, keepdims=True)
-        elif op == "Reshape":
-            shape = [x[0].shape[i] if s == 0 else s for i, s in enumerate(x[1])]
-            y = x[0].reshape(shape)
-        else:
-            raise NotImplementedError("numpy_ref: no %s" % op)
-        env[node.output[0]] = store(np.asarray(y))
+        y = evaluate(node.op_type, x, _attrs(node), len(node.output))
+        for name, value in zip(node.output, y if isinstance(y, tuple) else (y,)):
+            if name:
+                env[name] = store(np.asarray(value))
     return [env[o.name] for o in model.graph.output]
 
 
@@ -192,16 +400,19 @@ def errors(actual, expected):
 
 
 def main(argv):
-    if len(argv) not in (2, 3):
-        print(__doc__, file=sys.stderr)
-        return 2
-    model = onnx.load(argv[0])
-    feed = {model.graph.input[0].name: load_array(argv[1])}
-    (y,) = run(model, feed)[:1]
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model")
+    ap.add_argument("inputs", nargs="+", help="one per graph input, in order")
+    ap.add_argument("--expected", help="compare the first output with this tensor")
+    args = ap.parse_args(argv)
+    model = onnx.load(args.model)
+    feeds = {i.name: load_array(path) for i, path in zip(model.graph.input, args.inputs)}
+    y = run(model, feeds)[0]
     print("output %s %s: max|y|=%.4g" % (model.graph.output[0].name, y.shape, np.abs(y).max()))
-    if len(argv) == 3:
-        ref = load_array(argv[2])
-        print("vs %s: max_abs_err=%.3g max_rel_err=%.3g" % ((argv[2],) + errors(ref, y)))
+    if args.expected:
+        ref = load_array(args.expected)
+        print("vs %s: max_abs_err=%.3g max_rel_err=%.3g" % ((args.expected,) + errors(ref, y)))
     return 0
 
 
