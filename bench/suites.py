@@ -122,7 +122,7 @@ def conv_rows(data):
 # name -> (exporter, batch); the flops are counted from the exported graph.
 MODEL_ROWS = (("resnet50_b1", "resnet50", 1), ("resnet50_b256", "resnet50", 256),
               ("mobilenet_v2_b1", "mobilenet_v2", 1), ("mobilenet_v2_b256", "mobilenet_v2", 256),
-              ("bert_base_b1", "bert_base", 1))
+              ("bert_base_b1", "bert_base", 1), ("bert_base_b8", "bert_base", 8))
 # MobileNetV2 at batch 256 only on request (--models), to keep the default
 # device call short.
 DEFAULT_MODELS = ("resnet50_b1", "resnet50_b256", "mobilenet_v2_b1", "bert_base_b1")
