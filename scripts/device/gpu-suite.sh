@@ -13,7 +13,9 @@
 #                matches this regex); then Tessel's own node tests
 #                (tests/conformance/tessel_cases.py) the same way
 #   models       torchvision models exported there with PyTorch, compiled and
-#                run on each tier against PyTorch's own output
+#                run on each tier against PyTorch's own output (MODELS: the
+#                names of tests/models/export_models.py to run, default the
+#                five CNNs; e.g. MODELS="bert_base gpt2 vit_b_16")
 #   timing       ResNet-50 batch 1 latency and batch 256 throughput, Tessel
 #                beside PyTorch (eager and CUDA graph) in the same run
 # Summaries go to $OUT/summary.txt (and stdout); logs to $OUT/*.log.
@@ -68,7 +70,7 @@ if has conformance; then
   done
 fi
 
-models="resnet18 resnet50 mobilenet_v2 squeezenet1_1 skinny_mlp"
+models=${MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 skinny_mlp}
 if has models || has timing; then
   python3 tests/models/export_models.py "$work/models" --models "${models// /,}" --no-check \
     > "$out/export.log" 2>&1 || { status=1; say "export failed: $(tail -3 "$out/export.log")"; }
