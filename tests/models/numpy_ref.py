@@ -238,7 +238,12 @@ def scatter_nd(data, indices, updates):
 def cast(x, to):
     if to in (onnx.TensorProto.BFLOAT16, onnx.TensorProto.STRING):
         raise NotImplementedError("numpy_ref: Cast to %s" % onnx.TensorProto.DataType.Name(to))
-    dtype = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[to]
+    # onnx >= 1.13 has the helper (1.23 dropped onnx.mapping); Debian's 1.12
+    # has only the mapping.
+    if hasattr(onnx.helper, "tensor_dtype_to_np_dtype"):
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(to)
+    else:
+        dtype = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[to]
     if np.dtype(dtype).kind == "f":
         # Evaluated in float64 whatever the target; a cast to f16 rounds.
         y = x.astype(dtype) if np.dtype(dtype).itemsize < 4 else x
