@@ -69,7 +69,7 @@ func.func @main(%q: tensor<4x6x8xf32> {tessel.name = "q"}, %k: tensor<4x6x8xf32>
 )mlir";
 
 class AttentionFusionTest : public ::testing::Test {
-protected:
+public:
   AttentionFusionTest() { context.loadDialect<tessel::TesselDialect, mlir::func::FuncDialect>(); }
 
   /// The engine of `source`, through the pipeline at `precision` or (empty)
@@ -97,6 +97,7 @@ protected:
     return mlir::succeeded(bytes) ? *bytes : std::vector<uint8_t>{};
   }
 
+private:
   mlir::MLIRContext context;
 };
 
