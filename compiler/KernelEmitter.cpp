@@ -33,19 +33,20 @@ planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
         variants.push_back(std::move(variant));
       }
     }
-    // The library's variant goes after the GEMM codegen's (best tier first);
-    // it is the simt variant of a step the GEMM codegen gave none.
+    // The library's variants go after the GEMM codegen's (best tier first):
+    // those of a step the GEMM codegen gave no simt variant (the library's
+    // simt variant, and a Tensor Core one where its family has one).
     bool hasSimt = llvm::any_of(variants, [](const codegen::KernelVariant &v) {
       return v.tier == engine::Tier::simt;
     });
     if (hasSimt)
       continue;
-    mlir::FailureOr<std::optional<codegen::KernelVariant>> fromLibrary = library.plan(step);
+    mlir::FailureOr<std::vector<codegen::KernelVariant>> fromLibrary = library.plan(step);
     if (mlir::failed(fromLibrary))
       return mlir::failure();
-    if (*fromLibrary) {
+    for (codegen::KernelVariant &variant : *fromLibrary) {
       libraryVariants.emplace_back(index, variants.size());
-      variants.push_back(std::move(**fromLibrary));
+      variants.push_back(std::move(variant));
     }
   }
 

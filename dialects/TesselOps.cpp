@@ -297,6 +297,43 @@ LogicalResult MatMulOp::verify() {
   return success();
 }
 
+LogicalResult AttentionOp::verify() {
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()), v = shapeOf(getValue()),
+                    out = shapeOf(getOutput());
+  if (q.size() != 3 && q.size() != 4)
+    return emitOpError("query must have rank 3 ([B*H, S, D]) or 4 ([B, H, S, D])");
+  if (k.size() != q.size() || v.size() != q.size() || out.size() != q.size())
+    return emitOpError("query, key, value and result must have one rank");
+  ArrayRef<int64_t> batch = q.drop_back(2);
+  if (k.drop_back(2) != batch || v.drop_back(2) != batch || out.drop_back(2) != batch)
+    return emitOpError("query, key, value and result must have the same leading dims");
+  const int64_t sq = q[q.size() - 2], d = q.back(), sk = k[k.size() - 2];
+  if (k.back() != d)
+    return emitOpError("key's head dim ") << k.back() << " differs from query's " << d;
+  if (v[v.size() - 2] != sk)
+    return emitOpError("value has ") << v[v.size() - 2] << " keys, key has " << sk;
+  if (out[out.size() - 2] != sq || out.back() != v.back())
+    return emitOpError("result must be [..., ") << sq << ", " << v.back() << "]";
+  Type element = elementOf(getQuery());
+  if (!isa<FloatType>(element) || elementOf(getKey()) != element ||
+      elementOf(getValue()) != element || elementOf(getOutput()) != element)
+    return emitOpError("query, key, value and result must share a float element type");
+  if (Value mask = getMask()) {
+    if (!isa<FloatType>(elementOf(mask)) && !elementOf(mask).isInteger(1))
+      return emitOpError("mask must be a float (additive) or i1 (keep) tensor");
+    // The mask broadcasts to the scores without changing their shape.
+    SmallVector<int64_t> scores(batch);
+    scores.append({sq, sk});
+    SmallVector<int64_t> shape;
+    if (shapeOf(mask).size() > scores.size() ||
+        !OpTrait::util::getBroadcastedShape(scores, shapeOf(mask), shape) ||
+        ArrayRef<int64_t>(shape) != ArrayRef<int64_t>(scores))
+      return emitOpError("mask must broadcast to the scores' shape [")
+             << ArrayRef<int64_t>(scores) << "]";
+  }
+  return success();
+}
+
 LogicalResult BatchNormOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getInput());
   if (in.size() < 2)

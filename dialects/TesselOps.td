@@ -376,6 +376,58 @@ def Tessel_MatMulOp : Tessel_Op<"matmul", [TensorCoreMath, Tessel_Kernel<"Gemm">
   let hasVerifier = 1;
 }
 
+// Fused attention (--tessel-fuse-attention builds it from the op-by-op form
+// PyTorch exports).
+def Tessel_AttentionOp : Tessel_Op<"attention", [TensorCoreMath,
+    Tessel_Kernel<"Attention">]> {
+  let summary = "softmax(Q K^T * scale + mask) V over the last two dims";
+  let description = [{
+    Q is [..., Sq, D], K [..., Sk, D], V [..., Sk, Dv] and the result
+    [..., Sq, Dv], of rank 3 ([B*H, S, D], as nn.MultiheadAttention exports
+    it) or 4 ([B, H, S, D]), with the same leading dims throughout (no
+    broadcasting between Q, K and V).
+
+    scores[i, j] = (Q[i] . K[j]) * scale, then
+      - `mask` of a float type: + mask[i, j] (additive);
+      - `mask` of i1: scores where the mask is true (keep), -inf where it
+        is false (the Where form);
+      the mask broadcasts (numpy rules) to [..., Sq, Sk] without changing
+      that shape;
+      - `causal`: -inf where j > i + (Sk - Sq) (the diagonal aligned to the
+        bottom right, so that a query sees its own key and the keys before
+        it when Sq < Sk; Sq = Sk is the usual lower triangle);
+    then softmax over j, as tessel.softmax (a row of -inf scores has no
+    finite maximum and gives NaN, as the unfused graph does), and the
+    result is the weights times V.
+
+    Precision (the Tensor Core class): f16 Q, K, V and result on the
+    Tensor Core path; products accumulate in f32, the scale and the mask
+    apply to the f32 scores, the softmax statistics (running maximum and
+    sum) are f32, and the weights round to f16 only as the operand of the
+    second product, as the unfused graph's softmax result does.
+  }];
+  let arguments = (ins Tessel_Tensor:$query, Tessel_Tensor:$key, Tessel_Tensor:$value,
+                   Optional<Tessel_Tensor>:$mask, F32Attr:$scale,
+                   DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs Tessel_Tensor:$output);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The head dims (D of Q and K, Dv of V) the GPU kernels take: at most
+    /// kMaxGpuHeadDim, a multiple of 8 (whole 16-byte rows of f16). The
+    /// Tensor Core kernel pads them to 64, 80, 96 or 128; the fusion leaves
+    /// other attention unfused, where its matmuls and softmax have kernels.
+    static constexpr int64_t kMaxGpuHeadDim = 128;
+    static bool gpuTakesHeadDims(int64_t d, int64_t dv) {
+      auto fits = [](int64_t x) { return x > 0 && x <= kMaxGpuHeadDim && x % 8 == 0; };
+      return fits(d) && fits(dv);
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Normalization, pooling, softmax, reductions
 //===----------------------------------------------------------------------===//

@@ -70,6 +70,7 @@ enum class KernelFamily {
   GatherElements,
   GatherND,
   Trilu,
+  Attention,
 };
 
 namespace traits {

@@ -15,13 +15,14 @@ namespace tessel {
 #define GEN_PASS_REGISTRATION
 #include "Passes.h.inc"
 
-/// The rewrites of --tessel-fold-batch-norm, --tessel-fuse-epilogue and
-/// --tessel-fuse-layer-norm and --tessel-fuse-gelu, for
-/// drivers that run them with other patterns.
+/// The rewrites of --tessel-fold-batch-norm, --tessel-fuse-epilogue,
+/// --tessel-fuse-layer-norm, --tessel-fuse-gelu and --tessel-fuse-attention,
+/// for drivers that run them with other patterns.
 void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
 void populateFuseEpiloguePatterns(mlir::RewritePatternSet &patterns);
 void populateFuseLayerNormPatterns(mlir::RewritePatternSet &patterns);
 void populateFuseGeluPatterns(mlir::RewritePatternSet &patterns);
+void populateFuseAttentionPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace tessel
 

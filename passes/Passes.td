@@ -68,6 +68,31 @@ def FuseLayerNorm : Pass<"tessel-fuse-layer-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["::tessel::TesselDialect"];
 }
 
+def FuseAttention : Pass<"tessel-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Scaled dot-product attention from its op-by-op form into tessel.attention";
+  let description = [{
+    `matmul(softmax(mask(matmul(q, kT) * scale)), v)` as PyTorch exports it
+    (kT a transpose of k or a tensor of its own; the scale a constant
+    multiplication or division of the product, of q or of kT; the mask an
+    add of a float tensor or a where with a constant fill of -inf or at
+    most -1e4; softmax over the last axis) becomes
+    `attention(q, k, v, mask?) {scale, causal}`. A constant mask that hides
+    exactly the keys past the bottom-right diagonal becomes `causal`; a
+    where with fill -inf keeps its condition as a bool mask (inverted by a
+    `not` when the fill is the where's first value); a finite fill becomes
+    the additive mask `where(c, 0, fill)`.
+
+    Every intermediate must have no use outside the pattern, Q, K and V rank
+    3 or 4 with the same leading dims, the masks broadcast to the scores
+    without widening them, at most one mask besides a causal one, and head
+    dims the GPU kernels take; otherwise nothing changes, and where the ops
+    look like attention (a matmul feeding the softmax, a matmul reading it)
+    a remark at the softmax's node says what failed. The attention's
+    location is the fused locations of the ops it replaces.
+  }];
+  let dependentDialects = ["::tessel::TesselDialect"];
+}
+
 def FuseEpilogue : Pass<"tessel-fuse-epilogue", "mlir::func::FuncOp"> {
   let summary = "Fuse bias, residual add and activation into conv and gemm";
   let description = [{

@@ -348,7 +348,15 @@ private:
   Launches gatherElements();
   Launches gatherND();
   Launches trilu();
+  Launches attention();
 
+public:
+  /// The launches of a Tensor Core variant, which a family planner sets
+  /// beside the simt launches it returns where it has one (attention):
+  /// KernelLibrary::plan offers it as the tc-sm70 variant.
+  Launches tensorCore;
+
+private:
   const StepView &step;
   cpu::Attrs attrs;
   std::vector<Operand> in, out;
@@ -1220,6 +1228,86 @@ Launches StepPlanner::pool() {
                 {in[0].address(), out[0].address(), KernelArg::value(p)});
 }
 
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// attention (Attention.cuh): the simt kernel for f32 and f16 with head dims
+/// up to 128, and on f16 with head dims that are multiples of 8 (16-byte
+/// rows) the Tensor Core kernel of the smallest padded head dim that holds
+/// them, as `tensorCore`.
+Launches StepPlanner::attention() {
+  if (in.size() != 3 && in.size() != 4)
+    return std::nullopt;
+  const Operand &q = in[0], &k = in[1], &v = in[2], &y = out[0];
+  const Operand *mask = in.size() == 4 ? &in[3] : nullptr;
+  const size_t rank = q.shape.size();
+  if (!isF32OrF16(q.dtype) || k.dtype != q.dtype || v.dtype != q.dtype || y.dtype != q.dtype ||
+      (rank != 3 && rank != 4) || k.shape.size() != rank || v.shape.size() != rank ||
+      y.shape.size() != rank)
+    return std::nullopt;
+  kernels::AttentionParams p{};
+  p.batches = product(q.shape, 0, rank - 2);
+  p.heads = rank == 4 ? q.shape[1] : 1;
+  p.sq = q.shape[rank - 2];
+  p.sk = k.shape[rank - 2];
+  p.d = static_cast<int32_t>(q.shape[rank - 1]);
+  p.dv = static_cast<int32_t>(v.shape[rank - 1]);
+  p.scale = static_cast<float>(attrs.getFloat("scale", 1.0));
+  p.causal = attrs.getInt("causal", 0) != 0;
+  if (p.d > kernels::kAttentionSimtMaxDim || p.dv > kernels::kAttentionSimtMaxDim ||
+      p.batches > std::numeric_limits<int32_t>::max() || p.sq == 0 || p.sk == 0)
+    return std::nullopt;
+  // The mask's strides over the scores [lead..., sq, sk], as the CPU kernel
+  // broadcasts it; leading dims [B*H] or [B, H].
+  if (mask) {
+    Dims scores(q.shape.begin(), q.shape.end() - 1);
+    scores.push_back(p.sk);
+    if (!broadcastsTo(mask->shape, scores))
+      return std::nullopt;
+    Dims strides(rank, 0);
+    const size_t lead = rank - mask->shape.size();
+    int64_t stride = 1;
+    for (size_t d = mask->shape.size(); d-- > 0;) {
+      if (mask->shape[d] != 1)
+        strides[lead + d] = stride;
+      stride *= mask->shape[d];
+    }
+    p.maskB = strides[0];
+    p.maskH = rank == 4 ? strides[1] : 0;
+    p.maskI = strides[rank - 2];
+    p.maskJ = strides[rank - 1];
+    switch (mask->dtype) {
+    case DType::F32: p.maskKind = 1; break;
+    case DType::F16: p.maskKind = 2; break;
+    case DType::Bool: p.maskKind = 3; break;
+    default: return std::nullopt;
+    }
+  }
+  const std::vector<KernelArg> args = {q.address(), k.address(), v.address(),
+                                       mask ? mask->address() : KernelArg::null(), y.address(),
+                                       KernelArg::value(p)};
+  auto launch = [&](const std::string &kernel, int64_t rows, uint32_t sharedBytes) -> Launches {
+    const int64_t tiles = (p.sq + rows - 1) / rows;
+    if (KernelLibrary::familyOf(kernel) < 0 || tiles > kMaxGrid)
+      return std::nullopt;
+    Launch l = makeLaunch(kernel, static_cast<uint32_t>(p.batches), kernels::kAttentionThreads,
+                          args);
+    l.grid[1] = static_cast<uint32_t>(tiles);
+    l.sharedBytes = sharedBytes;
+    return std::vector<Launch>{std::move(l)};
+  };
+  if (q.dtype == DType::F16 && p.d % 8 == 0 && p.dv % 8 == 0)
+    for (int headDim : kernels::kAttentionTcHeadDims)
+      if (std::max(p.d, p.dv) <= headDim) {
+        tensorCore = launch("tsl_attention_f16_tc_d" + std::to_string(headDim),
+                            kernels::kAttentionTcRows,
+                            static_cast<uint32_t>(kernels::attentionTcSharedBytes(headDim)));
+        break;
+      }
+  return launch(typed("attention", q.dtype) + "_simt", kernels::kAttentionSimtRows, 0);
+}
+
 Launches StepPlanner::plan() {
   // The writer's output copies are steps of no op.
   KernelFamily family = step.op ? kernelFamily(step.op->getName()) : KernelFamily::Copy;
@@ -1250,6 +1338,7 @@ Launches StepPlanner::plan() {
   case KernelFamily::GatherElements: return gatherElements();
   case KernelFamily::GatherND: return gatherND();
   case KernelFamily::Trilu: return trilu();
+  case KernelFamily::Attention: return attention();
   case KernelFamily::Gemm: // the implicit-GEMM codegen's (ImplicitGemm.h)
   case KernelFamily::None: return std::nullopt;
   }
@@ -1258,7 +1347,7 @@ Launches StepPlanner::plan() {
 
 } // namespace
 
-mlir::FailureOr<std::optional<KernelVariant>> KernelLibrary::plan(const StepView &step) {
+mlir::FailureOr<std::vector<KernelVariant>> KernelLibrary::plan(const StepView &step) {
   cpu::Attrs attrs;
   if (step.op) {
     mlir::FailureOr<EngineAttrs> engine = engineAttrs(step.op);
@@ -1268,23 +1357,30 @@ mlir::FailureOr<std::optional<KernelVariant>> KernelLibrary::plan(const StepView
       attrs.set(name, value);
   }
   StepPlanner planner(step, std::move(attrs));
+  std::vector<KernelVariant> variants;
   if (!planner.readOperands())
-    return std::optional<KernelVariant>{};
-  Launches launches = planner.plan();
-  if (!launches)
-    return std::optional<KernelVariant>{};
-  KernelVariant variant;
-  variant.tier = engine::Tier::simt;
-  variant.kernel = launches->front().kernel;
-  // CUDA 13 compiles for compute_75 at the oldest; the copy, concat and
-  // gather kernels move 16-byte words.
-  variant.minComputeCapability = 75;
-  variant.alignment = 16;
-  variant.launches = std::move(*launches);
+    return variants;
+  Launches simt = planner.plan();
   used.resize(families().size(), false);
-  for (const Launch &launch : variant.launches)
-    used.at(static_cast<size_t>(launch.module)) = true;
-  return std::optional<KernelVariant>{std::move(variant)};
+  // Best tier first: a family's Tensor Core kernel, then its simt kernel.
+  for (auto [tier, launches] : {std::pair(engine::Tier::tc_sm70, &planner.tensorCore),
+                                std::pair(engine::Tier::simt, &simt)}) {
+    if (!*launches)
+      continue;
+    KernelVariant variant;
+    variant.tier = tier;
+    variant.kernel = (*launches)->front().kernel;
+    // CUDA 13 compiles for compute_75 at the oldest (which has mma.sync
+    // m16n8k8 and ldmatrix too); the copy, concat and gather kernels move
+    // 16-byte words.
+    variant.minComputeCapability = 75;
+    variant.alignment = 16;
+    variant.launches = std::move(**launches);
+    for (const Launch &launch : variant.launches)
+      used.at(static_cast<size_t>(launch.module)) = true;
+    variants.push_back(std::move(variant));
+  }
+  return variants;
 }
 
 std::vector<KernelModule> KernelLibrary::modules(const Targets &targets,

@@ -23,13 +23,14 @@ namespace tessel::codegen {
 
 class KernelLibrary {
 public:
-  /// The step's "simt" variant, or std::nullopt when the library has no
-  /// kernel for this op, dtype or attribute combination (the step then runs
-  /// on the CPU tier). Each launch's `module` is the index of the family that
-  /// defines its kernel (familyNames()); modules() renumbers them. Records
-  /// the families used. Fails, with a diagnostic at the op, only on an
-  /// internal error.
-  mlir::FailureOr<std::optional<KernelVariant>> plan(const StepView &step);
+  /// The step's variants, best tier first: its "simt" variant, preceded by a
+  /// "tc-sm70" one where the op's family has a Tensor Core kernel
+  /// (attention), or none when the library has no kernel for this op, dtype
+  /// or attribute combination (the step then runs on the CPU tier). Each
+  /// launch's `module` is the index of the family that defines its kernel
+  /// (familyNames()); modules() renumbers them. Records the families used.
+  /// Fails, with a diagnostic at the op, only on an internal error.
+  mlir::FailureOr<std::vector<KernelVariant>> plan(const StepView &step);
 
   /// The modules of the families the variants plan() returned use, in family
   /// order, each for `targets` (module(family, targets)). remap[family] is the

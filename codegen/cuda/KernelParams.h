@@ -200,6 +200,41 @@ struct TriluParams {
   int32_t upper, pad0;
 };
 
+/// attention (Attention.cuh): per batch bh (a block column), Q [sq, d],
+/// K [sk, d], V [sk, dv] and the result [sq, dv] contiguous at bh times
+/// their matrix size; bh = b * heads + h. The mask (maskKind 0 none, 1 f32
+/// or 2 f16 additive, 3 bool keep) of score (bh, i, j) is at
+/// b * maskB + h * maskH + i * maskI + j * maskJ (0 along its broadcast
+/// dims). Key j is hidden from query i where causal and j > i + sk - sq.
+struct AttentionParams {
+  int64_t batches, heads, sq, sk;
+  int64_t maskB, maskH, maskI, maskJ;
+  int32_t d, dv;
+  float scale;
+  int32_t causal, maskKind, pad0;
+};
+
+/// The Tensor Core attention kernels: head dims padded to one of these, 64
+/// query rows a block of 128 threads; keys a tile by head dim (shared
+/// memory within sm_75's 64 KiB); shared memory Q plus two K and two V
+/// tiles, rows padded by 8 halves.
+constexpr int kAttentionTcHeadDims[] = {64, 80, 96, 128};
+constexpr int kAttentionTcRows = 64;
+constexpr int kAttentionThreads = 128;
+#ifdef __CUDACC__
+#define TSL_PARAMS_HOST_DEVICE __host__ __device__
+#else
+#define TSL_PARAMS_HOST_DEVICE
+#endif
+TSL_PARAMS_HOST_DEVICE constexpr int attentionTcKeys(int headDim) { return headDim <= 80 ? 64 : 32; }
+TSL_PARAMS_HOST_DEVICE constexpr int attentionTcSharedBytes(int headDim) {
+  return (kAttentionTcRows + 4 * attentionTcKeys(headDim)) * (headDim + 8) * 2;
+}
+/// The SIMT kernels: 16 query rows a block of 128 threads, head dims up to
+/// 128.
+constexpr int kAttentionSimtRows = 16;
+constexpr int kAttentionSimtMaxDim = 128;
+
 static_assert(sizeof(UnaryParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(ClipParams) == 40, "layout shared with the kernels");
 static_assert(sizeof(BroadcastParams) == 272, "layout shared with the kernels");
@@ -220,6 +255,7 @@ static_assert(sizeof(ScanParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(GatherElementsParams) == 160, "layout shared with the kernels");
 static_assert(sizeof(GatherNDParams) == 168, "layout shared with the kernels");
 static_assert(sizeof(TriluParams) == 40, "layout shared with the kernels");
+static_assert(sizeof(AttentionParams) == 88, "layout shared with the kernels");
 
 } // namespace tessel::kernels
 

@@ -20,6 +20,7 @@
 // and reduce_sum/mean included, in f32: docs/architecture.md).
 //
 //===----------------------------------------------------------------------===//
+#include "kernels/Attention.cuh"
 #include "kernels/Cast.cuh"
 #include "kernels/Elementwise.cuh"
 #include "kernels/Index.cuh"
@@ -463,4 +464,23 @@ TSL_GATHER_ELEMENTS(1, i64) TSL_GATHER_ELEMENTS(2, i64) TSL_GATHER_ELEMENTS(4, i
 TSL_GATHER_ELEMENTS(8, i64)
 TSL_GATHER_ND(1) TSL_GATHER_ND(2) TSL_GATHER_ND(4) TSL_GATHER_ND(8) TSL_GATHER_ND(16)
 TSL_MOVE_WIDTHS(trilu, trilu, TriluParams)
+#endif
+
+// Fused attention: the Tensor Core kernels on f16 (one per padded head dim,
+// tsl_attention_f16_tc_d<HD>) and the SIMT kernels on f32 and f16.
+#ifdef TSL_FAMILY_attention
+#define TSL_ATTENTION_TC(hd)                                                    \
+  TSL_KERNEL_BOUNDED(kAttentionThreads)                                         \
+  tsl_attention_f16_tc_d##hd(const f16 *q, const f16 *k, const f16 *v, const void *mask, \
+                             f16 *y, TSL_PARAMS(AttentionParams)) {             \
+    attention::attentionTc<hd, attentionTcKeys(hd)>(q, k, v, mask, y, p);       \
+  }
+#define TSL_ATTENTION_SIMT(t)                                                   \
+  TSL_KERNEL_BOUNDED(kAttentionThreads)                                         \
+  tsl_attention_##t##_simt(const TSL_T(t) *q, const TSL_T(t) *k, const TSL_T(t) *v, \
+                           const void *mask, TSL_T(t) *y, TSL_PARAMS(AttentionParams)) { \
+    attention::attentionSimt<TSL_T(t)>(q, k, v, mask, y, p);                    \
+  }
+TSL_ATTENTION_TC(64) TSL_ATTENTION_TC(80) TSL_ATTENTION_TC(96) TSL_ATTENTION_TC(128)
+TSL_ATTENTION_SIMT(f32) TSL_ATTENTION_SIMT(f16)
 #endif

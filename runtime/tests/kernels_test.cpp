@@ -118,6 +118,10 @@ std::vector<F16Case> f16Cases() {
                    {{Shape{7, 30}, 'f'}, {Shape{19, 30}, 'f'}, {Shape{19}, 'f'}},
                    Shape{7, 19}});
   cases.push_back({"matmul", {}, {{Shape{2, 5, 9}, 'f'}, {Shape{9, 17}, 'f'}}, Shape{2, 5, 17}});
+  cases.push_back({"attention", makeAttrs({{"scale", 0.35}, {"causal", int64_t(1)}}),
+                   {{Shape{2, 3, 5, 8}, 'f'}, {Shape{2, 3, 6, 8}, 'f'}, {Shape{2, 3, 6, 4}, 'f'},
+                    {Shape{3, 1, 6}, 'f'}},
+                   Shape{2, 3, 5, 4}});
   // Norms.
   cases.push_back({"batch_norm", makeAttrs({{"epsilon", 1e-5}}),
                    {{s, 'f'}, {Shape{3}, 'f'}, {Shape{3}, 'f'}, {Shape{3}, 'f'}, {Shape{3}, 'p'}},

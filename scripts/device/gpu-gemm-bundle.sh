@@ -7,16 +7,23 @@
 #     gemm and matmul on the tc and simt tiers: PTX (sm_70 / sm_60) plus the
 #     nvJitLink cubins for sm_75/80/90, run by tessel-gpu-igemm-check from the
 #     PTX (driver JIT) and from the device's cubin.
+#   - the kernel library's attention family (PTX and cubins as engines carry
+#     them), run by tessel-gpu-attention-check against float64 references,
+#     and timed (--bench).
 # On the device:
 #   bash gpu-run/run.sh
 # runs every kernel against a float64 reference and counts HMMA in the SASS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
-"$root/scripts/dev/build.sh" tessel-codegen-gemm tessel-gpu-gemm-check tessel-gpu-igemm-check
+"$root/scripts/dev/build.sh" tessel-codegen-gemm tessel-gpu-gemm-check tessel-gpu-igemm-check \
+  tessel-gpu-attention-check TesselKernelLibrary
 out=$root/gpu-run
-rm -rf "$out" && mkdir -p "$out/igemm"
-cp "$build/tests/gpu/tessel-gpu-gemm-check" "$build/tests/gpu/tessel-gpu-igemm-check" "$out/"
+rm -rf "$out" && mkdir -p "$out/igemm" "$out/attention"
+cp "$build/tests/gpu/tessel-gpu-gemm-check" "$build/tests/gpu/tessel-gpu-igemm-check" \
+  "$build/tests/gpu/tessel-gpu-attention-check" "$out/"
+cp "$build"/codegen/cuda/library/attention.* "$out/attention/"
+cp "$root/scripts/device/attention-sdpa.py" "$out/"
 gen="$build/tools/tessel-codegen-gemm"
 
 # name          m    n    k    options
@@ -96,6 +103,9 @@ done < cases.txt
 echo "== implicit GEMM (codegen/GemmKernel.h): PTX (driver JIT) and the nvJitLink cubin"
 # shellcheck disable=SC2046
 ./tessel-gpu-igemm-check $(cat igemm.txt) || status=1
+echo "== attention (codegen/cuda/kernels/Attention.cuh): PTX (driver JIT) and the cubin"
+./tessel-gpu-attention-check attention --bench || status=1
+python3 attention-sdpa.py || echo "attention-sdpa.py: no PyTorch peer figures"
 PATH=$PATH:/usr/local/cuda/bin
 if command -v cuobjdump >/dev/null; then
   for cubin in igemm/r50-1x1-res-tc.ptx.sm_90.cubin igemm/r50-3x3-s2-tc.ptx.sm_90.cubin; do

@@ -70,11 +70,13 @@ def pool_ref(x, kind, kernel, strides, pads, dilations=(1, 1), ceil=False, inclu
 
 
 def write(outdir, name, nodes, inputs, outputs, initializers=(), opset=13):
-    """The model of `nodes` and its test data set."""
+    """The model of `nodes` and its test data set (inputs and outputs of the
+    arrays' dtypes: float32, or bool)."""
+    def info(k, v):
+        return helper.make_tensor_value_info(
+            k, TensorProto.BOOL if v.dtype == np.bool_ else TensorProto.FLOAT, v.shape)
     graph = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in inputs],
-        [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in outputs],
+        nodes, name, [info(k, v) for k, v in inputs], [info(k, v) for k, v in outputs],
         initializer=list(initializers))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 7
@@ -166,6 +168,100 @@ def pad_case(outdir, rng, name, shape, pads, mode, value=0.0):
     write(outdir, name, [BIAS_ADD, node], [("x", x)], [("y", y.astype(np.float32))], inits)
 
 
+def attention_ref(q, k, v, scale, additive=None, keep=None, causal=False):
+    """softmax(q k^T * scale + additive, keep, causal) v over the last two dims,
+    in float64; `keep` false and keys past the diagonal (j > i + Sk - Sq) are
+    -inf."""
+    s = np.matmul(q.astype(np.float64), np.swapaxes(k.astype(np.float64), -1, -2)) * scale
+    if additive is not None:
+        s = s + additive.astype(np.float64)
+    if keep is not None:
+        s = np.where(keep, s, -np.inf)
+    if causal:
+        sq, sk = s.shape[-2:]
+        s = np.where(np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq), s, -np.inf)
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    w /= w.sum(axis=-1, keepdims=True)
+    return np.matmul(w, v.astype(np.float64)).astype(np.float32)
+
+
+def const(name, value):
+    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(value, name))
+
+
+def attention_cases(outdir, rng):
+    """Attention as PyTorch exports it, which --tessel-fuse-attention turns
+    into one tessel.attention (and one it must leave unfused). Values are
+    multiples of 1/32 in [-1, 1], exact in f16."""
+    def qkv(*shapes):
+        return [values(rng, s) / 4 for s in shapes]
+    transpose_k = helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2])
+    softmax = helper.make_node("Softmax", ["m"], ["w"], axis=-1)
+    by_v = helper.make_node("MatMul", ["w", "v"], ["y"])
+
+    # BERT: (q k^T) / sqrt(d) + an additive key-padding mask input.
+    q, k, v = qkv((2, 4, 16, 64), (2, 4, 16, 64), (2, 4, 16, 64))
+    pad = np.zeros((2, 1, 1, 16), np.float32)
+    pad[1, ..., 11:] = -10000.0
+    write(outdir, "test_tessel_attention_bert_additive_mask", [
+        transpose_k, helper.make_node("MatMul", ["q", "kt"], ["s"]), const("c", np.array(8.0, np.float32)),
+        helper.make_node("Div", ["s", "c"], ["d"]), helper.make_node("Add", ["d", "mask"], ["m"]),
+        softmax, by_v],
+        [("q", q), ("k", k), ("v", v), ("mask", pad)],
+        [("y", attention_ref(q, k, v, 1 / 8.0, additive=pad))])
+
+    # GPT-2: where(the causal triangle, scores, finfo.min) + an attention mask.
+    q, k, v = qkv((1, 2, 24, 64), (1, 2, 24, 64), (1, 2, 24, 64))
+    tril = np.tril(np.ones((24, 24), np.bool_))[None, None]
+    attn = np.zeros((1, 1, 1, 24), np.float32)
+    attn[..., 21:] = np.finfo(np.float32).min  # right padding: every row keeps key 0
+    write(outdir, "test_tessel_attention_gpt2_causal", [
+        transpose_k, helper.make_node("MatMul", ["q", "kt"], ["s"]), const("c", np.array(8.0, np.float32)),
+        helper.make_node("Div", ["s", "c"], ["d"]), const("tril", tril),
+        const("fill", np.array(np.finfo(np.float32).min, np.float32)),
+        helper.make_node("Where", ["tril", "d", "fill"], ["cm"]),
+        helper.make_node("Add", ["cm", "attn"], ["m"]), softmax, by_v],
+        [("q", q), ("k", k), ("v", v), ("attn", attn)],
+        [("y", attention_ref(q, k, v, 1 / 8.0, additive=attn, causal=True))])
+
+    # F.scaled_dot_product_attention at opset 14+: sqrt(scale) on q and k^T,
+    # a bool mask as where(mask, 0, -inf) added.
+    q, k, v = qkv((2, 2, 12, 32), (2, 2, 20, 32), (2, 2, 20, 48))
+    keep = rng.random((2, 1, 12, 20)) < 0.7
+    keep[..., 0] = True
+    root = np.array(32 ** -0.25, np.float32)
+    write(outdir, "test_tessel_attention_sdpa_bool_mask", [
+        const("r", root), helper.make_node("Mul", ["q", "r"], ["qs"]), transpose_k,
+        helper.make_node("Mul", ["kt", "r"], ["kts"]), helper.make_node("MatMul", ["qs", "kts"], ["s"]),
+        const("zero", np.array(0.0, np.float32)), const("ninf", np.array(-np.inf, np.float32)),
+        helper.make_node("Where", ["keep", "zero", "ninf"], ["am"]),
+        helper.make_node("Add", ["s", "am"], ["m"]), softmax, by_v],
+        [("q", q), ("k", k), ("v", v), ("keep", keep)],
+        [("y", attention_ref(q, k, v, float(root) ** 2, keep=keep))])
+
+    # nn.MultiheadAttention: [B*H, S, D], q scaled before the product, a
+    # constant additive mask.
+    q, k, v = qkv((8, 10, 32), (8, 12, 32), (8, 12, 48))
+    bias = (rng.integers(-8, 1, size=(10, 12)) / 4).astype(np.float32)
+    scale = np.array(1 / np.sqrt(32), np.float32)
+    write(outdir, "test_tessel_attention_mha_rank3", [
+        const("c", scale), helper.make_node("Mul", ["q", "c"], ["qs"]),
+        helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["qs", "kt"], ["s"]), const("bias", bias),
+        helper.make_node("Add", ["s", "bias"], ["m"]), softmax, by_v],
+        [("q", q), ("k", k), ("v", v)],
+        [("y", attention_ref(q, k, v, float(scale), additive=bias))])
+
+    # Head dim 100: not what the GPU kernels take, so left unfused (a remark
+    # says why); the matmuls and softmax compute it.
+    q, k, v = qkv((1, 2, 9, 100), (1, 2, 9, 100), (1, 2, 9, 100))
+    write(outdir, "test_tessel_attention_head_dim_100_unfused", [
+        transpose_k, helper.make_node("MatMul", ["q", "kt"], ["s"]), const("c", np.array(10.0, np.float32)),
+        helper.make_node("Div", ["s", "c"], ["m"]), softmax, by_v],
+        [("q", q), ("k", k), ("v", v)],
+        [("y", attention_ref(q, k, v, 0.1))])
+
+
 def main(outdir):
     rng = np.random.default_rng(20261123)
     # Max pools: 16 and 24 channels take the 16-byte path at f16 and f32; 12
@@ -203,6 +299,7 @@ def main(outdir):
     # Hardmax before opset 13: the maximum of each row of the 2-D coercion
     # (values with ties: the first maximum wins).
     hardmax_case(outdir, rng, "test_tessel_hardmax_opset11_coerced", (2, 3, 4), 1)
+    attention_cases(outdir, rng)
 
 
 if __name__ == "__main__":

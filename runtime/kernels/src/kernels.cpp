@@ -85,6 +85,7 @@ static const KernelTable &table() {
     addReductionKernels(t);
     addMovementKernels(t);
     addGatherKernels(t);
+    addAttentionKernels(t);
     return t;
   }();
   return kernels;

@@ -20,6 +20,7 @@ void addPoolKernels(KernelTable &table);          // pool.cpp: max_pool, avg_poo
 void addReductionKernels(KernelTable &table);     // reduction.cpp: reduce_*, softmax, arg*
 void addMovementKernels(KernelTable &table);      // movement.cpp: reshape, cast, slice, ...
 void addGatherKernels(KernelTable &table);        // gather.cpp: gather, gather_elements
+void addAttentionKernels(KernelTable &table);     // attention.cpp: attention
 
 } // namespace tessel::cpu
 

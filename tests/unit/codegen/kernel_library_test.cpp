@@ -260,6 +260,7 @@ protected:
     module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
     EXPECT_TRUE(module);
     std::vector<std::optional<KernelVariant>> variants;
+    tiers.clear();
     if (!module)
       return variants;
     auto f = module->lookupSymbol<mlir::func::FuncOp>("f");
@@ -286,11 +287,17 @@ protected:
       for (mlir::Value v : op->getResults())
         outs.push_back(index.lookup(v));
       StepView step{op, op->getName().stripDialect(), ins, outs, types};
-      mlir::FailureOr<std::optional<KernelVariant>> planned = library.plan(step);
+      mlir::FailureOr<std::vector<KernelVariant>> planned = library.plan(step);
       EXPECT_TRUE(mlir::succeeded(planned));
-      if (mlir::succeeded(planned) && *planned)
-        expectInTheirFamilies(**planned);
-      variants.push_back(mlir::succeeded(planned) ? *planned : std::nullopt);
+      std::vector<KernelVariant> all = mlir::succeeded(planned) ? *planned
+                                                                : std::vector<KernelVariant>{};
+      for (const KernelVariant &variant : all)
+        expectInTheirFamilies(variant);
+      // The simt variant, last of a step's variants (best tier first).
+      variants.push_back(all.empty() || all.back().tier != tessel::engine::Tier::simt
+                             ? std::nullopt
+                             : std::optional<KernelVariant>(all.back()));
+      tiers.push_back(std::move(all));
     });
     return variants;
   }
@@ -330,6 +337,8 @@ protected:
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::vector<mlir::RankedTensorType> types;
   KernelLibrary library; ///< the last plan()'s
+  /// The last plan()'s variants of each step, every tier, best first.
+  std::vector<std::vector<KernelVariant>> tiers;
 };
 
 TEST_F(KernelLibraryPlan, VariantIsSimtOnCompute75) {
@@ -686,9 +695,9 @@ TEST_F(KernelLibraryPlan, CopiesReshapesAndTheWritersCopySteps) {
   StepView copy{nullptr, "copy", ins, outs, types};
   auto planned = library.plan(copy);
   ASSERT_TRUE(mlir::succeeded(planned));
-  ASSERT_TRUE(*planned);
-  EXPECT_EQ((*planned)->kernel, "tsl_copy");
-  expectTensors((*planned)->launches[0], {0, 1});
+  ASSERT_EQ(planned->size(), 1u);
+  EXPECT_EQ(planned->front().kernel, "tsl_copy");
+  expectTensors(planned->front().launches[0], {0, 1});
 }
 
 TEST_F(KernelLibraryPlan, EveryLaunchNamesAnEntryPoint) {
@@ -751,6 +760,68 @@ TEST_F(KernelLibraryPlan, ModulesAreTheFamiliesUsedInFamilyOrder) {
   }
   EXPECT_EQ(std::count(remap.begin(), remap.end(), -1),
             static_cast<std::ptrdiff_t>(remap.size() - used.size()));
+}
+
+TEST_F(KernelLibraryPlan, AttentionHasATensorCoreAndASimtVariant) {
+  auto v = plan(R"(
+    func.func @f(%q: tensor<2x12x100x64xf16>, %k: tensor<2x12x300x64xf16>,
+                 %v: tensor<2x12x300x64xf16>, %m: tensor<2x1x1x300xi1>,
+                 %q3: tensor<24x70x40xf16>, %k3: tensor<24x70x40xf16>, %v3: tensor<24x70x72xf16>,
+                 %mf: tensor<70x70xf16>, %qf: tensor<4x9x128xf32>, %q6: tensor<4x9x100xf16>)
+        -> tensor<2x12x100x64xf16> {
+      %0 = tessel.attention %q, %k, %v mask %m {scale = 0.125 : f32} : (tensor<2x12x100x64xf16>, tensor<2x12x300x64xf16>, tensor<2x12x300x64xf16>, tensor<2x1x1x300xi1>) -> tensor<2x12x100x64xf16>
+      %1 = tessel.attention %q3, %k3, %v3 mask %mf {scale = 0.5 : f32, causal = true} : (tensor<24x70x40xf16>, tensor<24x70x40xf16>, tensor<24x70x72xf16>, tensor<70x70xf16>) -> tensor<24x70x72xf16>
+      %2 = tessel.attention %qf, %qf, %qf {scale = 1.0 : f32} : (tensor<4x9x128xf32>, tensor<4x9x128xf32>, tensor<4x9x128xf32>) -> tensor<4x9x128xf32>
+      %3 = tessel.attention %q6, %q6, %q6 {scale = 1.0 : f32} : (tensor<4x9x100xf16>, tensor<4x9x100xf16>, tensor<4x9x100xf16>) -> tensor<4x9x100xf16>
+      return %0 : tensor<2x12x100x64xf16>
+    })");
+  ASSERT_EQ(tiers.size(), 4u);
+  // f16, head dim 64, a bool key-padding mask: tc-sm70 then simt.
+  ASSERT_EQ(tiers[0].size(), 2u);
+  EXPECT_EQ(tiers[0][0].tier, tessel::engine::Tier::tc_sm70);
+  EXPECT_EQ(tiers[0][0].minComputeCapability, 75);
+  EXPECT_EQ(tiers[0][0].kernel, "tsl_attention_f16_tc_d64");
+  EXPECT_EQ(tiers[0][1].tier, tessel::engine::Tier::simt);
+  EXPECT_EQ(tiers[0][1].kernel, "tsl_attention_f16_simt");
+  const tessel::codegen::Launch &tc = tiers[0][0].launches[0];
+  EXPECT_EQ(tc.grid, (std::array<uint32_t, 3>{24, 2, 1})); // 2 x 12 heads, 100 rows / 64
+  EXPECT_EQ(tc.block, (std::array<uint32_t, 3>{128, 1, 1}));
+  EXPECT_EQ(tc.sharedBytes, static_cast<uint32_t>(kernels::attentionTcSharedBytes(64)));
+  expectTensors(tc, {0, 1, 2, 3, 10});
+  auto p = params<kernels::AttentionParams>(tc.args[5]);
+  EXPECT_EQ(p.batches, 24);
+  EXPECT_EQ(p.heads, 12);
+  EXPECT_EQ(p.sq, 100);
+  EXPECT_EQ(p.sk, 300);
+  EXPECT_EQ(p.d, 64);
+  EXPECT_EQ(p.dv, 64);
+  EXPECT_FLOAT_EQ(p.scale, 0.125f);
+  EXPECT_EQ(p.causal, 0);
+  EXPECT_EQ(p.maskKind, 3);
+  EXPECT_EQ(p.maskB, 300); // [2, 1, 1, 300]: b steps a row of keys, h and i broadcast
+  EXPECT_EQ(p.maskH, 0);
+  EXPECT_EQ(p.maskI, 0);
+  EXPECT_EQ(p.maskJ, 1);
+  EXPECT_EQ(tiers[0][1].launches[0].grid, (std::array<uint32_t, 3>{24, 7, 1})); // 100 / 16
+  // Rank 3, head dims 40 and 72: padded to 80; an f16 [Sq, Sk] mask, causal.
+  ASSERT_EQ(tiers[1].size(), 2u);
+  EXPECT_EQ(tiers[1][0].kernel, "tsl_attention_f16_tc_d80");
+  p = params<kernels::AttentionParams>(tiers[1][0].launches[0].args[5]);
+  EXPECT_EQ(p.heads, 1);
+  EXPECT_EQ(p.maskKind, 2);
+  EXPECT_EQ(p.maskB, 0);
+  EXPECT_EQ(p.maskI, 70);
+  EXPECT_EQ(p.maskJ, 1);
+  EXPECT_EQ(p.causal, 1);
+  expectTensors(tiers[1][0].launches[0], {4, 5, 6, 7, 11});
+  // f32: simt only, no mask (a null pointer).
+  ASSERT_EQ(tiers[2].size(), 1u);
+  EXPECT_EQ(tiers[2][0].tier, tessel::engine::Tier::simt);
+  EXPECT_EQ(tiers[2][0].kernel, "tsl_attention_f32_simt");
+  expectTensors(tiers[2][0].launches[0], {8, 8, 8, -1, 12});
+  // A head dim that is not a multiple of 8 has no Tensor Core kernel.
+  ASSERT_EQ(tiers[3].size(), 1u);
+  EXPECT_EQ(tiers[3][0].kernel, "tsl_attention_f16_simt");
 }
 
 } // namespace

@@ -61,7 +61,7 @@ TEST(OpFacts, EveryOpDeclaresExactlyOnePrecisionClass) {
 const std::map<std::string, PrecisionClass> &documentedPolicy() {
   static const std::map<std::string, PrecisionClass> policy = [] {
     std::map<std::string, PrecisionClass> p;
-    for (const char *op : {"conv", "conv_transpose", "gemm", "matmul"})
+    for (const char *op : {"conv", "conv_transpose", "gemm", "matmul", "attention"})
       p[op] = PrecisionClass::TensorCore;
     for (const char *op :
          {"add", "sub", "mul", "div", "prelu", "sigmoid", "tanh", "sqrt", "reciprocal", "atan",

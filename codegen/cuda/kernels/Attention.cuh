@@ -1,0 +1,514 @@
+//===- Attention.cuh - fused attention, Tensor Core and SIMT --------------===//
+//
+// softmax(Q K^T * scale + mask) V (tessel.attention; the CPU kernel,
+// runtime/kernels/src/attention.cpp, is the reference) in the
+// flash-attention manner: a block per (batch x head, tile of query rows),
+// the keys and values streamed through shared memory a tile at a time, and
+// an online softmax (a running maximum and sum per query row, in f32) so
+// that the [Sq, Sk] scores never reach memory. A query row whose scores are
+// all -inf (every key masked) has sum 0 and gives 0/0 = NaN, as the
+// unfused graph's softmax does.
+//
+// The Tensor Core kernel (attentionTc, f16 storage): 4 warps of 16 query
+// rows each (64 a block). Both products are mma.sync.m16n8k8 (f16 operands,
+// f32 accumulators) on fragments loaded by ldmatrix, both in PTX ISA 6.5,
+// which the library's compute_75 target has. Not nvcuda::wmma: its
+// accumulator layout is unspecified, so the per-row softmax would have to
+// round-trip the scores and the output through shared memory every tile;
+// mma.sync's fragments have the layout the PTX ISA documents (lane l holds
+// rows l/4 and l/4 + 8, columns 2(l%4) and 2(l%4) + 1 of each 16x8 tile),
+// so the scores stay in registers, each row's maximum and sum are a
+// reduction over the 4 lanes of a quad, and the f32 score fragments,
+// rounded to f16, are already the A fragments of P V.
+//   - Q lives in registers for the whole kernel (HD/8 x 2 fragments).
+//   - K and V tiles of BC keys (64, or 32 for head dims above 80, to keep
+//     shared memory within 64 KiB, sm_75's limit) are double-buffered in
+//     shared memory; the next tile's K goes to registers before Q K^T and to
+//     the other buffer after it, its V likewise around the softmax and P V,
+//     so one barrier a tile suffices (the GEMM codegen's pipelined K loop,
+//     with half its registers). Rows are padded by 16
+//     bytes, so ldmatrix's 8 rows of a phase fall in 8 different bank
+//     groups (row strides of 144, 176, 208 and 272 bytes).
+//   - The scale multiplies the f32 products (as log2(e) * scale, so that the
+//     exponentials are ex2), the additive mask is added in f32 (times
+//     log2(e)), before anything is rounded to f16.
+//   - Causal: a block stops at the last key tile any of its rows sees, and
+//     a warp skips the math of a tile no row of its own sees; per-element
+//     masking runs only on tiles that need it (a mask, the diagonal, the
+//     last partial tile).
+//   - Head dims are padded to HD (64, 80, 96 or 128) with zeros in shared
+//     memory; the planner picks the smallest HD >= max(d, dv).
+// The weights round to f16 as the second product's operand, as the unfused
+// graph rounds its softmax's result for the matmul by V; the running sum
+// adds the f32 weights.
+//
+// The SIMT kernel (attentionSimt, f32 or f16 storage, any head dims up to
+// 128): 4 warps of 4 query rows; K and V tiles of 32 keys in shared memory
+// as f32; lane j scores key j of the tile against its warp's 4 rows, the
+// warp shares each row's maximum and weights by shuffles, and lane l
+// accumulates output dims l, l + 32, l + 64, l + 96.
+//
+// The library is compiled with --fmad=false; these kernels contract where
+// they mean to with fmaf (the products, the rescaling), so their results
+// are not bit-identical to the CPU's, which computes in double; the tests
+// hold them to tolerances from f16 storage with f32 accumulation.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_CODEGEN_CUDA_KERNELS_ATTENTION_CUH
+#define TESSEL_CODEGEN_CUDA_KERNELS_ATTENTION_CUH
+
+#include "Common.cuh"
+
+namespace tessel::kernels {
+namespace attention {
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kNegInf = -__builtin_huge_valf();
+
+/// 2^x; ex2.approx is within 2 ulp, flushes subnormal results to 0 and
+/// gives 0 for -inf.
+__device__ __forceinline__ float exp2Fast(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+/// The sum and the maximum over the 4 lanes of a quad (the lanes holding one
+/// row of an mma fragment), the same bits in each.
+__device__ __forceinline__ float quadMax(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+__device__ __forceinline__ float quadSum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+__device__ __forceinline__ uint32_t sharedAddress(const void *p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+/// Four 8x8 f16 matrices from shared memory: lanes 8i..8i+7 give the row
+/// addresses of matrix i; register i gets matrix i's fragment (lane l: row
+/// l/4, columns 2(l%4), +1), or with `.trans` the transpose's.
+__device__ __forceinline__ void ldmatrixX4(uint32_t address, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+__device__ __forceinline__ void ldmatrixX2(uint32_t address, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(address));
+}
+__device__ __forceinline__ void ldmatrixX4Trans(uint32_t address, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+__device__ __forceinline__ void ldmatrixX2Trans(uint32_t address, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(address));
+}
+
+/// c += A B for a 16x8x8 tile: A (16x8, row-major) in a0 (row l/4) and a1
+/// (row l/4 + 8), B (8x8, k by n) in b (column l/4, k 2(l%4), +1), c the
+/// f32 16x8 fragment (c[0], c[1]: row l/4; c[2], c[3]: row l/4 + 8).
+__device__ __forceinline__ void mma16x8x8(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t b) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 "
+               "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a0), "r"(a1), "r"(b));
+}
+
+__device__ __forceinline__ uint32_t packHalves(float lo, float hi) {
+  __half2 h = __floats2half2_rn(lo, hi); // lo in the low 16 bits: the lower column
+  return *reinterpret_cast<uint32_t *>(&h);
+}
+
+/// The mask's contribution to score (i, j), in log2 units: -inf for a hidden
+/// key, else the additive mask times log2(e), or 0.
+__device__ __forceinline__ float maskTerm(const void *mask, int kind, int64_t offset) {
+  switch (kind) {
+  case 1: return static_cast<const float *>(mask)[offset] * kLog2e;
+  case 2: return load(static_cast<const f16 *>(mask)[offset]) * kLog2e;
+  case 3: return static_cast<const uint8_t *>(mask)[offset] != 0 ? 0.0f : kNegInf;
+  default: return 0.0f;
+  }
+}
+
+/// The keys of [0, sk) that a block of query rows [q0, q0 + rows) sees: the
+/// end of the last one (causal: the last row's diagonal).
+__device__ __forceinline__ int64_t keyEnd(const AttentionParams &p, int64_t q0, int rows) {
+  if (!p.causal)
+    return p.sk;
+  const int64_t end = q0 + rows + p.sk - p.sq; // row q0 + rows - 1 sees keys <= that - 1
+  return end < 0 ? 0 : (end < p.sk ? end : p.sk);
+}
+
+/// The Tensor Core kernel's tiling: 4 warps of 16 query rows, BC keys a
+/// tile, head dims padded to HD; shared memory Q, then two K and two V
+/// buffers, rows of HD + 8 halves.
+template <int HD, int BC> struct TcTiling {
+  static constexpr int kRows = kAttentionTcRows, kThreads = kAttentionThreads;
+  static constexpr int kLd = HD + 8, kDimSteps = HD / 8;
+  static constexpr int kKeySteps = BC / 8;
+  static constexpr int kChunksPerRow = HD / 8; // 16-byte runs of a row
+  static constexpr int kQChunks = kRows * kChunksPerRow / kThreads;
+  static constexpr int kKvChunks = BC * kChunksPerRow / kThreads;
+  static_assert(HD % 16 == 0 && BC % 8 == 0, "whole fragments");
+  static_assert(BC == attentionTcKeys(HD) &&
+                    (kRows + 4 * BC) * kLd * 2 == attentionTcSharedBytes(HD),
+                "the planner's launch (KernelParams.h)");
+  static_assert(kRows * kChunksPerRow % kThreads == 0 && BC * kChunksPerRow % kThreads == 0,
+                "the runs of a tile split evenly over the threads");
+};
+
+/// Run `index` (of kChunksPerRow per row) of a tile whose rows start at
+/// `row0` of a [rows, cols] matrix: 8 halves, zero outside the matrix.
+__device__ __forceinline__ uint4 loadRun(const f16 *matrix, int64_t rows, int cols,
+                                         int64_t row0, int chunksPerRow, int index) {
+  const int r = index / chunksPerRow, c = (index % chunksPerRow) * 8;
+  if (row0 + r < rows && c < cols)
+    return *reinterpret_cast<const uint4 *>(matrix + (row0 + r) * cols + c);
+  return make_uint4(0, 0, 0, 0);
+}
+
+template <int HD, int BC>
+__device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f16 *v,
+                                            const void *mask, f16 *out,
+                                            const AttentionParams &p) {
+  using T = TcTiling<HD, BC>;
+  extern __shared__ uint4 sharedWords[];
+  f16 *qs = reinterpret_cast<f16 *>(sharedWords);
+  f16 *kBuffers = qs + T::kRows * T::kLd, *vBuffers = kBuffers + 2 * BC * T::kLd;
+  const int tid = static_cast<int>(threadIdx.x), warp = tid >> 5, lane = tid & 31;
+  const int group = lane >> 2, pair = (lane & 3) * 2; // fragment row, column pair
+  const int64_t bh = blockIdx.x;
+  // The heaviest query tiles (causal: the last ones) first.
+  const int64_t q0 = static_cast<int64_t>(gridDim.y - 1 - blockIdx.y) * T::kRows;
+  const f16 *qb = q + bh * p.sq * p.d, *kb = k + bh * p.sk * p.d, *vb = v + bh * p.sk * p.dv;
+  const int64_t maskBase = (bh / p.heads) * p.maskB + (bh % p.heads) * p.maskH;
+  const int64_t keys = keyEnd(p, q0, T::kRows);
+  const int tiles = static_cast<int>((keys + BC - 1) / BC);
+
+  // Q and the first key tile into shared memory.
+#pragma unroll
+  for (int i = 0; i < T::kQChunks; ++i) {
+    const int index = tid + i * T::kThreads;
+    *reinterpret_cast<uint4 *>(qs + (index / T::kChunksPerRow) * T::kLd +
+                               (index % T::kChunksPerRow) * 8) =
+        loadRun(qb, p.sq, p.d, q0, T::kChunksPerRow, index);
+  }
+  if (tiles > 0) {
+#pragma unroll
+    for (int i = 0; i < T::kKvChunks; ++i) {
+      const int index = tid + i * T::kThreads;
+      const int offset = (index / T::kChunksPerRow) * T::kLd + (index % T::kChunksPerRow) * 8;
+      *reinterpret_cast<uint4 *>(kBuffers + offset) =
+          loadRun(kb, p.sk, p.d, 0, T::kChunksPerRow, index);
+      *reinterpret_cast<uint4 *>(vBuffers + offset) =
+          loadRun(vb, p.sk, p.dv, 0, T::kChunksPerRow, index);
+    }
+  }
+  __syncthreads();
+
+  // The warp's 16 rows of Q as A fragments: qf[s] covers dims 8s..8s+7.
+  uint32_t qf[T::kDimSteps][2];
+#pragma unroll
+  for (int s = 0; s < T::kDimSteps; s += 2) {
+    uint32_t r[4];
+    const int row = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+    ldmatrixX4(sharedAddress(qs + row * T::kLd + (s + (lane >> 4)) * 8), r);
+    qf[s][0] = r[0];
+    qf[s][1] = r[1];
+    qf[s + 1][0] = r[2];
+    qf[s + 1][1] = r[3];
+  }
+
+  float o[T::kDimSteps][4];
+#pragma unroll
+  for (int s = 0; s < T::kDimSteps; ++s)
+    o[s][0] = o[s][1] = o[s][2] = o[s][3] = 0.0f;
+  float rowMax[2] = {kNegInf, kNegInf}, rowSum[2] = {0.0f, 0.0f};
+  const float scaleLog2 = p.scale * kLog2e;
+  const int64_t warpRow0 = q0 + warp * 16;
+  const int64_t diagonal = p.sk - p.sq; // row i sees keys j <= i + diagonal
+
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int buffer = tile & 1;
+    const bool more = tile + 1 < tiles;
+    const int64_t k0 = static_cast<int64_t>(tile) * BC;
+    // The next tile into the other buffer, free since the last barrier: K's
+    // loads in flight during Q K^T, V's during the softmax and P V, each
+    // stored when its math is done (registers for one of them at a time).
+    f16 *kn = kBuffers + (buffer ^ 1) * BC * T::kLd, *vn = vBuffers + (buffer ^ 1) * BC * T::kLd;
+    uint4 next[T::kKvChunks];
+    auto loadNext = [&](const f16 *matrix, int cols) {
+#pragma unroll
+      for (int i = 0; i < T::kKvChunks; ++i)
+        next[i] = loadRun(matrix, p.sk, cols, k0 + BC, T::kChunksPerRow, tid + i * T::kThreads);
+    };
+    auto storeNext = [&](f16 *buffer) {
+#pragma unroll
+      for (int i = 0; i < T::kKvChunks; ++i) {
+        const int index = tid + i * T::kThreads;
+        *reinterpret_cast<uint4 *>(buffer + (index / T::kChunksPerRow) * T::kLd +
+                                   (index % T::kChunksPerRow) * 8) = next[i];
+      }
+    };
+    if (more)
+      loadNext(kb, p.d);
+    // No row of this warp sees any key of the tile (causal): nothing to do.
+    const bool hidden = p.causal && k0 > warpRow0 + 15 + diagonal;
+    if (!hidden) {
+      const f16 *kt = kBuffers + buffer * BC * T::kLd, *vt = vBuffers + buffer * BC * T::kLd;
+      // S = Q K^T: s[n] is the 16x8 fragment of keys k0 + 8n... Dims outer,
+      // keys inner: consecutive mma accumulate into different fragments, so
+      // none waits for the one before it.
+      float s[T::kKeySteps][4];
+#pragma unroll
+      for (int n = 0; n < T::kKeySteps; ++n)
+        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+      for (int d = 0; d + 4 <= T::kDimSteps; d += 4) {
+        uint32_t b[T::kKeySteps][4];
+#pragma unroll
+        for (int n = 0; n < T::kKeySteps; ++n)
+          ldmatrixX4(sharedAddress(kt + (n * 8 + (lane & 7)) * T::kLd + (d + (lane >> 3)) * 8),
+                     b[n]);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int n = 0; n < T::kKeySteps; ++n)
+            mma16x8x8(s[n], qf[d + i][0], qf[d + i][1], b[n][i]);
+      }
+      if constexpr (T::kDimSteps % 4 == 2) {
+        constexpr int d = T::kDimSteps - 2;
+        uint32_t b[T::kKeySteps][4];
+#pragma unroll
+        for (int n = 0; n < T::kKeySteps; ++n)
+          ldmatrixX2(sharedAddress(kt + (n * 8 + (lane & 7)) * T::kLd +
+                                   (d + ((lane >> 3) & 1)) * 8),
+                     b[n]);
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+          for (int n = 0; n < T::kKeySteps; ++n)
+            mma16x8x8(s[n], qf[d + i][0], qf[d + i][1], b[n][i]);
+      }
+      if (more) {
+        storeNext(kn);
+        loadNext(vb, p.dv);
+      }
+      // Scale (f32, before any rounding), mask, in log2 units.
+#pragma unroll
+      for (int n = 0; n < T::kKeySteps; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          s[n][e] *= scaleLog2;
+      const bool partial = k0 + BC > p.sk;
+      const bool diagonalTile = p.causal && k0 + BC - 1 > warpRow0 + diagonal;
+      if (p.maskKind != 0 || partial || diagonalTile) {
+#pragma unroll
+        for (int n = 0; n < T::kKeySteps; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int64_t i = warpRow0 + group + (e >= 2 ? 8 : 0);
+            const int64_t j = k0 + n * 8 + pair + (e & 1);
+            if (j >= p.sk || (p.causal && j > i + diagonal))
+              s[n][e] = kNegInf;
+            else if (p.maskKind != 0 && i < p.sq)
+              s[n][e] += maskTerm(mask, p.maskKind, maskBase + i * p.maskI + j * p.maskJ);
+          }
+      }
+      // The online softmax of rows group (h = 0) and group + 8 (h = 1).
+      float scaleOld[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float m = kNegInf;
+#pragma unroll
+        for (int n = 0; n < T::kKeySteps; ++n)
+          m = fmaxf(m, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+        const float newMax = fmaxf(rowMax[h], quadMax(m));
+        // A row that has seen no key yet subtracts 0: its weights are 0.
+        const float shift = newMax == kNegInf ? 0.0f : newMax;
+        scaleOld[h] = exp2Fast(rowMax[h] - shift);
+        rowMax[h] = newMax;
+        float sum = 0.0f;
+#pragma unroll
+        for (int n = 0; n < T::kKeySteps; ++n) {
+          s[n][2 * h] = exp2Fast(s[n][2 * h] - shift);
+          s[n][2 * h + 1] = exp2Fast(s[n][2 * h + 1] - shift);
+          sum += s[n][2 * h] + s[n][2 * h + 1];
+        }
+        rowSum[h] = fmaf(rowSum[h], scaleOld[h], sum);
+      }
+#pragma unroll
+      for (int d = 0; d < T::kDimSteps; ++d) {
+        o[d][0] *= scaleOld[0];
+        o[d][1] *= scaleOld[0];
+        o[d][2] *= scaleOld[1];
+        o[d][3] *= scaleOld[1];
+      }
+      // O += P V: the weights of keys 8n.. as A fragments, V by ldmatrix.trans.
+#pragma unroll
+      for (int n = 0; n < T::kKeySteps; ++n) {
+        const uint32_t a0 = packHalves(s[n][0], s[n][1]), a1 = packHalves(s[n][2], s[n][3]);
+        const int row = n * 8 + (lane & 7);
+#pragma unroll
+        for (int d = 0; d + 4 <= T::kDimSteps; d += 4) {
+          uint32_t b[4];
+          ldmatrixX4Trans(sharedAddress(vt + row * T::kLd + (d + (lane >> 3)) * 8), b);
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+            mma16x8x8(o[d + i], a0, a1, b[i]);
+        }
+        if constexpr (T::kDimSteps % 4 == 2) {
+          constexpr int d = T::kDimSteps - 2;
+          uint32_t b[4];
+          ldmatrixX2Trans(sharedAddress(vt + row * T::kLd + (d + ((lane >> 3) & 1)) * 8), b);
+          mma16x8x8(o[d], a0, a1, b[0]);
+          mma16x8x8(o[d + 1], a0, a1, b[1]);
+        }
+      }
+    }
+    // A warp that skipped the math still moves its share of the next tile.
+    if (more) {
+      if (hidden) {
+        storeNext(kn);
+        loadNext(vb, p.dv);
+      }
+      storeNext(vn);
+    }
+    __syncthreads(); // publishes the next tile, frees this one
+  }
+
+  // O / sum, rounded once to f16. A row without a visible key: 0 / 0 = NaN.
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float sum = quadSum(rowSum[h]);
+    const int64_t i = warpRow0 + group + h * 8;
+    if (i >= p.sq)
+      continue;
+    f16 *row = out + (bh * p.sq + i) * p.dv;
+#pragma unroll
+    for (int d = 0; d < T::kDimSteps; ++d) {
+      const int c = d * 8 + pair;
+      if (c < p.dv)
+        *reinterpret_cast<uint32_t *>(row + c) =
+            packHalves(o[d][2 * h] / sum, o[d][2 * h + 1] / sum);
+    }
+  }
+}
+
+/// The SIMT kernel's tiling: 4 warps of 4 query rows, 32 keys a tile, head
+/// dims up to 128 (lane l holds output dims l + 32u, u < 4).
+struct SimtTiling {
+  static constexpr int kWarps = kAttentionThreads / 32, kRows = kAttentionSimtRows;
+  static constexpr int kRowsPerWarp = kRows / kWarps;
+  static constexpr int kThreads = kAttentionThreads, kKeys = 32, kMaxDim = kAttentionSimtMaxDim;
+  static constexpr int kDimsPerLane = kMaxDim / 32;
+};
+
+template <typename T>
+__device__ __forceinline__ void attentionSimt(const T *q, const T *k, const T *v,
+                                              const void *mask, T *out,
+                                              const AttentionParams &p) {
+  using S = SimtTiling;
+  __shared__ float qs[S::kRows][S::kMaxDim];
+  __shared__ float ks[S::kKeys][S::kMaxDim + 1]; // odd row stride: lane j reads row j
+  __shared__ float vs[S::kKeys][S::kMaxDim];
+  const int tid = static_cast<int>(threadIdx.x), warp = tid >> 5, lane = tid & 31;
+  const int64_t bh = blockIdx.x;
+  const int64_t q0 = static_cast<int64_t>(gridDim.y - 1 - blockIdx.y) * S::kRows;
+  const T *qb = q + bh * p.sq * p.d, *kb = k + bh * p.sk * p.d, *vb = v + bh * p.sk * p.dv;
+  const int64_t maskBase = (bh / p.heads) * p.maskB + (bh % p.heads) * p.maskH;
+  const int64_t keys = keyEnd(p, q0, S::kRows);
+  const int64_t diagonal = p.sk - p.sq;
+
+  for (int index = tid; index < S::kRows * p.d; index += S::kThreads) {
+    const int r = index / p.d, c = index % p.d;
+    qs[r][c] = q0 + r < p.sq ? load(qb[(q0 + r) * p.d + c]) : 0.0f;
+  }
+  float o[S::kRowsPerWarp][S::kDimsPerLane] = {};
+  float rowMax[S::kRowsPerWarp], rowSum[S::kRowsPerWarp] = {};
+#pragma unroll
+  for (int r = 0; r < S::kRowsPerWarp; ++r)
+    rowMax[r] = kNegInf;
+  const float scaleLog2 = p.scale * kLog2e;
+
+  for (int64_t k0 = 0; k0 < keys; k0 += S::kKeys) {
+    __syncthreads(); // the previous tile's readers are done (and Q is stored)
+    for (int index = tid; index < S::kKeys * p.d; index += S::kThreads) {
+      const int j = index / p.d, c = index % p.d;
+      ks[j][c] = k0 + j < p.sk ? load(kb[(k0 + j) * p.d + c]) : 0.0f;
+    }
+    for (int index = tid; index < S::kKeys * p.dv; index += S::kThreads) {
+      const int j = index / p.dv, c = index % p.dv;
+      vs[j][c] = k0 + j < p.sk ? load(vb[(k0 + j) * p.dv + c]) : 0.0f;
+    }
+    __syncthreads();
+    // Lane `lane` scores key k0 + lane against the warp's rows.
+    float s[S::kRowsPerWarp] = {};
+    for (int c = 0; c < p.d; ++c) {
+      const float kc = ks[lane][c];
+#pragma unroll
+      for (int r = 0; r < S::kRowsPerWarp; ++r)
+        s[r] = fmaf(qs[warp * S::kRowsPerWarp + r][c], kc, s[r]);
+    }
+    const int64_t j = k0 + lane;
+#pragma unroll
+    for (int r = 0; r < S::kRowsPerWarp; ++r) {
+      const int64_t i = q0 + warp * S::kRowsPerWarp + r;
+      float x = s[r] * scaleLog2;
+      if (j >= p.sk || (p.causal && j > i + diagonal))
+        x = kNegInf;
+      else if (p.maskKind != 0 && i < p.sq)
+        x += maskTerm(mask, p.maskKind, maskBase + i * p.maskI + j * p.maskJ);
+      float m = x;
+#pragma unroll
+      for (int offset = 16; offset > 0; offset /= 2)
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+      const float newMax = fmaxf(rowMax[r], m);
+      const float shift = newMax == kNegInf ? 0.0f : newMax;
+      const float scaleOld = exp2Fast(rowMax[r] - shift);
+      rowMax[r] = newMax;
+      const float w = exp2Fast(x - shift);
+      rowSum[r] = fmaf(rowSum[r], scaleOld, w); // this lane's share of the row's sum
+#pragma unroll
+      for (int u = 0; u < S::kDimsPerLane; ++u)
+        o[r][u] *= scaleOld;
+      // o += sum over the tile's keys jj of w_jj * V[jj], w_jj from lane jj.
+#pragma unroll 8
+      for (int jj = 0; jj < S::kKeys; ++jj) {
+        const float wj = __shfl_sync(0xffffffffu, w, jj);
+#pragma unroll
+        for (int u = 0; u < S::kDimsPerLane; ++u)
+          o[r][u] = fmaf(wj, vs[jj][(lane + 32 * u) & (S::kMaxDim - 1)], o[r][u]);
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < S::kRowsPerWarp; ++r) {
+    float sum = rowSum[r];
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2)
+      sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    const int64_t i = q0 + warp * S::kRowsPerWarp + r;
+    if (i >= p.sq)
+      continue;
+#pragma unroll
+    for (int u = 0; u < S::kDimsPerLane; ++u) {
+      const int c = lane + 32 * u;
+      if (c < p.dv)
+        out[(bh * p.sq + i) * p.dv + c] = store<T>(o[r][u] / sum);
+    }
+  }
+}
+
+} // namespace attention
+} // namespace tessel::kernels
+
+#endif // TESSEL_CODEGEN_CUDA_KERNELS_ATTENTION_CUH

@@ -1,0 +1,186 @@
+//===- attention_fusion_test.cpp - the fused graph against the unfused one ===//
+//
+// Attention as PyTorch exports it, compiled twice: as written (matmul,
+// scale, mask, softmax, matmul: the unfused steps) and through the pipeline,
+// whose --tessel-fuse-attention makes it one tessel.attention step. Both run
+// on the CPU tier on the same inputs and must agree: at fp32 within the
+// unfused steps' f32 rounding, at fp16 within one f16 rounding of the result
+// (the inputs are multiples of 1/64 in [-1, 1] and the masks multiples of
+// 1/4, exact in f16, and the fused CPU kernel computes in double).
+//
+//===----------------------------------------------------------------------===//
+#include "EngineWriter.h"
+#include "Pipeline.h"
+#include "TesselDialect.h"
+#include "tessel_runtime.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+// BERT's form: additive key-padding mask, scale as a division.
+const char *kBert = R"mlir(
+func.func @main(%q: tensor<2x3x5x16xf32> {tessel.name = "q"}, %k: tensor<2x3x7x16xf32> {tessel.name = "k"},
+                %v: tensor<2x3x7x8xf32> {tessel.name = "v"}, %mask: tensor<2x1x1x7xf32> {tessel.name = "mask"})
+    -> (tensor<2x3x5x8xf32> {tessel.name = "y"}) {
+  %kt = tessel.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x3x7x16xf32>) -> tensor<2x3x16x7xf32>
+  %s = tessel.matmul %q, %kt : (tensor<2x3x5x16xf32>, tensor<2x3x16x7xf32>) -> tensor<2x3x5x7xf32>
+  %c = tessel.constant dense<4.0> : tensor<f32>
+  %d = tessel.div %s, %c : (tensor<2x3x5x7xf32>, tensor<f32>) -> tensor<2x3x5x7xf32>
+  %m = tessel.add %d, %mask : (tensor<2x3x5x7xf32>, tensor<2x1x1x7xf32>) -> tensor<2x3x5x7xf32>
+  %w = tessel.softmax %m {axis = 3 : i64} : tensor<2x3x5x7xf32>
+  %y = tessel.matmul %w, %v : (tensor<2x3x5x7xf32>, tensor<2x3x7x8xf32>) -> tensor<2x3x5x8xf32>
+  return %y : tensor<2x3x5x8xf32>
+}
+)mlir";
+
+// GPT-2's form: a constant causal triangle as where(tril, s, finfo.min), a
+// bool key mask as where(keep, 0, -inf) added, rank 3.
+const char *kGpt = R"mlir(
+func.func @main(%q: tensor<4x6x8xf32> {tessel.name = "q"}, %k: tensor<4x6x8xf32> {tessel.name = "k"},
+                %v: tensor<4x6x8xf32> {tessel.name = "v"}, %keep: tensor<4x1x6xi1> {tessel.name = "keep"})
+    -> (tensor<4x6x8xf32> {tessel.name = "y"}) {
+  %kt = tessel.transpose %k {perm = array<i64: 0, 2, 1>} : (tensor<4x6x8xf32>) -> tensor<4x8x6xf32>
+  %s = tessel.matmul %q, %kt : (tensor<4x6x8xf32>, tensor<4x8x6xf32>) -> tensor<4x6x6xf32>
+  %c = tessel.constant dense<0.353553385> : tensor<f32>
+  %d = tessel.mul %s, %c : (tensor<4x6x6xf32>, tensor<f32>) -> tensor<4x6x6xf32>
+  %tril = tessel.constant dense<[[true, false, false, false, false, false], [true, true, false, false, false, false], [true, true, true, false, false, false], [true, true, true, true, false, false], [true, true, true, true, true, false], [true, true, true, true, true, true]]> : tensor<6x6xi1>
+  %min = tessel.constant dense<-3.40282347E+38> : tensor<f32>
+  %cm = tessel.where %tril, %d, %min : (tensor<6x6xi1>, tensor<4x6x6xf32>, tensor<f32>) -> tensor<4x6x6xf32>
+  %zero = tessel.constant dense<0.0> : tensor<f32>
+  %ninf = tessel.constant dense<0xFF800000> : tensor<f32>
+  %am = tessel.where %keep, %zero, %ninf : (tensor<4x1x6xi1>, tensor<f32>, tensor<f32>) -> tensor<4x1x6xf32>
+  %m = tessel.add %cm, %am : (tensor<4x6x6xf32>, tensor<4x1x6xf32>) -> tensor<4x6x6xf32>
+  %w = tessel.softmax %m {axis = 2 : i64} : tensor<4x6x6xf32>
+  %y = tessel.matmul %w, %v : (tensor<4x6x6xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32>
+  return %y : tensor<4x6x8xf32>
+}
+)mlir";
+
+class AttentionFusionTest : public ::testing::Test {
+public:
+  AttentionFusionTest() { context.loadDialect<tessel::TesselDialect, mlir::func::FuncDialect>(); }
+
+  /// The engine of `source`, through the pipeline at `precision` or (empty)
+  /// as written; `ops` gets the tessel ops the engine's steps are.
+  std::vector<uint8_t> compile(const char *source, const std::string &precision,
+                               std::vector<std::string> &ops) {
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+    EXPECT_TRUE(module);
+    if (!module)
+      return {};
+    tessel::CompileOptions options;
+    options.targets = {};
+    if (!precision.empty()) {
+      options.precision = precision;
+      EXPECT_TRUE(mlir::succeeded(tessel::runPipeline(*module, options)));
+    }
+    module->walk([&](mlir::Operation *op) {
+      if (op->getDialect() && op->getDialect()->getNamespace() == "tessel" &&
+          op->getName().getStringRef() != "tessel.constant")
+        ops.push_back(op->getName().stripDialect().str());
+    });
+    auto bytes = tessel::writeEngine(*module, options);
+    EXPECT_TRUE(mlir::succeeded(bytes));
+    return mlir::succeeded(bytes) ? *bytes : std::vector<uint8_t>{};
+  }
+
+private:
+  mlir::MLIRContext context;
+};
+
+/// Runs an engine on the CPU with `inputs` (bytes, in input order) and
+/// returns its one f32 output.
+std::vector<float> run(const std::vector<uint8_t> &bytes,
+                       const std::vector<std::vector<uint8_t>> &inputs, size_t outputs) {
+  tessel_engine_t *engine = nullptr;
+  tessel_context_t *context = nullptr;
+  std::vector<float> y(outputs, NAN);
+  EXPECT_EQ(tessel_engine_open_memory(bytes.data(), bytes.size(), &engine), nullptr);
+  if (!engine)
+    return y;
+  EXPECT_EQ(tessel_context_create(engine, nullptr, &context), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_EQ(tessel_context_bind_input(context, i, inputs[i].data(), inputs[i].size()), nullptr);
+  EXPECT_EQ(tessel_context_bind_output(context, 0, y.data(), y.size() * sizeof(float)), nullptr);
+  EXPECT_EQ(tessel_context_run(context), nullptr);
+  tessel_context_release(context);
+  tessel_engine_release(engine);
+  return y;
+}
+
+/// `n` floats, multiples of `step` in [lo, hi], as bytes.
+std::vector<uint8_t> floats(size_t n, std::mt19937 &rng, double lo, double hi, double step) {
+  std::uniform_int_distribution<int> pick(static_cast<int>(lo / step), static_cast<int>(hi / step));
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = static_cast<float>(pick(rng) * step);
+  std::vector<uint8_t> bytes(n * sizeof(float));
+  std::memcpy(bytes.data(), v.data(), bytes.size());
+  return bytes;
+}
+
+void expectFusedMatches(AttentionFusionTest &t, const char *source,
+                        const std::vector<std::vector<uint8_t>> &inputs, size_t outputs) {
+  std::vector<std::string> unfusedOps, fused32Ops, fused16Ops;
+  std::vector<uint8_t> unfused = t.compile(source, "", unfusedOps);
+  std::vector<uint8_t> fused32 = t.compile(source, "fp32", fused32Ops);
+  std::vector<uint8_t> fused16 = t.compile(source, "fp16", fused16Ops);
+  EXPECT_EQ(std::count(unfusedOps.begin(), unfusedOps.end(), "softmax"), 1);
+  // One attention step and nothing of the pattern left.
+  for (const std::vector<std::string> *ops : {&fused32Ops, &fused16Ops}) {
+    EXPECT_EQ(std::count(ops->begin(), ops->end(), "attention"), 1);
+    for (const char *gone : {"softmax", "matmul", "div", "mul"})
+      EXPECT_EQ(std::count(ops->begin(), ops->end(), gone), 0) << gone;
+  }
+  std::vector<float> want = run(unfused, inputs, outputs);
+  std::vector<float> got32 = run(fused32, inputs, outputs);
+  std::vector<float> got16 = run(fused16, inputs, outputs);
+  for (size_t i = 0; i < outputs; ++i) {
+    ASSERT_TRUE(std::isfinite(want[i])) << i;
+    // The unfused steps round the scores, weights and products to f32.
+    EXPECT_NEAR(got32[i], want[i], 1e-5) << "fp32, element " << i;
+    // One f16 rounding of the result (the kernel computes in double on
+    // exact f16 inputs), plus the unfused f32 error.
+    EXPECT_NEAR(got16[i], want[i], std::ldexp(std::fabs(want[i]), -11) + 1e-5)
+        << "fp16, element " << i;
+  }
+}
+
+TEST_F(AttentionFusionTest, BertAdditiveMaskMatchesTheUnfusedGraph) {
+  std::mt19937 rng(5);
+  std::vector<std::vector<uint8_t>> inputs = {
+      floats(2 * 3 * 5 * 16, rng, -1, 1, 1.0 / 64), floats(2 * 3 * 7 * 16, rng, -1, 1, 1.0 / 64),
+      floats(2 * 3 * 7 * 8, rng, -1, 1, 1.0 / 64), floats(2 * 7, rng, -2, 0, 0.25)};
+  float padding = -10000.0f; // the second sequence's last two keys
+  std::memcpy(inputs[3].data() + (7 + 5) * 4, &padding, 4);
+  std::memcpy(inputs[3].data() + (7 + 6) * 4, &padding, 4);
+  expectFusedMatches(*this, kBert, inputs, 2 * 3 * 5 * 8);
+}
+
+TEST_F(AttentionFusionTest, GptCausalAndBoolMaskMatchTheUnfusedGraph) {
+  std::mt19937 rng(6);
+  std::vector<std::vector<uint8_t>> inputs = {floats(4 * 6 * 8, rng, -1, 1, 1.0 / 64),
+                                              floats(4 * 6 * 8, rng, -1, 1, 1.0 / 64),
+                                              floats(4 * 6 * 8, rng, -1, 1, 1.0 / 64)};
+  std::vector<uint8_t> keep(4 * 6);
+  std::bernoulli_distribution coin(0.6);
+  for (size_t i = 0; i < keep.size(); ++i)
+    keep[i] = i % 6 == 0 || coin(rng); // key 0 stays: no row wholly masked
+  inputs.push_back(keep);
+  expectFusedMatches(*this, kGpt, inputs, 4 * 6 * 8);
+}
+
+} // namespace
