@@ -449,7 +449,7 @@ def Tessel_InstanceNormOp : Tessel_Op<"instance_norm", [F32Math, Tessel_Kernel<"
   let assemblyFormat = "$input `,` $scale `,` $bias attr-dict `:` functional-type(operands, results)";
 }
 
-def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [F32Math, Tessel_Kernel<"LayerNorm">]> {
+def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [F16Math, Tessel_Kernel<"LayerNorm">]> {
   let summary = "LayerNormalization over axes [axis, rank); scale/bias broadcast to them";
   let arguments = (ins Tessel_Tensor:$input, Tessel_Tensor:$scale, Optional<Tessel_Tensor>:$bias,
                    I64Attr:$axis, F32Attr:$epsilon);
@@ -486,7 +486,7 @@ class Tessel_PoolOp<string mnemonic, list<Trait> traits, dag params>
 def Tessel_MaxPoolOp : Tessel_PoolOp<"max_pool", [ExactMath], (ins)>;
 def Tessel_AvgPoolOp : Tessel_PoolOp<"avg_pool", [F16Math], (ins BoolAttr:$count_include_pad)>;
 
-def Tessel_SoftmaxOp : Tessel_Op<"softmax", [SameOperandsAndResultType, F32Math,
+def Tessel_SoftmaxOp : Tessel_Op<"softmax", [SameOperandsAndResultType, F16Math,
     Tessel_Kernel<"Softmax">]> {
   let summary = "softmax along one axis (opset 13 semantics; older ones reshaped by the importer)";
   let arguments = (ins Tessel_Tensor:$input, I64Attr:$axis);

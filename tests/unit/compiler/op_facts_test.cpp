@@ -66,12 +66,12 @@ const std::map<std::string, PrecisionClass> &documentedPolicy() {
     for (const char *op :
          {"add", "sub", "mul", "div", "prelu", "sigmoid", "tanh", "sqrt", "reciprocal", "atan",
           "asinh", "softplus", "softsign", "hard_swish", "gelu", "gelu_tanh", "hard_sigmoid",
-          "leaky_relu", "elu", "celu", "selu", "shrink", "avg_pool"})
+          "leaky_relu", "elu", "celu", "selu", "shrink", "avg_pool", "layer_norm", "softmax"})
       p[op] = PrecisionClass::F16;
     for (const char *op :
-         {"cumsum", "softmax", "log_softmax", "reduce_sum", "reduce_mean", "reduce_prod",
+         {"cumsum", "log_softmax", "reduce_sum", "reduce_mean", "reduce_prod",
           "reduce_l1", "reduce_l2", "reduce_log_sum", "reduce_log_sum_exp", "reduce_sum_square",
-          "batch_norm", "instance_norm", "layer_norm", "lrn", "exp", "pow", "sinh", "cosh",
+          "batch_norm", "instance_norm", "lrn", "exp", "pow", "sinh", "cosh",
           "log", "erf", "sin", "cos", "tan", "asin", "acos", "acosh", "atanh", "mod"})
       p[op] = PrecisionClass::F32;
     for (const char *op :
