@@ -10,9 +10,10 @@
 // RUN: not tessel-opt %s --tessel-lower-precision=precision=fp8 -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: precision must be fp16 or fp32, not 'fp8'
 
-// conv (Tensor Core, f16) -> relu (exact, follows its f16 input) -> softmax
-// (f32): a cast at each precision change, graph input and output f32.
-// CHECK-LABEL: func @conv_relu_softmax
+// conv (Tensor Core, f16) -> relu (exact, follows its f16 input) ->
+// log_softmax (f32): a cast at each precision change, graph input and output
+// f32.
+// CHECK-LABEL: func @conv_relu_log_softmax
 // CHECK-SAME: (%[[X:.*]]: tensor<1x3x4x4xf32>) -> tensor<1x2x4x4xf32>
 // CHECK: %[[W:.*]] = tessel.constant {{.*}} : tensor<2x3x1x1xf32>
 // CHECK: %[[XH:.*]] = tessel.cast %[[X]] : tensor<1x3x4x4xf32> -> tensor<1x3x4x4xf16>
@@ -20,22 +21,42 @@
 // CHECK: %[[C:.*]] = tessel.conv %[[XH]], %[[WH]] {{.*}} : (tensor<1x3x4x4xf16>, tensor<2x3x1x1xf16>) -> tensor<1x2x4x4xf16>
 // CHECK: %[[R:.*]] = tessel.relu %[[C]] : tensor<1x2x4x4xf16>
 // CHECK: %[[RF:.*]] = tessel.cast %[[R]] : tensor<1x2x4x4xf16> -> tensor<1x2x4x4xf32>
-// CHECK: %[[S:.*]] = tessel.softmax %[[RF]] {axis = 1 : i64} : tensor<1x2x4x4xf32>
+// CHECK: %[[S:.*]] = tessel.log_softmax %[[RF]] {axis = 1 : i64} : tensor<1x2x4x4xf32>
 // CHECK-NOT: tessel.cast
 // CHECK: return %[[S]] : tensor<1x2x4x4xf32>
 // After fold-constants the weight is an f16 constant: the two casts left are
 // the two precision changes.
-// FOLD-LABEL: func @conv_relu_softmax
+// FOLD-LABEL: func @conv_relu_log_softmax
 // FOLD: tessel.constant {{.*}} : tensor<2x3x1x1xf16>
 // FOLD-COUNT-2: tessel.cast
 // FOLD-NOT: tessel.cast
 // FOLD: return
-func.func @conv_relu_softmax(%x: tensor<1x3x4x4xf32>) -> tensor<1x2x4x4xf32> {
+func.func @conv_relu_log_softmax(%x: tensor<1x3x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %w = tessel.constant dense<0.5> : tensor<2x3x1x1xf32>
   %c = tessel.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x4x4xf32>, tensor<2x3x1x1xf32>) -> tensor<1x2x4x4xf32>
   %r = tessel.relu %c : tensor<1x2x4x4xf32>
-  %s = tessel.softmax %r {axis = 1 : i64} : tensor<1x2x4x4xf32>
+  %s = tessel.log_softmax %r {axis = 1 : i64} : tensor<1x2x4x4xf32>
   return %s : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// softmax and layer_norm are f16-class (statistics in f32 inside their
+// kernels): no casts around them, only the output's back to f32; gamma and
+// beta become f16.
+// CHECK-LABEL: func @softmax_layer_norm_f16
+// CHECK: %[[S:.*]] = tessel.softmax %{{.*}} {axis = 1 : i64} : tensor<2x8xf16>
+// CHECK: %[[N:.*]] = tessel.layer_norm %[[S]], %{{.*}}, %{{.*}} {axis = 1 : i64, epsilon = {{.*}}} : (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>) -> tensor<2x8xf16>
+// CHECK: %[[Y:.*]] = tessel.cast %[[N]] : tensor<2x8xf16> -> tensor<2x8xf32>
+// CHECK: return %[[Y]]
+func.func @softmax_layer_norm_f16(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %w = tessel.constant dense<0.5> : tensor<8x8xf32>
+  %m = tessel.matmul %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %s = tessel.softmax %m {axis = 1 : i64} : tensor<2x8xf32>
+  %g = tessel.constant dense<2.0> : tensor<8xf32>
+  %b = tessel.constant dense<0.25> : tensor<8xf32>
+  %n = tessel.layer_norm %s, %g, %b {axis = 1 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %n : tensor<2x8xf32>
 }
 
 // -----
