@@ -51,7 +51,11 @@ def Tessel_Reduction : Tessel_Trait<"Reduction">;
 //   ExactMath       the result is an operand's element (or an attribute
 //                   bound, rounded like a stored element): data movement,
 //                   selection, comparison; runs in the type its operands
-//                   arrive in.
+//                   arrive in;
+//   InputStorageMath statistics in f32 inside every kernel of the op
+//                   (layer_norm, softmax): runs in the type its input
+//                   arrives in, so an f16 producer's result needs no casts
+//                   and an f32 one (a graph input) is not rounded to f16.
 class Tessel_Precision<string cls>
     : ParamNativeOpTrait<"Precision", "::tessel::PrecisionClass::" # cls> {
   let cppNamespace = "::tessel::traits";
@@ -60,6 +64,7 @@ def TensorCoreMath : Tessel_Precision<"TensorCore">;
 def F16Math : Tessel_Precision<"F16">;
 def F32Math : Tessel_Precision<"F32">;
 def ExactMath : Tessel_Precision<"Exact">;
+def InputStorageMath : Tessel_Precision<"InputStorage">;
 
 // The planner of the op's GPU kernels: the implicit-GEMM codegen (Gemm) or a
 // planner of the CUDA kernel library (codegen/cuda). An op without one runs
@@ -449,7 +454,8 @@ def Tessel_InstanceNormOp : Tessel_Op<"instance_norm", [F32Math, Tessel_Kernel<"
   let assemblyFormat = "$input `,` $scale `,` $bias attr-dict `:` functional-type(operands, results)";
 }
 
-def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [F16Math, Tessel_Kernel<"LayerNorm">]> {
+def Tessel_LayerNormOp : Tessel_Op<"layer_norm", [InputStorageMath,
+    Tessel_Kernel<"LayerNorm">]> {
   let summary = "LayerNormalization over axes [axis, rank); scale/bias broadcast to them";
   let arguments = (ins Tessel_Tensor:$input, Tessel_Tensor:$scale, Optional<Tessel_Tensor>:$bias,
                    I64Attr:$axis, F32Attr:$epsilon);
@@ -486,7 +492,7 @@ class Tessel_PoolOp<string mnemonic, list<Trait> traits, dag params>
 def Tessel_MaxPoolOp : Tessel_PoolOp<"max_pool", [ExactMath], (ins)>;
 def Tessel_AvgPoolOp : Tessel_PoolOp<"avg_pool", [F16Math], (ins BoolAttr:$count_include_pad)>;
 
-def Tessel_SoftmaxOp : Tessel_Op<"softmax", [SameOperandsAndResultType, F16Math,
+def Tessel_SoftmaxOp : Tessel_Op<"softmax", [SameOperandsAndResultType, InputStorageMath,
     Tessel_Kernel<"Softmax">]> {
   let summary = "softmax along one axis (opset 13 semantics; older ones reshaped by the importer)";
   let arguments = (ins Tessel_Tensor:$input, I64Attr:$axis);

@@ -23,7 +23,7 @@ std::optional<PrecisionClass> declaredPrecision(OperationName name) {
 
 std::optional<PrecisionClass> precisionOf(OperationName name) {
   using P = PrecisionClass;
-  return declaredPrecision<P::TensorCore, P::F16, P::F32, P::Exact>(name);
+  return declaredPrecision<P::TensorCore, P::F16, P::F32, P::Exact, P::InputStorage>(name);
 }
 
 template <KernelFamily... Families> KernelFamily declaredFamily(OperationName name) {

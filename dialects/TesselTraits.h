@@ -31,12 +31,16 @@ enum class PrecisionClass {
   /// Arithmetic whose relative error passes through unamplified (add, mul,
   /// sigmoid, avg_pool, ...): f16 tensors, computed in f32 inside the kernel.
   F16,
-  /// Numerically sensitive (softmax, norms, sums, exp, log, pow, ...): f32
+  /// Numerically sensitive (norms, sums, exp, log, pow, ...): f32
   /// operands and result.
   F32,
   /// Exact in any float type (data movement, selection, comparison: reshape,
   /// max_pool, relu, argmax, ...): runs in the type its operands arrive in.
   Exact,
+  /// Statistics in f32 inside the kernel whatever the storage (layer_norm,
+  /// softmax): runs in the type its input arrives in, as Exact does, since
+  /// rounding an f32 input to f16 would lose what the kernel keeps.
+  InputStorage,
 };
 
 /// The GPU kernel families: Gemm is the implicit-GEMM codegen (codegen/);

@@ -99,6 +99,7 @@ private:
     case PrecisionClass::F32:
       return f32;
     case PrecisionClass::Exact:
+    case PrecisionClass::InputStorage:
       // f32 when an f32 activation arrives: widening the others is exact,
       // narrowing it would round. Constants do not vote (weights are f16).
       for (Value v : op->getOperands())

@@ -41,9 +41,10 @@ func.func @conv_relu_log_softmax(%x: tensor<1x3x4x4xf32>) -> tensor<1x2x4x4xf32>
 
 // -----
 
-// softmax and layer_norm are f16-class (statistics in f32 inside their
-// kernels): no casts around them, only the output's back to f32; gamma and
-// beta become f16.
+// softmax and layer_norm run in the type their input arrives in (statistics
+// in f32 inside their kernels): after an f16 matmul no casts around them,
+// only the output's back to f32, gamma and beta f16; on an f32 graph input
+// they stay f32, so the input is never rounded to f16.
 // CHECK-LABEL: func @softmax_layer_norm_f16
 // CHECK: %[[S:.*]] = tessel.softmax %{{.*}} {axis = 1 : i64} : tensor<2x8xf16>
 // CHECK: %[[N:.*]] = tessel.layer_norm %[[S]], %{{.*}}, %{{.*}} {axis = 1 : i64, epsilon = {{.*}}} : (tensor<2x8xf16>, tensor<8xf16>, tensor<8xf16>) -> tensor<2x8xf16>
@@ -57,6 +58,18 @@ func.func @softmax_layer_norm_f16(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %b = tessel.constant dense<0.25> : tensor<8xf32>
   %n = tessel.layer_norm %s, %g, %b {axis = 1 : i64, epsilon = 1.0e-5 : f32} : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
   return %n : tensor<2x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @softmax_on_f32_input
+// CHECK-NOT: tessel.cast
+// CHECK: %[[S:.*]] = tessel.softmax %arg0 {axis = 1 : i64} : tensor<2x8xf32>
+// CHECK-NOT: tessel.cast
+// CHECK: return %[[S]]
+func.func @softmax_on_f32_input(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %s = tessel.softmax %x {axis = 1 : i64} : tensor<2x8xf32>
+  return %s : tensor<2x8xf32>
 }
 
 // -----

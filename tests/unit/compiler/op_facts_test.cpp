@@ -45,7 +45,8 @@ int precisionTraits(OperationName name) {
   return int(name.hasTrait<Precision<PrecisionClass::TensorCore>::Impl>()) +
          int(name.hasTrait<Precision<PrecisionClass::F16>::Impl>()) +
          int(name.hasTrait<Precision<PrecisionClass::F32>::Impl>()) +
-         int(name.hasTrait<Precision<PrecisionClass::Exact>::Impl>());
+         int(name.hasTrait<Precision<PrecisionClass::Exact>::Impl>()) +
+         int(name.hasTrait<Precision<PrecisionClass::InputStorage>::Impl>());
 }
 
 TEST(OpFacts, EveryOpDeclaresExactlyOnePrecisionClass) {
@@ -66,7 +67,7 @@ const std::map<std::string, PrecisionClass> &documentedPolicy() {
     for (const char *op :
          {"add", "sub", "mul", "div", "prelu", "sigmoid", "tanh", "sqrt", "reciprocal", "atan",
           "asinh", "softplus", "softsign", "hard_swish", "gelu", "gelu_tanh", "hard_sigmoid",
-          "leaky_relu", "elu", "celu", "selu", "shrink", "avg_pool", "layer_norm", "softmax"})
+          "leaky_relu", "elu", "celu", "selu", "shrink", "avg_pool"})
       p[op] = PrecisionClass::F16;
     for (const char *op :
          {"cumsum", "log_softmax", "reduce_sum", "reduce_mean", "reduce_prod",
@@ -82,6 +83,8 @@ const std::map<std::string, PrecisionClass> &documentedPolicy() {
           "reduce_max", "reduce_min", "argmax", "argmin", "equal", "less", "less_equal",
           "greater", "greater_equal", "not", "and", "or", "xor", "cast", "constant"})
       p[op] = PrecisionClass::Exact;
+    for (const char *op : {"layer_norm", "softmax"})
+      p[op] = PrecisionClass::InputStorage;
     return p;
   }();
   return policy;
