@@ -65,8 +65,8 @@ struct StepRecord {
 
 /// The operands a step's output may take the buffer of (engine operand
 /// positions), and whether the step is a pure alias: reshape and identity
-/// compute nothing, the output is the same bytes under another shape, and
-/// their kernels skip the copy when source and destination coincide.
+/// compute nothing, the output is the same bytes under another shape; where
+/// the output takes the input's buffer the step is dropped (collect()).
 ///
 /// Any other op listed here overwrites the operand in place, which is legal
 /// only for a kernel that reads element i of that operand before it writes
@@ -343,6 +343,13 @@ LogicalResult Writer::collect() {
         tensors[in].lastStep = std::max<int64_t>(tensors[in].lastStep, s);
   }
   shareInPlace(tensors, steps);
+  // A pure alias whose output took its input's buffer is no step at all: the
+  // bytes are already where its readers look, so its kernel (a copy skipped
+  // on coinciding pointers) would only cost a launch. The lifetimes above
+  // stay as computed; they order steps, not count them.
+  llvm::erase_if(steps, [&](const StepRecord &step) {
+    return inPlaceOperands(step.op).alias && tensors[step.outputs[0]].root >= 0;
+  });
   return success();
 }
 

@@ -114,8 +114,8 @@ template <typename Vector> std::string jsonList(const Vector *values) {
   return text + "]";
 }
 
-/// Steps whose output takes the arena buffer of one of its inputs (in place,
-/// or a reshape as a pure alias). The engine says so by equal offsets: the
+/// Steps whose output takes the arena buffer of one of its inputs (in place;
+/// a reshape that aliases its input is no step). The engine says so by equal offsets: the
 /// planner never gives two tensors alive at the same step one offset
 /// otherwise.
 size_t inPlaceCount(const engine::Engine *fb) {
