@@ -33,6 +33,7 @@
 // the ops then run as they are.
 //
 //===----------------------------------------------------------------------===//
+#include "GraphRewrite.h"
 #include "Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -57,25 +58,7 @@ RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 /// so a key so masked has weight 0 unless the row's scores span 1e4.
 constexpr double kMaskedAtMost = -1e4;
 
-/// The value of a single-element float constant, if `v` is one.
-std::optional<double> scalarConstant(Value v) {
-  auto constant = v.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || dense.getNumElements() != 1 || !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return (*dense.getValues<APFloat>().begin()).convertToDouble();
-}
 
-/// The one value of a float constant whose elements are all equal.
-std::optional<double> splatConstant(Value v) {
-  auto constant = v.getDefiningOp<ConstantOp>();
-  auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
-  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
-}
 
 bool hasOneUse(Value v) { return v.hasOneUse(); }
 

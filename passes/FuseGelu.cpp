@@ -26,6 +26,7 @@
 // Both must hold, or the ops stay as they are: never a wrong fusion.
 //
 //===----------------------------------------------------------------------===//
+#include "GraphRewrite.h"
 #include "Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -50,16 +51,6 @@ constexpr int kMaxAfter = 4;  // ops from the erf/tanh to the result
 constexpr int kMaxOps = 12;   // ops in the whole subgraph
 constexpr int kSamples = 33;  // evaluation points in [-8, 8]
 
-/// The value of a splat float constant, if `v` is one.
-std::optional<double> scalarConstant(Value v) {
-  auto constant = v.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
-}
 
 /// The ops a GELU decomposition is written with.
 bool isGeluPiece(Operation *op) {
@@ -107,7 +98,7 @@ public:
 
 private:
   bool visit(Value v) {
-    if (v == x || scalarConstant(v))
+    if (v == x || splatConstant(v))
       return true;
     Operation *op = v.getDefiningOp();
     if (!op || !isGeluPiece(op))
@@ -126,7 +117,7 @@ private:
   double eval(Value v) {
     if (auto it = values.find(v); it != values.end())
       return it->second;
-    if (std::optional<double> c = scalarConstant(v))
+    if (std::optional<double> c = splatConstant(v))
       return *c;
     Operation *op = v.getDefiningOp();
     auto arg = [&](unsigned i) { return eval(op->getOperand(i)); };
@@ -171,7 +162,7 @@ SmallVector<Value> inputsOf(Operation *core) {
   while (!work.empty() && candidates.size() < kMaxOps) {
     Value v = work.front();
     work.erase(work.begin());
-    if (scalarConstant(v) || llvm::is_contained(candidates, v))
+    if (splatConstant(v) || llvm::is_contained(candidates, v))
       continue;
     candidates.push_back(v);
     Operation *op = v.getDefiningOp();

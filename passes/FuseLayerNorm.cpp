@@ -20,6 +20,7 @@
 // of 1 is dropped by a reshape).
 //
 //===----------------------------------------------------------------------===//
+#include "GraphRewrite.h"
 #include "Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -37,16 +38,6 @@ namespace {
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-/// The value of a single-element float constant, if `v` is one.
-std::optional<double> scalarConstant(Value v) {
-  auto constant = v.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || dense.getNumElements() != 1 || !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return (*dense.getValues<APFloat>().begin()).convertToDouble();
-}
 
 /// The operand of binary `op` other than `known`, or null when `known` is
 /// neither (both orders of a commutative op).

@@ -37,4 +37,20 @@ Operation *rebuild(OpBuilder &builder, Operation *op, ValueRange operands,
   return builder.create(state);
 }
 
+std::optional<double> scalarConstant(mlir::Value v) {
+  auto constant = v.getDefiningOp<ConstantOp>();
+  auto dense = constant ? mlir::dyn_cast<mlir::DenseElementsAttr>(constant.getValue()) : nullptr;
+  if (!dense || dense.getNumElements() != 1 || !mlir::isa<mlir::FloatType>(dense.getElementType()))
+    return std::nullopt;
+  return (*dense.getValues<llvm::APFloat>().begin()).convertToDouble();
+}
+
+std::optional<double> splatConstant(mlir::Value v) {
+  auto constant = v.getDefiningOp<ConstantOp>();
+  auto dense = constant ? mlir::dyn_cast<mlir::DenseElementsAttr>(constant.getValue()) : nullptr;
+  if (!dense || !dense.isSplat() || !mlir::isa<mlir::FloatType>(dense.getElementType()))
+    return std::nullopt;
+  return dense.getSplatValue<llvm::APFloat>().convertToDouble();
+}
+
 } // namespace tessel

@@ -14,6 +14,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <optional>
+
 namespace tessel {
 
 /// Whether `v` is computed from constants only, by tessel ops that
@@ -21,6 +23,11 @@ namespace tessel {
 /// their weight arithmetic (folded batch norms, f16 casts, permuted and padded
 /// weights) as such ops.
 bool isConstantLike(mlir::Value v);
+
+/// The value of a single-element float constant, if `v` is one.
+std::optional<double> scalarConstant(mlir::Value v);
+/// The one value of a float constant whose elements are all equal.
+std::optional<double> splatConstant(mlir::Value v);
 
 /// `type` with a new shape, same element type.
 mlir::RankedTensorType withShape(mlir::Type type,
