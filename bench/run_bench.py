@@ -597,6 +597,8 @@ def main(argv=None):
     ap.add_argument("--work", help="models and engines (default: OUT/work)")
     ap.add_argument("--suites", default="gemm,conv,models")
     ap.add_argument("--limit", type=int, default=0, help="first N rows per suite")
+    ap.add_argument("--rows", default="", help="only rows whose name matches this regex")
+    ap.add_argument("--tier", default="tc", help="tessel-bench --tier (tc, tc-sm80, tc-sm70)")
     ap.add_argument("--models", default=",".join(suites.DEFAULT_MODELS),
                     help="models-suite rows, comma-separated, of: %s" %
                     ", ".join(r[0] for r in suites.MODEL_ROWS))
@@ -606,7 +608,6 @@ def main(argv=None):
                     help="seconds; past it no new batch or row starts (0: none)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--target", default="sm_90")
-    ap.add_argument("--tier", default="tc")
     ap.add_argument("--compile-peer-timeout", type=float, default=240)
     ap.add_argument("--dry-run", action="store_true",
                     help="generate and compile only: no GPU, no timings")
@@ -648,6 +649,8 @@ def main(argv=None):
         rows = suites.rows(suite, args.data)
         if suite == "models" and args.models:
             rows = [r for r in rows if r["name"] in args.models.split(",")]
+        if args.rows:
+            rows = [r for r in rows if re.search(args.rows, r["name"])]
         all_rows[suite] = rows[:args.limit] if args.limit else rows
     # Everything is compiled first (16 cores, a few seconds), then timed.
     prepare([r for rows in all_rows.values() for r in rows], args, clock)

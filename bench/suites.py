@@ -83,6 +83,11 @@ def gemm_rows(data):
             "suite": "gemm", "set": r["set"], "m": m, "n": n, "k": k,
             "a_t": a_t, "b_t": b_t, "flops": 2.0 * m * n * k,
             "compile_flags": IO_FLAGS["gemm"]})
+    # Square GEMMs, where the main loop alone decides (issue 15's yardstick).
+    for size in (4096, 8192):
+        rows.append({"name": "gemm_square_%d" % size, "suite": "gemm", "set": "square",
+                     "m": size, "n": size, "k": size, "a_t": False, "b_t": False,
+                     "flops": 2.0 * size ** 3, "compile_flags": IO_FLAGS["gemm"]})
     return rows
 
 

@@ -58,6 +58,9 @@ struct GemmKernel {
 
   std::array<uint32_t, 3> grid() const;
   std::array<uint32_t, 3> block() const;
+  /// Dynamic shared memory the launch passes (tc-sm80's stages); 0 where
+  /// the kernel declares its shared memory statically.
+  uint32_t sharedBytes() const;
   /// Bytes every operand address must be aligned to (vector loads).
   int alignment() const;
   /// The kernel's parameters, in order: "a", "b", then "addend" and

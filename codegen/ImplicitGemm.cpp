@@ -248,7 +248,31 @@ int32_t boundTensor(const StepView &step, const GemmProblem &p, llvm::StringRef 
 }
 
 const char *moduleName(GemmTier tier) {
-  return tier == GemmTier::TensorCore ? "tessel_gemm_tc" : "tessel_gemm_simt";
+  switch (tier) {
+  case GemmTier::TensorCore: return "tessel_gemm_tc";
+  case GemmTier::TensorCoreSm80: return "tessel_gemm_tc80";
+  case GemmTier::Simt: return "tessel_gemm_simt";
+  }
+  return "";
+}
+
+/// The prefix of the tier's kernel names.
+const char *kernelPrefix(GemmTier tier) {
+  switch (tier) {
+  case GemmTier::TensorCore: return "tc_";
+  case GemmTier::TensorCoreSm80: return "tc80_";
+  case GemmTier::Simt: return "simt_";
+  }
+  return "";
+}
+
+engine::Tier engineTier(GemmTier tier) {
+  switch (tier) {
+  case GemmTier::TensorCore: return engine::Tier::tc_sm70;
+  case GemmTier::TensorCoreSm80: return engine::Tier::tc_sm80;
+  case GemmTier::Simt: return engine::Tier::simt;
+  }
+  return engine::Tier::simt;
 }
 
 /// The kernel whose code holds PTX line `line` (1-based), by its .entry.
@@ -295,7 +319,14 @@ std::optional<GemmProblem> describeGemmStep(const StepView &step) {
   return p;
 }
 
-int ptxArch(GemmTier tier) { return tier == GemmTier::TensorCore ? 70 : 60; }
+int ptxArch(GemmTier tier) {
+  switch (tier) {
+  case GemmTier::TensorCore: return 70;
+  case GemmTier::TensorCoreSm80: return 80;
+  case GemmTier::Simt: return 60;
+  }
+  return 60;
+}
 
 FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
                                           ArrayRef<GemmKernel> kernels, const Targets &targets,
@@ -317,11 +348,16 @@ FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
   result.images.push_back(std::move(ptxImage));
   if (!canAssembleCubins())
     return result; // PTX only; the driver compiles it at load
-  // One assembly per SM, concurrently: each is ptxas on the whole module.
-  std::vector<CubinResult> cubins(targets.cubinArchs.size());
+  // One assembly per SM the tier runs on, concurrently: each is ptxas on
+  // the whole module.
+  std::vector<int> archs;
+  for (int arch : targets.cubinArchs)
+    if (arch >= ptxArch(tier))
+      archs.push_back(arch);
+  std::vector<CubinResult> cubins(archs.size());
   std::vector<std::thread> workers;
   for (size_t i = 0; i < cubins.size(); ++i)
-    workers.emplace_back([&, i] { cubins[i] = assembleCubin(*ptx, targets.cubinArchs[i]); });
+    workers.emplace_back([&, i] { cubins[i] = assembleCubin(*ptx, archs[i]); });
   for (std::thread &worker : workers)
     worker.join();
   for (size_t i = 0; i < cubins.size(); ++i) {
@@ -335,7 +371,7 @@ FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
               failing = k;
       return emitError(where(failing))
              << "GPU kernel " << kernels[failing].name << " (" << tierName(tier)
-             << ") failed to assemble for sm_" << targets.cubinArchs[i] << ": "
+             << ") failed to assemble for sm_" << archs[i] << ": "
              << cubins[i].log;
     }
     result.maxRegisters = std::max(result.maxRegisters, maxRegisters(cubins[i].info));
@@ -344,7 +380,7 @@ FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
         result.spillingKernels.push_back(std::move(name));
     KernelImage image;
     image.cubin = true;
-    image.arch = targets.cubinArchs[i];
+    image.arch = archs[i];
     image.data = std::move(cubins[i].cubin);
     result.images.push_back(std::move(image));
   }
@@ -365,7 +401,8 @@ struct GemmPlanner::Impl {
     std::vector<Location> firstUse;
     llvm::StringMap<size_t> byKey;
   };
-  TierKernels tiers[2] = {{GemmTier::TensorCore, -1, {}, {}, {}},
+  TierKernels tiers[3] = {{GemmTier::TensorCoreSm80, -1, {}, {}, {}},
+                          {GemmTier::TensorCore, -1, {}, {}, {}},
                           {GemmTier::Simt, -1, {}, {}, {}}};
   int32_t modules = 0;
 
@@ -385,7 +422,7 @@ struct GemmPlanner::Impl {
       const char *op = problem.op == GemmOpKind::Conv   ? "conv"
                        : problem.op == GemmOpKind::Gemm ? "gemm"
                                                         : "matmul";
-      kernel.name = std::string(tier.tier == GemmTier::TensorCore ? "tc_" : "simt_") + op + "_" +
+      kernel.name = std::string(kernelPrefix(tier.tier)) + op + "_" +
                     std::to_string(tier.kernels.size());
       tier.kernels.push_back(std::move(kernel));
       tier.firstUse.push_back(loc);
@@ -407,6 +444,10 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
   if (!problem)
     return variants;
   for (Impl::TierKernels &tier : impl->tiers) {
+    // A tier only where some target runs it.
+    if (llvm::none_of(impl->targets.cubinArchs,
+                      [&](int arch) { return arch >= ptxArch(tier.tier); }))
+      continue;
     std::optional<TileConfig> tiles = chooseTiles(*problem, tier.tier);
     if (!tiles)
       continue;
@@ -416,7 +457,7 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
                                   : KernelArg::tensorAddress(boundTensor(step, *problem, param));
     };
     KernelVariant variant;
-    variant.tier = tier.tier == GemmTier::TensorCore ? engine::Tier::tc_sm70 : engine::Tier::simt;
+    variant.tier = engineTier(tier.tier);
     variant.kernel = kernel.name;
     variant.minComputeCapability = ptxArch(tier.tier);
     variant.alignment = kernel.alignment();
@@ -425,7 +466,7 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
     launch.kernel = kernel.name;
     launch.grid = kernel.grid();
     launch.block = kernel.block();
-    launch.sharedBytes = 0; // static shared memory, declared by the kernel
+    launch.sharedBytes = kernel.sharedBytes(); // 0: static, declared by the kernel
     for (llvm::StringRef param : kernel.parameters())
       launch.args.push_back(bind(param));
     variant.launches.push_back(std::move(launch));

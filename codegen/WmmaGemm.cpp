@@ -19,6 +19,11 @@
 //===----------------------------------------------------------------------===//
 #include "WmmaGemm.h"
 
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -27,11 +32,14 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -126,7 +134,8 @@ FailureOr<GemmLaunch> planWmmaGemm(Location loc, const GemmKernelSpec &spec) {
 void registerCodegenDialects(DialectRegistry &registry) {
   registry.insert<arith::ArithDialect, cf::ControlFlowDialect,
                   gpu::GPUDialect, LLVM::LLVMDialect, memref::MemRefDialect,
-                  NVVM::NVVMDialect, scf::SCFDialect, vector::VectorDialect>();
+                  nvgpu::NVGPUDialect, NVVM::NVVMDialect, scf::SCFDialect,
+                  vector::VectorDialect>();
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -292,6 +301,94 @@ buildWmmaGemmModule(MLIRContext &ctx, const GemmKernelSpec &spec) {
   return module;
 }
 
+namespace {
+/// A cp.async whose source may be short (the zero fill of out-of-range
+/// runs): MLIR 19 builds nvvm.cp.async.shared.global with its cpSize
+/// operand, but its translation to LLVM IR drops that operand (it calls the
+/// intrinsic without `.s`), so every copy would read all 16 bytes. This one
+/// writes the instruction itself: `cp.async.cg.shared.global [dst], [src],
+/// 16, srcBytes;` (.ca below 16 bytes, where .cg is not allowed).
+struct AsyncCopyWithSourceSize : public ConvertOpToLLVMPattern<nvgpu::DeviceAsyncCopyOp> {
+  AsyncCopyWithSourceSize(const LLVMTypeConverter &converter)
+      : ConvertOpToLLVMPattern<nvgpu::DeviceAsyncCopyOp>(converter, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(nvgpu::DeviceAsyncCopyOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (!op.getSrcElements())
+      return failure();
+    Location loc = op.getLoc();
+    auto dstType = cast<MemRefType>(op.getDst().getType());
+    auto srcType = cast<MemRefType>(op.getSrc().getType());
+    Value dst = getStridedElementPtr(loc, dstType, adaptor.getDst(), adaptor.getDstIndices(),
+                                     rewriter);
+    Value src = getStridedElementPtr(loc, srcType, adaptor.getSrc(), adaptor.getSrcIndices(),
+                                     rewriter);
+    auto i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
+    src = rewriter.create<LLVM::AddrSpaceCastOp>(
+        loc, LLVM::LLVMPointerType::get(op.getContext(), NVVM::kGlobalMemorySpace), src);
+    const int64_t elementBytes = srcType.getElementTypeBitWidth() / 8;
+    const int64_t bytes = op.getDstElements().getZExtValue() * elementBytes;
+    Value count = adaptor.getSrcElements();
+    if (count.getType() != i32)
+      count = rewriter.create<LLVM::TruncOp>(loc, i32, count);
+    Value srcBytes = rewriter.create<LLVM::MulOp>(
+        loc, count, rewriter.create<LLVM::ConstantOp>(loc, i32, elementBytes));
+    std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") +
+                       ".shared.global [$0], [$1], " + std::to_string(bytes) + ", $2;";
+    rewriter.create<LLVM::InlineAsmOp>(
+        loc, TypeRange{},
+        ValueRange{rewriter.create<LLVM::PtrToIntOp>(loc, i64, dst),
+                   rewriter.create<LLVM::PtrToIntOp>(loc, i64, src), srcBytes},
+        text, "l,l,r,~{memory}", /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::AsmDialectAttr(), ArrayAttr());
+    // The token is no value on the GPU (an i32 nothing reads).
+    rewriter.replaceOp(op, rewriter.create<LLVM::ConstantOp>(loc, i32, 0).getResult());
+    return success();
+  }
+};
+
+/// The nvgpu ops of the tc-sm80 kernels (ldmatrix, mma.sync, cp.async and
+/// its groups) to NVVM, at the index width of the rest of the lowering:
+/// MLIR 19's convert-nvgpu-to-nvvm has no index option and would lower
+/// their indices to i64 beside the GPU lowering's i32.
+struct LowerNvgpuToNvvm
+    : public PassWrapper<LowerNvgpuToNvvm, OperationPass<gpu::GPUModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerNvgpuToNvvm)
+
+  explicit LowerNvgpuToNvvm(unsigned indexBitwidth) : indexBitwidth(indexBitwidth) {}
+  llvm::StringRef getArgument() const override { return "tessel-lower-nvgpu"; }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+  }
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    LowerToLLVMOptions options(ctx);
+    options.overrideIndexBitwidth(indexBitwidth);
+    LLVMTypeConverter converter(ctx, options);
+    populateGpuMemorySpaceAttributeConversions(converter, [](gpu::AddressSpace space) {
+      return space == gpu::AddressSpace::Workgroup
+                 ? unsigned(NVVM::NVVMMemorySpace::kSharedMemorySpace)
+                 : 0u;
+    });
+    // The async tokens are not values on the GPU: i32 placeholders that
+    // nothing reads.
+    converter.addConversion([&](nvgpu::DeviceAsyncTokenType) -> Type {
+      return IntegerType::get(ctx, 32);
+    });
+    RewritePatternSet patterns(ctx);
+    populateNVGPUToNVVMConversionPatterns(converter, patterns);
+    patterns.add<AsyncCopyWithSourceSize>(converter);
+    LLVMConversionTarget target(*ctx);
+    target.addLegalDialect<NVVM::NVVMDialect>();
+    target.addIllegalDialect<nvgpu::NVGPUDialect>();
+    if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
+      signalPassFailure();
+  }
+
+  unsigned indexBitwidth;
+};
+} // namespace
+
 static void initNvptxBackend() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -316,6 +413,7 @@ FailureOr<std::string> lowerGpuModuleToPtx(ModuleOp module,
   PassManager pm(ctx);
   OpPassManager &gpuPm = pm.nest<gpu::GPUModuleOp>();
   gpuPm.addPass(createConvertSCFToCFPass());
+  gpuPm.addPass(std::make_unique<LowerNvgpuToNvvm>(indexBitwidth));
   ConvertGpuOpsToNVVMOpsOptions toNvvm;
   toNvvm.useBarePtrCallConv = true; // kernel(A, B, C) takes plain pointers
   toNvvm.indexBitwidth = indexBitwidth;

@@ -609,8 +609,9 @@ int main(int argc, char **argv) {
   double flops = 0;
   bool noGraph = false;
   app.add_option("engines", engines, "engine files (.tsl)")->required();
-  app.add_option("--tier", tier, "execution tier: auto, tc, simt or cpu (as tessel-run)")
-      ->check(CLI::IsMember({"auto", "cpu", "simt", "tc"}));
+  app.add_option("--tier", tier,
+                 "execution tier: auto, tc, tc-sm80, tc-sm70, simt or cpu (as tessel-run)")
+      ->check(CLI::IsMember({"auto", "cpu", "simt", "tc", "tc-sm70", "tc-sm80"}));
   app.add_option("--warmup", o.warmup, "untimed runs first (at least 2 per rotated context "
                                        "with graphs)")
       ->check(CLI::NonNegativeNumber);
@@ -641,6 +642,8 @@ int main(int argc, char **argv) {
   o.tier = tier == "cpu"    ? TESSEL_TIER_CPU
            : tier == "simt" ? TESSEL_TIER_SIMT
            : tier == "tc"   ? TESSEL_TIER_TC
+           : tier == "tc-sm70" ? TESSEL_TIER_TC_SM70
+           : tier == "tc-sm80" ? TESSEL_TIER_TC_SM80
                             : TESSEL_TIER_AUTO;
   o.graph = !noGraph;
   // Read when a context is created (tessel_runtime.h).

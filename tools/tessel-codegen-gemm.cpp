@@ -79,13 +79,15 @@ std::string describe(const GemmKernel &kernel) {
   os << "// tessel-igemm kernel=" << kernel.name << " tier=" << tierName(t.tier) << " grid=" << gx
      << "," << gy << "," << gz << " block=" << kernel.block()[0] << ",1,1"
      << " tile=" << t.blockM << "x" << t.blockN << "x" << t.blockK;
-  if (t.tier == GemmTier::TensorCore)
+  if (onTensorCores(t.tier))
     os << " fragment=" << t.fragM << "x" << t.fragN << "x" << t.fragK << " warps=" << t.warpsM
        << "x" << t.warpsN << " frags=" << t.fragsM << "x" << t.fragsN;
   else
     os << " threads=" << t.threadsM << "x" << t.threadsN << " micro=" << t.microM << "x"
        << t.microN;
-  os << " align=" << kernel.alignment();
+  if (t.tier == GemmTier::TensorCoreSm80)
+    os << " stages=" << t.stages;
+  os << " align=" << kernel.alignment() << " shared=" << kernel.sharedBytes();
   if (t.direct)
     os << " direct=1";
   if (kernel.splitsK()) {
@@ -176,8 +178,8 @@ int main(int argc, char **argv) {
   app.add_option("--dtype", dtype, "operand and result type: f16 or f32")
       ->check(CLI::IsMember({"f16", "f32"}))
       ->capture_default_str();
-  app.add_option("--tier", tier, "tc or simt")
-      ->check(CLI::IsMember({"tc", "simt"}))
+  app.add_option("--tier", tier, "tc (sm_70 WMMA), tc80 (sm_80 mma.sync, cp.async) or simt")
+      ->check(CLI::IsMember({"tc", "tc80", "simt"}))
       ->capture_default_str();
   app.add_option("--emit", emit,
                  "ir (tiled gpu-dialect IR), raw-ir (as built, before canonicalization) or ptx")
@@ -186,7 +188,9 @@ int main(int argc, char **argv) {
   app.add_option("--force-tiles", forceTiles,
                  "tc: WMxWN,FMxFN,BK, warps per block, fragments per warp and blockK "
                  "instead of the heuristic's (its fragment shape kept), e.g. 2x2,4x4,32");
-  int64_t splitK = 0;
+  int64_t splitK = 0, stages = 0;
+  app.add_option("--stages", stages, "tc80: shared buffers of the cp.async pipeline (2 to 8) "
+                                     "instead of the heuristic's");
   app.add_option("--split-k", splitK,
                  "divide the K steps among this many blocks instead of the heuristic's "
                  "choice (1: no split)");
@@ -318,11 +322,13 @@ int main(int argc, char **argv) {
   problem.actAlpha = actAlpha;
   problem.actBeta = actBeta;
 
-  GemmTier gemmTier = tier == "tc" ? GemmTier::TensorCore : GemmTier::Simt;
+  GemmTier gemmTier = tier == "tc"     ? GemmTier::TensorCore
+                      : tier == "tc80" ? GemmTier::TensorCoreSm80
+                                       : GemmTier::Simt;
   std::optional<TileConfig> tiles = chooseTiles(problem, gemmTier);
   if (!tiles) {
     std::cerr << "error: the " << tier << " tier has no kernel for this problem"
-              << (gemmTier == GemmTier::TensorCore && type != ElemType::F16
+              << (onTensorCores(gemmTier) && type != ElemType::F16
                       ? " (Tensor Cores need f16 operands)"
                       : "")
               << "\n";
@@ -331,7 +337,7 @@ int main(int argc, char **argv) {
   if (!forceTiles.empty()) {
     int wm, wn, fm, fn, bk;
     char tail;
-    if (gemmTier != GemmTier::TensorCore ||
+    if (!onTensorCores(gemmTier) ||
         std::sscanf(forceTiles.c_str(), "%dx%d,%dx%d,%d%c", &wm, &wn, &fm, &fn, &bk, &tail) != 5 ||
         wm < 1 || wn < 1 || fm < 1 || fn < 1 || bk < 16 || bk % 16) {
       std::cerr << "error: --force-tiles wants WMxWN,FMxFN,BK (tc tier, BK a multiple of 16)\n";
@@ -346,6 +352,13 @@ int main(int argc, char **argv) {
     tiles->blockK = bk;
     tiles->splitK = 1;
   }
+  if (stages != 0) {
+    if (gemmTier != GemmTier::TensorCoreSm80 || stages < 2 || stages > 8) {
+      std::cerr << "error: --stages wants 2 to 8 (tc80 tier)\n";
+      return 2;
+    }
+    tiles->stages = stages;
+  }
   if (splitK != 0) {
     const int64_t steps = (problem.k + tiles->blockK - 1) / tiles->blockK;
     tiles->splitK = splitK;
@@ -356,7 +369,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  GemmKernel kernel{problem, *tiles, (tier == "tc" ? "tc_" : "simt_") + std::string("kernel")};
+  GemmKernel kernel{problem, *tiles, tier + "_kernel"};
 
   if (emit == "raw-ir") {
     // The emitter's builder calls as they were made: nothing folded or
@@ -417,7 +430,9 @@ int main(int argc, char **argv) {
                      std::string(image.data.begin(), image.data.end())))
       return 1;
   }
-  if (!targets.cubinArchs.empty() && module->images.size() != targets.cubinArchs.size() + 1) {
+  size_t runnable = llvm::count_if(targets.cubinArchs,
+                                   [&](int arch) { return arch >= ptxArch(gemmTier); });
+  if (runnable && module->images.size() != runnable + 1) {
     std::cerr << "error: this build cannot assemble cubins (no nvJitLink)\n";
     return 1;
   }

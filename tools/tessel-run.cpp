@@ -109,8 +109,9 @@ int main(int argc, char **argv) {
   app.add_option("--atol", atol, "absolute tolerance for --compare");
   app.add_option("--tier", tier,
                  "execution tier: auto (the best per step), cpu, simt (CUDA cores, else cpu "
-                 "per step) or tc (Tensor Cores, else simt, else cpu per step)")
-      ->check(CLI::IsMember({"auto", "cpu", "simt", "tc"}));
+                 "per step), tc (Tensor Cores, else simt, else cpu per step), or tc-sm80 / "
+                 "tc-sm70 (as tc, no Tensor Core tier newer than that)")
+      ->check(CLI::IsMember({"auto", "cpu", "simt", "tc", "tc-sm70", "tc-sm80"}));
   app.add_option("--iterations", iterations,
                  "runs to time; prints the median wall-clock time of run() (which returns "
                  "with the outputs in host memory); the last run's outputs are kept")
@@ -146,6 +147,8 @@ int main(int argc, char **argv) {
   tessel_tier_t tierValue = tier == "cpu"    ? TESSEL_TIER_CPU
                             : tier == "simt" ? TESSEL_TIER_SIMT
                             : tier == "tc"   ? TESSEL_TIER_TC
+                            : tier == "tc-sm70" ? TESSEL_TIER_TC_SM70
+                            : tier == "tc-sm80" ? TESSEL_TIER_TC_SM80
                                              : TESSEL_TIER_AUTO;
   tessel_context_options_t options{tierValue};
   tessel_context_t *contextRaw = nullptr;

@@ -47,6 +47,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Verifier.h"
@@ -104,6 +105,12 @@ llvm::SmallVector<llvm::StringRef> GemmKernel::reduceParameters() const {
 
 std::array<uint32_t, 3> GemmKernel::block() const { return {uint32_t(tiles.threads()), 1, 1}; }
 
+uint32_t GemmKernel::sharedBytes() const {
+  if (tiles.direct || tiles.tier != GemmTier::TensorCoreSm80)
+    return 0;
+  return uint32_t(sharedPlan(problem, tiles).bytes);
+}
+
 int GemmKernel::alignment() const {
   int64_t align = std::max(elemBytes(problem.a), elemBytes(problem.b));
   if (!tiles.direct) {
@@ -154,14 +161,17 @@ LogicalResult TiledKernel::build(gpu::GPUModuleOp module) {
   MLIRContext *ctx = b.getContext();
   auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
 
-  // The block's shared memory: one aligned byte buffer, viewed as two
-  // buffers of the A and B tiles during the K loop and as the f32 staging in
-  // the epilogue.
+  // The block's shared memory: one aligned byte buffer, viewed as the
+  // buffers of the A and B tiles during the K loop and as the f32 staging
+  // in the epilogue; static (at most 48 KiB), or dynamic for tc-sm80, whose
+  // stages ask for more (the launch's shared bytes, GemmKernel::sharedBytes).
+  const bool dynamicShared = kernel.sharedBytes() > 0;
   std::string sharedName = kernel.name + "_shared";
   auto sharedType = MemRefType::get({plan.bytes}, b.getI8Type(), AffineMap(), workgroup);
-  b.create<memref::GlobalOp>(loc, sharedName, b.getStringAttr("private"), sharedType,
-                             Attribute(), /*constant=*/false,
-                             b.getI64IntegerAttr(kSharedAlignment));
+  if (!dynamicShared)
+    b.create<memref::GlobalOp>(loc, sharedName, b.getStringAttr("private"), sharedType,
+                               Attribute(), /*constant=*/false,
+                               b.getI64IntegerAttr(kSharedAlignment));
 
   SmallVector<llvm::StringRef> params = kernel.parameters();
   gpu::GPUFuncOp func = beginFunc(module, kernel.name, params, t.threads());
@@ -179,7 +189,13 @@ LogicalResult TiledKernel::build(gpu::GPUModuleOp module) {
 
   // The operands' views, the split-K workspace or the epilogue's operands,
   // the epilogue's staging at the start of the shared memory.
-  Value shared = b.create<memref::GetGlobalOp>(loc, sharedType, sharedName);
+  Value shared =
+      dynamicShared
+          ? b.create<gpu::DynamicSharedMemoryOp>(
+                 loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                                      workgroup))
+                .getResult()
+          : b.create<memref::GetGlobalOp>(loc, sharedType, sharedName).getResult();
   gather.setShared(shared);
   gather.declareViews(func, params);
   if (kernel.splitsK())
@@ -216,7 +232,8 @@ FailureOr<OwningOpRef<ModuleOp>> buildGemmModule(MLIRContext &ctx, llvm::StringR
   registerCodegenDialects(registry);
   ctx.appendDialectRegistry(registry);
   ctx.loadDialect<arith::ArithDialect, gpu::GPUDialect, LLVM::LLVMDialect,
-                  memref::MemRefDialect, scf::SCFDialect, vector::VectorDialect>();
+                  memref::MemRefDialect, nvgpu::NVGPUDialect, scf::SCFDialect,
+                  vector::VectorDialect>();
   Location loc = NameLoc::get(StringAttr::get(&ctx, name));
   OpBuilder b(&ctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);

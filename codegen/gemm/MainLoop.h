@@ -24,11 +24,11 @@
 // layout (Staging.h), the epilogue (Epilogue.h), and the kernel's frame
 // (Kernel.cpp: grid coordinates, shared memory, views, the order of it all).
 //
-// Today's loops: WmmaMainLoop.cpp (tier tc, sm_70 WMMA) and SimtMainLoop.cpp
-// (tier simt). A new one (sm_80: ldmatrix + mma.sync with a cp.async
-// multistage K loop; sm_90: wgmma + TMA) is a class of its own file beside
-// them, a GemmTier, its tile candidates in Tiling.cpp and a case in
-// makeMainLoop; see docs/architecture.md.
+// Today's loops: WmmaMainLoop.cpp (tier tc-sm70, WMMA), Sm80MainLoop.cpp
+// (tier tc-sm80: ldmatrix + mma.sync with a cp.async multistage K loop) and
+// SimtMainLoop.cpp (tier simt). A new one (sm_90: wgmma + TMA) is a class of
+// its own file beside them, a GemmTier, its tile candidates in Tiling.cpp
+// and a case in makeMainLoop; see docs/architecture.md.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_CODEGEN_GEMM_MAINLOOP_H
@@ -79,6 +79,10 @@ std::unique_ptr<MainLoop> makeMainLoop(mlir::OpBuilder &b, const GemmKernel &ker
                                        BlockCoords &block, const SharedPlan &plan);
 /// tc: WMMA fragments per warp (gpu.subgroup_mma_*), sm_70 and later.
 std::unique_ptr<MainLoop> makeWmmaMainLoop(mlir::OpBuilder &b, const GemmKernel &kernel,
+                                           BlockCoords &block, const SharedPlan &plan);
+/// tc-sm80: mma.sync fragments loaded by ldmatrix, a cp.async multistage
+/// K loop (sm_80 and later).
+std::unique_ptr<MainLoop> makeSm80MainLoop(mlir::OpBuilder &b, const GemmKernel &kernel,
                                            BlockCoords &block, const SharedPlan &plan);
 /// simt: a register micro-tile of f32 FMAs per thread.
 std::unique_ptr<MainLoop> makeSimtMainLoop(mlir::OpBuilder &b, const GemmKernel &kernel,

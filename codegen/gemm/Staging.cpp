@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "gemm/Staging.h"
 
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -60,7 +61,7 @@ Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA) {
 }
 
 int64_t stagingRows(const TileConfig &t) {
-  return t.tier == GemmTier::TensorCore ? t.warpsM * t.fragM : t.blockM;
+  return onTensorCores(t.tier) ? t.warpsM * t.fragM : t.blockM;
 }
 int64_t stagingLd(const TileConfig &t) { return t.blockN + 4; }
 
@@ -71,7 +72,7 @@ SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
   plan.bOffset = roundUp(plan.a.bytes, kSharedAlignment);
   plan.bufferBytes = roundUp(plan.bOffset + plan.b.bytes, kSharedAlignment);
   int64_t staging = stagingRows(t) * stagingLd(t) * 4;
-  plan.bytes = roundUp(std::max(2 * plan.bufferBytes, staging), kSharedAlignment);
+  plan.bytes = roundUp(std::max(t.stages * plan.bufferBytes, staging), kSharedAlignment);
   return plan;
 }
 
@@ -297,6 +298,30 @@ void OperandGather::storeSlots(bool isA, ArrayRef<GatherSlot> slots, ValueRange 
 void OperandGather::fill(Value k0, const TileViews &tiles) {
   storeSlots(/*isA=*/true, aSlots, loadSlots(/*isA=*/true, aSlots, k0), tiles);
   storeSlots(/*isA=*/false, bSlots, loadSlots(/*isA=*/false, bSlots, k0), tiles);
+}
+
+void OperandGather::copyAsync(Value k0, const TileViews &tiles) {
+  for (bool isA : {true, false}) {
+    const Staging &s = isA ? plan.a : plan.b;
+    for (const GatherSlot &slot : isA ? aSlots : bSlots) {
+      OpBuilder::InsertionGuard guard(b);
+      if (slot.active) {
+        auto ifOp = b.create<scf::IfOp>(loc, slot.active, /*withElseRegion=*/false);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      }
+      auto [inRange, address] = runAddress(isA, slot.row, Value(), add(k0, slot.kLocal));
+      // Out of range: nothing read (source size 0), the 16 bytes zeroed;
+      // the address stays inside the operand all the same.
+      Value from = select(inRange, address, c(0));
+      Value count = select(inRange, c(s.vector), c(0));
+      SmallVector<Value> at = s.sharedKContiguous ? SmallVector<Value>{slot.rowLocal, slot.kLocal}
+                                                  : SmallVector<Value>{slot.kLocal, slot.rowLocal};
+      b.create<nvgpu::DeviceAsyncCopyOp>(
+          loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), isA ? tiles.a : tiles.b, at,
+          isA ? aElems : bElems, ValueRange{from}, b.getIndexAttr(s.vector), count,
+          /*bypassL1=*/b.getUnitAttr());
+    }
+  }
 }
 
 SmallVector<Type> OperandGather::runTypes() {

@@ -43,9 +43,10 @@ Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA);
 int64_t stagingRows(const TileConfig &t);
 int64_t stagingLd(const TileConfig &t);
 
-/// The block's shared memory: two buffers, each an A tile and a B tile (the
-/// K loop stores step i+1 into one while the warps read step i from the
-/// other), reused after the loop as the epilogue's f32 staging.
+/// The block's shared memory: two buffers (tc-sm80: `stages`), each an A
+/// tile and a B tile (the K loop stores step i+1 into one while the warps
+/// read step i from the other; tc-sm80 has stages - 1 steps in flight),
+/// reused after the loop as the epilogue's f32 staging.
 struct SharedPlan {
   Staging a, b;
   int64_t bOffset = 0;     ///< B's tile within a buffer
@@ -98,6 +99,11 @@ public:
   llvm::SmallVector<mlir::Value> load(mlir::Value k0);
   /// Runs from load() into a buffer's tiles.
   void store(mlir::ValueRange runs, const TileViews &tiles);
+  /// The thread's runs of the K step at k0 copied into `tiles` without
+  /// registers (cp.async, 16 bytes each, zero-filled where out of range),
+  /// in flight until a wait for their group (tc-sm80; 16-byte runs laid
+  /// along the shared rows).
+  void copyAsync(mlir::Value k0, const TileViews &tiles);
 
 private:
   /// Where a gather slot's row of the operand starts, computed once per

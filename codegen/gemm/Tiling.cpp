@@ -24,13 +24,18 @@ namespace tessel::codegen {
 using namespace gemm;
 
 llvm::StringRef tierName(GemmTier tier) {
-  return tier == GemmTier::TensorCore ? "tc-sm70" : "simt";
+  switch (tier) {
+  case GemmTier::TensorCore: return "tc-sm70";
+  case GemmTier::TensorCoreSm80: return "tc-sm80";
+  case GemmTier::Simt: return "simt";
+  }
+  return "";
 }
 
 int64_t TileConfig::threads() const {
   if (direct)
     return kElementwiseThreads;
-  return tier == GemmTier::TensorCore ? warpsM * warpsN * kWarpSize : threadsM * threadsN;
+  return onTensorCores(tier) ? warpsM * warpsN * kWarpSize : threadsM * threadsN;
 }
 
 int64_t TileConfig::stepsPerSplit(int64_t k) const {
@@ -83,6 +88,10 @@ int64_t TileConfig::stepsPerSplit(int64_t k) const {
 namespace {
 /// Static shared memory a kernel may declare without opting in.
 constexpr int64_t kMaxSharedBytes = 48 * 1024;
+/// Dynamic shared memory a tc-sm80 kernel may ask for: what every sm_80+
+/// GPU grants a block on opting in (sm_86/89: 99 KiB; A100 163, H100 227),
+/// so that its variant runs wherever its tier does.
+constexpr int64_t kMaxDynamicSharedBytes = 96 * 1024;
 constexpr int64_t kMaxGridYZ = 65535;
 constexpr double kReferenceSMs = 108;
 constexpr double kLoadBytesPerClock = 64;
@@ -109,9 +118,14 @@ double tilingCost(const GemmProblem &p, const TileConfig &t, double macsPerClock
 bool feasible(const GemmProblem &p, const TileConfig &t) {
   if (t.threads() > 1024 || t.threads() % kWarpSize != 0)
     return false;
-  // Both buffers (or the epilogue's staging) within the static limit.
+  // The buffers (or the epilogue's staging) within the static limit, or
+  // tc-sm80's dynamic one; tc-sm80 copies 16-byte runs only (cp.async).
   SharedPlan plan = sharedPlan(p, t);
-  if (plan.bytes > kMaxSharedBytes)
+  const bool sm80 = t.tier == GemmTier::TensorCoreSm80;
+  if (plan.bytes > (sm80 ? kMaxDynamicSharedBytes : kMaxSharedBytes))
+    return false;
+  if (sm80 && (plan.a.vector * elemBytes(plan.a.type) != 16 ||
+               plan.b.vector * elemBytes(plan.b.type) != 16))
     return false;
   // Gathers are unrolled per thread: keep them short.
   for (const Staging &s : {plan.a, plan.b})
@@ -121,7 +135,7 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   // accumulator registers and the fragments: at most 32 registers of them
   // keep every suite kernel within 255 registers a thread, without spills
   // (243 at most over the 511 rows; 128 for 8-fragment warp tiles).
-  if (prefetchRegisters(plan, t) > kMaxPrefetchRegisters)
+  if (!sm80 && prefetchRegisters(plan, t) > kMaxPrefetchRegisters)
     return false;
   // Split-K: at least two K steps per split, none empty.
   if (t.splitK > 1) {
@@ -137,7 +151,7 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
 /// block: a tc fragment row or column entirely outside M or N, or half of a
 /// simt tile.
 bool idle(const GemmProblem &p, const TileConfig &t) {
-  if (t.tier == GemmTier::TensorCore)
+  if (onTensorCores(t.tier))
     return t.blockM > roundUp(p.m, t.fragM) || t.blockN > roundUp(p.n, t.fragN);
   return t.blockM >= 2 * p.m || t.blockN >= 2 * p.n;
 }
@@ -224,6 +238,48 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
   return cheapest(p, candidates, 1024);
 }
 
+/// tc-sm80: warps of mma.sync.m16n8k16 fragments, warp tiles 16 to 64
+/// square (at most 32 fragments: 128 accumulator registers), blocks of 4
+/// or 8 warps up to 256 x 256, each with as many stages (4, 3, 2) as fit
+/// the dynamic shared memory.
+std::optional<TileConfig> chooseSm80Tiles(const GemmProblem &p) {
+  if (p.a != ElemType::F16 || p.b != ElemType::F16)
+    return std::nullopt;
+  SmallVector<int64_t> blockKs =
+      p.k <= 16 ? SmallVector<int64_t>{16} : SmallVector<int64_t>{32, 64};
+  SmallVector<TileConfig> candidates;
+  for (int64_t warpsM : {1, 2, 4, 8})
+    for (int64_t warpsN : {1, 2, 4, 8}) {
+      if (warpsM * warpsN != 4 && warpsM * warpsN != 8)
+        continue;
+      for (int64_t fragsM : {1, 2, 4})
+        for (int64_t fragsN : {2, 4, 8})
+          for (int64_t blockK : blockKs) {
+            TileConfig t;
+            t.tier = GemmTier::TensorCoreSm80;
+            t.fragM = 16;
+            t.fragN = 8;
+            t.fragK = 16;
+            t.warpsM = warpsM;
+            t.warpsN = warpsN;
+            t.fragsM = fragsM;
+            t.fragsN = fragsN;
+            t.blockM = warpsM * fragsM * t.fragM;
+            t.blockN = warpsN * fragsN * t.fragN;
+            t.blockK = blockK;
+            if (t.blockM > 256 || t.blockN > 256)
+              continue;
+            for (int64_t stages : {4, 3, 2}) {
+              t.stages = stages;
+              if (sharedPlan(p, t).bytes <= kMaxDynamicSharedBytes)
+                break;
+            }
+            candidates.push_back(t);
+          }
+    }
+  return cheapest(p, candidates, 1024);
+}
+
 std::optional<TileConfig> chooseSimtTiles(const GemmProblem &p) {
   SmallVector<int64_t> blockKs =
       p.k <= 16 ? SmallVector<int64_t>{16} : SmallVector<int64_t>{16, 32};
@@ -263,7 +319,7 @@ std::optional<TileConfig> chooseTiles(const GemmProblem &p, GemmTier tier) {
   if (p.m <= 0 || p.n <= 0 || p.k <= 0 || p.batch <= 0)
     return std::nullopt;
   if (fewFiltersPerGroup(p)) {
-    if (tier == GemmTier::TensorCore ||
+    if (onTensorCores(tier) ||
         ceilDiv(p.m * p.conv.outC, kElementwiseThreads) >= (int64_t(1) << 31))
       return std::nullopt;
     TileConfig t;
@@ -271,7 +327,12 @@ std::optional<TileConfig> chooseTiles(const GemmProblem &p, GemmTier tier) {
     t.direct = true;
     return t;
   }
-  return tier == GemmTier::TensorCore ? chooseTensorCoreTiles(p) : chooseSimtTiles(p);
+  switch (tier) {
+  case GemmTier::TensorCore: return chooseTensorCoreTiles(p);
+  case GemmTier::TensorCoreSm80: return chooseSm80Tiles(p);
+  case GemmTier::Simt: return chooseSimtTiles(p);
+  }
+  return std::nullopt;
 }
 
 } // namespace tessel::codegen

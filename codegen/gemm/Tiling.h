@@ -17,15 +17,20 @@
 namespace tessel::codegen {
 
 /// The main loops a kernel can have (gemm/MainLoop.h): WMMA fragments per
-/// warp on Tensor Cores, or scalar FMAs per thread on CUDA cores.
-enum class GemmTier { TensorCore, Simt };
-llvm::StringRef tierName(GemmTier tier); ///< "tc-sm70", "simt"
+/// warp on Tensor Cores (sm_70), mma.sync fragments loaded by ldmatrix from
+/// stages that cp.async fills (sm_80), or scalar FMAs per thread on CUDA
+/// cores.
+enum class GemmTier { TensorCore, TensorCoreSm80, Simt };
+llvm::StringRef tierName(GemmTier tier); ///< "tc-sm70", "tc-sm80", "simt"
+/// Whether the tier's main loop runs on warps of Tensor Core fragments.
+inline bool onTensorCores(GemmTier tier) { return tier != GemmTier::Simt; }
 
 /// How the kernel tiles the problem (see chooseTiles for the heuristic).
 struct TileConfig {
   GemmTier tier = GemmTier::TensorCore;
   int64_t blockM = 0, blockN = 0, blockK = 0;
-  // tc: a warpsM x warpsN grid of warps, each fragsM x fragsN fragments.
+  // tc: a warpsM x warpsN grid of warps, each fragsM x fragsN fragments
+  // (tc-sm80: fragments of mma.sync.m16n8k16).
   int64_t fragM = 16, fragN = 16, fragK = 16;
   int64_t warpsM = 1, warpsN = 1, fragsM = 1, fragsN = 1;
   // simt: a threadsM x threadsN grid of threads, each microM x microN sums;
@@ -35,6 +40,9 @@ struct TileConfig {
   // splitK), each writing its f32 partial sums to the workspace; a second
   // kernel sums the splits in order and runs the epilogue.
   int64_t splitK = 1;
+  // tc-sm80: shared buffers the cp.async pipeline cycles through (K steps
+  // in flight: stages - 1); the others have two.
+  int64_t stages = 2;
   // A direct convolution (simt only): one thread per output element, no
   // shared memory, for grouped convs with fewer than 8 filters per group.
   bool direct = false;
@@ -45,7 +53,8 @@ struct TileConfig {
 };
 
 /// The tile configuration for `problem` on `tier`, or std::nullopt when the
-/// tier cannot run it (tc needs f16 A and B; grid limits).
+/// tier cannot run it (tc needs f16 A and B; tc-sm80 also 16-byte runs of
+/// both; grid limits).
 std::optional<TileConfig> chooseTiles(const GemmProblem &problem, GemmTier tier);
 
 } // namespace tessel::codegen

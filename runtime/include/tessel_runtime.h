@@ -130,7 +130,9 @@ typedef enum tessel_tier_e {
   TESSEL_TIER_AUTO = 0, /* the best tier the machine supports, per step */
   TESSEL_TIER_CPU = 1,  /* reference kernels on the host */
   TESSEL_TIER_SIMT = 2, /* CUDA cores */
-  TESSEL_TIER_TC = 3    /* Tensor Cores */
+  TESSEL_TIER_TC = 3,   /* Tensor Cores */
+  TESSEL_TIER_TC_SM70 = 4, /* Tensor Cores, variants no newer than tc-sm70 (WMMA) */
+  TESSEL_TIER_TC_SM80 = 5  /* Tensor Cores, variants no newer than tc-sm80 */
 } tessel_tier_t;
 
 typedef struct tessel_context_options_s {
@@ -139,7 +141,8 @@ typedef struct tessel_context_options_s {
 
 /* options may be NULL (TESSEL_TIER_AUTO). Per step the best variant the
  * device runs and the tier allows: AUTO and TC any (tc-sm90 > tc-sm80 >
- * tc-sm70 > simt > cpu), SIMT simt or cpu, CPU cpu only; a step without such
+ * tc-sm70 > simt > cpu), TC_SM80 and TC_SM70 none newer than theirs (to
+ * measure or test one Tensor Core tier), SIMT simt or cpu, CPU cpu only; a step without such
  * a GPU variant runs on the CPU. AUTO never fails for want of a GPU: without
  * one (or when it cannot be set up) every step runs on the CPU, saying why
  * once per process on stderr. Forcing SIMT or TC on a machine without a

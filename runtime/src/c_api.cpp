@@ -197,8 +197,8 @@ tessel_status_t tessel_context_create(const tessel_engine_t *engine,
   if (!engine)
     return invalidArgument("engine is NULL");
   tessel_tier_t tier = options ? options->tier : TESSEL_TIER_AUTO;
-  if (tier < TESSEL_TIER_AUTO || tier > TESSEL_TIER_TC)
-    return invalidArgument("tier is not a tessel_tier_t (AUTO, CPU, SIMT or TC)");
+  if (tier < TESSEL_TIER_AUTO || tier > TESSEL_TIER_TC_SM80)
+    return invalidArgument("tier is not a tessel_tier_t (AUTO, CPU, SIMT, TC, TC_SM70 or TC_SM80)");
   return guarded([&] {
     auto handle = std::make_unique<tessel_context_s>();
     Status status = tessel::rt::Context::create(engine->engine, tier, handle->context);

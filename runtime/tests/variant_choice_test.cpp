@@ -182,6 +182,18 @@ TEST(VariantChoice, TheRequestBoundsTheTiers) {
   EXPECT_EQ(cpu.tier, "cpu");
   EXPECT_EQ(cpu.kernel, "add");
   EXPECT_EQ(cpu.reason, "tier 'cpu' requested");
+  // TC_SM80 and TC_SM70 cap the Tensor Core tier, one step at a time.
+  EngineSpec three = withVariants({variant("tc-sm90", 90), variant("tc-sm80", 80),
+                                   variant("tc-sm70", 70), variant("simt", 60)});
+  EXPECT_EQ(choose(three, &kH100, TESSEL_TIER_TC).tier, "tc-sm90");
+  rt::gpu::StepChoice sm80 = choose(three, &kH100, TESSEL_TIER_TC_SM80);
+  EXPECT_EQ(sm80.tier, "tc-sm80");
+  EXPECT_EQ(sm80.reason, "tc-sm90: tier 'tc-sm80' requested");
+  EXPECT_EQ(choose(three, &kH100, TESSEL_TIER_TC_SM70).tier, "tc-sm70");
+  EXPECT_EQ(choose(withVariants({variant("tc-sm80", 80), variant("simt", 60)}), &kH100,
+                   TESSEL_TIER_TC_SM70)
+                .tier,
+            "simt");
   // A forced TC falls back per step to simt where a step has no tc variant.
   EXPECT_EQ(choose(withVariants({variant("simt", 60)}), &kH100, TESSEL_TIER_TC).tier, "simt");
   // A step with only its cpu variant says so, whatever the request.

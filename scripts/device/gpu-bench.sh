@@ -12,6 +12,9 @@
 # and beside it the PyTorch peer in the same run. Environment:
 #   SUITES       comma-separated, default gemm,conv,models (empty: none, e.g. with NCU=1)
 #   LIMIT        first N rows per suite (default: all)
+#   ROWS         only rows whose name matches this Python regex
+#   TIER         tessel-bench --tier: tc (default: the best Tensor Core tier
+#                per step), tc-sm80 or tc-sm70 (to measure one tier)
 #   ITERATIONS   timed runs per row for Tessel and the peer (default 20)
 #   WARMUP       untimed runs first (default 3)
 #   TIME_BUDGET  seconds after which no new row starts (default 510, so that
@@ -73,8 +76,10 @@ args=(--bin "$bin" --data "$data" --out "$results" --work "$work/bench-work"
       --warmup "${WARMUP:-3}" --time-budget "${TIME_BUDGET:-510}")
 [ -n "${LIMIT:-}" ] && args+=(--limit "$LIMIT")
 [ -n "${MODELS:-}" ] && args+=(--models "$MODELS")
+[ -n "${ROWS:-}" ] && args+=(--rows "$ROWS")
+[ -n "${TIER:-}" ] && args+=(--tier "$TIER")
 command="bash scripts/device/gpu-bench.sh"
-for v in SUITES LIMIT MODELS ITERATIONS WARMUP TIME_BUDGET NCU DRY_RUN VARIANTS; do
+for v in SUITES LIMIT MODELS ROWS TIER ITERATIONS WARMUP TIME_BUDGET NCU DRY_RUN VARIANTS; do
   [ -n "${!v+x}" ] && command="$v='${!v}' $command"
 done
 args+=(--command "$command" ${variant_args[@]+"${variant_args[@]}"})

@@ -4,9 +4,10 @@
 #   - the plain WMMA GEMM (codegen/WmmaGemm.h): PTX for several shapes,
 #     fragment shapes and chips, run by tessel-gpu-gemm-check;
 #   - the engine's implicit-GEMM kernels (codegen/GemmKernel.h) for conv,
-#     gemm and matmul on the tc and simt tiers: PTX (sm_70 / sm_60) plus the
-#     nvJitLink cubins for sm_75/80/90, run by tessel-gpu-igemm-check from the
-#     PTX (driver JIT) and from the device's cubin.
+#     gemm and matmul on the tc (WMMA), tc80 (mma.sync, cp.async) and simt
+#     tiers: PTX (sm_70 / sm_80 / sm_60) plus the nvJitLink cubins for
+#     sm_75/80/90 (tc80: 80/90), run by tessel-gpu-igemm-check from the PTX
+#     (driver JIT) and from the device's cubin.
 #   - the kernel library's attention family (PTX and cubins as engines carry
 #     them), run by tessel-gpu-attention-check against float64 references,
 #     and timed (--bench).
@@ -66,6 +67,12 @@ igemm=(
   "gemm-clip       --gemm 96,130,72 --trans-a --trans-b --c 1 --act clip --act-alpha -0.5 --act-beta 0.5"
   "matmul-b12      --matmul 12,128,64,96"
   "matmul-shared-b --matmul 6,50,40,72 --shared-b --act leaky_relu --act-alpha 0.1"
+  # BERT-base at batch 8 (M = 1024): the QKV projection, the MLP's GELU
+  # and its down-projection; a transposed-B GEMM.
+  "bert-qkv        --gemm 1024,2304,768 --c n"
+  "bert-mlp-gelu   --gemm 1024,3072,768 --c n --act gelu"
+  "bert-mlp-down   --gemm 1024,768,3072 --c n"
+  "gemm-tb-512     --gemm 512,384,256 --trans-b"
   # Depthwise and few filters per group: the direct kernel, SIMT only (the
   # tc run is skipped: no Tensor Core tiling).
   "mbv2-dw-s2      --conv 1,56,56,144,144,3,3,2,1 --group 144 --bias --act clip --act-alpha 0 --act-beta 6 --simt-only"
@@ -80,13 +87,53 @@ igemm=(
 : > "$out/igemm.txt"
 for c in "${igemm[@]}"; do
   read -r name opts <<<"$c"
-  for tier in tc simt; do
-    [[ $tier == tc && ( $opts == *"--dtype f32"* || $opts == *"--simt-only"* ) ]] && continue
+  for tier in tc tc80 simt; do
+    [[ $tier == tc* && ( $opts == *"--dtype f32"* || $opts == *"--simt-only"* ) ]] && continue
     opts=${opts/--simt-only/}
     # shellcheck disable=SC2086
-    "$gen" $opts --tier "$tier" --cubin sm_75,sm_80,sm_90 -o "$out/igemm/$name-$tier.ptx" >/dev/null
+    # tc80 needs 16-byte runs of both operands: where it has no kernel the
+    # generator says so and the case is left out.
+    "$gen" $opts --tier "$tier" --cubin sm_75,sm_80,sm_90 -o "$out/igemm/$name-$tier.ptx" \
+      >/dev/null 2>"$out/igemm/$name-$tier.err" || {
+      [[ $tier == tc80 ]] && grep -q "has no kernel" "$out/igemm/$name-$tier.err" &&
+        { rm -f "$out/igemm/$name-$tier.err"; continue; }
+      cat "$out/igemm/$name-$tier.err" >&2; exit 1; }
+    rm -f "$out/igemm/$name-$tier.err"
     echo "igemm/$name-$tier.ptx" >> "$out/igemm.txt"
   done
+done
+
+# The tile sweep (tc80): gemms each with several forced tilings and stage
+# counts, timed without a reference (TESSEL_IGEMM_TIME_ONLY): run.sh's
+# "sweep" argument. Name, problem, then "WMxWN,FMxFN,BK:STAGES" tilings
+# ("-": the heuristic's).
+sweep=(
+  "sq4096   --gemm 4096,4096,4096   - 2x4,4x8,32:3 2x4,4x8,32:4 2x4,4x8,64:2 2x4,4x8,64:3 2x2,4x8,32:4 2x2,4x8,64:3 2x2,4x8,64:4 4x2,4x8,32:3 2x4,4x4,32:4 2x4,4x4,64:4"
+  "down1024 --gemm 1024,768,3072 --c n  - 2x2,4x8,32:4 2x2,4x8,64:3 2x2,2x4,64:4 1x4,4x4,64:4 2x2,2x4,32:6 2x4,2x4,64:3"
+  "up1024   --gemm 1024,3072,768 --c n  - 2x2,4x8,32:4 2x2,4x8,64:3 2x4,4x8,32:3 1x4,4x4,64:4 2x2,2x4,64:4"
+  "qkv128   --gemm 128,2304,768 --c n   - 2x2,2x4,64:4 1x4,2x4,64:4 2x2,1x4,64:4 2x2,2x2,64:6"
+  "proj128  --gemm 128,768,768 --c n    - 2x2,1x2,64:4 2x2,2x2,64:4 1x4,2x2,64:4 2x2,1x4,64:3"
+)
+mkdir -p "$out/sweep"
+: > "$out/sweep.txt"
+for c in "${sweep[@]}"; do
+  read -r -a words <<<"$c"
+  name=${words[0]}
+  problem=()
+  i=1
+  while [[ ${words[$i]} == --* || ${words[$i]} =~ ^[0-9,]+$ || ${words[$i]} == n ]]; do
+    problem+=("${words[$i]}"); i=$((i + 1))
+  done
+  for tiling in "${words[@]:$i}"; do
+    label=${tiling//[,:]/_}
+    force=()
+    [[ $tiling != - ]] && force=(--force-tiles "${tiling%%:*}" --stages "${tiling##*:}")
+    "$gen" "${problem[@]}" --tier tc80 "${force[@]}" --cubin sm_90 \
+      -o "$out/sweep/$name-$label.ptx" >/dev/null
+    echo "sweep/$name-$label.ptx" >> "$out/sweep.txt"
+  done
+  "$gen" "${problem[@]}" --tier tc --cubin sm_90 -o "$out/sweep/$name-wmma.ptx" >/dev/null
+  echo "sweep/$name-wmma.ptx" >> "$out/sweep.txt"
 done
 
 cat > "$out/run.sh" <<'RUN'
@@ -95,6 +142,12 @@ cat > "$out/run.sh" <<'RUN'
 set -u
 cd "$(dirname "$0")"
 status=0
+if [ "${1:-}" = sweep ]; then
+  # shellcheck disable=SC2046
+  TESSEL_IGEMM_TIME=${TIMES:-30} TESSEL_IGEMM_TIME_ONLY=1 ./tessel-gpu-igemm-check $(cat sweep.txt) |
+    grep -E "^TIME|FAIL"
+  exit 0
+fi
 echo "== WMMA GEMM (codegen/WmmaGemm.h)"
 while read -r name m n k; do
   echo "-- $name"
@@ -108,7 +161,8 @@ echo "== attention (codegen/cuda/kernels/Attention.cuh): PTX (driver JIT) and th
 python3 attention-sdpa.py || echo "attention-sdpa.py: no PyTorch peer figures"
 PATH=$PATH:/usr/local/cuda/bin
 if command -v cuobjdump >/dev/null; then
-  for cubin in igemm/r50-1x1-res-tc.ptx.sm_90.cubin igemm/r50-3x3-s2-tc.ptx.sm_90.cubin; do
+  for cubin in igemm/r50-1x1-res-tc.ptx.sm_90.cubin igemm/r50-3x3-s2-tc.ptx.sm_90.cubin \
+               igemm/r50-1x1-res-tc80.ptx.sm_90.cubin; do
     echo "HMMA instructions in $cubin (nvJitLink, sm_90): $(cuobjdump -sass "$cubin" | grep -c HMMA)"
   done
   if command -v ptxas >/dev/null; then

@@ -26,6 +26,7 @@ using CUmodule = void *;
 using CUfunction = void *;
 using CUstream = void *;
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
+constexpr int kMaxDynamicSharedSizeBytes = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 
 struct Driver {
   CUresult (*cuInit)(unsigned);
@@ -42,6 +43,7 @@ struct Driver {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
   CUresult (*cuCtxSynchronize)();
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuGetErrorString)(CUresult, const char **);
 };
@@ -90,6 +92,7 @@ inline Open openDevice(int &major, int &minor) {
             resolve("cuMemsetD8_v2", d.cuMemsetD8) &&
             resolve("cuLaunchKernel", d.cuLaunchKernel) &&
             resolve("cuCtxSynchronize", d.cuCtxSynchronize) &&
+            resolve("cuFuncSetAttribute", d.cuFuncSetAttribute) &&
             resolve("cuMemFree_v2", d.cuMemFree) && resolve("cuGetErrorString", d.cuGetErrorString);
   if (!ok)
     return Open::Fail;

@@ -107,9 +107,12 @@ TEST_P(Emulated, MatchesReference) {
   const auto &[c, tier] = GetParam();
   std::optional<TileConfig> tiles = chooseTiles(c.problem, tier);
   if (!tiles) {
-    ASSERT_TRUE(tier == GemmTier::TensorCore && c.problem.a != ElemType::F16)
+    // Tensor Cores need f16 operands, tc-sm80 also 16-byte runs of both
+    // (Sm80.TilesWhereRunsFit pins which cases have them).
+    ASSERT_TRUE(onTensorCores(tier) &&
+                (c.problem.a != ElemType::F16 || tier == GemmTier::TensorCoreSm80))
         << "no tiling for " << c.name;
-    GTEST_SKIP() << "Tensor Cores need f16 operands";
+    GTEST_SKIP() << "no " << tierName(tier).str() << " tiling";
   }
   GemmKernel kernel{c.problem, *tiles, "k"};
   double rel = 0;
@@ -120,11 +123,76 @@ TEST_P(Emulated, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(
     Codegen, Emulated,
     ::testing::Combine(::testing::ValuesIn(cases()),
-                       ::testing::Values(GemmTier::TensorCore, GemmTier::Simt)),
+                       ::testing::Values(GemmTier::TensorCore, GemmTier::TensorCoreSm80,
+                                         GemmTier::Simt)),
     [](const ::testing::TestParamInfo<std::tuple<Case, GemmTier>> &info) {
-      return std::get<0>(info.param).name +
-             (std::get<1>(info.param) == GemmTier::TensorCore ? "_tc" : "_simt");
+      GemmTier tier = std::get<1>(info.param);
+      return std::get<0>(info.param).name + (tier == GemmTier::TensorCore       ? "_tc"
+                                             : tier == GemmTier::TensorCoreSm80 ? "_tc80"
+                                                                                : "_simt");
     });
+
+/// tc-sm80 tiles every f16 case whose operands move in 16-byte runs (k, or
+/// the rows of a row-contiguous operand, a multiple of 8), and no other.
+TEST(Sm80, TilesWhereRunsFit) {
+  for (const Case &c : cases()) {
+    bool runsFit = c.problem.a == ElemType::F16 &&
+                   c.name != "conv_c3_scalar" && c.name != "gemm_transA_alpha_beta" &&
+                   c.name != "gemm_c_column_hardswish" && c.name != "matmul_n1";
+    EXPECT_EQ(chooseTiles(c.problem, GemmTier::TensorCoreSm80).has_value(), runsFit) << c.name;
+  }
+}
+
+/// The tc-sm80 main loop on small tiles (2x2 warps of 1x2 m16n8 fragments,
+/// 32x32): every stage count against K of fewer steps than stages, as many,
+/// and more, partial last steps; ldmatrix.trans for row-contiguous A and B;
+/// convs whose padding cp.async zero-fills; split-K beside the stages.
+TEST(Sm80, MultistagePipeline) {
+  using A = Activation;
+  auto tiles = [](int64_t blockK, int64_t stages) {
+    TileConfig t;
+    t.tier = GemmTier::TensorCoreSm80;
+    t.fragM = 16;
+    t.fragN = 8;
+    t.warpsM = t.warpsN = 2;
+    t.fragsM = 1;
+    t.fragsN = 2;
+    t.blockM = t.blockN = 32;
+    t.blockK = blockK;
+    t.stages = stages;
+    return t;
+  };
+  std::vector<GemmProblem> problems;
+  for (int64_t k : {16, 32, 72, 200}) {
+    problems.push_back(gemm(24, 40, k, false, false));
+    problems.push_back(withEpilogue(gemm(40, 24, k, true, true), false, false, A::Relu));
+  }
+  problems.push_back(withEpilogue(conv(1, 9, 9, 8, 16, 3, 3, 2, 1), true, false, A::Relu));
+  problems.push_back(withEpilogue(conv(2, 6, 6, 16, 24, 3, 3, 1, 1), true, true, A::Gelu));
+  problems.push_back(matmul(18, 24, 32, {BatchDim{3, 1, 0}}));
+  for (const GemmProblem &p : problems)
+    for (int64_t blockK : {16, 32})
+      for (int64_t stages : {2, 3, 4}) {
+        EXPECT_EQ(emulate(GemmKernel{p, tiles(blockK, stages), "k"}), "")
+            << "blockK " << blockK << " stages " << stages << " " << p.key();
+      }
+  for (int64_t split : {2, 3}) {
+    TileConfig t = tiles(32, 3);
+    t.splitK = split;
+    GemmProblem p = withEpilogue(gemm(24, 40, 264, false, true), true, false, A::Relu);
+    p.addendRowStride = 0;
+    EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "") << "split " << split;
+  }
+  // A 4-warp block of 64x64 warp tiles (4x8 fragments, 128 x 128).
+  TileConfig big = tiles(32, 4);
+  big.fragsM = 4;
+  big.fragsN = 8;
+  big.blockM = big.blockN = 128;
+  EXPECT_EQ(emulate(GemmKernel{withEpilogue(gemm(136, 144, 96, false, false), false, true,
+                                            A::None),
+                               big, "k"}),
+            "");
+}
 
 /// Tilings the heuristic picks only for big problems, forced on small ones:
 /// 8 warps with 4x2 fragments, the skinny fragments, and k-contiguous

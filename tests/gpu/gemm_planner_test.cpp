@@ -103,8 +103,16 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
 
   auto first = planner.plan(s.conv({x, w, bias, -1}, y1));
   ASSERT_TRUE(succeeded(first));
-  ASSERT_EQ(first->size(), 2u);
-  const KernelVariant &tc = (*first)[0], &simt = (*first)[1];
+  // tc-sm80 (the targets reach sm_80), tc-sm70 and simt.
+  ASSERT_EQ(first->size(), 3u);
+  const KernelVariant &tc80 = (*first)[0], &tc = (*first)[1], &simt = (*first)[2];
+  EXPECT_EQ(tc80.tier, tessel::engine::Tier::tc_sm80);
+  EXPECT_EQ(tc80.minComputeCapability, 80);
+  EXPECT_EQ(tc80.alignment, 16);
+  ASSERT_EQ(tc80.launches.size(), 1u);
+  EXPECT_EQ(tc80.launches[0].module, 0);
+  // Its stages live in dynamic shared memory, which the launch passes.
+  EXPECT_GT(tc80.launches[0].sharedBytes, 0u);
   EXPECT_EQ(tc.tier, tessel::engine::Tier::tc_sm70);
   EXPECT_EQ(tc.minComputeCapability, 70);
   EXPECT_EQ(tc.alignment, 16);
@@ -112,8 +120,8 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
   EXPECT_EQ(simt.minComputeCapability, 60);
   ASSERT_EQ(tc.launches.size(), 1u);
   const Launch &launch = tc.launches[0];
-  EXPECT_EQ(launch.module, 0);
-  EXPECT_EQ(simt.launches[0].module, 1);
+  EXPECT_EQ(launch.module, 1);
+  EXPECT_EQ(simt.launches[0].module, 2);
   EXPECT_EQ(launch.kernel, tc.kernel);
   // Parameters bound to the step's tensors: input, weights, bias, result.
   ASSERT_EQ(launch.args.size(), 4u);
@@ -129,13 +137,14 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
   // The same conv again shares the kernel; with a residual it does not.
   auto again = planner.plan(s.conv({y1, w, bias, -1}, y2));
   ASSERT_TRUE(succeeded(again));
-  EXPECT_EQ((*again)[0].kernel, tc.kernel);
-  EXPECT_EQ((*again)[1].kernel, simt.kernel);
+  EXPECT_EQ((*again)[0].kernel, tc80.kernel);
+  EXPECT_EQ((*again)[1].kernel, tc.kernel);
+  EXPECT_EQ((*again)[2].kernel, simt.kernel);
   auto residual = planner.plan(s.conv({y2, w, bias, y1}, y3));
   ASSERT_TRUE(succeeded(residual));
-  EXPECT_NE((*residual)[0].kernel, tc.kernel);
-  EXPECT_EQ((*residual)[0].launches[0].args.size(), 5u);
-  EXPECT_EQ((*residual)[0].launches[0].args[3].tensor, y1);
+  EXPECT_NE((*residual)[1].kernel, tc.kernel);
+  EXPECT_EQ((*residual)[1].launches[0].args.size(), 5u);
+  EXPECT_EQ((*residual)[1].launches[0].args[3].tensor, y1);
 
   // Depthwise: the direct kernel, simt only.
   auto depthwise = planner.plan(s.conv({x, dw, -1, -1}, y1, /*group=*/64));
@@ -153,36 +162,44 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
 
   auto modules = planner.finish();
   ASSERT_TRUE(succeeded(modules));
-  ASSERT_EQ(modules->size(), 2u);
-  EXPECT_EQ((*modules)[0].name, "tessel_gemm_tc");
-  EXPECT_EQ((*modules)[1].name, "tessel_gemm_simt");
-  for (const KernelModule &module : *modules) {
+  ASSERT_EQ(modules->size(), 3u);
+  EXPECT_EQ((*modules)[0].name, "tessel_gemm_tc80");
+  EXPECT_EQ((*modules)[1].name, "tessel_gemm_tc");
+  EXPECT_EQ((*modules)[2].name, "tessel_gemm_simt");
+  const std::array<int, 3> ptxArchs = {80, 70, 60};
+  const std::array<const KernelVariant *, 3> firsts = {&tc80, &tc, &simt};
+  for (size_t m = 0; m < 3; ++m) {
+    const KernelModule &module = (*modules)[m];
     ASSERT_FALSE(module.images.empty());
     const KernelImage &ptx = module.images[0];
     EXPECT_FALSE(ptx.cubin);
     std::string text(ptx.data.begin(), ptx.data.end());
-    EXPECT_EQ(ptx.arch, &module == &(*modules)[0] ? 70 : 60);
-    const std::string &kernel = &module == &(*modules)[0] ? tc.kernel : simt.kernel;
-    EXPECT_NE(text.find(".entry " + kernel + "("), std::string::npos) << text.substr(0, 400);
+    EXPECT_EQ(ptx.arch, ptxArchs[m]);
+    EXPECT_NE(text.find(".entry " + firsts[m]->kernel + "("), std::string::npos)
+        << text.substr(0, 400);
     if (!canAssembleCubins())
       continue;
-    ASSERT_EQ(module.images.size(), 4u);
-    for (size_t i = 1; i < 4; ++i) {
+    // Cubins for the targets the tier runs on: tc-sm80 none for sm_75.
+    std::vector<int> archs = m == 0 ? std::vector<int>{80, 90} : std::vector<int>{75, 80, 90};
+    ASSERT_EQ(module.images.size(), archs.size() + 1);
+    for (size_t i = 1; i < module.images.size(); ++i) {
       EXPECT_TRUE(module.images[i].cubin);
-      EXPECT_EQ(module.images[i].arch, (std::array<int, 3>{75, 80, 90})[i - 1]);
+      EXPECT_EQ(module.images[i].arch, archs[i - 1]);
       EXPECT_GT(module.images[i].data.size(), 1000u);
     }
   }
-  // The tc module has 2 kernels (plain and residual conv), simt 4 (+ the
-  // depthwise conv's direct kernel, + f32).
-  std::string tcPtx((*modules)[0].images[0].data.begin(), (*modules)[0].images[0].data.end());
-  std::string simtPtx((*modules)[1].images[0].data.begin(), (*modules)[1].images[0].data.end());
+  // The tc modules have 2 kernels each (plain and residual conv), simt 4
+  // (+ the depthwise conv's direct kernel, + f32).
+  std::string tc80Ptx((*modules)[0].images[0].data.begin(), (*modules)[0].images[0].data.end());
+  std::string tcPtx((*modules)[1].images[0].data.begin(), (*modules)[1].images[0].data.end());
+  std::string simtPtx((*modules)[2].images[0].data.begin(), (*modules)[2].images[0].data.end());
   auto entries = [](const std::string &text) {
     size_t count = 0;
     for (size_t at = text.find(".entry "); at != std::string::npos; at = text.find(".entry ", at + 1))
       ++count;
     return count;
   };
+  EXPECT_EQ(entries(tc80Ptx), 2u);
   EXPECT_EQ(entries(tcPtx), 2u);
   EXPECT_EQ(entries(simtPtx), 4u);
 }
@@ -193,10 +210,12 @@ TEST(Planner, GemmBindsCAndNothingWithoutTargets) {
   int32_t a = s.tensor({1, 2048}, h), b = s.tensor({1000, 2048}, h), c = s.tensor({1000}, h),
           y = s.tensor({1, 1000}, h);
   {
-    GemmPlanner planner(s.ctx, Targets{{80}});
+    GemmPlanner planner(s.ctx, Targets{{75}});
     auto variants = planner.plan(s.gemm({a, b, c}, y));
     ASSERT_TRUE(succeeded(variants));
+    // Targets below sm_80: no tc-sm80 variant.
     ASSERT_EQ(variants->size(), 2u);
+    EXPECT_EQ((*variants)[0].tier, tessel::engine::Tier::tc_sm70);
     // The batch-1 classifier (a few tiles, K = 2048) splits K on Tensor
     // Cores: the partial sums take A, B and the workspace, the reduction
     // the workspace, C and Y.

@@ -23,6 +23,7 @@
 #include "TestTensor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -52,6 +53,7 @@ struct Problem {
   std::vector<std::vector<long>> batchDims; // extent, aStride, bStride
   // Split-K: the partial sums' workspace and the reduction kernel.
   long split = 1;
+  unsigned shared = 0; ///< dynamic shared bytes (tc-sm80)
   size_t workspace = 0;
   std::string reduce;
   unsigned reduceGrid[3] = {0, 0, 0}, reduceBlock[3] = {0, 0, 0};
@@ -79,6 +81,8 @@ bool parseHeader(const std::string &ptx, Problem &p) {
       kv[word.substr(0, eq)] = word.substr(eq + 1);
   }
   p.kernel = kv["kernel"];
+  if (kv.count("shared"))
+    p.shared = unsigned(std::stoul(kv["shared"]));
   p.tier = kv["tier"];
   p.op = kv["op"];
   std::sscanf(kv["grid"].c_str(), "%u,%u,%u", &p.grid[0], &p.grid[1], &p.grid[2]);
@@ -149,6 +153,10 @@ struct Operands {
   std::vector<double> ref;
 };
 
+/// TESSEL_IGEMM_TIME_ONLY=1: gemms timed without the float64 reference
+/// (minutes on the host for 4096^3), nothing compared: tile sweeps only.
+bool timeOnly() { return std::getenv("TESSEL_IGEMM_TIME_ONLY") != nullptr; }
+
 Operands makeOperands(const Problem &p, std::mt19937 &rng) {
   Operands o;
   const bool addendF16 = p.addend == "f16", residualF16 = p.residual == "f16";
@@ -199,6 +207,8 @@ Operands makeOperands(const Problem &p, std::mt19937 &rng) {
       o.addend = randomOperand((M - 1) * p.cRowStride + (N - 1) * p.cColStride + 1, addendF16, rng);
     o.outCount = M * N;
     o.ref.resize(o.outCount);
+    if (timeOnly())
+      return o;
     for (long i = 0; i < M; ++i)
       for (long j = 0; j < N; ++j) {
         double acc = 0;
@@ -255,6 +265,9 @@ bool run(const Problem &p, const Operands &o, const std::string &image, const st
   CUfunction fn, reduceFn = nullptr;
   if (!check(d.cuModuleLoadData(&module, image.c_str()), "cuModuleLoadData") ||
       !check(d.cuModuleGetFunction(&fn, module, p.kernel.c_str()), "cuModuleGetFunction") ||
+      (p.shared > 48 * 1024 &&
+       !check(d.cuFuncSetAttribute(fn, kMaxDynamicSharedSizeBytes, int(p.shared)),
+              "cuFuncSetAttribute (dynamic shared memory)")) ||
       (p.split > 1 &&
        !check(d.cuModuleGetFunction(&reduceFn, module, p.reduce.c_str()), "cuModuleGetFunction")))
     return false;
@@ -273,7 +286,7 @@ bool run(const Problem &p, const Operands &o, const std::string &image, const st
     ok = check(d.cuMemAlloc(&dWorkspace, p.workspace), "workspace") &&
          check(d.cuMemsetD8(dWorkspace, 0xff, p.workspace), "poison workspace") &&
          check(d.cuLaunchKernel(fn, p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1],
-                                p.block[2], 0, nullptr, partialArgs.data(), nullptr),
+                                p.block[2], p.shared, nullptr, partialArgs.data(), nullptr),
                "cuLaunchKernel (partial sums)");
   if (ok && !o.addend.values.empty()) {
     ok = upload(o.addend, dAddend, "addend");
@@ -292,16 +305,50 @@ bool run(const Problem &p, const Operands &o, const std::string &image, const st
                                      p.reduceBlock[2], 0, nullptr, args.data(), nullptr),
                     "cuLaunchKernel (reduction)")
             : check(d.cuLaunchKernel(fn, p.grid[0], p.grid[1], p.grid[2], p.block[0],
-                                     p.block[1], p.block[2], 0, nullptr, args.data(), nullptr),
+                                     p.block[1], p.block[2], p.shared, nullptr, args.data(),
+                                     nullptr),
                     "cuLaunchKernel")) &&
        check(d.cuCtxSynchronize(), "kernel") &&
        check(d.cuMemcpyDtoH(out.data(), dOut, out.size()), "copy out");
+  // TESSEL_IGEMM_TIME=N: the cubin's launches again, N times back to back,
+  // timed on the host around them (kernels of tens of microseconds and up).
+  const char *timeEnv = std::getenv("TESSEL_IGEMM_TIME");
+  const int timed = timeEnv ? std::atoi(timeEnv) : 0;
+  if (ok && timed > 0 && how == "cubin") {
+    auto once = [&] {
+      if (p.split > 1)
+        return check(d.cuLaunchKernel(fn, p.grid[0], p.grid[1], p.grid[2], p.block[0],
+                                      p.block[1], p.block[2], p.shared, nullptr,
+                                      partialArgs.data(), nullptr),
+                     "timed partial sums") &&
+               check(d.cuLaunchKernel(reduceFn, p.reduceGrid[0], p.reduceGrid[1],
+                                      p.reduceGrid[2], p.reduceBlock[0], p.reduceBlock[1],
+                                      p.reduceBlock[2], 0, nullptr, args.data(), nullptr),
+                     "timed reduction");
+      return check(d.cuLaunchKernel(fn, p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1],
+                                    p.block[2], p.shared, nullptr, args.data(), nullptr),
+                   "timed launch");
+    };
+    ok = once() && check(d.cuCtxSynchronize(), "warm-up");
+    auto start = std::chrono::steady_clock::now();
+    for (int r = 0; ok && r < timed; ++r)
+      ok = once();
+    ok = ok && check(d.cuCtxSynchronize(), "timed runs");
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count() /
+                timed;
+    double flops = 2.0 * double(p.m) * double(p.n) * double(p.k) * double(p.batch);
+    std::printf("TIME %-28s %s %8.4f ms %7.1f TFLOP/s\n", p.file.c_str(), p.tier.c_str(), ms,
+                flops / ms / 1e9);
+  }
   for (CUdeviceptr ptr : {dA, dB, dAddend, dResidual, dOut, dWorkspace})
     if (ptr)
       d.cuMemFree(ptr);
   d.cuModuleUnload(module);
   if (!ok)
     return false;
+  if (timeOnly())
+    return true;
 
   double maxErr = 0, maxRef = 0;
   long bad = 0;

@@ -22,6 +22,8 @@ const char *requestName(tessel_tier_t tier) {
   case TESSEL_TIER_CPU: return "cpu";
   case TESSEL_TIER_SIMT: return "simt";
   case TESSEL_TIER_TC: return "tc";
+  case TESSEL_TIER_TC_SM70: return "tc-sm70";
+  case TESSEL_TIER_TC_SM80: return "tc-sm80";
   }
   return "invalid";
 }
@@ -30,6 +32,8 @@ bool allowed(fb::Tier tier, tessel_tier_t request) {
   switch (request) {
   case TESSEL_TIER_CPU: return tier == fb::Tier::cpu;
   case TESSEL_TIER_SIMT: return tier == fb::Tier::simt || tier == fb::Tier::cpu;
+  case TESSEL_TIER_TC_SM70: return tier != fb::Tier::tc_sm80 && tier != fb::Tier::tc_sm90;
+  case TESSEL_TIER_TC_SM80: return tier != fb::Tier::tc_sm90;
   default: return true;
   }
 }
@@ -208,6 +212,8 @@ Status planTiers(const Engine &engine, const Driver &driver, tessel_tier_t reque
   case TESSEL_TIER_AUTO:
   case TESSEL_TIER_SIMT:
   case TESSEL_TIER_TC:
+  case TESSEL_TIER_TC_SM70:
+  case TESSEL_TIER_TC_SM80:
     break;
   default:
     return invalidArgument("invalid tier value " + std::to_string(static_cast<int>(request)));
@@ -228,7 +234,9 @@ Status planTiers(const Engine &engine, const Driver &driver, tessel_tier_t reque
 
   // A context runs on device 0 (device selection is not exposed yet).
   const DeviceInfo &device = driver.devices().front();
-  if (request == TESSEL_TIER_TC && !device.tensorCores())
+  if ((request == TESSEL_TIER_TC || request == TESSEL_TIER_TC_SM70 ||
+       request == TESSEL_TIER_TC_SM80) &&
+      !device.tensorCores())
     return Status(TESSEL_UNSUPPORTED, requested + "GPU " + describeDevice(device) +
                                           " has no Tensor Cores (they need compute "
                                           "capability 7.0 or newer)" + tail);

@@ -163,6 +163,7 @@ std::string emulate(const GemmKernel &kernel, double *relError) {
     std::vector<std::vector<uint8_t>> partialArgs = {o.a.tensor.bytes(), o.b.tensor.bytes()};
     partialArgs.emplace_back(kernel.workspaceBytes(), 0xff);
     Emulator partials(func, partialArgs, kernel.grid(), int(kernel.block()[0]));
+    partials.dynamicSharedBytes = kernel.sharedBytes();
     if (!partials.run())
       return "partial sums: " + partials.error;
     for (size_t b = 0; b < partialArgs.back().size(); ++b)
@@ -181,6 +182,8 @@ std::string emulate(const GemmKernel &kernel, double *relError) {
   Emulator emulator(kernel.splitsK() ? reduceFunc : func, args,
                     kernel.splitsK() ? kernel.reduceGrid() : kernel.grid(),
                     int(kernel.splitsK() ? kernel.reduceBlock()[0] : kernel.block()[0]));
+  if (!kernel.splitsK())
+    emulator.dynamicSharedBytes = kernel.sharedBytes();
   if (!emulator.run())
     return emulator.error;
   const std::vector<uint8_t> &out = args.back();

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <algorithm>
@@ -57,6 +58,8 @@ bool Emulator::runBlock() {
   sharedBuffers.clear();
   sharedAccess.clear();
   epoch = 0;
+  openCopies.assign(threads, {});
+  copyGroups.assign(threads, {});
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     Mem m;
     m.buffer = &args[i];
@@ -336,6 +339,164 @@ bool Emulator::stepMma(Operation *op, const std::vector<bool> &mask) {
   return true;
 }
 
+bool Emulator::completeCopies(Operation *op, int t, size_t pending) {
+  auto &groups = copyGroups[t];
+  while (groups.size() > pending) {
+    for (PendingCopy &copy : groups.front()) {
+      if (!touchShared(op, copy.dst, copy.offset, int64_t(copy.bytes.size()), t, true))
+        return false;
+      std::memcpy(copy.dst.buffer->data() + copy.offset, copy.bytes.data(), copy.bytes.size());
+    }
+    groups.erase(groups.begin());
+  }
+  return true;
+}
+
+/// The nvgpu ops: cp.async per thread (landing at the wait that completes
+/// its group), ldmatrix and mma.sync once per warp (reached by whole warps
+/// only), with the lane maps of the PTX ISA.
+bool Emulator::stepNvgpu(Operation *op, const std::vector<bool> &mask) {
+  auto indicesOf = [&](OperandRange range, int t) {
+    SmallVector<int64_t> idx;
+    for (Value v : range)
+      idx.push_back(val(v)[t].i);
+    return idx;
+  };
+  if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
+    const Mem &src = mems[copy.getSrc().getAsOpaquePointer()];
+    const Mem &dst = mems[copy.getDst().getAsOpaquePointer()];
+    const int64_t elems = copy.getDstElements().getSExtValue();
+    const int64_t bytes = elems * elementBytes(src.type.getElementType());
+    for (int t = 0; t < threads; ++t) {
+      if (!mask[t])
+        continue;
+      int64_t count = copy.getSrcElements() ? val(copy.getSrcElements())[t].i : elems;
+      if (count < 0 || count > elems)
+        return fail(op, "cp.async source size outside [0, destination size]");
+      int64_t from, to;
+      if (!address(op, dst, indicesOf(copy.getDstIndices(), t), to) ||
+          !address(op, src, indicesOf(copy.getSrcIndices(), t), from))
+        return false;
+      if (to % bytes || from % bytes)
+        return fail(op, "cp.async address not aligned to its size");
+      if (to + bytes > int64_t(dst.buffer->size()))
+        return fail(op, "cp.async destination past the buffer");
+      int64_t read = count * elementBytes(src.type.getElementType());
+      if (from + read > int64_t(src.buffer->size()))
+        return fail(op, "cp.async source past the buffer");
+      PendingCopy pending{dst, to, std::vector<uint8_t>(bytes, 0)};
+      std::memcpy(pending.bytes.data(), src.buffer->data() + from, read);
+      openCopies[t].push_back(std::move(pending));
+    }
+    return true;
+  }
+  if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
+    for (int t = 0; t < threads; ++t)
+      if (mask[t]) {
+        copyGroups[t].push_back(std::move(openCopies[t]));
+        openCopies[t].clear();
+      }
+    return true;
+  }
+  if (auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op)) {
+    size_t pending = wait.getNumGroups().value_or(0);
+    for (int t = 0; t < threads; ++t)
+      if (mask[t] && !completeCopies(op, t, pending))
+        return false;
+    return true;
+  }
+  if (!isa<nvgpu::LdMatrixOp, nvgpu::MmaSyncOp>(op))
+    return fail(op, "unsupported nvgpu op");
+  for (int w = 0; w < threads / kWarp; ++w) {
+    bool any = false, all = true;
+    for (int l = 0; l < kWarp; ++l) {
+      any = any || mask[w * kWarp + l];
+      all = all && mask[w * kWarp + l];
+    }
+    if (!any)
+      continue;
+    if (!all)
+      return fail(op, "warp-wide nvgpu op reached by part of a warp");
+    const int lane0 = w * kWarp;
+    if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(op)) {
+      // Lanes 8i .. 8i + 7 give the rows of 8x8 matrix i, 16 bytes each;
+      // lane l receives, of every matrix, elements (l / 4, 2 (l % 4) + e),
+      // or with .trans (2 (l % 4) + e, l / 4).
+      const Mem &m = mems[ld.getSrcMemref().getAsOpaquePointer()];
+      if (!m.type.getElementType().isF16())
+        return fail(op, "ldmatrix of a non-f16 tile");
+      const int tiles = int(ld.getNumTiles());
+      std::vector<int64_t> rowAt(tiles * 8);
+      for (int r = 0; r < tiles * 8; ++r) {
+        if (!address(op, m, indicesOf(ld.getIndices(), lane0 + r), rowAt[r]))
+          return false;
+        if (rowAt[r] % 16 || rowAt[r] + 16 > int64_t(m.buffer->size()))
+          return fail(op, "ldmatrix row not 16-byte aligned or past the buffer");
+        if (!touchShared(op, m, rowAt[r], 16, 1000000 + w, false))
+          return false;
+      }
+      std::vector<Elt> &out = val(ld.getRes());
+      for (int l = 0; l < kWarp; ++l)
+        for (int i = 0; i < tiles; ++i)
+          for (int e = 0; e < 2; ++e) {
+            int64_t at = ld.getTranspose()
+                             ? rowAt[i * 8 + 2 * (l % 4) + e] + (l / 4) * 2
+                             : rowAt[i * 8 + l / 4] + (2 * (l % 4) + e) * 2;
+            out[lane0 + l].v[i * 2 + e] = loadScalar(m.type.getElementType(), m.buffer->data() + at);
+          }
+      continue;
+    }
+    auto mma = cast<nvgpu::MmaSyncOp>(op);
+    std::array<int64_t, 3> shape = mma.getMmaShapeAsArray();
+    if (shape != std::array<int64_t, 3>{16, 8, 16} ||
+        !cast<VectorType>(mma.getMatrixA().getType()).getElementType().isF16() ||
+        !cast<VectorType>(mma.getMatrixC().getType()).getElementType().isF32())
+      return fail(op, "mma.sync other than m16n8k16 f16 -> f32");
+    float A[16][16], B[16][8], C[16][8];
+    const std::vector<Elt> &a = val(mma.getMatrixA()), &bv = val(mma.getMatrixB()),
+                           &cv = val(mma.getMatrixC());
+    for (int l = 0; l < kWarp; ++l) {
+      int g = l / 4, q = 2 * (l % 4);
+      for (int e = 0; e < 2; ++e) {
+        const auto &av = a[lane0 + l].v;
+        A[g][q + e] = av[0 + e];
+        A[g + 8][q + e] = av[2 + e];
+        A[g][q + 8 + e] = av[4 + e];
+        A[g + 8][q + 8 + e] = av[6 + e];
+        B[q + e][g] = bv[lane0 + l].v[0 + e];
+        B[q + 8 + e][g] = bv[lane0 + l].v[2 + e];
+        C[g][q + e] = cv[lane0 + l].v[0 + e];
+        C[g + 8][q + e] = cv[lane0 + l].v[2 + e];
+      }
+    }
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 8; ++j)
+        for (int k = 0; k < 16; ++k)
+          C[i][j] += A[i][k] * B[k][j];
+    std::vector<Elt> &out = val(mma.getRes());
+    for (int l = 0; l < kWarp; ++l) {
+      int g = l / 4, q = 2 * (l % 4);
+      for (int e = 0; e < 2; ++e) {
+        out[lane0 + l].v[0 + e] = C[g][q + e];
+        out[lane0 + l].v[2 + e] = C[g + 8][q + e];
+      }
+    }
+  }
+  return true;
+}
+
+/// The element offset of `position` in a vector of `shape` (row-major).
+static int64_t vectorOffset(ArrayRef<int64_t> shape, ArrayRef<int64_t> position) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t stride = 1;
+    for (size_t e = d + 1; e < shape.size(); ++e)
+      stride *= shape[e];
+    offset += (d < position.size() ? position[d] : 0) * stride;
+  }
+  return offset;
+}
+
 bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
   auto each = [&](auto fn) {
     for (int t = 0; t < threads; ++t)
@@ -351,6 +512,18 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
   if (isa<gpu::SubgroupMmaConstantMatrixOp, gpu::SubgroupMmaLoadMatrixOp,
           gpu::SubgroupMmaComputeOp, gpu::SubgroupMmaStoreMatrixOp>(op))
     return stepMma(op, mask);
+  if (op->getDialect() && op->getDialect()->getNamespace() == "nvgpu")
+    return stepNvgpu(op, mask);
+  if (auto dyn = dyn_cast<gpu::DynamicSharedMemoryOp>(op)) {
+    std::vector<uint8_t> &buffer = sharedBuffers["__dynamic_shared"];
+    buffer.assign(dynamicSharedBytes, 0xff); // poison, as the static buffers
+    Mem m;
+    m.buffer = &buffer;
+    m.type = dyn.getType();
+    m.shared = true;
+    mems[dyn.getResult().getAsOpaquePointer()] = m;
+    return true;
+  }
   if (isa<gpu::BarrierOp>(op)) {
     for (int t = 0; t < threads; ++t)
       if (!mask[t])
@@ -467,20 +640,34 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
     return true;
   }
   if (auto x = dyn_cast<vector::ExtractOp>(op)) {
-    int64_t lane = x.getStaticPosition()[0];
+    auto type = cast<VectorType>(x.getVector().getType());
+    int64_t at = vectorOffset(type.getShape(), x.getStaticPosition());
+    auto result = dyn_cast<VectorType>(x.getResult().getType());
     auto &src = val(x.getVector());
     auto &out = val(x.getResult());
-    each([&](int t) { out[t].f = src[t].v[lane]; });
+    each([&](int t) {
+      if (!result)
+        out[t].f = src[t].v[at];
+      else
+        for (int64_t e = 0; e < result.getNumElements(); ++e)
+          out[t].v[e] = src[t].v[at + e];
+    });
     return true;
   }
   if (auto x = dyn_cast<vector::InsertOp>(op)) {
-    int64_t lane = x.getStaticPosition()[0];
+    auto type = cast<VectorType>(x.getDest().getType());
+    int64_t at = vectorOffset(type.getShape(), x.getStaticPosition());
+    auto inserted = dyn_cast<VectorType>(x.getSource().getType());
     auto &dest = val(x.getDest());
     auto &source = val(x.getSource());
     auto &out = val(x.getResult());
     each([&](int t) {
       out[t] = dest[t];
-      out[t].v[lane] = source[t].f;
+      if (!inserted)
+        out[t].v[at] = source[t].f;
+      else
+        for (int64_t e = 0; e < inserted.getNumElements(); ++e)
+          out[t].v[at + e] = source[t].v[e];
     });
     return true;
   }

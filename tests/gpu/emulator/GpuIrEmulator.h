@@ -5,7 +5,10 @@
 // every block of the grid in turn, the block's threads in lockstep (a mask
 // per region), the gpu.subgroup_mma_* ops once per warp, f16 and f32
 // arithmetic as the GPU does it (f32 FMA with one rounding, f16 stores
-// rounded to nearest even).
+// rounded to nearest even). The nvgpu ops of the tc-sm80 kernels too:
+// ldmatrix and mma.sync once per warp, with the PTX ISA's lane maps, and
+// cp.async copies that land in shared memory only when a wait for their
+// group completes them (so a missing wait reads stale or unwritten bytes).
 //
 // Besides the values, it checks what the GPU would not report: every access
 // lies inside its buffer, vector and WMMA accesses are aligned, no thread
@@ -47,6 +50,8 @@ public:
   std::string error;
   /// Writes per output byte (the last argument), over all blocks.
   std::vector<int> outWrites;
+  /// The launch's dynamic shared memory (gpu.dynamic_shared_memory).
+  uint32_t dynamicSharedBytes = 0;
 
 private:
   /// One thread's value of an SSA value: an integer, a float, or a vector of
@@ -91,6 +96,19 @@ private:
   bool stepFor(mlir::scf::ForOp loop, const std::vector<bool> &mask);
   bool stepIf(mlir::scf::IfOp ifOp, const std::vector<bool> &mask);
   bool stepMma(mlir::Operation *op, const std::vector<bool> &mask);
+  bool stepNvgpu(mlir::Operation *op, const std::vector<bool> &mask);
+  /// Completes thread t's oldest groups of copies until `pending` remain.
+  bool completeCopies(mlir::Operation *op, int t, size_t pending);
+
+  /// A cp.async in flight: its destination and the bytes it will write.
+  struct PendingCopy {
+    Mem dst;
+    int64_t offset = 0;
+    std::vector<uint8_t> bytes;
+  };
+  /// Per thread: the copies not yet in a group, and the groups in flight.
+  std::vector<std::vector<PendingCopy>> openCopies;
+  std::vector<std::vector<std::vector<PendingCopy>>> copyGroups;
 
   /// The values an scf.yield passes on.
   std::vector<mlir::Value> yielded;

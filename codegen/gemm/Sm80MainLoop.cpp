@@ -1,0 +1,189 @@
+//===- Sm80MainLoop.cpp - the tc-sm80 main loop: mma.sync, ldmatrix, cp.async ===//
+//
+// Tier tc-sm80 (sm_80 and later; CUTLASS's MmaMultistage over MmaTensorOp):
+//   - accumulators: a warpsM x warpsN grid of warps, each fragsM x fragsN
+//     tiles of mma.sync.m16n8k16, every tile four f32 a thread
+//     (vector<2x2xf32>: rows lane / 4 and lane / 4 + 8, columns 2 (lane % 4)
+//     and the next);
+//   - per K step and k16, a warp loads each 16x16 A fragment with one
+//     ldmatrix.x4 and each pair of 16x8 B fragments with another (.trans
+//     where the tile is staged with m or n contiguous), then issues
+//     fragsM x fragsN mma.sync;
+//   - the K loop: `stages` shared buffers, stages - 1 K steps in flight as
+//     cp.async copies (16 bytes each, zero-filled outside the problem or in
+//     the conv's padding, no registers); each step waits for its own group,
+//     barriers, issues the copies stages - 1 steps ahead into the buffer the
+//     step before read, and does its math;
+//   - the hand-over: each band of fragment rows staged as f32 (the lane to
+//     (row, column) map above), as the WMMA loop does.
+// Shared rows are padded by 16 bytes, as every tier's: the 8 rows of 16
+// bytes an ldmatrix phase reads (stride 80, 144 or 16 * odd bytes) fall in 8
+// different 4-bank groups, so the fragment loads are free of bank conflicts
+// without a swizzle.
+//
+//===----------------------------------------------------------------------===//
+#include "gemm/Epilogue.h"
+#include "gemm/MainLoop.h"
+
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace tessel::codegen::gemm {
+
+namespace {
+
+class Sm80MainLoop final : public MainLoop {
+public:
+  using MainLoop::MainLoop;
+
+  SmallVector<Value> initAccumulators() override;
+  SmallVector<Value> emitKLoop(OperandGather &gather, ValueRange init) override;
+  SmallVector<Value> computeStep(const TileViews &tiles, ValueRange accs) override;
+  void toEpilogue(ValueRange accs, Epilogue &epilogue) override;
+
+private:
+  VectorType accType() { return VectorType::get({2, 2}, b.getF32Type()); }
+  /// Closes the thread's copies issued since the last group into a group.
+  Value commit() {
+    return b.create<nvgpu::DeviceAsyncCreateGroupOp>(
+        loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+  }
+  /// Waits until at most `pending` of the thread's groups are in flight.
+  void wait(Value token, int64_t pending) {
+    b.create<nvgpu::DeviceAsyncWaitOp>(loc, token, b.getI32IntegerAttr(int32_t(pending)));
+  }
+};
+
+SmallVector<Value> Sm80MainLoop::initAccumulators() {
+  Value zero = b.create<arith::ConstantOp>(loc, cast<TypedAttr>(b.getZeroAttr(accType())));
+  return SmallVector<Value>(t.fragsM * t.fragsN, zero);
+}
+
+/// Prologue: K steps 0 .. stages - 2 into buffers 0 .. stages - 2, a group
+/// each (empty past the last step, so that step i's group is always the
+/// i-th). Step i: wait until only the stages - 2 groups after its own are
+/// in flight; barrier (its buffer is complete in every thread's view, and
+/// every warp is done with step i - 1's); copies of step i + stages - 1 into
+/// that buffer, (i - 1) mod stages; commit; the math on buffer i mod stages.
+SmallVector<Value> Sm80MainLoop::emitKLoop(OperandGather &gather, ValueRange init) {
+  const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages;
+  Value kBase = mul(block.split, steps * t.blockK);
+  auto buffer = [&](Value step) {
+    return gather.tileViews(mul(rem(step, stages), plan.bufferBytes));
+  };
+  Value token;
+  for (int64_t s = 0; s + 1 < stages; ++s) {
+    if (s < steps)
+      gather.copyAsync(add(kBase, s * t.blockK), gather.tileViews(c(s * plan.bufferBytes)));
+    token = commit();
+  }
+  auto kLoop = b.create<scf::ForOp>(
+      loc, c(0), c(steps), c(1), init, [&](OpBuilder &, Location, Value step, ValueRange accs) {
+        wait(token, stages - 2);
+        b.create<gpu::BarrierOp>(loc);
+        Value ahead = add(step, stages - 1);
+        auto refill = b.create<scf::IfOp>(loc, below(ahead, steps), /*withElseRegion=*/false);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&refill.getThenRegion().front());
+          gather.copyAsync(add(kBase, mul(ahead, t.blockK)), buffer(ahead));
+        }
+        commit();
+        b.create<scf::YieldOp>(loc, computeStep(buffer(step), accs));
+      });
+  b.setInsertionPointAfter(kLoop);
+  // Every warp is done with the buffers before the epilogue's staging
+  // overwrites them (the groups still open are empty).
+  b.create<gpu::BarrierOp>(loc);
+  return SmallVector<Value>(kLoop.getResults());
+}
+
+SmallVector<Value> Sm80MainLoop::computeStep(const TileViews &tiles, ValueRange accs) {
+  Type f16 = b.getF16Type();
+  auto x4 = VectorType::get({4, 2}, f16), pair = VectorType::get({2, 2}, f16);
+  Value zeroPair = b.create<arith::ConstantOp>(loc, cast<TypedAttr>(b.getZeroAttr(pair)));
+  Value lane = rem(block.tid, kWarpSize);
+  Value warp = div(block.tid, kWarpSize);
+  Value warpRow = mul(div(warp, t.warpsN), t.fragsM * t.fragM);
+  Value warpCol = mul(rem(warp, t.warpsN), t.fragsN * t.fragN);
+  // ldmatrix.x4: lane l gives the address of row l % 8 of 8x8 matrix l / 8.
+  Value matrix = div(lane, 8), row = rem(lane, 8);
+  const bool aRows = plan.a.sharedKContiguous, bRows = plan.b.sharedKContiguous;
+  SmallVector<Value> next(accs.begin(), accs.end());
+  for (int64_t ks = 0; ks < t.blockK; ks += t.fragK) {
+    // A, 16x16 per fragment: matrices (m 0-7, k 0-7), (m 8-15, k 0-7),
+    // (m 0-7, k 8-15), (m 8-15, k 8-15), registers a0..a3 of m16n8k16.
+    SmallVector<Value> as, bs;
+    for (int64_t i = 0; i < t.fragsM; ++i) {
+      Value m0 = add(warpRow, i * t.fragM);
+      Value mOff = mul(rem(matrix, 2), 8), kOff = mul(div(matrix, 2), 8);
+      // Stored [m][k]: the matrix's rows are m; stored [k][m]: k, transposed.
+      SmallVector<Value> at = aRows ? SmallVector<Value>{add(add(m0, mOff), row), add(kOff, c(ks))}
+                                    : SmallVector<Value>{add(add(row, kOff), c(ks)), add(m0, mOff)};
+      as.push_back(b.create<nvgpu::LdMatrixOp>(loc, x4, tiles.a, at, /*transpose=*/!aRows, 4));
+    }
+    // B, two 16x8 fragments per x4: matrices (n j, k 0-7), (n j, k 8-15),
+    // (n j+1, k 0-7), (n j+1, k 8-15); b0, b1 of fragment j, then of j + 1.
+    for (int64_t j = 0; j < t.fragsN; j += 2) {
+      Value n0 = add(warpCol, j * t.fragN);
+      Value nOff = mul(div(matrix, 2), 8), kOff = mul(rem(matrix, 2), 8);
+      SmallVector<Value> at = bRows ? SmallVector<Value>{add(add(n0, nOff), row), add(kOff, c(ks))}
+                                    : SmallVector<Value>{add(add(row, kOff), c(ks)), add(n0, nOff)};
+      Value two = b.create<nvgpu::LdMatrixOp>(loc, x4, tiles.b, at, /*transpose=*/!bRows, 4);
+      for (int64_t half : {0, 2}) {
+        Value fragment = zeroPair;
+        for (int64_t r = 0; r < 2; ++r)
+          fragment = b.create<vector::InsertOp>(
+              loc, b.create<vector::ExtractOp>(loc, two, ArrayRef<int64_t>{half + r}), fragment,
+              ArrayRef<int64_t>{r});
+        bs.push_back(fragment);
+      }
+    }
+    for (int64_t i = 0; i < t.fragsM; ++i)
+      for (int64_t j = 0; j < t.fragsN; ++j)
+        next[i * t.fragsN + j] = b.create<nvgpu::MmaSyncOp>(
+            loc, as[i], bs[j], next[i * t.fragsN + j],
+            ArrayRef<int64_t>{t.fragM, t.fragN, t.fragK});
+  }
+  return next;
+}
+
+void Sm80MainLoop::toEpilogue(ValueRange accs, Epilogue &epilogue) {
+  Value lane = rem(block.tid, kWarpSize);
+  Value warp = div(block.tid, kWarpSize);
+  Value warpM = div(warp, t.warpsN);
+  Value warpCol = mul(rem(warp, t.warpsN), t.fragsN * t.fragN);
+  Value group = div(lane, 4), pairCol = mul(rem(lane, 4), 2);
+  // Band i holds fragment row i of every warp: staging row warpM * 16 + r is
+  // tile row warpM * fragsM * 16 + i * 16 + r.
+  for (int64_t i = 0; i < t.fragsM; ++i) {
+    for (int64_t j = 0; j < t.fragsN; ++j) {
+      Value acc = accs[i * t.fragsN + j];
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t col = 0; col < 2; ++col) {
+          Value v = b.create<vector::ExtractOp>(loc, acc, ArrayRef<int64_t>{half, col});
+          Value r = add(add(mul(warpM, t.fragM), group), half * 8);
+          Value cc = add(add(warpCol, j * t.fragN), add(pairCol, col));
+          b.create<memref::StoreOp>(loc, v, epilogue.stagingView(), ValueRange{r, cc});
+        }
+    }
+    b.create<gpu::BarrierOp>(loc);
+    epilogue.storeStaged(t.warpsM * t.fragM, [&](Value row) {
+      return add(mul(div(row, t.fragM), t.fragsM * t.fragM), add(rem(row, t.fragM), i * t.fragM));
+    });
+    if (i + 1 < t.fragsM)
+      b.create<gpu::BarrierOp>(loc);
+  }
+}
+
+} // namespace
+
+std::unique_ptr<MainLoop> makeSm80MainLoop(OpBuilder &b, const GemmKernel &kernel,
+                                           BlockCoords &block, const SharedPlan &plan) {
+  return std::make_unique<Sm80MainLoop>(b, kernel, block, plan);
+}
+
+} // namespace tessel::codegen::gemm
