@@ -371,7 +371,7 @@ TEST(RuntimeCppWrapper, RunsAndThrowsErrorsWithCodes) {
     FAIL() << "expected tessel::Error";
   } catch (const tessel::Error &e) {
     EXPECT_EQ(e.code(), TESSEL_INVALID_ARGUMENT);
-    EXPECT_STREQ(e.what(), "tier is not a tessel_tier_t (AUTO, CPU, SIMT or TC)");
+    EXPECT_STREQ(e.what(), "tier is not a tessel_tier_t (AUTO, CPU, SIMT, TC, TC_SM70 or TC_SM80)");
   }
   // A forced GPU tier caps each step's tier: without a usable GPU it is an
   // error; with one, this engine (no GPU kernels) runs on the CPU tier.
