@@ -45,6 +45,11 @@ public:
   void toEpilogue(ValueRange accs, Epilogue &epilogue) override;
 
 private:
+  /// A k16 group's fragments of the warp's tile: fragsM A (vector<4x2xf16>),
+  /// then fragsN B (vector<2x2xf16>).
+  SmallVector<Value> loadFragments(const TileViews &tiles, int64_t ks);
+  /// accs plus the products of one k16 group's fragments.
+  SmallVector<Value> multiply(ValueRange fragments, ValueRange accs);
   VectorType accType() { return VectorType::get({2, 2}, b.getF32Type()); }
   /// Closes the thread's copies issued since the last group into a group.
   Value commit() {
@@ -64,12 +69,21 @@ SmallVector<Value> Sm80MainLoop::initAccumulators() {
 
 /// Prologue: K steps 0 .. stages - 2 into buffers 0 .. stages - 2, a group
 /// each (empty past the last step, so that step i's group is always the
-/// i-th). Step i: wait until only the stages - 2 groups after its own are
-/// in flight; barrier (its buffer is complete in every thread's view, and
-/// every warp is done with step i - 1's); copies of step i + stages - 1 into
-/// that buffer, (i - 1) mod stages; commit; the math on buffer i mod stages.
+/// i-th); wait for step 0's group, barrier, load step 0's first k16
+/// fragments. Step i, k16 group g of G = blockK / 16:
+///   g = 0      copies of step i + stages - 1 into buffer (i - 1) mod stages
+///              (every warp read its last fragments of step i - 1 before
+///              the barrier that ended step i - 1), commit;
+///   g < G - 1  load group g + 1's fragments of step i;
+///   g = G - 1  wait until only stages - 2 groups are in flight (step i +
+///              1's copies have landed), barrier (and every warp has loaded
+///              all of step i), load step i + 1's first fragments;
+///   then the MMAs of group g, with the fragments loaded one group before.
+/// So the fragment loads of group g + 1, and across the barrier those of the
+/// next step, are in flight during group g's MMAs (CUTLASS's warp-level
+/// double buffering in MmaMultistage).
 SmallVector<Value> Sm80MainLoop::emitKLoop(OperandGather &gather, ValueRange init) {
-  const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages;
+  const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages, groups = t.blockK / t.fragK;
   Value kBase = mul(block.split, steps * t.blockK);
   auto buffer = [&](Value step) {
     return gather.tileViews(mul(rem(step, stages), plan.bufferBytes));
@@ -80,28 +94,61 @@ SmallVector<Value> Sm80MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
       gather.copyAsync(add(kBase, s * t.blockK), gather.tileViews(c(s * plan.bufferBytes)));
     token = commit();
   }
+  wait(token, stages - 2);
+  b.create<gpu::BarrierOp>(loc);
+  SmallVector<Value> carried(init.begin(), init.end());
+  const size_t accCount = carried.size();
+  carried.append(loadFragments(gather.tileViews(c(0)), 0));
   auto kLoop = b.create<scf::ForOp>(
-      loc, c(0), c(steps), c(1), init, [&](OpBuilder &, Location, Value step, ValueRange accs) {
-        wait(token, stages - 2);
-        b.create<gpu::BarrierOp>(loc);
-        Value ahead = add(step, stages - 1);
-        auto refill = b.create<scf::IfOp>(loc, below(ahead, steps), /*withElseRegion=*/false);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&refill.getThenRegion().front());
-          gather.copyAsync(add(kBase, mul(ahead, t.blockK)), buffer(ahead));
+      loc, c(0), c(steps), c(1), carried,
+      [&](OpBuilder &, Location, Value step, ValueRange args) {
+        SmallVector<Value> accs(args.take_front(accCount));
+        SmallVector<Value> fragments(args.drop_front(accCount));
+        for (int64_t g = 0; g < groups; ++g) {
+          if (g == 0) {
+            Value ahead = add(step, stages - 1);
+            auto refill = b.create<scf::IfOp>(loc, below(ahead, steps), /*withElseRegion=*/false);
+            {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(&refill.getThenRegion().front());
+              gather.copyAsync(add(kBase, mul(ahead, t.blockK)), buffer(ahead));
+            }
+            commit();
+          }
+          SmallVector<Value> next;
+          if (g + 1 < groups) {
+            next = loadFragments(buffer(step), (g + 1) * t.fragK);
+          } else {
+            wait(token, stages - 2);
+            b.create<gpu::BarrierOp>(loc);
+            // Step i + 1's first fragments, where there is a step i + 1.
+            Value following = add(step, 1);
+            SmallVector<Type> types;
+            for (Value v : fragments)
+              types.push_back(v.getType());
+            auto load = b.create<scf::IfOp>(loc, types, below(following, steps),
+                                            /*withElseRegion=*/true);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(&load.getThenRegion().front());
+            b.create<scf::YieldOp>(loc, loadFragments(buffer(following), 0));
+            b.setInsertionPointToStart(&load.getElseRegion().front());
+            b.create<scf::YieldOp>(loc, ValueRange(fragments));
+            next.assign(load.getResults().begin(), load.getResults().end());
+          }
+          accs = multiply(fragments, accs);
+          fragments = next;
         }
-        commit();
-        b.create<scf::YieldOp>(loc, computeStep(buffer(step), accs));
+        accs.append(fragments);
+        b.create<scf::YieldOp>(loc, accs);
       });
   b.setInsertionPointAfter(kLoop);
   // Every warp is done with the buffers before the epilogue's staging
   // overwrites them (the groups still open are empty).
   b.create<gpu::BarrierOp>(loc);
-  return SmallVector<Value>(kLoop.getResults());
+  return SmallVector<Value>(kLoop.getResults().take_front(accCount));
 }
 
-SmallVector<Value> Sm80MainLoop::computeStep(const TileViews &tiles, ValueRange accs) {
+SmallVector<Value> Sm80MainLoop::loadFragments(const TileViews &tiles, int64_t ks) {
   Type f16 = b.getF16Type();
   auto x4 = VectorType::get({4, 2}, f16), pair = VectorType::get({2, 2}, f16);
   Value zeroPair = b.create<arith::ConstantOp>(loc, cast<TypedAttr>(b.getZeroAttr(pair)));
@@ -112,42 +159,51 @@ SmallVector<Value> Sm80MainLoop::computeStep(const TileViews &tiles, ValueRange 
   // ldmatrix.x4: lane l gives the address of row l % 8 of 8x8 matrix l / 8.
   Value matrix = div(lane, 8), row = rem(lane, 8);
   const bool aRows = plan.a.sharedKContiguous, bRows = plan.b.sharedKContiguous;
-  SmallVector<Value> next(accs.begin(), accs.end());
-  for (int64_t ks = 0; ks < t.blockK; ks += t.fragK) {
-    // A, 16x16 per fragment: matrices (m 0-7, k 0-7), (m 8-15, k 0-7),
-    // (m 0-7, k 8-15), (m 8-15, k 8-15), registers a0..a3 of m16n8k16.
-    SmallVector<Value> as, bs;
-    for (int64_t i = 0; i < t.fragsM; ++i) {
-      Value m0 = add(warpRow, i * t.fragM);
-      Value mOff = mul(rem(matrix, 2), 8), kOff = mul(div(matrix, 2), 8);
-      // Stored [m][k]: the matrix's rows are m; stored [k][m]: k, transposed.
-      SmallVector<Value> at = aRows ? SmallVector<Value>{add(add(m0, mOff), row), add(kOff, c(ks))}
-                                    : SmallVector<Value>{add(add(row, kOff), c(ks)), add(m0, mOff)};
-      as.push_back(b.create<nvgpu::LdMatrixOp>(loc, x4, tiles.a, at, /*transpose=*/!aRows, 4));
-    }
-    // B, two 16x8 fragments per x4: matrices (n j, k 0-7), (n j, k 8-15),
-    // (n j+1, k 0-7), (n j+1, k 8-15); b0, b1 of fragment j, then of j + 1.
-    for (int64_t j = 0; j < t.fragsN; j += 2) {
-      Value n0 = add(warpCol, j * t.fragN);
-      Value nOff = mul(div(matrix, 2), 8), kOff = mul(rem(matrix, 2), 8);
-      SmallVector<Value> at = bRows ? SmallVector<Value>{add(add(n0, nOff), row), add(kOff, c(ks))}
-                                    : SmallVector<Value>{add(add(row, kOff), c(ks)), add(n0, nOff)};
-      Value two = b.create<nvgpu::LdMatrixOp>(loc, x4, tiles.b, at, /*transpose=*/!bRows, 4);
-      for (int64_t half : {0, 2}) {
-        Value fragment = zeroPair;
-        for (int64_t r = 0; r < 2; ++r)
-          fragment = b.create<vector::InsertOp>(
-              loc, b.create<vector::ExtractOp>(loc, two, ArrayRef<int64_t>{half + r}), fragment,
-              ArrayRef<int64_t>{r});
-        bs.push_back(fragment);
-      }
-    }
-    for (int64_t i = 0; i < t.fragsM; ++i)
-      for (int64_t j = 0; j < t.fragsN; ++j)
-        next[i * t.fragsN + j] = b.create<nvgpu::MmaSyncOp>(
-            loc, as[i], bs[j], next[i * t.fragsN + j],
-            ArrayRef<int64_t>{t.fragM, t.fragN, t.fragK});
+  // A, 16x16 per fragment: matrices (m 0-7, k 0-7), (m 8-15, k 0-7),
+  // (m 0-7, k 8-15), (m 8-15, k 8-15), registers a0..a3 of m16n8k16.
+  SmallVector<Value> fragments;
+  for (int64_t i = 0; i < t.fragsM; ++i) {
+    Value m0 = add(warpRow, i * t.fragM);
+    Value mOff = mul(rem(matrix, 2), 8), kOff = mul(div(matrix, 2), 8);
+    // Stored [m][k]: the matrix's rows are m; stored [k][m]: k, transposed.
+    SmallVector<Value> at = aRows ? SmallVector<Value>{add(add(m0, mOff), row), add(kOff, c(ks))}
+                                  : SmallVector<Value>{add(add(row, kOff), c(ks)), add(m0, mOff)};
+    fragments.push_back(b.create<nvgpu::LdMatrixOp>(loc, x4, tiles.a, at, /*transpose=*/!aRows, 4));
   }
+  // B, two 16x8 fragments per x4: matrices (n j, k 0-7), (n j, k 8-15),
+  // (n j+1, k 0-7), (n j+1, k 8-15); b0, b1 of fragment j, then of j + 1.
+  for (int64_t j = 0; j < t.fragsN; j += 2) {
+    Value n0 = add(warpCol, j * t.fragN);
+    Value nOff = mul(div(matrix, 2), 8), kOff = mul(rem(matrix, 2), 8);
+    SmallVector<Value> at = bRows ? SmallVector<Value>{add(add(n0, nOff), row), add(kOff, c(ks))}
+                                  : SmallVector<Value>{add(add(row, kOff), c(ks)), add(n0, nOff)};
+    Value two = b.create<nvgpu::LdMatrixOp>(loc, x4, tiles.b, at, /*transpose=*/!bRows, 4);
+    for (int64_t half : {0, 2}) {
+      Value fragment = zeroPair;
+      for (int64_t r = 0; r < 2; ++r)
+        fragment = b.create<vector::InsertOp>(
+            loc, b.create<vector::ExtractOp>(loc, two, ArrayRef<int64_t>{half + r}), fragment,
+            ArrayRef<int64_t>{r});
+      fragments.push_back(fragment);
+    }
+  }
+  return fragments;
+}
+
+SmallVector<Value> Sm80MainLoop::multiply(ValueRange fragments, ValueRange accs) {
+  SmallVector<Value> next(accs.begin(), accs.end());
+  for (int64_t i = 0; i < t.fragsM; ++i)
+    for (int64_t j = 0; j < t.fragsN; ++j)
+      next[i * t.fragsN + j] = b.create<nvgpu::MmaSyncOp>(
+          loc, fragments[i], fragments[t.fragsM + j], next[i * t.fragsN + j],
+          ArrayRef<int64_t>{t.fragM, t.fragN, t.fragK});
+  return next;
+}
+
+SmallVector<Value> Sm80MainLoop::computeStep(const TileViews &tiles, ValueRange accs) {
+  SmallVector<Value> next(accs.begin(), accs.end());
+  for (int64_t ks = 0; ks < t.blockK; ks += t.fragK)
+    next = multiply(loadFragments(tiles, ks), next);
   return next;
 }
 
