@@ -100,6 +100,7 @@ constexpr double kLoadBytesPerClock = 64;
 constexpr double kStepOverhead = 64;
 constexpr double kReduceLaunchClocks = 3000;
 constexpr int64_t kMaxPrefetchRegisters = 32;
+constexpr int64_t kMaxSm80WindowSlots = 8;
 constexpr int64_t kSplitKChoices[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
 
 double tilingCost(const GemmProblem &p, const TileConfig &t, double macsPerClock) {
@@ -128,6 +129,14 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
     return false;
   if (sm80 && (plan.a.vector * elemBytes(plan.a.type) != 16 ||
                plan.b.vector * elemBytes(plan.b.type) != 16))
+    return false;
+  // tc-sm80's im2col copies keep each slot's window origin in registers
+  // beside 128 accumulator and 32 double-buffered fragment registers: more
+  // than 8 slots a thread (ResNet-50 b256's 256x64x64 3x3: 16) spill at 255.
+  const bool im2col = p.op == GemmOpKind::Conv &&
+                      !(p.conv.kH == 1 && p.conv.kW == 1 && p.conv.strideH == 1 &&
+                        p.conv.strideW == 1 && p.conv.padH == 0 && p.conv.padW == 0);
+  if (sm80 && im2col && gatherSlots(plan.a, t) > kMaxSm80WindowSlots)
     return false;
   // Gathers are unrolled per thread: keep them short.
   for (const Staging &s : {plan.a, plan.b})

@@ -66,4 +66,37 @@ TEST(Tiling, HeuristicChoices) {
   EXPECT_FALSE(chooseTiles(gemm(64, 64, 64, false, false, ElemType::F32), GemmTier::TensorCore));
 }
 
+/// tc-sm80's choices on the shapes its sweep measured on the H100
+/// (bench/NOTES.md): the square GEMM's 128x256x64 with 3 stages in 156 KiB,
+/// BERT-base b8's MLP down-projection 64x128x64 with 4, and no kernel where
+/// an operand has no 16-byte runs.
+TEST(Tiling, Sm80Choices) {
+  auto tc80 = [](const GemmProblem &p) { return chooseTiles(p, GemmTier::TensorCoreSm80); };
+  TileConfig square = *tc80(gemm(4096, 4096, 4096, false, false));
+  EXPECT_EQ(square.blockM, 128);
+  EXPECT_EQ(square.blockN, 256);
+  EXPECT_EQ(square.blockK, 64);
+  EXPECT_EQ(square.stages, 3);
+  EXPECT_EQ(square.threads(), 256);
+  EXPECT_EQ(GemmKernel({gemm(4096, 4096, 4096, false, false), square, "k"}).sharedBytes(),
+            156672u);
+  TileConfig down = *tc80(gemm(1024, 768, 3072, false, false));
+  EXPECT_EQ(down.blockM, 64);
+  EXPECT_EQ(down.blockN, 128);
+  EXPECT_EQ(down.blockK, 64);
+  EXPECT_EQ(down.stages, 4);
+  // Stages never exceed the 160 KiB the heuristic allows.
+  for (const GemmProblem &p : {gemm(4096, 4096, 4096, true, true), gemm(512, 1536, 6144, false, true),
+                               conv(256, 56, 56, 64, 64, 3, 3, 1, 1)})
+    EXPECT_LE(GemmKernel({p, *tc80(p), "k"}).sharedBytes(), 160u * 1024) << p.key();
+  // ResNet-50 b256's first 3x3 (56x56x64): at most 8 im2col slots a thread
+  // (256x64x64 with 4 warps had 16 and spilled at 255 registers).
+  GemmProblem l1 = conv(256, 56, 56, 64, 64, 3, 3, 1, 1);
+  TileConfig l1Tiles = *tc80(l1);
+  EXPECT_LE(l1Tiles.blockM * l1Tiles.blockK / 8, 8 * l1Tiles.threads());
+  // K = 20 with a k-contiguous B: no 16-byte runs, no tc-sm80 kernel.
+  EXPECT_FALSE(tc80(gemm(33, 17, 20, false, true)));
+  EXPECT_FALSE(tc80(gemm(64, 64, 64, false, false, ElemType::F32)));
+}
+
 } // namespace
