@@ -247,32 +247,24 @@ int32_t boundTensor(const StepView &step, const GemmProblem &p, llvm::StringRef 
   return step.outputs[0];
 }
 
-const char *moduleName(GemmTier tier) {
-  switch (tier) {
-  case GemmTier::TensorCore: return "tessel_gemm_tc";
-  case GemmTier::TensorCoreSm80: return "tessel_gemm_tc80";
-  case GemmTier::Simt: return "tessel_gemm_simt";
-  }
-  return "";
-}
+/// What each tier is called and built for, in one place: its module, its
+/// kernels' name prefix, its engine tier and the SM its PTX targets.
+struct TierFacts {
+  const char *module, *prefix;
+  engine::Tier engineTier;
+  int ptxArch;
+};
 
-/// The prefix of the tier's kernel names.
-const char *kernelPrefix(GemmTier tier) {
+const TierFacts &factsOf(GemmTier tier) {
+  static const TierFacts tc{"tessel_gemm_tc", "tc_", engine::Tier::tc_sm70, 70};
+  static const TierFacts tc80{"tessel_gemm_tc80", "tc80_", engine::Tier::tc_sm80, 80};
+  static const TierFacts simt{"tessel_gemm_simt", "simt_", engine::Tier::simt, 60};
   switch (tier) {
-  case GemmTier::TensorCore: return "tc_";
-  case GemmTier::TensorCoreSm80: return "tc80_";
-  case GemmTier::Simt: return "simt_";
+  case GemmTier::TensorCore: return tc;
+  case GemmTier::TensorCoreSm80: return tc80;
+  case GemmTier::Simt: return simt;
   }
-  return "";
-}
-
-engine::Tier engineTier(GemmTier tier) {
-  switch (tier) {
-  case GemmTier::TensorCore: return engine::Tier::tc_sm70;
-  case GemmTier::TensorCoreSm80: return engine::Tier::tc_sm80;
-  case GemmTier::Simt: return engine::Tier::simt;
-  }
-  return engine::Tier::simt;
+  return simt;
 }
 
 /// The kernel whose code holds PTX line `line` (1-based), by its .entry.
@@ -319,19 +311,12 @@ std::optional<GemmProblem> describeGemmStep(const StepView &step) {
   return p;
 }
 
-int ptxArch(GemmTier tier) {
-  switch (tier) {
-  case GemmTier::TensorCore: return 70;
-  case GemmTier::TensorCoreSm80: return 80;
-  case GemmTier::Simt: return 60;
-  }
-  return 60;
-}
+int ptxArch(GemmTier tier) { return factsOf(tier).ptxArch; }
 
 FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
                                           ArrayRef<GemmKernel> kernels, const Targets &targets,
                                           function_ref<Location(size_t)> where) {
-  FailureOr<OwningOpRef<ModuleOp>> module = buildGemmModule(ctx, moduleName(tier), kernels);
+  FailureOr<OwningOpRef<ModuleOp>> module = buildGemmModule(ctx, factsOf(tier).module, kernels);
   if (failed(module))
     return failure();
   bool wide = llvm::any_of(kernels, [](const GemmKernel &k) { return k.problem.needsWideIndex(); });
@@ -341,7 +326,7 @@ FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
     return failure();
 
   KernelModule result;
-  result.name = moduleName(tier);
+  result.name = factsOf(tier).module;
   KernelImage ptxImage;
   ptxImage.arch = ptxArch(tier);
   ptxImage.data.assign(ptx->begin(), ptx->end());
@@ -422,7 +407,7 @@ struct GemmPlanner::Impl {
       const char *op = problem.op == GemmOpKind::Conv   ? "conv"
                        : problem.op == GemmOpKind::Gemm ? "gemm"
                                                         : "matmul";
-      kernel.name = std::string(kernelPrefix(tier.tier)) + op + "_" +
+      kernel.name = std::string(factsOf(tier.tier).prefix) + op + "_" +
                     std::to_string(tier.kernels.size());
       tier.kernels.push_back(std::move(kernel));
       tier.firstUse.push_back(loc);
@@ -457,7 +442,7 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
                                   : KernelArg::tensorAddress(boundTensor(step, *problem, param));
     };
     KernelVariant variant;
-    variant.tier = engineTier(tier.tier);
+    variant.tier = factsOf(tier.tier).engineTier;
     variant.kernel = kernel.name;
     variant.minComputeCapability = ptxArch(tier.tier);
     variant.alignment = kernel.alignment();

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "gemm/MainLoop.h"
 
+#include "gemm/Epilogue.h"
+
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -74,6 +76,22 @@ SmallVector<Value> MainLoop::emitKLoop(OperandGather &gather, ValueRange init) {
       });
   b.setInsertionPointAfter(kLoop);
   return SmallVector<Value>(kLoop.getResults());
+}
+
+void MainLoop::toEpilogueByBands(Epilogue &epilogue,
+                                 llvm::function_ref<void(int64_t band)> storeBand) {
+  // Staging row warpM * fragM + r is tile row warpM * fragsM * fragM + i *
+  // fragM + r.
+  for (int64_t i = 0; i < t.fragsM; ++i) {
+    storeBand(i);
+    b.create<gpu::BarrierOp>(loc);
+    epilogue.storeStaged(t.warpsM * t.fragM, [&](Value row) {
+      return add(mul(div(row, t.fragM), t.fragsM * t.fragM), add(rem(row, t.fragM), i * t.fragM));
+    });
+    // The next band's stores wait until every thread has read this one.
+    if (i + 1 < t.fragsM)
+      b.create<gpu::BarrierOp>(loc);
+  }
 }
 
 std::unique_ptr<MainLoop> makeMainLoop(OpBuilder &b, const GemmKernel &kernel,

@@ -71,6 +71,13 @@ public:
   virtual void toEpilogue(mlir::ValueRange accs, Epilogue &epilogue) = 0;
 
 protected:
+  /// The Tensor Core tiers' hand-over: one band of fragment rows at a time
+  /// (the whole tile's f32 would not fit beside nothing else). Band i holds
+  /// fragment row i of every warp, which `storeBand(i)` stages at rows
+  /// warpM * fragM + r; then a barrier, Epilogue::storeStaged, and a barrier
+  /// before the next band's stores.
+  void toEpilogueByBands(Epilogue &epilogue, llvm::function_ref<void(int64_t band)> storeBand);
+
   const SharedPlan &plan;
 };
 

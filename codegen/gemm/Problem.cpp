@@ -106,6 +106,12 @@ int64_t gemm::operandElements(const GemmProblem &p, llvm::StringRef param) {
   return p.op == GemmOpKind::Conv ? c.batch * c.outH * c.outW * c.outC : p.batch * p.m * p.n;
 }
 
+bool GemmProblem::im2col() const {
+  return op == GemmOpKind::Conv &&
+         !(conv.kH == 1 && conv.kW == 1 && conv.strideH == 1 && conv.strideW == 1 &&
+           conv.padH == 0 && conv.padW == 0);
+}
+
 bool GemmProblem::needsWideIndex() const {
   constexpr int64_t kLimit = int64_t(1) << 31;
   for (llvm::StringRef param : {"a", "b", "addend", "out"})

@@ -74,6 +74,9 @@ struct GemmProblem {
   std::string key() const;
   /// Whether some operand has 2^31 elements or more (64-bit indexing).
   bool needsWideIndex() const;
+  /// A conv whose A rows are gathered through its window (im2col), not the
+  /// input itself (a 1x1, stride 1, unpadded conv).
+  bool im2col() const;
 };
 
 } // namespace tessel::codegen

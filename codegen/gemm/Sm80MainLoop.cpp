@@ -213,9 +213,7 @@ void Sm80MainLoop::toEpilogue(ValueRange accs, Epilogue &epilogue) {
   Value warpM = div(warp, t.warpsN);
   Value warpCol = mul(rem(warp, t.warpsN), t.fragsN * t.fragN);
   Value group = div(lane, 4), pairCol = mul(rem(lane, 4), 2);
-  // Band i holds fragment row i of every warp: staging row warpM * 16 + r is
-  // tile row warpM * fragsM * 16 + i * 16 + r.
-  for (int64_t i = 0; i < t.fragsM; ++i) {
+  toEpilogueByBands(epilogue, [&](int64_t i) {
     for (int64_t j = 0; j < t.fragsN; ++j) {
       Value acc = accs[i * t.fragsN + j];
       for (int64_t half = 0; half < 2; ++half)
@@ -226,13 +224,7 @@ void Sm80MainLoop::toEpilogue(ValueRange accs, Epilogue &epilogue) {
           b.create<memref::StoreOp>(loc, v, epilogue.stagingView(), ValueRange{r, cc});
         }
     }
-    b.create<gpu::BarrierOp>(loc);
-    epilogue.storeStaged(t.warpsM * t.fragM, [&](Value row) {
-      return add(mul(div(row, t.fragM), t.fragsM * t.fragM), add(rem(row, t.fragM), i * t.fragM));
-    });
-    if (i + 1 < t.fragsM)
-      b.create<gpu::BarrierOp>(loc);
-  }
+  });
 }
 
 } // namespace

@@ -150,9 +150,7 @@ OperandGather::RowState OperandGather::rowSetup(bool isA, Value row) {
   s.valid = below(row, isA ? p.m : p.n);
   const ConvShape &cv = p.conv;
   if (p.op == GemmOpKind::Conv && isA) {
-    bool pointwise = cv.kH == 1 && cv.kW == 1 && cv.strideH == 1 && cv.strideW == 1 &&
-                     cv.padH == 0 && cv.padW == 0;
-    if (pointwise) {
+    if (!p.im2col()) {
       // The input is the A matrix itself: [M][inC], group z's channels.
       s.address = add(mul(row, cv.inC), aBatchOffset);
       return s;

@@ -133,10 +133,7 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   // tc-sm80's im2col copies keep each slot's window origin in registers
   // beside 128 accumulator and 32 double-buffered fragment registers: more
   // than 8 slots a thread (ResNet-50 b256's 256x64x64 3x3: 16) spill at 255.
-  const bool im2col = p.op == GemmOpKind::Conv &&
-                      !(p.conv.kH == 1 && p.conv.kW == 1 && p.conv.strideH == 1 &&
-                        p.conv.strideW == 1 && p.conv.padH == 0 && p.conv.padW == 0);
-  if (sm80 && im2col && gatherSlots(plan.a, t) > kMaxSm80WindowSlots)
+  if (sm80 && p.im2col() && gatherSlots(plan.a, t) > kMaxSm80WindowSlots)
     return false;
   // Gathers are unrolled per thread: keep them short.
   for (const Staging &s : {plan.a, plan.b})
@@ -200,6 +197,43 @@ std::optional<TileConfig> cheapest(const GemmProblem &p, ArrayRef<TileConfig> ti
   return std::nullopt;
 }
 
+/// The Tensor Core tiers' candidates, in the order ties are broken: blocks
+/// of 4 or 8 warps (warpsM x warpsN), each warp fragsM x fragsN fragments of
+/// fragM x fragN (fragsM 1, 2 or 4; at most maxFragments), blockK 32 or 64
+/// (16 where K <= 16), blocks up to 256 x 256.
+SmallVector<TileConfig> warpTileCandidates(const GemmProblem &p, GemmTier tier, int64_t fragM,
+                                           int64_t fragN, ArrayRef<int64_t> fragsNs,
+                                           int64_t maxFragments) {
+  SmallVector<int64_t> blockKs =
+      p.k <= 16 ? SmallVector<int64_t>{16} : SmallVector<int64_t>{32, 64};
+  SmallVector<TileConfig> candidates;
+  for (int64_t warpsM : {1, 2, 4, 8})
+    for (int64_t warpsN : {1, 2, 4, 8}) {
+      if (warpsM * warpsN != 4 && warpsM * warpsN != 8)
+        continue;
+      for (int64_t fragsM : {1, 2, 4})
+        for (int64_t fragsN : fragsNs)
+          for (int64_t blockK : blockKs) {
+            if (fragsM * fragsN > maxFragments)
+              continue;
+            TileConfig t;
+            t.tier = tier;
+            t.fragM = fragM;
+            t.fragN = fragN;
+            t.warpsM = warpsM;
+            t.warpsN = warpsN;
+            t.fragsM = fragsM;
+            t.fragsN = fragsN;
+            t.blockM = warpsM * fragsM * fragM;
+            t.blockN = warpsN * fragsN * fragN;
+            t.blockK = blockK;
+            if (t.blockM <= 256 && t.blockN <= 256)
+              candidates.push_back(t);
+          }
+    }
+  return candidates;
+}
+
 std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
   if (p.a != ElemType::F16 || p.b != ElemType::F16)
     return std::nullopt;
@@ -214,38 +248,13 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
     if (padded(f) <= 0.75 * padded(Fragment{16, 16}) && padded(f) < padded(fragment))
       fragment = f;
 
-  SmallVector<int64_t> blockKs =
-      p.k <= 16 ? SmallVector<int64_t>{16} : SmallVector<int64_t>{32, 64};
-  SmallVector<TileConfig> candidates;
-  for (int64_t warpsM : {1, 2, 4, 8})
-    for (int64_t warpsN : {1, 2, 4, 8}) {
-      if (warpsM * warpsN != 4 && warpsM * warpsN != 8)
-        continue;
-      for (int64_t fragsM : {1, 2, 4})
-        for (int64_t fragsN : {1, 2, 4})
-          for (int64_t blockK : blockKs) {
-            // At most 8 accumulator fragments (64 f32 registers) per thread.
-            // 64x64 warp tiles (16 fragments, ~240 registers, 8 warps per
-            // SM) build and can be forced (--force-tiles), but measured on
-            // the H100 they won 1% on the GEMM and conv suites and lost 5.4%
-            // on ResNet-50 b256 (17.42 -> 18.41 ms, bench/NOTES.md).
-            if (fragsM * fragsN > 8)
-              continue;
-            TileConfig t;
-            t.tier = GemmTier::TensorCore;
-            t.fragM = fragment.m;
-            t.fragN = fragment.n;
-            t.warpsM = warpsM;
-            t.warpsN = warpsN;
-            t.fragsM = fragsM;
-            t.fragsN = fragsN;
-            t.blockM = warpsM * fragsM * fragment.m;
-            t.blockN = warpsN * fragsN * fragment.n;
-            t.blockK = blockK;
-            if (t.blockM <= 256 && t.blockN <= 256)
-              candidates.push_back(t);
-          }
-    }
+  // At most 8 accumulator fragments (64 f32 registers) per thread. 64x64
+  // warp tiles (16 fragments, ~240 registers, 8 warps per SM) build and can
+  // be forced (--force-tiles), but measured on the H100 they won 1% on the
+  // GEMM and conv suites and lost 5.4% on ResNet-50 b256 (17.42 -> 18.41
+  // ms, bench/NOTES.md).
+  SmallVector<TileConfig> candidates = warpTileCandidates(
+      p, GemmTier::TensorCore, fragment.m, fragment.n, {1, 2, 4}, /*maxFragments=*/8);
   return cheapest(p, candidates, 1024);
 }
 
@@ -256,37 +265,13 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
 std::optional<TileConfig> chooseSm80Tiles(const GemmProblem &p) {
   if (p.a != ElemType::F16 || p.b != ElemType::F16)
     return std::nullopt;
-  SmallVector<int64_t> blockKs =
-      p.k <= 16 ? SmallVector<int64_t>{16} : SmallVector<int64_t>{32, 64};
-  SmallVector<TileConfig> candidates;
-  for (int64_t warpsM : {1, 2, 4, 8})
-    for (int64_t warpsN : {1, 2, 4, 8}) {
-      if (warpsM * warpsN != 4 && warpsM * warpsN != 8)
-        continue;
-      for (int64_t fragsM : {1, 2, 4})
-        for (int64_t fragsN : {2, 4, 8})
-          for (int64_t blockK : blockKs) {
-            TileConfig t;
-            t.tier = GemmTier::TensorCoreSm80;
-            t.fragM = 16;
-            t.fragN = 8;
-            t.fragK = 16;
-            t.warpsM = warpsM;
-            t.warpsN = warpsN;
-            t.fragsM = fragsM;
-            t.fragsN = fragsN;
-            t.blockM = warpsM * fragsM * t.fragM;
-            t.blockN = warpsN * fragsN * t.fragN;
-            t.blockK = blockK;
-            if (t.blockM > 256 || t.blockN > 256)
-              continue;
-            for (int64_t stages : {4, 3, 2}) {
-              t.stages = stages;
-              if (sharedPlan(p, t).bytes <= kMaxDynamicSharedBytes)
-                break;
-            }
-            candidates.push_back(t);
-          }
+  SmallVector<TileConfig> candidates =
+      warpTileCandidates(p, GemmTier::TensorCoreSm80, 16, 8, {2, 4, 8}, /*maxFragments=*/32);
+  for (TileConfig &t : candidates)
+    for (int64_t stages : {4, 3, 2}) {
+      t.stages = stages;
+      if (sharedPlan(p, t).bytes <= kMaxDynamicSharedBytes)
+        break;
     }
   return cheapest(p, candidates, 1024);
 }

@@ -98,22 +98,13 @@ void WmmaMainLoop::toEpilogue(ValueRange accs, Epilogue &epilogue) {
   Value warp = div(block.tid, kWarpSize);
   Value warpM = div(warp, t.warpsN);
   Value warpCol = mul(rem(warp, t.warpsN), t.fragsN * t.fragN);
-  // Band i holds fragment row i of every warp: staging row warpM * fragM + r
-  // is tile row warpM * fragsM * fragM + i * fragM + r.
-  for (int64_t i = 0; i < t.fragsM; ++i) {
+  toEpilogueByBands(epilogue, [&](int64_t i) {
     for (int64_t j = 0; j < t.fragsN; ++j)
       b.create<gpu::SubgroupMmaStoreMatrixOp>(
           loc, accs[i * t.fragsN + j], epilogue.stagingView(),
           ValueRange{mul(warpM, t.fragM), add(warpCol, j * t.fragN)},
           b.getIndexAttr(stagingLd(t)), UnitAttr());
-    b.create<gpu::BarrierOp>(loc);
-    epilogue.storeStaged(t.warpsM * t.fragM, [&](Value row) {
-      return add(mul(div(row, t.fragM), t.fragsM * t.fragM), add(rem(row, t.fragM), i * t.fragM));
-    });
-    // The next band's stores wait until every thread has read this one.
-    if (i + 1 < t.fragsM)
-      b.create<gpu::BarrierOp>(loc);
-  }
+  });
 }
 
 } // namespace

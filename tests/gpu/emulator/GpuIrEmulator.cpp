@@ -246,9 +246,9 @@ bool Emulator::stepIf(scf::IfOp ifOp, const std::vector<bool> &mask) {
 
 /// The gpu.subgroup_mma_* ops, once per warp with any active thread (they
 /// are only ever reached by whole warps).
-bool Emulator::stepMma(Operation *op, const std::vector<bool> &mask) {
-  const int warps = threads / kWarp;
-  for (int w = 0; w < warps; ++w) {
+bool Emulator::forEachWarp(Operation *op, const std::vector<bool> &mask,
+                           llvm::function_ref<bool(int warp)> fn) {
+  for (int w = 0; w < threads / kWarp; ++w) {
     bool any = false, all = true;
     for (int l = 0; l < kWarp; ++l) {
       any = any || mask[w * kWarp + l];
@@ -257,7 +257,16 @@ bool Emulator::stepMma(Operation *op, const std::vector<bool> &mask) {
     if (!any)
       continue;
     if (!all)
-      return fail(op, "subgroup MMA op reached by part of a warp");
+      return fail(op, "warp-wide op reached by part of a warp");
+    if (!fn(w))
+      return false;
+  }
+  return true;
+}
+
+bool Emulator::stepMma(Operation *op, const std::vector<bool> &mask) {
+  const int warps = threads / kWarp;
+  return forEachWarp(op, mask, [&](int w) {
     int lane0 = w * kWarp, actor = 1000000 + w;
     auto matrix = [&](Value v) -> std::vector<float> & {
       auto &m = matrices[v.getAsOpaquePointer()];
@@ -335,8 +344,8 @@ bool Emulator::stepMma(Operation *op, const std::vector<bool> &mask) {
           storeScalar(elem, m.buffer->data() + at, src[i * cols + j]);
         }
     }
-  }
-  return true;
+    return true;
+  });
 }
 
 bool Emulator::completeCopies(Operation *op, int t, size_t pending) {
@@ -407,16 +416,7 @@ bool Emulator::stepNvgpu(Operation *op, const std::vector<bool> &mask) {
   }
   if (!isa<nvgpu::LdMatrixOp, nvgpu::MmaSyncOp>(op))
     return fail(op, "unsupported nvgpu op");
-  for (int w = 0; w < threads / kWarp; ++w) {
-    bool any = false, all = true;
-    for (int l = 0; l < kWarp; ++l) {
-      any = any || mask[w * kWarp + l];
-      all = all && mask[w * kWarp + l];
-    }
-    if (!any)
-      continue;
-    if (!all)
-      return fail(op, "warp-wide nvgpu op reached by part of a warp");
+  return forEachWarp(op, mask, [&](int w) {
     const int lane0 = w * kWarp;
     if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(op)) {
       // Lanes 8i .. 8i + 7 give the rows of 8x8 matrix i, 16 bytes each;
@@ -444,7 +444,7 @@ bool Emulator::stepNvgpu(Operation *op, const std::vector<bool> &mask) {
                              : rowAt[i * 8 + l / 4] + (2 * (l % 4) + e) * 2;
             out[lane0 + l].v[i * 2 + e] = loadScalar(m.type.getElementType(), m.buffer->data() + at);
           }
-      continue;
+      return true;
     }
     auto mma = cast<nvgpu::MmaSyncOp>(op);
     std::array<int64_t, 3> shape = mma.getMmaShapeAsArray();
@@ -481,8 +481,8 @@ bool Emulator::stepNvgpu(Operation *op, const std::vector<bool> &mask) {
         out[lane0 + l].v[2 + e] = C[g + 8][q + e];
       }
     }
-  }
-  return true;
+    return true;
+  });
 }
 
 /// The element offset of `position` in a vector of `shape` (row-major).

@@ -95,6 +95,10 @@ private:
   bool step(mlir::Operation *op, const std::vector<bool> &mask);
   bool stepFor(mlir::scf::ForOp loop, const std::vector<bool> &mask);
   bool stepIf(mlir::scf::IfOp ifOp, const std::vector<bool> &mask);
+  /// `fn` once per warp with an active thread; fails where only part of a
+  /// warp reaches the op (the warp-wide ops: WMMA, ldmatrix, mma.sync).
+  bool forEachWarp(mlir::Operation *op, const std::vector<bool> &mask,
+                   llvm::function_ref<bool(int warp)> fn);
   bool stepMma(mlir::Operation *op, const std::vector<bool> &mask);
   bool stepNvgpu(mlir::Operation *op, const std::vector<bool> &mask);
   /// Completes thread t's oldest groups of copies until `pending` remain.
