@@ -53,6 +53,7 @@
 //===----------------------------------------------------------------------===//
 #include "Json.h"
 #include "TensorFiles.h"
+#include "TierOption.h"
 #include "tessel/engine_format.h"
 #include "tessel_runtime.h"
 
@@ -611,7 +612,7 @@ int main(int argc, char **argv) {
   app.add_option("engines", engines, "engine files (.tsl)")->required();
   app.add_option("--tier", tier,
                  "execution tier: auto, tc, tc-sm80, tc-sm70, simt or cpu (as tessel-run)")
-      ->check(CLI::IsMember({"auto", "cpu", "simt", "tc", "tc-sm70", "tc-sm80"}));
+      ->check(CLI::IsMember(tessel::tools::tierNames()));
   app.add_option("--warmup", o.warmup, "untimed runs first (at least 2 per rotated context "
                                        "with graphs)")
       ->check(CLI::NonNegativeNumber);
@@ -639,12 +640,7 @@ int main(int argc, char **argv) {
   }
   if (flopsOption->count())
     o.flops = flops;
-  o.tier = tier == "cpu"    ? TESSEL_TIER_CPU
-           : tier == "simt" ? TESSEL_TIER_SIMT
-           : tier == "tc"   ? TESSEL_TIER_TC
-           : tier == "tc-sm70" ? TESSEL_TIER_TC_SM70
-           : tier == "tc-sm80" ? TESSEL_TIER_TC_SM80
-                            : TESSEL_TIER_AUTO;
+  o.tier = tessel::tools::parseTier(tier);
   o.graph = !noGraph;
   // Read when a context is created (tessel_runtime.h).
   if (noGraph)

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TensorFiles.h"
+#include "TierOption.h"
 #include "tessel_runtime.h"
 
 #include <CLI/CLI.hpp>
@@ -111,7 +112,7 @@ int main(int argc, char **argv) {
                  "execution tier: auto (the best per step), cpu, simt (CUDA cores, else cpu "
                  "per step), tc (Tensor Cores, else simt, else cpu per step), or tc-sm80 / "
                  "tc-sm70 (as tc, no Tensor Core tier newer than that)")
-      ->check(CLI::IsMember({"auto", "cpu", "simt", "tc", "tc-sm70", "tc-sm80"}));
+      ->check(CLI::IsMember(tessel::tools::tierNames()));
   app.add_option("--iterations", iterations,
                  "runs to time; prints the median wall-clock time of run() (which returns "
                  "with the outputs in host memory); the last run's outputs are kept")
@@ -144,12 +145,7 @@ int main(int argc, char **argv) {
     return kUsage;
   }
 
-  tessel_tier_t tierValue = tier == "cpu"    ? TESSEL_TIER_CPU
-                            : tier == "simt" ? TESSEL_TIER_SIMT
-                            : tier == "tc"   ? TESSEL_TIER_TC
-                            : tier == "tc-sm70" ? TESSEL_TIER_TC_SM70
-                            : tier == "tc-sm80" ? TESSEL_TIER_TC_SM80
-                                             : TESSEL_TIER_AUTO;
+  tessel_tier_t tierValue = tessel::tools::parseTier(tier);
   tessel_context_options_t options{tierValue};
   tessel_context_t *contextRaw = nullptr;
   if (failed(tessel_context_create(engine.get(), &options, &contextRaw), "cannot create a context"))
