@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TesselDialect.h"
+#include "tessel/attention.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
@@ -298,39 +299,26 @@ LogicalResult MatMulOp::verify() {
 }
 
 LogicalResult AttentionOp::verify() {
-  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()), v = shapeOf(getValue()),
-                    out = shapeOf(getOutput());
-  if (q.size() != 3 && q.size() != 4)
-    return emitOpError("query must have rank 3 ([B*H, S, D]) or 4 ([B, H, S, D])");
-  if (k.size() != q.size() || v.size() != q.size() || out.size() != q.size())
-    return emitOpError("query, key, value and result must have one rank");
-  ArrayRef<int64_t> batch = q.drop_back(2);
-  if (k.drop_back(2) != batch || v.drop_back(2) != batch || out.drop_back(2) != batch)
-    return emitOpError("query, key, value and result must have the same leading dims");
-  const int64_t sq = q[q.size() - 2], d = q.back(), sk = k[k.size() - 2];
-  if (k.back() != d)
-    return emitOpError("key's head dim ") << k.back() << " differs from query's " << d;
-  if (v[v.size() - 2] != sk)
-    return emitOpError("value has ") << v[v.size() - 2] << " keys, key has " << sk;
-  if (out[out.size() - 2] != sq || out.back() != v.back())
-    return emitOpError("result must be [..., ") << sq << ", " << v.back() << "]";
   Type element = elementOf(getQuery());
   if (!isa<FloatType>(element) || elementOf(getKey()) != element ||
       elementOf(getValue()) != element || elementOf(getOutput()) != element)
     return emitOpError("query, key, value and result must share a float element type");
-  if (Value mask = getMask()) {
-    if (!isa<FloatType>(elementOf(mask)) && !elementOf(mask).isInteger(1))
+  if (getDims().has_value() != getViews().has_value())
+    return emitOpError("dims and views come together");
+  std::vector<int64_t> mask;
+  if (Value m = getMask()) {
+    if (!isa<FloatType>(elementOf(m)) && !elementOf(m).isInteger(1))
       return emitOpError("mask must be a float (additive) or i1 (keep) tensor");
-    // The mask broadcasts to the scores without changing their shape.
-    SmallVector<int64_t> scores(batch);
-    scores.append({sq, sk});
-    SmallVector<int64_t> shape;
-    if (shapeOf(mask).size() > scores.size() ||
-        !OpTrait::util::getBroadcastedShape(scores, shapeOf(mask), shape) ||
-        ArrayRef<int64_t>(shape) != ArrayRef<int64_t>(scores))
-      return emitOpError("mask must broadcast to the scores' shape [")
-             << ArrayRef<int64_t>(scores) << "]";
+    mask.assign(shapeOf(m).begin(), shapeOf(m).end());
   }
+  auto vec = [](ArrayRef<int64_t> a) { return std::vector<int64_t>(a.begin(), a.end()); };
+  cpu::AttentionGeometry geometry;
+  std::string error = cpu::readAttention(
+      vec(getDims().value_or(ArrayRef<int64_t>())), vec(getViews().value_or(ArrayRef<int64_t>())),
+      vec(shapeOf(getQuery())), vec(shapeOf(getKey())), vec(shapeOf(getValue())),
+      vec(shapeOf(getOutput())), getMask() ? &mask : nullptr, geometry);
+  if (!error.empty())
+    return emitOpError(error);
   return success();
 }
 

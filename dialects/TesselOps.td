@@ -410,10 +410,22 @@ def Tessel_AttentionOp : Tessel_Op<"attention", [TensorCoreMath,
     apply to the f32 scores, the softmax statistics (running maximum and
     sum) are f32, and the weights round to f16 only as the operand of the
     second product, as the unfused graph's softmax result does.
+
+    Views (`dims` and `views`, both or neither; tessel/attention.h): the
+    operands are then the tensors the heads live in, read in place, and
+    the result is written in the layout its consumer reads:
+    `dims = [B, H, Sq, Sk, D, Dv]`, and `views` holds, for Q, K, V and the
+    result, [offset, batch, head, row]: element (b, h, i, c) at offset +
+    b * batch + h * head + i * row + c. A view stays inside its tensor;
+    the result's covers its tensor once. The mask then broadcasts to
+    [B, H, Sq, Sk]. --tessel-attention-layout sets them, for the head
+    split and merge PyTorch exports as reshapes, transposes and slices.
   }];
   let arguments = (ins Tessel_Tensor:$query, Tessel_Tensor:$key, Tessel_Tensor:$value,
                    Optional<Tessel_Tensor>:$mask, F32Attr:$scale,
-                   DefaultValuedAttr<BoolAttr, "false">:$causal);
+                   DefaultValuedAttr<BoolAttr, "false">:$causal,
+                   OptionalAttr<DenseI64ArrayAttr>:$dims,
+                   OptionalAttr<DenseI64ArrayAttr>:$views);
   let results = (outs Tessel_Tensor:$output);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)? attr-dict `:`

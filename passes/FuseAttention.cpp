@@ -365,7 +365,8 @@ struct FuseAttention : OpRewritePattern<SoftmaxOp> {
     }
     auto attention = rewriter.create<AttentionOp>(
         loc, m.output.getOutput().getType(), m.query, key, m.value, mask,
-        rewriter.getF32FloatAttr(static_cast<float>(m.scale)), rewriter.getBoolAttr(causal));
+        rewriter.getF32FloatAttr(static_cast<float>(m.scale)), rewriter.getBoolAttr(causal),
+        DenseI64ArrayAttr(), DenseI64ArrayAttr());
     rewriter.replaceOp(m.output, attention.getOutput());
     return success();
   }

@@ -22,6 +22,7 @@
 #include "StepEncoding.h"
 #include "TesselTraits.h"
 #include "tessel/cpu_kernels.h"
+#include "tessel/attention.h"
 #include "tessel/window.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -1241,42 +1242,39 @@ Launches StepPlanner::attention() {
     return std::nullopt;
   const Operand &q = in[0], &k = in[1], &v = in[2], &y = out[0];
   const Operand *mask = in.size() == 4 ? &in[3] : nullptr;
-  const size_t rank = q.shape.size();
-  if (!isF32OrF16(q.dtype) || k.dtype != q.dtype || v.dtype != q.dtype || y.dtype != q.dtype ||
-      (rank != 3 && rank != 4) || k.shape.size() != rank || v.shape.size() != rank ||
-      y.shape.size() != rank)
+  if (!isF32OrF16(q.dtype) || k.dtype != q.dtype || v.dtype != q.dtype || y.dtype != q.dtype)
+    return std::nullopt;
+  // The CPU kernel's own reading of the problem and the views
+  // (tessel/attention.h): where it would fail, no GPU kernel.
+  cpu::AttentionGeometry g;
+  if (!cpu::readAttention(attrs.getInts("dims"), attrs.getInts("views"), q.shape, k.shape,
+                          v.shape, y.shape, mask ? &mask->shape : nullptr, g)
+           .empty())
     return std::nullopt;
   kernels::AttentionParams p{};
-  p.batches = product(q.shape, 0, rank - 2);
-  p.heads = rank == 4 ? q.shape[1] : 1;
-  p.sq = q.shape[rank - 2];
-  p.sk = k.shape[rank - 2];
-  p.d = static_cast<int32_t>(q.shape[rank - 1]);
-  p.dv = static_cast<int32_t>(v.shape[rank - 1]);
+  p.batches = g.batch * g.heads;
+  p.heads = g.heads;
+  p.sq = g.sq;
+  p.sk = g.sk;
+  p.d = static_cast<int32_t>(g.d);
+  p.dv = static_cast<int32_t>(g.dv);
   p.scale = static_cast<float>(attrs.getFloat("scale", 1.0));
   p.causal = attrs.getInt("causal", 0) != 0;
+  auto view = [](const cpu::AttentionView &w) {
+    return kernels::AttentionView{w.offset, w.batch, w.head, w.row};
+  };
+  p.q = view(g.q);
+  p.k = view(g.k);
+  p.v = view(g.v);
+  p.out = view(g.out);
   if (p.d > kernels::kAttentionSimtMaxDim || p.dv > kernels::kAttentionSimtMaxDim ||
       p.batches > std::numeric_limits<int32_t>::max() || p.sq == 0 || p.sk == 0)
     return std::nullopt;
-  // The mask's strides over the scores [lead..., sq, sk], as the CPU kernel
-  // broadcasts it; leading dims [B*H] or [B, H].
+  p.maskB = g.maskB;
+  p.maskH = g.maskH;
+  p.maskI = g.maskI;
+  p.maskJ = g.maskJ;
   if (mask) {
-    Dims scores(q.shape.begin(), q.shape.end() - 1);
-    scores.push_back(p.sk);
-    if (!broadcastsTo(mask->shape, scores))
-      return std::nullopt;
-    Dims strides(rank, 0);
-    const size_t lead = rank - mask->shape.size();
-    int64_t stride = 1;
-    for (size_t d = mask->shape.size(); d-- > 0;) {
-      if (mask->shape[d] != 1)
-        strides[lead + d] = stride;
-      stride *= mask->shape[d];
-    }
-    p.maskB = strides[0];
-    p.maskH = rank == 4 ? strides[1] : 0;
-    p.maskI = strides[rank - 2];
-    p.maskJ = strides[rank - 1];
     switch (mask->dtype) {
     case DType::F32: p.maskKind = 1; break;
     case DType::F16: p.maskKind = 2; break;
@@ -1297,7 +1295,13 @@ Launches StepPlanner::attention() {
     l.sharedBytes = sharedBytes;
     return std::vector<Launch>{std::move(l)};
   };
-  if (q.dtype == DType::F16 && p.d % 8 == 0 && p.dv % 8 == 0)
+  // The Tensor Core kernel moves 16-byte runs of rows and stores pairs:
+  // every view's offset and strides whole runs of 8 halves.
+  auto runs = [](const cpu::AttentionView &w) {
+    return w.offset % 8 == 0 && w.batch % 8 == 0 && w.head % 8 == 0 && w.row % 8 == 0;
+  };
+  if (q.dtype == DType::F16 && p.d % 8 == 0 && p.dv % 8 == 0 && runs(g.q) && runs(g.k) &&
+      runs(g.v) && runs(g.out))
     for (int headDim : kernels::kAttentionTcHeadDims)
       if (std::max(p.d, p.dv) <= headDim) {
         tensorCore = launch("tsl_attention_f16_tc_d" + std::to_string(headDim),

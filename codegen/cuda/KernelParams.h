@@ -200,15 +200,20 @@ struct TriluParams {
   int32_t upper, pad0;
 };
 
-/// attention (Attention.cuh): per batch bh (a block column), Q [sq, d],
-/// K [sk, d], V [sk, dv] and the result [sq, dv] contiguous at bh times
-/// their matrix size; bh = b * heads + h. The mask (maskKind 0 none, 1 f32
-/// or 2 f16 additive, 3 bool keep) of score (bh, i, j) is at
+/// attention (Attention.cuh): per batch bh = b * heads + h (a block
+/// column), Q [sq, d], K [sk, d], V [sk, dv] and the result [sq, dv], each
+/// read or written through its view (tessel/attention.h): element (b, h, i,
+/// c) at offset + b * batch + h * head + i * row + c. The mask (maskKind 0
+/// none, 1 f32 or 2 f16 additive, 3 bool keep) of score (bh, i, j) is at
 /// b * maskB + h * maskH + i * maskI + j * maskJ (0 along its broadcast
 /// dims). Key j is hidden from query i where causal and j > i + sk - sq.
+struct AttentionView {
+  int64_t offset, batch, head, row;
+};
 struct AttentionParams {
   int64_t batches, heads, sq, sk;
   int64_t maskB, maskH, maskI, maskJ;
+  AttentionView q, k, v, out;
   int32_t d, dv;
   float scale;
   int32_t causal, maskKind, pad0;
@@ -255,7 +260,7 @@ static_assert(sizeof(ScanParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(GatherElementsParams) == 160, "layout shared with the kernels");
 static_assert(sizeof(GatherNDParams) == 168, "layout shared with the kernels");
 static_assert(sizeof(TriluParams) == 40, "layout shared with the kernels");
-static_assert(sizeof(AttentionParams) == 88, "layout shared with the kernels");
+static_assert(sizeof(AttentionParams) == 216, "layout shared with the kernels");
 
 } // namespace tessel::kernels
 

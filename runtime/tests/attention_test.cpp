@@ -210,5 +210,85 @@ TEST(KernelAttention, BadOperandsAreErrors) {
   EXPECT_FALSE(run("attention", a, {&qi, &ki, &vi}, yi).ok());
 }
 
+/// Views (tessel/attention.h): Q, K and V read as the column blocks of one
+/// packed projection [tokens, 3 * H * D] (as one merged QKV GEMM writes
+/// them), tokens batch-major ([B, S, ...]) or sequence-first ([S, B, ...],
+/// as nn.MultiheadAttention lays them out), the result written with the
+/// heads interleaved per token. The reference runs on dense [B, H, S, D]
+/// operands gathered from the packed tensor here, index by index.
+TEST(KernelAttention, ViewsReadPackedHeadsAndWriteTokenMajor) {
+  std::mt19937 rng(5);
+  const int64_t B = 2, H = 3, S = 7, D = 8, W = 3 * H * D;
+  for (bool seqFirst : {false, true})
+    for (DType t : {DType::F32, DType::F16}) {
+      Tensor packed =
+          randomTensor(t, seqFirst ? Shape{S, B, W} : Shape{B, S, W}, rng, -2, 2);
+      const int64_t bStride = seqFirst ? W : S * W, sStride = seqFirst ? B * W : W;
+      Tensor q(t, {B, H, S, D}), k(t, {B, H, S, D}), v(t, {B, H, S, D});
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t i = 0; i < S; ++i)
+            for (int64_t c = 0; c < D; ++c) {
+              const int64_t dense = ((b * H + h) * S + i) * D + c;
+              const int64_t at = b * bStride + i * sStride + h * D + c;
+              q.set(dense, packed.get(at));
+              k.set(dense, packed.get(at + H * D));
+              v.set(dense, packed.get(at + 2 * H * D));
+            }
+      Problem p{{B, H}, S, S, D, D, 0.3, /*causal=*/seqFirst, {B, 1, 1, S}};
+      Tensor mask = randomTensor(DType::F32, p.mask, rng, -3, 1);
+      std::vector<double> ref, mag;
+      reference(p, q, k, v, &mask, ref, mag);
+
+      // The result [tokens, H * D] in the packed tensor's token order.
+      const int64_t yB = seqFirst ? H * D : S * H * D, yS = seqFirst ? B * H * D : H * D;
+      Tensor y(t, seqFirst ? Shape{S, B, H * D} : Shape{B, S, H * D});
+      Attrs a = makeAttrs({{"scale", p.scale},
+                           {"causal", int64_t(p.causal)},
+                           {"dims", std::vector<int64_t>{B, H, S, S, D, D}},
+                           {"views", std::vector<int64_t>{0, bStride, D, sStride,         //
+                                                          H * D, bStride, D, sStride,     //
+                                                          2 * H * D, bStride, D, sStride, //
+                                                          0, yB, D, yS}}});
+      RUN_OK("attention", a, {&packed, &packed, &packed, &mask}, y);
+      std::vector<double> want(ref.size()), tol(ref.size());
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t i = 0; i < S; ++i)
+            for (int64_t c = 0; c < D; ++c) {
+              const int64_t dense = ((b * H + h) * S + i) * D + c, at = b * yB + i * yS + h * D + c;
+              want[at] = ref[dense];
+              tol[at] = roundingRel(t) * std::fabs(ref[dense]) + 1e-12 * mag[dense] +
+                        (t == DType::F16 ? std::ldexp(1.0, -25) : 0);
+            }
+      expectClose(y, want, tol,
+                  std::string("attention views ") + dtypeName(t) + (seqFirst ? " seq-first" : ""));
+    }
+}
+
+TEST(KernelAttention, BadViewsAreErrors) {
+  Tensor packed(DType::F32, {2, 4, 48}), y(DType::F32, {2, 4, 16});
+  auto attrs = [](std::vector<int64_t> views, std::vector<int64_t> dims = {2, 2, 4, 4, 8, 8}) {
+    return makeAttrs({{"scale", 1.0}, {"dims", dims}, {"views", views}});
+  };
+  // Q, K and V as column blocks 0, 16 and 32 of [2, 4, 48]; the result [2, 4, 16].
+  const std::vector<int64_t> good = {0, 192, 8, 48, 16, 192, 8, 48, 32, 192, 8, 48, 0, 64, 8, 16};
+  RUN_OK("attention", attrs(good), {&packed, &packed, &packed}, y);
+  std::vector<int64_t> outside = good;
+  outside[8] = 40; // V's last head would end at column 56 of row 3 of batch 1: past the end
+  EXPECT_FALSE(run("attention", attrs(outside), {&packed, &packed, &packed}, y).ok());
+  std::vector<int64_t> gaps = good;
+  gaps[14] = 4; // heads overlap in the result: some elements written twice, some never
+  EXPECT_FALSE(run("attention", attrs(gaps), {&packed, &packed, &packed}, y).ok());
+  std::vector<int64_t> negative = good;
+  negative[3] = -48;
+  EXPECT_FALSE(run("attention", attrs(negative), {&packed, &packed, &packed}, y).ok());
+  EXPECT_FALSE(run("attention", attrs({0, 192, 8}), {&packed, &packed, &packed}, y).ok());
+  EXPECT_FALSE(run("attention", attrs(good, {2, 2, 4, 4, 8}), {&packed, &packed, &packed}, y).ok());
+  EXPECT_FALSE(run("attention", attrs(good, {2, 2, 4, 0, 8, 8}), {&packed, &packed, &packed}, y).ok());
+  Tensor wrongMask(DType::F32, {2, 1, 4, 5}); // Sk is 4
+  EXPECT_FALSE(run("attention", attrs(good), {&packed, &packed, &packed, &wrongMask}, y).ok());
+}
+
 } // namespace
 } // namespace tessel::test

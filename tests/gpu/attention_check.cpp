@@ -105,6 +105,10 @@ struct Case {
   std::vector<int64_t> maskShape; // right-aligned to [b, h, sq, sk]
   // Rows 0..maskedRows-1 of every bool mask keep no key (NaN rows).
   int64_t maskedRows = 0;
+  // Q, K and V read as the column blocks of one [b, s, 3, h, d] buffer and
+  // the result written [b, sq, h, dv] (views, tessel/attention.h: a merged
+  // QKV projection's layout); needs sq = sk and d = dv.
+  bool packed = false;
 };
 
 struct Data {
@@ -259,6 +263,18 @@ AttentionParams paramsOf(const Case &c) {
   p.dv = static_cast<int32_t>(c.dv);
   p.scale = c.scale;
   p.causal = c.causal;
+  if (c.packed) {
+    const int64_t w = 3 * c.h * c.d;
+    p.q = {0, c.sq * w, c.d, w};
+    p.k = {c.h * c.d, c.sq * w, c.d, w};
+    p.v = {2 * c.h * c.d, c.sq * w, c.d, w};
+    p.out = {0, c.sq * c.h * c.dv, c.dv, c.h * c.dv};
+  } else {
+    p.q = {0, c.h * c.sq * c.d, c.sq * c.d, c.d};
+    p.k = {0, c.h * c.sk * c.d, c.sk * c.d, c.d};
+    p.v = {0, c.h * c.sk * c.dv, c.sk * c.dv, c.dv};
+    p.out = {0, c.h * c.sq * c.dv, c.sq * c.dv, c.dv};
+  }
   if (c.mask != Mask::None) {
     std::vector<int64_t> ms = maskStrides(c);
     p.maskB = ms[0];
@@ -297,16 +313,51 @@ struct Buffers {
   size_t outBytes = 0;
   static constexpr size_t kGuard = 4096;
   ~Buffers() {
-    for (CUdeviceptr p : {q, k, v, mask, out})
+    std::vector<CUdeviceptr> all = {q, k, v, mask, out};
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end()); // packed: q, k and v are one
+    for (CUdeviceptr p : all)
       if (p)
         driver().cuMemFree(p);
   }
 };
 
+/// The dense [b, h, s, d] Q, K and V as one [b, s, 3, h, d] buffer.
+template <typename T>
+std::vector<T> pack(const Case &c, const std::vector<T> &q, const std::vector<T> &k,
+                    const std::vector<T> &v) {
+  std::vector<T> packed(q.size() * 3);
+  for (int64_t b = 0; b < c.b; ++b)
+    for (int64_t h = 0; h < c.h; ++h)
+      for (int64_t s = 0; s < c.sq; ++s)
+        for (int64_t e = 0; e < c.d; ++e) {
+          const int64_t dense = ((b * c.h + h) * c.sq + s) * c.d + e;
+          const int64_t at = ((b * c.sq + s) * 3 * c.h + h) * c.d + e;
+          packed[at] = q[dense];
+          packed[at + c.h * c.d] = k[dense];
+          packed[at + 2 * c.h * c.d] = v[dense];
+        }
+  return packed;
+}
+
+/// Where dense result element i ([b, h, sq, dv]) is in the output buffer.
+int64_t outputIndex(const Case &c, int64_t i) {
+  if (!c.packed)
+    return i;
+  const int64_t e = i % c.dv, s = i / c.dv % c.sq, h = i / (c.dv * c.sq) % c.h,
+                b = i / (c.dv * c.sq * c.h);
+  return ((b * c.sq + s) * c.h + h) * c.dv + e;
+}
+
 bool upload(const Case &c, const Data &data, Buffers &buf) {
-  buf.q = c.f16 ? upload(data.q16) : upload(data.q32);
-  buf.k = c.f16 ? upload(data.k16) : upload(data.k32);
-  buf.v = c.f16 ? upload(data.v16) : upload(data.v32);
+  if (c.packed) {
+    buf.q = buf.k = buf.v = c.f16 ? upload(pack(c, data.q16, data.k16, data.v16))
+                                  : upload(pack(c, data.q32, data.k32, data.v32));
+  } else {
+    buf.q = c.f16 ? upload(data.q16) : upload(data.q32);
+    buf.k = c.f16 ? upload(data.k16) : upload(data.k32);
+    buf.v = c.f16 ? upload(data.v16) : upload(data.v32);
+  }
   if (c.mask == Mask::F32)
     buf.mask = upload(data.mask32);
   else if (c.mask == Mask::F16)
@@ -363,13 +414,14 @@ bool runCase(const Case &c, const Data &data, CUmodule module, const char *image
   const int64_t n = static_cast<int64_t>(data.ref.size());
   for (int64_t i = 0; i < n; ++i) {
     double got;
+    const int64_t at = outputIndex(c, i);
     if (c.f16) {
       uint16_t h;
-      std::memcpy(&h, bytes.data() + 2 * i, 2);
+      std::memcpy(&h, bytes.data() + 2 * at, 2);
       got = fromHalf(h);
     } else {
       float x;
-      std::memcpy(&x, bytes.data() + 4 * i, 4);
+      std::memcpy(&x, bytes.data() + 4 * at, 4);
       got = x;
     }
     const double ref = data.ref[i], mag = data.mag[i];
@@ -406,6 +458,10 @@ std::vector<Case> cases(bool quick) {
       {"simt-f32-d100", false, false, 2, 2, 37, 90, 100, 56, 0.1f, true, M::F32, {1, 2, 37, 90}},
       {"simt-f16-bool", false, true, 1, 3, 40, 70, 64, 64, 0.125f, false, M::Bool, {1, 3, 1, 70}},
       {"simt-f32-nan-rows", false, false, 1, 1, 10, 33, 16, 8, 0.25f, false, M::Bool, {10, 33}, 2},
+      {"packed-bert-d64", true, true, 2, 12, 128, 128, 64, 64, 0.125f, false, M::F16, {2, 1, 1, 128}, 0, true},
+      {"packed-causal-77-d96", true, true, 2, 3, 77, 77, 96, 96, 0.102f, true, M::None, {}, 0, true},
+      {"simt-f16-packed-causal", false, true, 2, 4, 50, 50, 64, 64, 0.125f, true, M::None, {}, 0, true},
+      {"simt-f32-packed-mask", false, false, 1, 3, 33, 33, 40, 40, 0.158f, false, M::F32, {1, 1, 1, 33}, 0, true},
   };
   if (!quick) {
     std::vector<Case> large = {

@@ -166,13 +166,21 @@ template <int HD, int BC> struct TcTiling {
 };
 
 /// Run `index` (of kChunksPerRow per row) of a tile whose rows start at
-/// `row0` of a [rows, cols] matrix: 8 halves, zero outside the matrix.
-__device__ __forceinline__ uint4 loadRun(const f16 *matrix, int64_t rows, int cols,
+/// `row0` of a [rows, cols] matrix whose rows are `ld` apart: 8 halves,
+/// zero outside the matrix.
+__device__ __forceinline__ uint4 loadRun(const f16 *matrix, int64_t rows, int cols, int64_t ld,
                                          int64_t row0, int chunksPerRow, int index) {
   const int r = index / chunksPerRow, c = (index % chunksPerRow) * 8;
   if (row0 + r < rows && c < cols)
-    return *reinterpret_cast<const uint4 *>(matrix + (row0 + r) * cols + c);
+    return *reinterpret_cast<const uint4 *>(matrix + (row0 + r) * ld + c);
   return make_uint4(0, 0, 0, 0);
+}
+
+/// Where head `bh`'s matrix starts in a tensor read through view `w`.
+template <typename T>
+__device__ __forceinline__ T *viewBase(T *tensor, const AttentionView &w, int64_t bh,
+                                       int64_t heads) {
+  return tensor + w.offset + (bh / heads) * w.batch + (bh % heads) * w.head;
 }
 
 template <int HD, int BC>
@@ -188,7 +196,8 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
   const int64_t bh = blockIdx.x;
   // The heaviest query tiles (causal: the last ones) first.
   const int64_t q0 = static_cast<int64_t>(gridDim.y - 1 - blockIdx.y) * T::kRows;
-  const f16 *qb = q + bh * p.sq * p.d, *kb = k + bh * p.sk * p.d, *vb = v + bh * p.sk * p.dv;
+  const f16 *qb = viewBase(q, p.q, bh, p.heads), *kb = viewBase(k, p.k, bh, p.heads),
+            *vb = viewBase(v, p.v, bh, p.heads);
   const int64_t maskBase = (bh / p.heads) * p.maskB + (bh % p.heads) * p.maskH;
   const int64_t keys = keyEnd(p, q0, T::kRows);
   const int tiles = static_cast<int>((keys + BC - 1) / BC);
@@ -199,7 +208,7 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
     const int index = tid + i * T::kThreads;
     *reinterpret_cast<uint4 *>(qs + (index / T::kChunksPerRow) * T::kLd +
                                (index % T::kChunksPerRow) * 8) =
-        loadRun(qb, p.sq, p.d, q0, T::kChunksPerRow, index);
+        loadRun(qb, p.sq, p.d, p.q.row, q0, T::kChunksPerRow, index);
   }
   if (tiles > 0) {
 #pragma unroll
@@ -207,9 +216,9 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
       const int index = tid + i * T::kThreads;
       const int offset = (index / T::kChunksPerRow) * T::kLd + (index % T::kChunksPerRow) * 8;
       *reinterpret_cast<uint4 *>(kBuffers + offset) =
-          loadRun(kb, p.sk, p.d, 0, T::kChunksPerRow, index);
+          loadRun(kb, p.sk, p.d, p.k.row, 0, T::kChunksPerRow, index);
       *reinterpret_cast<uint4 *>(vBuffers + offset) =
-          loadRun(vb, p.sk, p.dv, 0, T::kChunksPerRow, index);
+          loadRun(vb, p.sk, p.dv, p.v.row, 0, T::kChunksPerRow, index);
     }
   }
   __syncthreads();
@@ -245,10 +254,11 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
     // stored when its math is done (registers for one of them at a time).
     f16 *kn = kBuffers + (buffer ^ 1) * BC * T::kLd, *vn = vBuffers + (buffer ^ 1) * BC * T::kLd;
     uint4 next[T::kKvChunks];
-    auto loadNext = [&](const f16 *matrix, int cols) {
+    auto loadNext = [&](const f16 *matrix, int cols, int64_t ld) {
 #pragma unroll
       for (int i = 0; i < T::kKvChunks; ++i)
-        next[i] = loadRun(matrix, p.sk, cols, k0 + BC, T::kChunksPerRow, tid + i * T::kThreads);
+        next[i] =
+            loadRun(matrix, p.sk, cols, ld, k0 + BC, T::kChunksPerRow, tid + i * T::kThreads);
     };
     auto storeNext = [&](f16 *buffer) {
 #pragma unroll
@@ -259,7 +269,7 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
       }
     };
     if (more)
-      loadNext(kb, p.d);
+      loadNext(kb, p.d, p.k.row);
     // No row of this warp sees any key of the tile (causal): nothing to do.
     const bool hidden = p.causal && k0 > warpRow0 + 15 + diagonal;
     if (!hidden) {
@@ -300,7 +310,7 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
       }
       if (more) {
         storeNext(kn);
-        loadNext(vb, p.dv);
+        loadNext(vb, p.dv, p.v.row);
       }
       // Scale (f32, before any rounding), mask, in log2 units.
 #pragma unroll
@@ -378,7 +388,7 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
     if (more) {
       if (hidden) {
         storeNext(kn);
-        loadNext(vb, p.dv);
+        loadNext(vb, p.dv, p.v.row);
       }
       storeNext(vn);
     }
@@ -392,7 +402,7 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
     const int64_t i = warpRow0 + group + h * 8;
     if (i >= p.sq)
       continue;
-    f16 *row = out + (bh * p.sq + i) * p.dv;
+    f16 *row = viewBase(out, p.out, bh, p.heads) + i * p.out.row;
 #pragma unroll
     for (int d = 0; d < T::kDimSteps; ++d) {
       const int c = d * 8 + pair;
@@ -423,14 +433,16 @@ __device__ __forceinline__ void attentionSimt(const T *q, const T *k, const T *v
   const int tid = static_cast<int>(threadIdx.x), warp = tid >> 5, lane = tid & 31;
   const int64_t bh = blockIdx.x;
   const int64_t q0 = static_cast<int64_t>(gridDim.y - 1 - blockIdx.y) * S::kRows;
-  const T *qb = q + bh * p.sq * p.d, *kb = k + bh * p.sk * p.d, *vb = v + bh * p.sk * p.dv;
+  const T *qb = viewBase(q, p.q, bh, p.heads), *kb = viewBase(k, p.k, bh, p.heads),
+          *vb = viewBase(v, p.v, bh, p.heads);
+  T *ob = viewBase(out, p.out, bh, p.heads);
   const int64_t maskBase = (bh / p.heads) * p.maskB + (bh % p.heads) * p.maskH;
   const int64_t keys = keyEnd(p, q0, S::kRows);
   const int64_t diagonal = p.sk - p.sq;
 
   for (int index = tid; index < S::kRows * p.d; index += S::kThreads) {
     const int r = index / p.d, c = index % p.d;
-    qs[r][c] = q0 + r < p.sq ? load(qb[(q0 + r) * p.d + c]) : 0.0f;
+    qs[r][c] = q0 + r < p.sq ? load(qb[(q0 + r) * p.q.row + c]) : 0.0f;
   }
   float o[S::kRowsPerWarp][S::kDimsPerLane] = {};
   float rowMax[S::kRowsPerWarp], rowSum[S::kRowsPerWarp] = {};
@@ -443,11 +455,11 @@ __device__ __forceinline__ void attentionSimt(const T *q, const T *k, const T *v
     __syncthreads(); // the previous tile's readers are done (and Q is stored)
     for (int index = tid; index < S::kKeys * p.d; index += S::kThreads) {
       const int j = index / p.d, c = index % p.d;
-      ks[j][c] = k0 + j < p.sk ? load(kb[(k0 + j) * p.d + c]) : 0.0f;
+      ks[j][c] = k0 + j < p.sk ? load(kb[(k0 + j) * p.k.row + c]) : 0.0f;
     }
     for (int index = tid; index < S::kKeys * p.dv; index += S::kThreads) {
       const int j = index / p.dv, c = index % p.dv;
-      vs[j][c] = k0 + j < p.sk ? load(vb[(k0 + j) * p.dv + c]) : 0.0f;
+      vs[j][c] = k0 + j < p.sk ? load(vb[(k0 + j) * p.v.row + c]) : 0.0f;
     }
     __syncthreads();
     // Lane `lane` scores key k0 + lane against the warp's rows.
@@ -503,7 +515,7 @@ __device__ __forceinline__ void attentionSimt(const T *q, const T *k, const T *v
     for (int u = 0; u < S::kDimsPerLane; ++u) {
       const int c = lane + 32 * u;
       if (c < p.dv)
-        out[(bh * p.sq + i) * p.dv + c] = store<T>(o[r][u] / sum);
+        ob[i * p.out.row + c] = store<T>(o[r][u] / sum);
     }
   }
 }
