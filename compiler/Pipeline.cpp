@@ -22,6 +22,9 @@ void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   func.addPass(createFoldBatchNorm());
   // 3. Bias, residual and activation into conv/gemm.      [fuse-epilogue]
   func.addPass(createFuseEpilogue());
+  //    Q, K and V projections as one gemm; the heads read and written in
+  //    place by the attention.                          [attention-layout]
+  func.addPass(createAttentionLayout());
   //    The folded and merged weights become f32 constants here, so that
   //    lower-precision rounds each to f16 once instead of computing them
   //    in f16.

@@ -93,6 +93,23 @@ def FuseAttention : Pass<"tessel-fuse-attention", "mlir::func::FuncOp"> {
   let dependentDialects = ["::tessel::TesselDialect"];
 }
 
+def AttentionLayout : Pass<"tessel-attention-layout", "mlir::func::FuncOp"> {
+  let summary = "Head splits and merges around tessel.attention as views; Q, K and V projections as one gemm";
+  let description = [{
+    The reshapes, transposes and slices that split a projection into heads
+    before a tessel.attention, and the transpose that merges its heads
+    after, become the attention's `dims` and `views` (tessel/attention.h):
+    it reads Q, K and V where the projections wrote them and writes its
+    result in its consumer's layout. Three gemms of one input with constant
+    weights and biases, each read only by one of Q, K and V's head splits,
+    first become one gemm over the concatenated weights. A view that is not
+    whole 16-byte runs (offsets and strides multiples of 8), or whose
+    element map does not compose, is not taken: that operand stays as it
+    was.
+  }];
+  let dependentDialects = ["::tessel::TesselDialect"];
+}
+
 def FuseEpilogue : Pass<"tessel-fuse-epilogue", "mlir::func::FuncOp"> {
   let summary = "Fuse bias, residual add and activation into conv and gemm";
   let description = [{

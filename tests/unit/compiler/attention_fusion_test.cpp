@@ -6,7 +6,10 @@
 // on the CPU tier on the same inputs and must agree: at fp32 within the
 // unfused steps' f32 rounding, at fp16 within one f16 rounding of the result
 // (the inputs are multiples of 1/64 in [-1, 1] and the masks multiples of
-// 1/4, exact in f16, and the fused CPU kernel computes in double).
+// 1/4, exact in f16, and the fused CPU kernel computes in double). With the
+// projections in the graph (--tessel-attention-layout's cases), inputs and
+// weights are multiples of 1/8 in [-1/2, 1/2], so that the projections too
+// are exact in f16.
 //
 //===----------------------------------------------------------------------===//
 #include "EngineWriter.h"
@@ -181,6 +184,131 @@ TEST_F(AttentionFusionTest, GptCausalAndBoolMaskMatchTheUnfusedGraph) {
     keep[i] = i % 6 == 0 || coin(rng); // key 0 stays: no row wholly masked
   inputs.push_back(keep);
   expectFusedMatches(*this, kGpt, inputs, 4 * 6 * 8);
+}
+
+/// A constant of `shape` (rank 1 or 2), multiples of 1/8 in [-1/2, 1/2]:
+/// products with inputs of that form and sums of 16 of them are exact in f16
+/// (multiples of 1/64 below 32), so projections at fp16 round nothing.
+std::string constant(std::mt19937 &rng, std::vector<int> shape) {
+  std::uniform_int_distribution<int> pick(-4, 4);
+  auto row = [&](int n) {
+    std::string r = "[";
+    for (int i = 0; i < n; ++i)
+      r += (i ? ", " : "") + std::to_string(pick(rng) / 8.0);
+    return r + "]";
+  };
+  std::string body = shape.size() == 1 ? row(shape[0]) : "[";
+  if (shape.size() == 2) {
+    for (int i = 0; i < shape[0]; ++i)
+      body += (i ? ", " : "") + row(shape[1]);
+    body += "]";
+  }
+  std::string type = "tensor<" + std::to_string(shape[0]) +
+                     (shape.size() == 2 ? "x" + std::to_string(shape[1]) : "") + "xf32>";
+  return "tessel.constant dense<" + body + "> : " + type;
+}
+
+/// BERT's encoder attention with its projections: three Linear layers of one
+/// input x [2, 5, 16] (weights and biases constant), heads split by reshape
+/// and transpose ([2, 5, 2, 8] -> [2, 2, 5, 8]), merged back after. The
+/// pipeline makes the projections one gemm and the attention read its
+/// result and write [2, 5, 2, 8] in place: no transpose, no slice.
+std::string bertWithProjections(std::mt19937 &rng) {
+  std::string s = R"(
+func.func @main(%x: tensor<2x5x16xf32> {tessel.name = "x"}, %mask: tensor<2x1x1x5xf32> {tessel.name = "mask"})
+    -> (tensor<2x5x16xf32> {tessel.name = "y"}) {
+)";
+  for (const char *p : {"q", "k", "v"}) {
+    s += "  %w" + std::string(p) + " = " + constant(rng, {16, 16}) + "\n";
+    s += "  %b" + std::string(p) + " = " + constant(rng, {16}) + "\n";
+    s += "  %m" + std::string(p) + " = tessel.matmul %x, %w" + p +
+         " : (tensor<2x5x16xf32>, tensor<16x16xf32>) -> tensor<2x5x16xf32>\n";
+    s += "  %a" + std::string(p) + " = tessel.add %m" + p + ", %b" + p +
+         " : (tensor<2x5x16xf32>, tensor<16xf32>) -> tensor<2x5x16xf32>\n";
+    s += "  %r" + std::string(p) + " = tessel.reshape %a" + p +
+         " : (tensor<2x5x16xf32>) -> tensor<2x5x2x8xf32>\n";
+    s += "  %h" + std::string(p) + " = tessel.transpose %r" + p +
+         " {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x5x2x8xf32>) -> tensor<2x2x5x8xf32>\n";
+  }
+  s += R"(  %kt = tessel.transpose %hk {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x2x5x8xf32>) -> tensor<2x2x8x5xf32>
+  %s = tessel.matmul %hq, %kt : (tensor<2x2x5x8xf32>, tensor<2x2x8x5xf32>) -> tensor<2x2x5x5xf32>
+  %c = tessel.constant dense<2.0> : tensor<f32>
+  %d = tessel.div %s, %c : (tensor<2x2x5x5xf32>, tensor<f32>) -> tensor<2x2x5x5xf32>
+  %am = tessel.add %d, %mask : (tensor<2x2x5x5xf32>, tensor<2x1x1x5xf32>) -> tensor<2x2x5x5xf32>
+  %w = tessel.softmax %am {axis = 3 : i64} : tensor<2x2x5x5xf32>
+  %o = tessel.matmul %w, %hv : (tensor<2x2x5x5xf32>, tensor<2x2x5x8xf32>) -> tensor<2x2x5x8xf32>
+  %ot = tessel.transpose %o {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x2x5x8xf32>) -> tensor<2x5x2x8xf32>
+  %y = tessel.reshape %ot : (tensor<2x5x2x8xf32>) -> tensor<2x5x16xf32>
+  return %y : tensor<2x5x16xf32>
+}
+)";
+  return s;
+}
+
+/// nn.MultiheadAttention's form (ViT's), sequence-first: x [5, 2, 16] (S, B,
+/// E), one in-projection [16, 48] with bias (WEIGHT, BIAS: constants) sliced
+/// into Q, K and V, heads as rank 3
+/// [B*H, S, D] = [4, 5, 8] by reshape and transpose [1, 0, 2], merged back
+/// the same way. The views split B*H into B and H (2 and 2).
+const char *kMultiheadSeqFirst = R"mlir(
+func.func @main(%x: tensor<5x2x16xf32> {tessel.name = "x"})
+    -> (tensor<5x2x16xf32> {tessel.name = "y"}) {
+  %win = WEIGHT
+  %bin = BIAS
+  %pm = tessel.matmul %x, %win : (tensor<5x2x16xf32>, tensor<16x48xf32>) -> tensor<5x2x48xf32>
+  %p = tessel.add %pm, %bin : (tensor<5x2x48xf32>, tensor<48xf32>) -> tensor<5x2x48xf32>
+  %qs = tessel.slice %p {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : (tensor<5x2x48xf32>) -> tensor<5x2x16xf32>
+  %ks = tessel.slice %p {starts = array<i64: 0, 0, 16>, steps = array<i64: 1, 1, 1>} : (tensor<5x2x48xf32>) -> tensor<5x2x16xf32>
+  %vs = tessel.slice %p {starts = array<i64: 0, 0, 32>, steps = array<i64: 1, 1, 1>} : (tensor<5x2x48xf32>) -> tensor<5x2x16xf32>
+  %qr = tessel.reshape %qs : (tensor<5x2x16xf32>) -> tensor<5x4x8xf32>
+  %kr = tessel.reshape %ks : (tensor<5x2x16xf32>) -> tensor<5x4x8xf32>
+  %vr = tessel.reshape %vs : (tensor<5x2x16xf32>) -> tensor<5x4x8xf32>
+  %q = tessel.transpose %qr {perm = array<i64: 1, 0, 2>} : (tensor<5x4x8xf32>) -> tensor<4x5x8xf32>
+  %k = tessel.transpose %kr {perm = array<i64: 1, 0, 2>} : (tensor<5x4x8xf32>) -> tensor<4x5x8xf32>
+  %v = tessel.transpose %vr {perm = array<i64: 1, 0, 2>} : (tensor<5x4x8xf32>) -> tensor<4x5x8xf32>
+  %kt = tessel.transpose %k {perm = array<i64: 0, 2, 1>} : (tensor<4x5x8xf32>) -> tensor<4x8x5xf32>
+  %s = tessel.matmul %q, %kt : (tensor<4x5x8xf32>, tensor<4x8x5xf32>) -> tensor<4x5x5xf32>
+  %c = tessel.constant dense<0.353553385> : tensor<f32>
+  %d = tessel.mul %s, %c : (tensor<4x5x5xf32>, tensor<f32>) -> tensor<4x5x5xf32>
+  %w = tessel.softmax %d {axis = 2 : i64} : tensor<4x5x5xf32>
+  %o = tessel.matmul %w, %v : (tensor<4x5x5xf32>, tensor<4x5x8xf32>) -> tensor<4x5x8xf32>
+  %ot = tessel.transpose %o {perm = array<i64: 1, 0, 2>} : (tensor<4x5x8xf32>) -> tensor<5x4x8xf32>
+  %y = tessel.reshape %ot : (tensor<5x4x8xf32>) -> tensor<5x2x16xf32>
+  return %y : tensor<5x2x16xf32>
+}
+)mlir";
+
+/// The pipeline's engine of `source` at fp32 and fp16 has one attention,
+/// `gemms` gemms and no transpose or slice left (the heads read and written
+/// in place).
+void expectHeadsInPlace(AttentionFusionTest &t, const char *source, int gemms) {
+  for (const char *precision : {"fp32", "fp16"}) {
+    std::vector<std::string> ops;
+    t.compile(source, precision, ops);
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "attention"), 1) << precision;
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "gemm"), gemms) << precision;
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "transpose"), 0) << precision;
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), "slice"), 0) << precision;
+  }
+}
+
+TEST_F(AttentionFusionTest, BertProjectionsMergeAndHeadsStayInPlace) {
+  std::mt19937 rng(8);
+  const std::string source = bertWithProjections(rng);
+  expectHeadsInPlace(*this, source.c_str(), 1);
+  std::vector<std::vector<uint8_t>> inputs = {floats(2 * 5 * 16, rng, -0.5, 0.5, 1.0 / 8),
+                                              floats(2 * 5, rng, -2, 0, 0.25)};
+  expectFusedMatches(*this, source.c_str(), inputs, 2 * 5 * 16);
+}
+
+TEST_F(AttentionFusionTest, MultiheadSequenceFirstHeadsStayInPlace) {
+  std::mt19937 rng(9);
+  std::string source = kMultiheadSeqFirst;
+  source.replace(source.find("WEIGHT"), 6, constant(rng, {16, 48}));
+  source.replace(source.find("BIAS"), 4, constant(rng, {48}));
+  expectHeadsInPlace(*this, source.c_str(), 1);
+  std::vector<std::vector<uint8_t>> inputs = {floats(5 * 2 * 16, rng, -0.5, 0.5, 1.0 / 8)};
+  expectFusedMatches(*this, source.c_str(), inputs, 5 * 2 * 16);
 }
 
 } // namespace
