@@ -128,7 +128,7 @@ def _model_inputs(row, rotation):
     image = len(shape) == 4
     if image:
         module = module.to(memory_format=torch.channels_last)
-    xs = [_randn(shape) for _ in range(rotation)]
+    xs = [suites.model_input(row["model"], shape, "cuda", torch.float16) for _ in range(rotation)]
     if image:
         xs = [x.to(memory_format=torch.channels_last) for x in xs]
     return module, xs

@@ -127,7 +127,12 @@ def conv_rows(data):
 # name -> (exporter, batch); the flops are counted from the exported graph.
 MODEL_ROWS = (("resnet50_b1", "resnet50", 1), ("resnet50_b256", "resnet50", 256),
               ("mobilenet_v2_b1", "mobilenet_v2", 1), ("mobilenet_v2_b256", "mobilenet_v2", 256),
-              ("bert_base_b1", "bert_base", 1), ("bert_base_b8", "bert_base", 8))
+              ("bert_base_b1", "bert_base", 1), ("bert_base_b8", "bert_base", 8),
+              ("vit_b_16_b1", "vit_b_16", 1), ("vit_b_16_b32", "vit_b_16", 32),
+              ("gpt2_b1", "gpt2", 1))
+# The transformer-era models at the opset PyTorch exports them at today
+# (LayerNormalization as one node); the others at OPSET.
+MODEL_OPSETS = {"vit_b_16": 17, "gpt2": 17}
 # MobileNetV2 at batch 256 only on request (--models), to keep the default
 # device call short.
 DEFAULT_MODELS = ("resnet50_b1", "resnet50_b256", "mobilenet_v2_b1", "bert_base_b1")
@@ -220,24 +225,37 @@ def build_torch_model(model, batch=1):
     if model == "bert_base":
         from transformer_models import BERT, transformer_encoder
         return transformer_encoder(), (batch, BERT["seq"], BERT["hidden"])
+    if model == "gpt2":
+        from transformer_models import GPT2, gpt2_decoder
+        return gpt2_decoder(), (batch, GPT2["seq"])
     import export_models  # tests/models: the model table and BatchNorm calibration
     module = export_models.MODELS[model](weights=None)
     export_models.calibrate_batchnorm(module)
     return module.eval(), (batch, 3, 224, 224)
 
 
-def export_module(module, shape, path, device="cpu"):
-    """Exports MODULE on a random input of SHAPE to PATH (legacy exporter,
-    opset 13, BatchNorm kept)."""
+def model_input(model, shape, device="cpu", dtype=None):
+    """A random input of SHAPE for a models-suite MODEL: token ids below 10
+    for GPT-2 (as tessel-bench draws integers), else standard normal."""
+    import torch
+    if model == "gpt2":
+        return torch.randint(0, 10, shape, dtype=torch.int64, device=device)
+    return torch.randn(*shape, device=device, dtype=dtype)
+
+
+def export_module(module, shape, path, device="cpu", model=None):
+    """Exports MODULE on a random input of SHAPE to PATH (legacy exporter, the
+    model's opset, BatchNorm kept). Traced with gradients on: under no_grad
+    nn.MultiheadAttention (ViT) takes a fused fast path no ONNX opset
+    expresses; the other exports are the same either way."""
     import torch
     module = module.to(device)
-    x = torch.randn(*shape, device=device)
+    x = model_input(model, shape, device)
     legacy = {"dynamo": False} if int(torch.__version__.split(".")[0]) >= 2 else {}
     tmp = path + ".tmp"
-    with torch.no_grad():
-        torch.onnx.export(module, x, tmp, opset_version=OPSET, input_names=["input"],
-                          output_names=["output"], do_constant_folding=True,
-                          training=torch.onnx.TrainingMode.PRESERVE, **legacy)
+    torch.onnx.export(module, x, tmp, opset_version=MODEL_OPSETS.get(model, OPSET),
+                      input_names=["input"], output_names=["output"], do_constant_folding=True,
+                      training=torch.onnx.TrainingMode.PRESERVE, **legacy)
     os.replace(tmp, path)
 
 
@@ -249,7 +267,7 @@ def export_model(row, path, device="cpu"):
     if row["model"] == "bert_base":
         from transformer_models import explicit_encoder
         module = explicit_encoder(module, row["batch"])
-    export_module(module, shape, path, device)
+    export_module(module, shape, path, device, row["model"])
     return graph_flops(path)
 
 

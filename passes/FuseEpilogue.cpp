@@ -240,27 +240,70 @@ struct FuseGemmBias : OpRewritePattern<AddOp> {
   }
 };
 
+/// Whether `op` moves no element: a reshape, or a transpose that only moves
+/// dims of extent 1.
+bool keepsElementOrder(Operation *op) {
+  if (isa<ReshapeOp>(op))
+    return true;
+  auto transpose = dyn_cast<TransposeOp>(op);
+  if (!transpose)
+    return false;
+  ArrayRef<int64_t> in = typeOf(transpose.getInput()).getShape();
+  int64_t last = -1;
+  for (int64_t p : transpose.getPerm())
+    if (in[p] != 1) {
+      if (p < last)
+        return false;
+      last = p;
+    }
+  return true;
+}
+
+/// `v` before the ops that move no element (each used once) that lead to it.
+Value beforeElementOrderOps(Value v) {
+  while (Operation *def = v.getDefiningOp())
+    if (keepsElementOrder(def) && def->getResult(0).hasOneUse())
+      v = def->getOperand(0);
+    else
+      break;
+  return v;
+}
+
 /// add(gemm, r) or add(r, gemm), r of the gemm's result type -> gemm with
 /// residual r (a transformer block's skip connection after its output
-/// projection or its MLP's down-projection).
+/// projection or its MLP's down-projection). The gemm's result may reach the
+/// add through ops that move no element (nn.MultiheadAttention's [S*B, E]
+/// -> [S, B, E] -> [B, S, E] at B = 1): an elementwise add of same-shaped
+/// tensors is the same on their flat elements, so r is reshaped to the
+/// gemm's type and the sum back.
 struct FuseGemmResidual : OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(AddOp add, PatternRewriter &rewriter) const override {
     for (auto [mine, other] : {std::pair(add.getLhs(), add.getRhs()),
                                std::pair(add.getRhs(), add.getLhs())}) {
-      GemmCandidate candidate = gemmBeforeActivation(mine);
+      Value product = beforeElementOrderOps(mine);
+      GemmCandidate candidate = gemmBeforeActivation(product);
       if (!candidate || other.getType() != mine.getType() || add.getType() != mine.getType())
         continue;
       GemmOp gemm = candidate.materialize(rewriter);
+      Value residual = other;
+      rewriter.setInsertionPoint(add);
+      if (product != mine)
+        residual = rewriter.create<ReshapeOp>(add.getLoc(), gemm.getType(), other);
       Location loc = rewriter.getFusedLoc({gemm.getLoc(), add.getLoc()});
       rewriter.modifyOpInPlace(gemm, [&] {
-        gemm.getResidualMutable().assign(other);
+        gemm.getResidualMutable().assign(residual);
         gemm->setLoc(loc);
       });
       // `other` may be computed after the gemm (as for the conv's residual).
       rewriter.moveOpBefore(gemm, add);
-      rewriter.replaceOp(add, gemm.getResult());
+      if (product != mine) {
+        rewriter.replaceOp(add, rewriter.create<ReshapeOp>(add.getLoc(), add.getType(),
+                                                           gemm.getResult()));
+      } else {
+        rewriter.replaceOp(add, gemm.getResult());
+      }
       return success();
     }
     return rewriter.notifyMatchFailure(add, "not a gemm plus a tensor of its type");

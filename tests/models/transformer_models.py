@@ -157,7 +157,7 @@ class GPT2Decoder(torch.nn.Module):
         self.ln_f = torch.nn.LayerNorm(config["hidden"])
 
     def forward(self, ids):
-        positions = torch.arange(ids.shape[1], dtype=torch.long).unsqueeze(0)
+        positions = torch.arange(ids.shape[1], dtype=torch.long, device=ids.device).unsqueeze(0)
         x = self.wte(ids) + self.wpe(positions)
         for block in self.blocks:
             x = block(x)

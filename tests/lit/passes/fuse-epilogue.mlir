@@ -355,3 +355,42 @@ func.func @gemm_residual_refused(%x: tensor<1x4x3xf32>, %skip: tensor<1x4x3xf32>
   %y3 = tessel.add %m3, %skip : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
   return %y, %y2, %m2, %y3 : tensor<1x4x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>, tensor<1x4x3xf32>
 }
+
+// -----
+
+// nn.MultiheadAttention's output projection at batch 1: the gemm's [S, E]
+// reaches the skip connection's add as [S, 1, E] then [1, S, E] (a reshape
+// and a transpose that moves only the unit dim: no element moves). The add
+// becomes the gemm's residual, the skip tensor reshaped to [S, E]. A
+// transpose that moves elements is no such path: refused.
+// CHECK-LABEL: func @residual_through_unit_moves
+// CHECK: %[[R:.*]] = tessel.reshape %arg1 : (tensor<1x4x8xf32>) -> tensor<4x8xf32>
+// CHECK: %[[G:.*]] = tessel.gemm %arg0, %{{.*}}, %{{.*}} residual %[[R]] {{.*}} -> tensor<4x8xf32>
+// CHECK: %[[Y:.*]] = tessel.reshape %[[G]] : (tensor<4x8xf32>) -> tensor<1x4x8xf32>
+// CHECK-NOT: tessel.add
+// CHECK: return %[[Y]]
+func.func @residual_through_unit_moves(%x: tensor<4x8xf32>, %skip: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  %w = tessel.constant dense<0.5> : tensor<8x8xf32>
+  %bias = tessel.constant dense<1.0> : tensor<8xf32>
+  %g = tessel.gemm %x, %w, %bias {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = true} : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %r = tessel.reshape %g : (tensor<4x8xf32>) -> tensor<4x1x8xf32>
+  %t = tessel.transpose %r {perm = array<i64: 1, 0, 2>} : (tensor<4x1x8xf32>) -> tensor<1x4x8xf32>
+  %y = tessel.add %t, %skip : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  return %y : tensor<1x4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @residual_through_a_real_transpose_refused
+// CHECK: %[[G:.*]] = tessel.gemm %arg0, %{{.*}}, %{{.*}} {alpha
+// CHECK: %[[T:.*]] = tessel.transpose
+// CHECK: tessel.add %[[T]], %arg1
+func.func @residual_through_a_real_transpose_refused(%x: tensor<4x8xf32>, %skip: tensor<2x4x4xf32>) -> tensor<2x4x4xf32> {
+  %w = tessel.constant dense<0.5> : tensor<8x8xf32>
+  %bias = tessel.constant dense<1.0> : tensor<8xf32>
+  %g = tessel.gemm %x, %w, %bias {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = true} : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %r = tessel.reshape %g : (tensor<4x8xf32>) -> tensor<4x2x4xf32>
+  %t = tessel.transpose %r {perm = array<i64: 1, 0, 2>} : (tensor<4x2x4xf32>) -> tensor<2x4x4xf32>
+  %y = tessel.add %t, %skip : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  return %y : tensor<2x4x4xf32>
+}
