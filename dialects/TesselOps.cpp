@@ -494,6 +494,37 @@ LogicalResult Im2RowOp::verify() {
   return success();
 }
 
+/// gather(x, i) with one constant index i in range along `axis` is the
+/// slice of x at i, reshaped to the result (the axis dropped for a scalar
+/// index): a copy the movement kernels do in words, and one that
+/// --tessel-attention-layout reads through (nn.MultiheadAttention's
+/// q, k, v = proj[0], proj[1], proj[2]). An index out of range stays a
+/// gather, whose kernels report it.
+LogicalResult GatherOp::canonicalize(GatherOp op, PatternRewriter &rewriter) {
+  auto constant = op.getIndices().getDefiningOp<ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseIntElementsAttr>(constant.getValue()) : nullptr;
+  if (!dense || dense.getNumElements() != 1)
+    return failure();
+  ArrayRef<int64_t> data = shapeOf(op.getData());
+  const int64_t rank = static_cast<int64_t>(data.size());
+  const int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+  if (axis < 0 || axis >= rank)
+    return failure();
+  int64_t index = (*dense.getValues<APInt>().begin()).getSExtValue();
+  if (index < 0)
+    index += data[axis];
+  if (index < 0 || index >= data[axis])
+    return failure();
+  SmallVector<int64_t> starts(rank, 0), steps(rank, 1), shape(data);
+  starts[axis] = index;
+  shape[axis] = 1;
+  Value slice = rewriter.create<SliceOp>(
+      op.getLoc(), RankedTensorType::get(shape, elementOf(op.getData())), op.getData(),
+      rewriter.getDenseI64ArrayAttr(starts), rewriter.getDenseI64ArrayAttr(steps));
+  rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), slice);
+  return success();
+}
+
 LogicalResult GatherOp::verify() {
   ArrayRef<int64_t> data = shapeOf(getData()), idx = shapeOf(getIndices());
   if (failed(verifyAxis(*this, getAxis(), data.size())))

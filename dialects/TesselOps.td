@@ -645,6 +645,8 @@ def Tessel_GatherOp : Tessel_Op<"gather", [ExactMath, Tessel_Kernel<"Gather">]> 
   let results = (outs Tessel_Tensor:$output);
   let assemblyFormat = "$data `,` $indices attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  // One constant index in range: a slice (and a reshape).
+  let hasCanonicalizeMethod = 1;
 }
 
 def Tessel_GatherElementsOp : Tessel_Op<"gather_elements", [ExactMath,

@@ -520,19 +520,45 @@ Launches StepPlanner::where() {
 //===----------------------------------------------------------------------===//
 
 /// out[i...] = in[base + sum_d i_d * strides[d]] over the dense `shape`.
+/// Where the innermost dim is contiguous in the input too (a transpose or a
+/// slice that keeps rows whole: the heads of a transformer, NHWC channels),
+/// each thread moves a word of up to 16 bytes of it: the innermost run, the
+/// base and every stride whole words.
 Launches StepPlanner::affine(int64_t base, Dims shape, Dims strides, int64_t count) {
   std::vector<Dims> strideSets{std::move(strides)};
   coalesce(shape, strideSets);
   if (shape.size() > static_cast<size_t>(kMaxRank))
     return std::nullopt;
+  Dims &stride = strideSets[0];
+  int64_t word = static_cast<int64_t>(out[0].elementBytes());
+  if (!shape.empty() && stride.back() == 1) {
+    const int64_t element = word;
+    for (int64_t w : {16, 8, 4}) {
+      if (w <= element)
+        break;
+      const int64_t per = w / element;
+      bool whole = shape.back() % per == 0 && base % per == 0;
+      for (size_t d = 0; d + 1 < stride.size(); ++d)
+        whole = whole && stride[d] % per == 0;
+      if (!whole)
+        continue;
+      shape.back() /= per;
+      for (size_t d = 0; d + 1 < stride.size(); ++d)
+        stride[d] /= per;
+      base /= per;
+      count /= per;
+      word = w;
+      break;
+    }
+  }
   kernels::AffineParams p{};
   p.n = count;
   p.base = base;
   p.rank = static_cast<int32_t>(shape.size());
   copyDims(shape, p.shape);
-  copyDims(strideSets[0], p.stride);
-  return single("tsl_affine_w" + std::to_string(out[0].elementBytes()), gridFor(p.n, kBlock),
-                kBlock, {in[0].address(), out[0].address(), KernelArg::value(p)});
+  copyDims(stride, p.stride);
+  return single("tsl_affine_w" + std::to_string(word), gridFor(p.n, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(p)});
 }
 
 Launches StepPlanner::transpose() {

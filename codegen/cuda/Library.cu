@@ -261,6 +261,7 @@ using namespace tessel::kernels;
 #ifdef TSL_FAMILY_move
 TSL_KERNEL tsl_copy(const uint8_t *x, uint8_t *y, TSL_PARAMS(CopyParams)) { copyBytes(x, y, p); }
 TSL_MOVE_WIDTHS(affine, affineCopy, AffineParams)
+TSL_MOVE(affine, affineCopy, AffineParams, 16)
 TSL_MOVE_WIDTHS(pad, pad, PadParams)
 TSL_MOVE_WIDTHS(im2row, im2row, Im2RowParams)
 #endif

@@ -123,7 +123,8 @@ class _CausalSelfAttention(torch.nn.Module):
         q, k, v = (t.view(b, s, self.heads, self.head_dim).transpose(1, 2)
                    for t in self.qkv(x).split(e, dim=2))
         scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
-        lowest = torch.full([], torch.finfo(scores.dtype).min, dtype=scores.dtype)
+        lowest = torch.full([], torch.finfo(scores.dtype).min, dtype=scores.dtype,
+                            device=scores.device)
         scores = torch.where(self.causal[:, :, :s, :s], scores, lowest)
         context = torch.matmul(torch.softmax(scores, dim=-1), v)
         return self.proj(context.transpose(1, 2).reshape(b, s, e))

@@ -111,3 +111,27 @@ func.func @reshape_transpose_reshape(%x: tensor<6x4xf32>) -> tensor<24xf32> {
   %c = tessel.reshape %b : (tensor<2x4x3xf32>) -> tensor<24xf32>
   return %c : tensor<24xf32>
 }
+
+// -----
+
+// A gather of one constant index in range is a slice (and a reshape that
+// drops the axis for a scalar index, keeps it for a [1] index; a negative
+// index counts from the end). Out of range, or several indices: a gather.
+// CHECK-LABEL: func @gather_one_index
+// CHECK: %[[S0:.*]] = tessel.slice %arg0 {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : (tensor<3x4x8xf16>) -> tensor<1x4x8xf16>
+// CHECK: %[[R0:.*]] = tessel.reshape %[[S0]] : (tensor<1x4x8xf16>) -> tensor<4x8xf16>
+// CHECK: %[[S2:.*]] = tessel.slice %arg0 {starts = array<i64: 0, 2, 0>, steps = array<i64: 1, 1, 1>} : (tensor<3x4x8xf16>) -> tensor<3x1x8xf16>
+// CHECK: %[[G3:.*]] = tessel.gather %arg0, %{{.*}} {axis = 0 : i64}
+// CHECK: %[[G4:.*]] = tessel.gather %arg0, %{{.*}} {axis = 0 : i64}
+// CHECK: return %[[R0]], %[[S2]], %[[G3]], %[[G4]]
+func.func @gather_one_index(%x: tensor<3x4x8xf16>) -> (tensor<4x8xf16>, tensor<3x1x8xf16>, tensor<4x8xf16>, tensor<2x4x8xf16>) {
+  %i0 = tessel.constant dense<0> : tensor<i64>
+  %g0 = tessel.gather %x, %i0 {axis = 0 : i64} : (tensor<3x4x8xf16>, tensor<i64>) -> tensor<4x8xf16>
+  %im = tessel.constant dense<[-2]> : tensor<1xi64>
+  %g2 = tessel.gather %x, %im {axis = 1 : i64} : (tensor<3x4x8xf16>, tensor<1xi64>) -> tensor<3x1x8xf16>
+  %i9 = tessel.constant dense<3> : tensor<i64>
+  %g3 = tessel.gather %x, %i9 {axis = 0 : i64} : (tensor<3x4x8xf16>, tensor<i64>) -> tensor<4x8xf16>
+  %i2 = tessel.constant dense<[0, 2]> : tensor<2xi64>
+  %g4 = tessel.gather %x, %i2 {axis = 0 : i64} : (tensor<3x4x8xf16>, tensor<2xi64>) -> tensor<2x4x8xf16>
+  return %g0, %g2, %g3, %g4 : tensor<4x8xf16>, tensor<3x1x8xf16>, tensor<4x8xf16>, tensor<2x4x8xf16>
+}

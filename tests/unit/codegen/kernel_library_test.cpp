@@ -522,6 +522,38 @@ TEST_F(KernelLibraryPlan, TransposeToNhwcIsOneAffineCopy) {
   EXPECT_EQ(p.stride[2], 20);
 }
 
+TEST_F(KernelLibraryPlan, TransposeKeepingRowsMovesSixteenByteWords) {
+  // [197, 32, 768] f16 -> [32, 197, 768]: rows of 768 halves stay whole, so
+  // each thread moves 8 halves: [32, 197, 96] words reading [96, 3072, 1].
+  // A slice starting at column 4 is not whole 16-byte words: 8-byte ones. A
+  // transpose of the innermost dim stays one element a thread.
+  auto v = plan(R"(
+    func.func @f(%x: tensor<197x32x768xf16>, %y: tensor<4x40xf16>, %z: tensor<8x16xf16>)
+        -> tensor<32x197x768xf16> {
+      %0 = tessel.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<197x32x768xf16>) -> tensor<32x197x768xf16>
+      %1 = tessel.slice %y {starts = array<i64: 0, 4>, steps = array<i64: 1, 1>} : (tensor<4x40xf16>) -> tensor<4x16xf16>
+      %2 = tessel.transpose %z {perm = array<i64: 1, 0>} : (tensor<8x16xf16>) -> tensor<16x8xf16>
+      return %0 : tensor<32x197x768xf16>
+    })");
+  ASSERT_TRUE(v[0] && v[1] && v[2]);
+  EXPECT_EQ(v[0]->kernel, "tsl_affine_w16");
+  auto t = params<kernels::AffineParams>(v[0]->launches[0].args[2]);
+  EXPECT_EQ(t.n, 32 * 197 * 96);
+  ASSERT_EQ(t.rank, 3);
+  EXPECT_EQ(t.shape[0], 32);
+  EXPECT_EQ(t.shape[1], 197);
+  EXPECT_EQ(t.shape[2], 96);
+  EXPECT_EQ(t.stride[0], 96);
+  EXPECT_EQ(t.stride[1], 3072);
+  EXPECT_EQ(t.stride[2], 1);
+  EXPECT_EQ(v[1]->kernel, "tsl_affine_w8");
+  auto s = params<kernels::AffineParams>(v[1]->launches[0].args[2]);
+  EXPECT_EQ(s.n, 16);
+  EXPECT_EQ(s.base, 1);
+  EXPECT_EQ(s.stride[0], 10);
+  EXPECT_EQ(v[2]->kernel, "tsl_affine_w2");
+}
+
 TEST_F(KernelLibraryPlan, SliceAndExpandAreAffineCopies) {
   auto v = plan(R"(
     func.func @f(%x: tensor<1x1x1x8xf32>, %y: tensor<3x1xf16>) -> tensor<1x1x1x4xf32> {
