@@ -25,6 +25,8 @@ void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   //    Q, K and V projections as one gemm; the heads read and written in
   //    place by the attention.                          [attention-layout]
   func.addPass(createAttentionLayout());
+  //    ... which may leave a residual add next to a gemm: again.
+  func.addPass(createFuseEpilogue());
   //    The folded and merged weights become f32 constants here, so that
   //    lower-precision rounds each to f16 once instead of computing them
   //    in f16.

@@ -452,14 +452,160 @@ void useViews(AttentionOp attention) {
   attention.erase();
 }
 
+//===----------------------------------------------------------------------===//
+// 4. Row permutations across the projections
+//===----------------------------------------------------------------------===//
+
+/// Whether `perm` keeps the last dim in place: it permutes rows only.
+bool permutesRows(ArrayRef<int64_t> perm) {
+  return !perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1;
+}
+
+/// A gemm works row by row: gemm(transpose(x, perm)) with `perm` moving rows
+/// only is transpose(gemm(x), perm). nn.MultiheadAttention (PyTorch 2,
+/// batch_first) transposes its [B, S, E] input to [S, B, E] before the
+/// in-projection; after this the transpose follows the projection, where the
+/// attention's views absorb it. Applied to the gemm at the root of each of
+/// Q, K and V.
+void projectBeforePermuting(AttentionOp attention) {
+  for (Value operand : {attention.getQuery(), attention.getKey(), attention.getValue()}) {
+    Value at = operand;
+    while (Operation *def = at.getDefiningOp()) {
+      if (!isa<ReshapeOp, TransposeOp, SliceOp>(def))
+        break;
+      at = def->getOperand(0);
+    }
+    auto gemm = at.getDefiningOp<GemmOp>();
+    auto transpose = gemm ? gemm.getA().getDefiningOp<TransposeOp>() : TransposeOp();
+    if (!transpose || gemm.getTransA() || gemm.getResidual() ||
+        !transpose.getOutput().hasOneUse() || !permutesRows(transpose.getPerm()) ||
+        shapeOf(gemm.getA()).size() < 3 || (gemm.getC() && shapeOf(gemm.getC()).size() > 1))
+      continue;
+    OpBuilder b(gemm);
+    SmallVector<int64_t> shape(shapeOf(transpose.getInput()).drop_back());
+    shape.push_back(shapeOf(gemm.getOutput()).back());
+    auto rows = b.create<GemmOp>(gemm.getLoc(), withShape(gemm.getOutput().getType(), shape),
+                                 transpose.getInput(), gemm.getB(), gemm.getC(), Value(),
+                                 gemm.getAlphaAttr(), gemm.getBetaAttr(), gemm.getTransAAttr(),
+                                 gemm.getTransBAttr(), gemm.getActivationAttr(),
+                                 gemm.getActAlphaAttr(), gemm.getActBetaAttr());
+    Value permuted = b.create<TransposeOp>(transpose.getLoc(), gemm.getOutput().getType(),
+                                           rows.getOutput(), transpose.getPermAttr());
+    gemm.getOutput().replaceAllUsesWith(permuted);
+    gemm.erase();
+    transpose.erase();
+  }
+}
+
+/// The other side: transpose(reshape(gemm(reshape(attention))), perm), perm
+/// moving rows only and the attention's result leading with the same row
+/// dims as the transpose's input, is the gemm of the attention's result with
+/// those rows permuted, which the attention writes so through its view
+/// (nn.MultiheadAttention's [S, B, E] output transposed back to [B, S, E]).
+void permuteBeforeProjecting(AttentionOp attention) {
+  Value y = attention.getOutput();
+  if (!attention.getViews() || !y.hasOneUse())
+    return;
+  auto flat = dyn_cast<ReshapeOp>(*y.getUsers().begin());
+  if (!flat || !flat.getOutput().hasOneUse())
+    return;
+  auto gemm = dyn_cast<GemmOp>(*flat.getOutput().getUsers().begin());
+  if (!gemm || gemm.getA() != flat.getOutput() || gemm.getResidual() ||
+      !gemm.getOutput().hasOneUse())
+    return;
+  auto unflat = dyn_cast<ReshapeOp>(*gemm.getOutput().getUsers().begin());
+  if (!unflat || !unflat.getOutput().hasOneUse())
+    return;
+  auto transpose = dyn_cast<TransposeOp>(*unflat.getOutput().getUsers().begin());
+  if (!transpose || !permutesRows(transpose.getPerm()))
+    return;
+  // The attention's result as the projection reads it: rows of K values,
+  // the rows indexed as the transpose's input is.
+  ArrayRef<int64_t> rows = shapeOf(unflat.getOutput()).drop_back();
+  ArrayRef<int64_t> rowsIn = shapeOf(flat.getOutput());
+  if (rowsIn.size() < 2 || count(rowsIn.drop_back()) != count(rows))
+    return;
+  SmallVector<int64_t> yShape(rows);
+  yShape.push_back(rowsIn.back());
+  // That permuted as the rows: perm on the row dims, the row itself kept.
+  SmallVector<int64_t> perm(transpose.getPerm().drop_back());
+  for (size_t d = rows.size(); d < yShape.size(); ++d)
+    perm.push_back(static_cast<int64_t>(d));
+  SmallVector<int64_t> permuted;
+  for (int64_t p : perm)
+    permuted.push_back(yShape[p]);
+  // The result view composed with the permutation: place each axis in a dim
+  // of y, then stride by that dim's place in the permuted tensor.
+  ArrayRef<int64_t> dims = *attention.getDims(), views = *attention.getViews();
+  View view;
+  view.offset = views[12];
+  view.axes = {{dims[0], views[13], 0}, {dims[1], views[14], 1}, {dims[2], views[15], 2},
+               {dims[5], 1, 3}};
+  std::optional<Placement> p = place(view, yShape);
+  if (!p || view.axes.size() != 4)
+    return;
+  const SmallVector<int64_t> cs = denseStrides(permuted);
+  SmallVector<int64_t> where(perm.size()); // y's dim d is the permuted tensor's dim where[d]
+  for (size_t k = 0; k < perm.size(); ++k)
+    where[perm[k]] = static_cast<int64_t>(k);
+  int64_t offset = 0;
+  for (size_t d = 0; d < p->at.size(); ++d)
+    offset += p->at[d] * cs[where[d]];
+  SmallVector<int64_t> strides;
+  for (size_t a = 0; a < 4; ++a)
+    strides.push_back(p->dim[a] < 0 ? 0 : p->step[a] * cs[where[p->dim[a]]]);
+  if (strides[3] != 1)
+    return;
+  SmallVector<int64_t> newViews(views.begin(), views.end());
+  newViews[12] = offset;
+  newViews[13] = strides[0];
+  newViews[14] = strides[1];
+  newViews[15] = strides[2];
+  cpu::AttentionView out{offset, strides[0], strides[1], strides[2]};
+  if (!wholeRuns(out))
+    return;
+
+  OpBuilder b(attention);
+  auto written = b.create<AttentionOp>(
+      attention.getLoc(), withShape(y.getType(), permuted), attention.getQuery(),
+      attention.getKey(), attention.getValue(), attention.getMask(), attention.getScaleAttr(),
+      attention.getCausalAttr(), attention.getDimsAttr(), b.getDenseI64ArrayAttr(newViews));
+  if (failed(mlir::verify(written))) {
+    written.erase();
+    return;
+  }
+  b.setInsertionPoint(gemm);
+  Value a = b.create<ReshapeOp>(flat.getLoc(), flat.getOutput().getType(), written.getOutput());
+  auto rowsGemm = b.create<GemmOp>(gemm.getLoc(), gemm.getOutput().getType(), a, gemm.getB(),
+                                   gemm.getC(), Value(), gemm.getAlphaAttr(), gemm.getBetaAttr(),
+                                   gemm.getTransAAttr(), gemm.getTransBAttr(),
+                                   gemm.getActivationAttr(), gemm.getActAlphaAttr(),
+                                   gemm.getActBetaAttr());
+  b.setInsertionPoint(transpose);
+  Value result =
+      b.create<ReshapeOp>(unflat.getLoc(), transpose.getOutput().getType(), rowsGemm.getOutput());
+  transpose.getOutput().replaceAllUsesWith(result);
+  transpose.erase();
+  unflat.erase();
+  gemm.erase();
+  flat.erase();
+  attention.erase();
+}
+
 struct AttentionLayoutPass : impl::AttentionLayoutBase<AttentionLayoutPass> {
   void runOnOperation() override {
     SmallVector<AttentionOp> attentions;
     getOperation().walk([&](AttentionOp op) { attentions.push_back(op); });
     for (AttentionOp attention : attentions) {
       mergeProjections(attention);
+      projectBeforePermuting(attention);
       useViews(attention);
     }
+    // useViews replaced each attention it changed: walk again.
+    attentions.clear();
+    getOperation().walk([&](AttentionOp op) { attentions.push_back(op); });
+    for (AttentionOp attention : attentions)
+      permuteBeforeProjecting(attention);
     // The head splits and merges no attention reads any more.
     for (Block &block : getOperation().getBody()) {
       SmallVector<Operation *> ops;

@@ -106,13 +106,20 @@ done
 # The tile sweep (tc80): gemms each with several forced tilings and stage
 # counts, timed without a reference (TESSEL_IGEMM_TIME_ONLY): run.sh's
 # "sweep" argument. Name, problem, then "WMxWN,FMxFN,BK:STAGES" tilings
-# ("-": the heuristic's).
+# ("-": the heuristic's), each optionally "/SPLIT" (split-K into SPLIT
+# blocks; "-/2": the heuristic's tiles split in two).
 sweep=(
   "sq4096   --gemm 4096,4096,4096   - 2x4,4x8,32:3 2x4,4x8,32:4 2x4,4x8,64:2 2x4,4x8,64:3 2x2,4x8,32:4 2x2,4x8,64:3 2x2,4x8,64:4 4x2,4x8,32:3 2x4,4x4,32:4 2x4,4x4,64:4"
   "down1024 --gemm 1024,768,3072 --c n  - 2x2,4x8,32:4 2x2,4x8,64:3 2x2,2x4,64:4 1x4,4x4,64:4 2x2,2x4,32:6 2x4,2x4,64:3"
   "up1024   --gemm 1024,3072,768 --c n  - 2x2,4x8,32:4 2x2,4x8,64:3 2x4,4x8,32:3 1x4,4x4,64:4 2x2,2x4,64:4"
   "qkv128   --gemm 128,2304,768 --c n   - 2x2,2x4,64:4 1x4,2x4,64:4 2x2,1x4,64:4 2x2,2x2,64:6"
-  "proj128  --gemm 128,768,768 --c n    - 2x2,1x2,64:4 2x2,2x2,64:4 1x4,2x2,64:4 2x2,1x4,64:3"
+  "proj128  --gemm 128,768,768 --c n    - 2x2,1x2,64:4 2x2,2x2,64:4 1x4,2x2,64:4 2x2,1x4,64:3 -/2 2x2,1x2,64:4/2"
+  "qkvb1    --gemm 128,2304,768 --c n   - -/2 -/3 2x2,1x2,64:4 2x2,1x2,64:4/2 2x2,2x2,32:4/2"
+  "upb1     --gemm 128,3072,768 --c n   - -/2 -/3 2x2,1x2,64:4 2x2,1x2,64:4/2 2x2,2x2,32:4/2"
+  "downb1   --gemm 128,768,3072 --c n   - -/1 -/2 -/6 2x2,1x2,64:4/4 2x2,2x2,64:4/4 2x2,1x2,64:4/8"
+  "qkv197   --gemm 197,2304,768 --c n   - -/2 1x4,4x2,64:4 2x2,1x2,64:4 2x2,1x2,64:4/2"
+  "up197    --gemm 197,3072,768 --c n   - -/2 1x4,4x2,64:4 2x2,1x2,64:4 2x2,2x2,64:4/2"
+  "down197  --gemm 197,768,3072 --c n   - -/2 -/8 1x4,4x2,64:4/4 2x2,1x2,64:4/4"
 )
 mkdir -p "$out/sweep"
 : > "$out/sweep.txt"
@@ -125,9 +132,13 @@ for c in "${sweep[@]}"; do
     problem+=("${words[$i]}"); i=$((i + 1))
   done
   for tiling in "${words[@]:$i}"; do
-    label=${tiling//[,:]/_}
+    label=${tiling//[,:\/]/_}
     force=()
-    [[ $tiling != - ]] && force=(--force-tiles "${tiling%%:*}" --stages "${tiling##*:}")
+    if [[ $tiling == */* ]]; then
+      force=(--split-k "${tiling##*/}")
+      tiling=${tiling%/*}
+    fi
+    [[ $tiling != - ]] && force+=(--force-tiles "${tiling%%:*}" --stages "${tiling##*:}")
     "$gen" "${problem[@]}" --tier tc80 "${force[@]}" --cubin sm_90 \
       -o "$out/sweep/$name-$label.ptx" >/dev/null
     echo "sweep/$name-$label.ptx" >> "$out/sweep.txt"

@@ -145,3 +145,42 @@ func.func @dense(%q: tensor<2x4x16x64xf32>, %k: tensor<2x4x16x64xf32>, %v: tenso
   %a = tessel.attention %q, %k, %v {scale = 0.125 : f32} : (tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>) -> tensor<2x4x16x64xf32>
   return %a : tensor<2x4x16x64xf32>
 }
+
+// -----
+
+// PyTorch 2's batch_first nn.MultiheadAttention: x [B, S, E] = [2, 4, 32]
+// transposed to [S, B, E] before the in-projection, the output projection's
+// [S*B, E] rows reshaped to [S, B, E] and transposed back. The in-projection
+// runs on x (its transpose follows it, into the views), and the attention
+// writes its rows in [B, S] order for the output projection: no transpose.
+// CHECK-LABEL: func @multihead_batch_first
+// CHECK: %[[P:.*]] = tessel.gemm %arg0, %{{.*}}, %{{.*}} {{.*}} -> tensor<2x4x96xf32>
+// CHECK: %[[Y:.*]] = tessel.attention %[[P]], %[[P]], %[[P]] {dims = array<i64: 2, 2, 4, 4, 16, 16>, scale = 2.500000e-01 : f32, views = array<i64: 0, 384, 16, 96, 32, 384, 16, 96, 64, 384, 16, 96, 0, 128, 16, 32>} : {{.*}} -> tensor<2x4x32xf32>
+// CHECK: %[[A:.*]] = tessel.reshape %[[Y]] : (tensor<2x4x32xf32>) -> tensor<8x32xf32>
+// CHECK: %[[O:.*]] = tessel.gemm %[[A]]
+// CHECK: %[[R:.*]] = tessel.reshape %[[O]] : (tensor<8x32xf32>) -> tensor<2x4x32xf32>
+// CHECK-NOT: tessel.transpose
+// CHECK: return %[[R]]
+func.func @multihead_batch_first(%x: tensor<2x4x32xf32>) -> tensor<2x4x32xf32> {
+  %w = tessel.constant dense<0.5> : tensor<32x96xf32>
+  %b = tessel.constant dense<1.0> : tensor<96xf32>
+  %wo = tessel.constant dense<0.25> : tensor<32x32xf32>
+  %xt = tessel.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<2x4x32xf32>) -> tensor<4x2x32xf32>
+  %p = tessel.gemm %xt, %w, %b {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<4x2x32xf32>, tensor<32x96xf32>, tensor<96xf32>) -> tensor<4x2x96xf32>
+  %qs = tessel.slice %p {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : (tensor<4x2x96xf32>) -> tensor<4x2x32xf32>
+  %ks = tessel.slice %p {starts = array<i64: 0, 0, 32>, steps = array<i64: 1, 1, 1>} : (tensor<4x2x96xf32>) -> tensor<4x2x32xf32>
+  %vs = tessel.slice %p {starts = array<i64: 0, 0, 64>, steps = array<i64: 1, 1, 1>} : (tensor<4x2x96xf32>) -> tensor<4x2x32xf32>
+  %qr = tessel.reshape %qs : (tensor<4x2x32xf32>) -> tensor<4x4x16xf32>
+  %kr = tessel.reshape %ks : (tensor<4x2x32xf32>) -> tensor<4x4x16xf32>
+  %vr = tessel.reshape %vs : (tensor<4x2x32xf32>) -> tensor<4x4x16xf32>
+  %q = tessel.transpose %qr {perm = array<i64: 1, 0, 2>} : (tensor<4x4x16xf32>) -> tensor<4x4x16xf32>
+  %k = tessel.transpose %kr {perm = array<i64: 1, 0, 2>} : (tensor<4x4x16xf32>) -> tensor<4x4x16xf32>
+  %v = tessel.transpose %vr {perm = array<i64: 1, 0, 2>} : (tensor<4x4x16xf32>) -> tensor<4x4x16xf32>
+  %a = tessel.attention %q, %k, %v {scale = 0.25 : f32} : (tensor<4x4x16xf32>, tensor<4x4x16xf32>, tensor<4x4x16xf32>) -> tensor<4x4x16xf32>
+  %at = tessel.transpose %a {perm = array<i64: 1, 0, 2>} : (tensor<4x4x16xf32>) -> tensor<4x4x16xf32>
+  %af = tessel.reshape %at : (tensor<4x4x16xf32>) -> tensor<8x32xf32>
+  %o = tessel.gemm %af, %wo {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<8x32xf32>, tensor<32x32xf32>) -> tensor<8x32xf32>
+  %ou = tessel.reshape %o : (tensor<8x32xf32>) -> tensor<4x2x32xf32>
+  %y = tessel.transpose %ou {perm = array<i64: 1, 0, 2>} : (tensor<4x2x32xf32>) -> tensor<2x4x32xf32>
+  return %y : tensor<2x4x32xf32>
+}
