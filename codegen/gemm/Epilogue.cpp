@@ -2,8 +2,9 @@
 //
 // The epilogue's IR: reading the staged accumulators back in row-major order
 // (16-byte runs of output where they fit), the linear combination, the
-// activations with the CPU tier's formulas (e^x on ex2.approx, tanh as
-// Cephes'), one rounding, the stores; split-K's partial stores.
+// activations with the CPU tier's formulas (e^x on ex2.approx, 1/x on
+// rcp.approx, polynomials by FMA, tanh as Cephes'), one rounding, the
+// stores; split-K's partial stores.
 //
 //===----------------------------------------------------------------------===//
 #include "gemm/Epilogue.h"
@@ -192,10 +193,19 @@ Value Epilogue::exp(Value x) {
   // err = x * log2(e) - y, exactly via FMA, plus the constant's own error.
   Value err = fma(x, f(log2eLow), fma(x, f(log2e), fneg(y)));
   Value r = inlinePtx("ex2.approx.f32 $0, $1;", "=f,f", ValueRange{y});
-  // 2^(y + err) = 2^y (1 + err ln 2); skipped where 2^y is 0 or inf (err NaN).
+  // 2^(y + err) = 2^y (1 + err ln 2); skipped where 2^y is 0 or inf (err
+  // NaN there, and inf * 0 too: the result is then r itself).
   Value small = fcmp(arith::CmpFPredicate::OLT, fabs(y), f(126.0f));
-  Value correction = select(small, fmul(err, f(0.693147182f)), f(0.0f));
-  return fadd(r, fmul(r, correction));
+  return select(small, fma(r, fmul(err, f(0.693147182f)), r), r);
+}
+
+/// 1 / x on the SFU (rcp.approx, within 1 ulp; x flushed to 0 when
+/// subnormal, which no denominator here is: each is at least 1). IEEE
+/// division (div.rn, rcp.rn) is a long instruction sequence with a slow
+/// path: in the epilogue, after the main loop, with few warps an SM to hide
+/// its latency, it made GELU cost as much as a third of the GEMM.
+Value Epilogue::reciprocal(Value x) {
+  return inlinePtx("rcp.approx.ftz.f32 $0, $1;", "=f,f", ValueRange{x});
 }
 
 /// The activations as the CPU tier computes them (gemm.cpp, activateRow):
@@ -217,8 +227,8 @@ Value Epilogue::activate(Value v) {
     // x >= 0: 1 / (1 + e^-x); else e^x / (1 + e^x): no overflow either way.
     Value nonNegative = fcmp(P::OGE, v, zero);
     Value e = exp(fneg(fabs(v)));
-    Value denominator = fadd(one, e);
-    return select(nonNegative, fdiv(one, denominator), fdiv(e, denominator));
+    Value inverse = reciprocal(fadd(one, e));
+    return select(nonNegative, inverse, fmul(e, inverse));
   }
   case Activation::Tanh: return tanh(v);
   case Activation::HardSwish: {
@@ -233,8 +243,8 @@ Value Epilogue::activate(Value v) {
     // x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), ONNX Gelu's
     // "tanh", as the CPU computes it: x / (1 + e^-2u), no cancellation.
     Value cube = fmul(fmul(v, v), v);
-    Value u = fmul(f(0.797884561f), fadd(v, fmul(f(0.044715f), cube)));
-    return fdiv(v, fadd(one, exp(fmul(f(-2.0f), u))));
+    Value u = fmul(f(0.797884561f), fma(f(0.044715f), cube, v));
+    return fmul(v, reciprocal(fadd(one, exp(fmul(f(-2.0f), u)))));
   }
   }
   return v;
@@ -250,9 +260,9 @@ Value Epilogue::tanh(Value v) {
   Value poly = f(-5.70498872745e-3f);
   for (float coefficient : {2.06390887954e-2f, -5.37397155531e-2f, 1.33314422036e-1f,
                             -3.33332819422e-1f})
-    poly = fadd(fmul(poly, s), f(coefficient));
-  Value nearZero = fadd(fmul(fmul(poly, s), v), v);
-  Value far = fsub(one, fdiv(f(2.0f), fadd(exp(fadd(ax, ax)), one)));
+    poly = fma(poly, s, f(coefficient));
+  Value nearZero = fma(fmul(poly, s), v, v);
+  Value far = fsub(one, fmul(f(2.0f), reciprocal(fadd(exp(fadd(ax, ax)), one))));
   far = select(fcmp(P::OLT, v, zero), fneg(far), far);
   return select(fcmp(P::OLT, ax, f(0.625f)), nearZero, far);
 }
@@ -263,13 +273,13 @@ Value Epilogue::tanh(Value v) {
 Value Epilogue::erfc(Value z) {
   using P = arith::CmpFPredicate;
   Value az = fabs(z);
-  Value t = fdiv(f(1.0f), fadd(f(1.0f), fmul(f(0.5f), az)));
+  Value t = reciprocal(fma(f(0.5f), az, f(1.0f)));
   Value poly = f(0.17087277f);
   for (float coefficient : {-0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
                             -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f,
                             -1.26551223f})
-    poly = fadd(fmul(poly, t), f(coefficient));
-  Value tail = fmul(t, exp(fsub(poly, fmul(az, az))));
+    poly = fma(poly, t, f(coefficient));
+  Value tail = fmul(t, exp(fma(fneg(az), az, poly)));
   return select(fcmp(P::OLT, z, f(0.0f)), fsub(f(2.0f), tail), tail);
 }
 

@@ -55,6 +55,7 @@ private:
   mlir::Value addendAddress(mlir::Value m, mlir::Value n);
   mlir::Value activate(mlir::Value v);
   mlir::Value exp(mlir::Value x);
+  mlir::Value reciprocal(mlir::Value x);
   mlir::Value tanh(mlir::Value x);
   mlir::Value erfc(mlir::Value x);
 

@@ -72,6 +72,10 @@ igemm=(
   "bert-qkv        --gemm 1024,2304,768 --c n"
   "bert-mlp-gelu   --gemm 1024,3072,768 --c n --act gelu"
   "bert-mlp-down   --gemm 1024,768,3072 --c n"
+  # ViT's and GPT-2's MLP at batch 1 (M = 197 and 128): GELU's erf and tanh
+  # forms.
+  "vit-mlp-gelu    --gemm 197,3072,768 --c n --act gelu"
+  "gpt2-mlp-tanh   --gemm 128,3072,768 --c n --act gelu_tanh"
   "gemm-tb-512     --gemm 512,384,256 --trans-b"
   # Depthwise and few filters per group: the direct kernel, SIMT only (the
   # tc run is skipped: no Tensor Core tiling).
@@ -120,6 +124,11 @@ sweep=(
   "qkv197   --gemm 197,2304,768 --c n   - -/2 1x4,4x2,64:4 2x2,1x2,64:4 2x2,1x2,64:4/2"
   "up197    --gemm 197,3072,768 --c n   - -/2 1x4,4x2,64:4 2x2,1x2,64:4 2x2,2x2,64:4/2"
   "down197  --gemm 197,768,3072 --c n   - -/2 -/8 1x4,4x2,64:4/4 2x2,1x2,64:4/4"
+  "upb1gelu  --gemm 128,3072,768 --c n --act=gelu  -"
+  "up197gelu --gemm 197,3072,768 --c n --act=gelu  -"
+  "up197tanh --gemm 197,3072,768 --c n --act=gelu_tanh  -"
+  "up197relu --gemm 197,3072,768 --c n --act=relu  -"
+  "up1024gelu --gemm 1024,3072,768 --c n --act=gelu  -"
 )
 mkdir -p "$out/sweep"
 : > "$out/sweep.txt"

@@ -685,6 +685,8 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
     auto &out = val(op->getResult(0));
     if (text.starts_with("ex2.approx.f32"))
       each([&](int t) { out[t].f = std::exp2(float((*in[0])[t].f)); });
+    else if (text.starts_with("rcp.approx.ftz.f32"))
+      each([&](int t) { out[t].f = 1.0f / float((*in[0])[t].f); });
     else
       return fail(op, "unknown inline PTX");
     return true;
