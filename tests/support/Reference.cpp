@@ -109,9 +109,11 @@ double refActivation(const ActCase &a, double v) {
   if (n == "hard_swish")
     return v * std::min(std::max(v / 6.0 + 0.5, 0.0), 1.0);
   if (n == "gelu_tanh") {
-    // 1 + tanh(u) as e^u / cosh(u): no cancellation where u << 0.
+    // x/2 (1 + tanh(u)): as written where u >= 0; where u < 0 as
+    // x / (1 + e^-2u), which does not cancel (and is 0 where e^-2u
+    // overflows). e^u / cosh(u) was NaN (inf / inf) past u = 710, x > 26.
     const double u = std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v);
-    return 0.5 * v * std::exp(u) / std::cosh(u);
+    return u >= 0 ? 0.5 * v * (1.0 + std::tanh(u)) : v / (1.0 + std::exp(-2.0 * u));
   }
   if (n == "gelu")
     return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
