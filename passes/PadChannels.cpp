@@ -267,66 +267,9 @@ struct ChannelPadder {
   }
 };
 
-/// An f16 gemm or matmul by a constant [K, N] weight (transposed: [N, K])
-/// whose N is no multiple of 8 (a language model's vocabulary, GPT-2's
-/// 50257): the weight's rows are not 16-byte runs, so no tc-sm80 kernel
-/// takes it (cp.async moves 16 bytes). Its weight (and a bias of N) grows
-/// zero columns to the multiple; the product's extra columns are sliced off.
-/// A residual or an activation stays as it is (their columns would need
-/// the same treatment): only the bare product and its bias. Only from N =
-/// kWideProduct columns: the slice is one more step (a launch), which a
-/// classifier's 10 or 1001 columns do not pay back.
-constexpr int64_t kWideProduct = 4096;
-
-void padProductColumns(Operation *op) {
-  auto gemm = dyn_cast<GemmOp>(op);
-  auto matmul = dyn_cast<MatMulOp>(op);
-  if (!gemm && !matmul)
-    return;
-  Value b = gemm ? gemm.getB() : matmul.getRhs();
-  Value y = op->getResult(0);
-  auto type = cast<RankedTensorType>(y.getType());
-  const bool transB = gemm && gemm.getTransB();
-  ArrayRef<int64_t> w = shapeOf(b);
-  const int64_t n = type.getShape().back();
-  if (!type.getElementType().isF16() || w.size() != 2 || n % kChannelMultiple == 0 ||
-      n < kWideProduct ||
-      w[transB ? 0 : 1] != n || !isConstantLike(b) ||
-      (gemm && (gemm.getResidual() || gemm.getActivation() != Activation::None ||
-                gemm.getTransA())))
-    return;
-  Value c = gemm ? gemm.getC() : Value();
-  if (c && !(shapeOf(c).size() == 1 && shapeOf(c)[0] == n && isConstantLike(c)))
-    return;
-  const int64_t padded = roundUp(n);
-  OpBuilder builder(op);
-  Location loc = op->getLoc();
-  SmallVector<int64_t> extra = transB ? SmallVector<int64_t>{padded - n, 0}
-                                      : SmallVector<int64_t>{0, padded - n};
-  Value wide = padEnd(builder, loc, b, extra, 0.0);
-  RankedTensorType wideType = withChannels(type, padded);
-  Value product;
-  if (gemm) {
-    Value bias = c ? padEnd(builder, loc, c, {padded - n}, 0.0) : Value();
-    product = builder.create<GemmOp>(loc, wideType, gemm.getA(), wide, bias, Value(),
-                                     gemm.getAlphaAttr(), gemm.getBetaAttr(),
-                                     gemm.getTransAAttr(), gemm.getTransBAttr(),
-                                     gemm.getActivationAttr(), gemm.getActAlphaAttr(),
-                                     gemm.getActBetaAttr());
-  } else {
-    product = builder.create<MatMulOp>(loc, wideType, matmul.getLhs(), wide);
-  }
-  SmallVector<int64_t> starts(type.getRank(), 0), steps(type.getRank(), 1);
-  Value narrow = builder.create<SliceOp>(loc, type, product, builder.getDenseI64ArrayAttr(starts),
-                                         builder.getDenseI64ArrayAttr(steps));
-  y.replaceAllUsesWith(narrow);
-  op->erase();
-}
-
 struct PadChannelsPass : impl::PadChannelsBase<PadChannelsPass> {
   void runOnOperation() override {
     ChannelPadder(&getContext()).run(getOperation());
-    getOperation().walk([](Operation *op) { padProductColumns(op); });
   }
 };
 

@@ -156,34 +156,3 @@ func.func @untouched(%x: tensor<1x8x8x8xf32>, %y: tensor<1x8x8x12xf32>, %z: tens
   %c3 = tessel.conv %z, %w3 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x12x8x8xf32>, tensor<12x12x1x1xf32>) -> tensor<1x12x8x8xf32>
   return %c1, %c2, %c3 : tensor<1x8x8x16xf32>, tensor<1x8x8x12xf32>, tensor<1x12x8x8xf32>
 }
-
-// -----
-
-// A language model's head: an f16 matmul by a constant [64, 5001] (N no
-// multiple of 8, so no 16-byte runs for tc-sm80's copies). The weight
-// grows 7 zero columns, the product's extra columns are sliced off. The
-// same with a gemm's bias; not below 4096 columns (the slice would cost a
-// step the small product does not pay back), nor with a residual.
-// CHECK-LABEL: func @lm_head
-// CHECK: %[[W:.*]] = tessel.pad %{{.*}} {mode = "constant", pads = array<i64: 0, 0, 0, 7>, value = 0.000000e+00 : f64} : (tensor<64x5001xf16>) -> tensor<64x5008xf16>
-// CHECK: %[[P:.*]] = tessel.matmul %arg0, %[[W]] : (tensor<1x4x64xf16>, tensor<64x5008xf16>) -> tensor<1x4x5008xf16>
-// CHECK: %[[Y:.*]] = tessel.slice %[[P]] {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : (tensor<1x4x5008xf16>) -> tensor<1x4x5001xf16>
-// CHECK: %[[BT:.*]] = tessel.pad %{{.*}} {mode = "constant", pads = array<i64: 0, 0, 7, 0>, value = 0.000000e+00 : f64} : (tensor<5001x64xf16>) -> tensor<5008x64xf16>
-// CHECK: %[[B:.*]] = tessel.pad %{{.*}} {mode = "constant", pads = array<i64: 0, 7>, value = 0.000000e+00 : f64} : (tensor<5001xf16>) -> tensor<5008xf16>
-// CHECK: %[[G:.*]] = tessel.gemm %arg1, %[[BT]], %[[B]] {{.*}} -> tensor<4x5008xf16>
-// CHECK: %[[Z:.*]] = tessel.slice %[[G]]
-// CHECK: tessel.matmul %arg0, %{{.*}} : (tensor<1x4x64xf16>, tensor<64x1001xf16>) -> tensor<1x4x1001xf16>
-// CHECK: tessel.gemm %arg1, %{{.*}}, %{{.*}} residual %arg2 {{.*}} -> tensor<4x5001xf16>
-// CHECK: return %[[Y]], %[[Z]]
-func.func @lm_head(%x: tensor<1x4x64xf16>, %a: tensor<4x64xf16>, %r: tensor<4x5001xf16>)
-    -> (tensor<1x4x5001xf16>, tensor<4x5001xf16>, tensor<1x4x1001xf16>, tensor<4x5001xf16>) {
-  %w = tessel.constant dense<0.5> : tensor<64x5001xf16>
-  %y = tessel.matmul %x, %w : (tensor<1x4x64xf16>, tensor<64x5001xf16>) -> tensor<1x4x5001xf16>
-  %wt = tessel.constant dense<0.25> : tensor<5001x64xf16>
-  %b = tessel.constant dense<1.0> : tensor<5001xf16>
-  %z = tessel.gemm %a, %wt, %b {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = true} : (tensor<4x64xf16>, tensor<5001x64xf16>, tensor<5001xf16>) -> tensor<4x5001xf16>
-  %ws = tessel.constant dense<0.5> : tensor<64x1001xf16>
-  %s = tessel.matmul %x, %ws : (tensor<1x4x64xf16>, tensor<64x1001xf16>) -> tensor<1x4x1001xf16>
-  %q = tessel.gemm %a, %wt, %b residual %r {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = true} : (tensor<4x64xf16>, tensor<5001x64xf16>, tensor<5001xf16>, tensor<4x5001xf16>) -> tensor<4x5001xf16>
-  return %y, %z, %s, %q : tensor<1x4x5001xf16>, tensor<4x5001xf16>, tensor<1x4x1001xf16>, tensor<4x5001xf16>
-}
