@@ -73,6 +73,14 @@ int64_t count(ArrayRef<int64_t> shape) {
   return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
 }
 
+/// A gemm like `like` (its alpha, beta, transposes and activation, no
+/// residual) of other operands and result type.
+GemmOp gemmLike(OpBuilder &b, Location loc, GemmOp like, Type type, Value a, Value w, Value c) {
+  return b.create<GemmOp>(loc, type, a, w, c, Value(), like.getAlphaAttr(), like.getBetaAttr(),
+                          like.getTransAAttr(), like.getTransBAttr(), like.getActivationAttr(),
+                          like.getActAlphaAttr(), like.getActBetaAttr());
+}
+
 //===----------------------------------------------------------------------===//
 // 1. Q, K and V projections as one gemm
 //===----------------------------------------------------------------------===//
@@ -153,10 +161,8 @@ void mergeProjections(AttentionOp attention) {
   SmallVector<int64_t> yShape(shapeOf(gemms[0].getOutput()));
   yShape.back() = columns;
   GemmOp g0 = gemms[0];
-  auto merged = b.create<GemmOp>(loc, withShape(g0.getOutput().getType(), yShape), g0.getA(),
-                                 weight, bias, Value(), g0.getAlphaAttr(), g0.getBetaAttr(),
-                                 g0.getTransAAttr(), g0.getTransBAttr(), g0.getActivationAttr(),
-                                 g0.getActAlphaAttr(), g0.getActBetaAttr());
+  GemmOp merged =
+      gemmLike(b, loc, g0, withShape(g0.getOutput().getType(), yShape), g0.getA(), weight, bias);
   int64_t start = 0;
   for (GemmOp g : gemms) {
     const size_t rank = yShape.size();
@@ -484,11 +490,8 @@ void projectBeforePermuting(AttentionOp attention) {
     OpBuilder b(gemm);
     SmallVector<int64_t> shape(shapeOf(transpose.getInput()).drop_back());
     shape.push_back(shapeOf(gemm.getOutput()).back());
-    auto rows = b.create<GemmOp>(gemm.getLoc(), withShape(gemm.getOutput().getType(), shape),
-                                 transpose.getInput(), gemm.getB(), gemm.getC(), Value(),
-                                 gemm.getAlphaAttr(), gemm.getBetaAttr(), gemm.getTransAAttr(),
-                                 gemm.getTransBAttr(), gemm.getActivationAttr(),
-                                 gemm.getActAlphaAttr(), gemm.getActBetaAttr());
+    GemmOp rows = gemmLike(b, gemm.getLoc(), gemm, withShape(gemm.getOutput().getType(), shape),
+                           transpose.getInput(), gemm.getB(), gemm.getC());
     Value permuted = b.create<TransposeOp>(transpose.getLoc(), gemm.getOutput().getType(),
                                            rows.getOutput(), transpose.getPermAttr());
     gemm.getOutput().replaceAllUsesWith(permuted);
@@ -576,11 +579,8 @@ void permuteBeforeProjecting(AttentionOp attention) {
   }
   b.setInsertionPoint(gemm);
   Value a = b.create<ReshapeOp>(flat.getLoc(), flat.getOutput().getType(), written.getOutput());
-  auto rowsGemm = b.create<GemmOp>(gemm.getLoc(), gemm.getOutput().getType(), a, gemm.getB(),
-                                   gemm.getC(), Value(), gemm.getAlphaAttr(), gemm.getBetaAttr(),
-                                   gemm.getTransAAttr(), gemm.getTransBAttr(),
-                                   gemm.getActivationAttr(), gemm.getActAlphaAttr(),
-                                   gemm.getActBetaAttr());
+  GemmOp rowsGemm =
+      gemmLike(b, gemm.getLoc(), gemm, gemm.getOutput().getType(), a, gemm.getB(), gemm.getC());
   b.setInsertionPoint(transpose);
   Value result =
       b.create<ReshapeOp>(unflat.getLoc(), transpose.getOutput().getType(), rowsGemm.getOutput());
