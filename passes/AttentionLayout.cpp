@@ -344,10 +344,6 @@ std::optional<cpu::AttentionView> attentionView(const Strides &s, int64_t heads)
   return w;
 }
 
-bool wholeRuns(const cpu::AttentionView &w) {
-  return w.offset % 8 == 0 && w.batch % 8 == 0 && w.head % 8 == 0 && w.row % 8 == 0;
-}
-
 /// Follows `operand` up through the view ops while the element map
 /// composes; the tensor reached and the view into it.
 std::pair<Value, View> readThrough(Value operand) {
@@ -405,7 +401,7 @@ void useViews(AttentionOp attention) {
   std::optional<cpu::AttentionView> views[4];
   for (int i = 0; i < 4; ++i) {
     views[i] = attentionView(*strides[i], heads);
-    if (i < 3 && (!views[i] || !wholeRuns(*views[i])) && sources[i] != operands[i]) {
+    if (i < 3 && (!views[i] || !views[i]->wholeRuns()) && sources[i] != operands[i]) {
       // Not whole runs, or the heads disagree: this operand stays dense.
       sources[i] = operands[i];
       strides[i] = stridesOf(denseView(shapeOf(operands[i])), rank);
@@ -416,7 +412,7 @@ void useViews(AttentionOp attention) {
     if (i < 3)
       moved |= sources[i] != operands[i];
   }
-  if (reader && !wholeRuns(*views[3])) {
+  if (reader && !views[3]->wholeRuns()) {
     reader = {};
     views[3] = attentionView(*stridesOf(denseView(shapeOf(result)), rank), heads);
     if (!views[3])
@@ -565,7 +561,7 @@ void permuteBeforeProjecting(AttentionOp attention) {
   newViews[14] = strides[1];
   newViews[15] = strides[2];
   cpu::AttentionView out{offset, strides[0], strides[1], strides[2]};
-  if (!wholeRuns(out))
+  if (!out.wholeRuns())
     return;
 
   OpBuilder b(attention);

@@ -1323,11 +1323,8 @@ Launches StepPlanner::attention() {
   };
   // The Tensor Core kernel moves 16-byte runs of rows and stores pairs:
   // every view's offset and strides whole runs of 8 halves.
-  auto runs = [](const cpu::AttentionView &w) {
-    return w.offset % 8 == 0 && w.batch % 8 == 0 && w.head % 8 == 0 && w.row % 8 == 0;
-  };
-  if (q.dtype == DType::F16 && p.d % 8 == 0 && p.dv % 8 == 0 && runs(g.q) && runs(g.k) &&
-      runs(g.v) && runs(g.out))
+  if (q.dtype == DType::F16 && p.d % 8 == 0 && p.dv % 8 == 0 && g.q.wholeRuns() &&
+      g.k.wholeRuns() && g.v.wholeRuns() && g.out.wholeRuns())
     for (int headDim : kernels::kAttentionTcHeadDims)
       if (std::max(p.d, p.dv) <= headDim) {
         tensorCore = launch("tsl_attention_f16_tc_d" + std::to_string(headDim),

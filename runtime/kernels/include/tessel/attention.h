@@ -42,6 +42,13 @@ namespace tessel::cpu {
 /// h * head + i * row + c (elements).
 struct AttentionView {
   int64_t offset = 0, batch = 0, head = 0, row = 0;
+  /// Whether the offset and every stride are whole runs of `elements` (8
+  /// f16: the 16-byte loads and stores of the Tensor Core kernel, which the
+  /// CUDA planner and --tessel-attention-layout both ask).
+  bool wholeRuns(int64_t elements = 8) const {
+    return offset % elements == 0 && batch % elements == 0 && head % elements == 0 &&
+           row % elements == 0;
+  }
   bool operator==(const AttentionView &o) const {
     return offset == o.offset && batch == o.batch && head == o.head && row == o.row;
   }
