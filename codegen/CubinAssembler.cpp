@@ -95,7 +95,10 @@ std::string errorLog(nvJitLinkHandle handle, nvJitLinkResult result) {
 /// spills) in `info`.
 CubinResult link(const std::string &text, int arch) {
   CubinResult result;
-  std::string archOption = "-arch=sm_" + std::to_string(arch);
+  // Architecture-specific PTX (.target sm_90a: wgmma) assembles only for
+  // its own architecture, named with the suffix.
+  const bool specific = text.find(".target sm_" + std::to_string(arch) + "a") != std::string::npos;
+  std::string archOption = "-arch=sm_" + std::to_string(arch) + (specific ? "a" : "");
   const char *options[] = {archOption.c_str(), "-O3", "-verbose"};
   nvJitLinkHandle handle = nullptr;
   nvJitLinkResult status = nvJitLinkCreate(&handle, 3, options);

@@ -248,24 +248,33 @@ int32_t boundTensor(const StepView &step, const GemmProblem &p, llvm::StringRef 
 }
 
 /// What each tier is called and built for, in one place: its module, its
-/// kernels' name prefix, its engine tier and the SM its PTX targets.
+/// kernels' name prefix, its engine tier, the SM its PTX targets (the chip:
+/// sm_90a for wgmma, whose code runs on sm_90 alone) and whether its code
+/// runs on later SMs too.
 struct TierFacts {
   const char *module, *prefix;
   engine::Tier engineTier;
   int ptxArch;
+  const char *chip;
+  bool laterArchs;
 };
 
 const TierFacts &factsOf(GemmTier tier) {
-  static const TierFacts tc{"tessel_gemm_tc", "tc_", engine::Tier::tc_sm70, 70};
-  static const TierFacts tc80{"tessel_gemm_tc80", "tc80_", engine::Tier::tc_sm80, 80};
-  static const TierFacts simt{"tessel_gemm_simt", "simt_", engine::Tier::simt, 60};
+  static const TierFacts tc{"tessel_gemm_tc", "tc_", engine::Tier::tc_sm70, 70, "sm_70", true};
+  static const TierFacts tc80{"tessel_gemm_tc80", "tc80_", engine::Tier::tc_sm80, 80, "sm_80",
+                              true};
+  static const TierFacts tc90{"tessel_gemm_tc90", "tc90_", engine::Tier::tc_sm90, 90, "sm_90a",
+                              false};
+  static const TierFacts simt{"tessel_gemm_simt", "simt_", engine::Tier::simt, 60, "sm_60", true};
   switch (tier) {
   case GemmTier::TensorCore: return tc;
   case GemmTier::TensorCoreSm80: return tc80;
+  case GemmTier::TensorCoreSm90: return tc90;
   case GemmTier::Simt: return simt;
   }
   return simt;
 }
+
 
 /// The kernel whose code holds PTX line `line` (1-based), by its .entry.
 std::optional<std::string> kernelAtLine(llvm::StringRef ptx, size_t line) {
@@ -313,6 +322,11 @@ std::optional<GemmProblem> describeGemmStep(const StepView &step) {
 
 int ptxArch(GemmTier tier) { return factsOf(tier).ptxArch; }
 
+bool runsOn(GemmTier tier, int arch) {
+  const TierFacts &facts = factsOf(tier);
+  return facts.laterArchs ? arch >= facts.ptxArch : arch == facts.ptxArch;
+}
+
 FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
                                           ArrayRef<GemmKernel> kernels, const Targets &targets,
                                           function_ref<Location(size_t)> where) {
@@ -320,8 +334,7 @@ FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
   if (failed(module))
     return failure();
   bool wide = llvm::any_of(kernels, [](const GemmKernel &k) { return k.problem.needsWideIndex(); });
-  std::string chip = "sm_" + std::to_string(ptxArch(tier));
-  FailureOr<std::string> ptx = lowerGpuModuleToPtx(**module, chip, wide ? 64 : 32);
+  FailureOr<std::string> ptx = lowerGpuModuleToPtx(**module, factsOf(tier).chip, wide ? 64 : 32);
   if (failed(ptx))
     return failure();
 
@@ -337,7 +350,7 @@ FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
   // the whole module.
   std::vector<int> archs;
   for (int arch : targets.cubinArchs)
-    if (arch >= ptxArch(tier))
+    if (runsOn(tier, arch))
       archs.push_back(arch);
   std::vector<CubinResult> cubins(archs.size());
   std::vector<std::thread> workers;
@@ -386,7 +399,8 @@ struct GemmPlanner::Impl {
     std::vector<Location> firstUse;
     llvm::StringMap<size_t> byKey;
   };
-  TierKernels tiers[3] = {{GemmTier::TensorCoreSm80, -1, {}, {}, {}},
+  TierKernels tiers[4] = {{GemmTier::TensorCoreSm90, -1, {}, {}, {}},
+                          {GemmTier::TensorCoreSm80, -1, {}, {}, {}},
                           {GemmTier::TensorCore, -1, {}, {}, {}},
                           {GemmTier::Simt, -1, {}, {}, {}}};
   int32_t modules = 0;
@@ -431,7 +445,7 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
   for (Impl::TierKernels &tier : impl->tiers) {
     // A tier only where some target runs it.
     if (llvm::none_of(impl->targets.cubinArchs,
-                      [&](int arch) { return arch >= ptxArch(tier.tier); }))
+                      [&](int arch) { return runsOn(tier.tier, arch); }))
       continue;
     std::optional<TileConfig> tiles = chooseTiles(*problem, tier.tier);
     if (!tiles)

@@ -50,8 +50,12 @@ private:
 /// gives them the direct kernel, simt only.)
 std::optional<GemmProblem> describeGemmStep(const StepView &step);
 
-/// The PTX target of a tier: sm_70 (Volta, WMMA) for tc, sm_60 for simt.
+/// The PTX target of a tier: sm_70 (Volta, WMMA) for tc, sm_80 for
+/// tc-sm80, sm_90 (its sm_90a code) for tc-sm90, sm_60 for simt.
 int ptxArch(GemmTier tier);
+/// Whether the tier's code runs on sm_`arch`: its PTX target and later SMs,
+/// or (tc-sm90's architecture-specific wgmma) its target alone.
+bool runsOn(GemmTier tier, int arch);
 
 /// One tier's kernels as a module: built, lowered once to PTX for the tier's
 /// PTX target, and assembled from that PTX for each of targets.cubinArchs

@@ -71,7 +71,7 @@ static bool isSupportedChip(llvm::StringRef chip) {
 /// Chips the lowering emits PTX for: the WMMA ones and Pascal (the SIMT
 /// tier's oldest target).
 static bool isLoweringChip(llvm::StringRef chip) {
-  return isSupportedChip(chip) || chip == "sm_60";
+  return isSupportedChip(chip) || chip == "sm_60" || chip == "sm_90a";
 }
 
 std::string ptxFeaturesFor(llvm::StringRef chip) {
@@ -80,6 +80,7 @@ std::string ptxFeaturesFor(llvm::StringRef chip) {
   return llvm::StringSwitch<std::string>(chip)
       .Case("sm_80", "+ptx70")
       .Case("sm_90", "+ptx78")
+      .Case("sm_90a", "+ptx80") // wgmma
       .Default("+ptx63");
 }
 
@@ -407,7 +408,7 @@ FailureOr<std::string> lowerGpuModuleToPtx(ModuleOp module,
   if (!isLoweringChip(chip))
     return module.emitError() << "chip '" << chip
                               << "' has no codegen; use sm_60, sm_70, sm_75, "
-                                 "sm_80 or sm_90";
+                                 "sm_80, sm_90 or sm_90a";
 
   // The pipeline, in order (TOOLCHAIN.md's recipe, in-process).
   PassManager pm(ctx);

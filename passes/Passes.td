@@ -192,7 +192,9 @@ def ToNHWC : Pass<"tessel-to-nhwc", "mlir::func::FuncOp"> {
     NCHW conv becomes `transpose(conv(transpose(x), w', b, transpose(r))
     NHWC)`, w' the OIHW weight transposed to OHWI (a transpose of the
     constant, which fold-constants evaluates); 4-D max_pool and avg_pool
-    likewise.
+    likewise. A gemm's constant [K][N] weight becomes K-major too ([N][K],
+    transB), the layout the Tensor Core tiers gather along K (tc-sm90's
+    wgmma reads nothing else).
 
     Then the transposes move: NHWC->NCHW transposes sink towards the graph
     outputs, NCHW->NHWC ones rise towards the graph inputs (the latter only

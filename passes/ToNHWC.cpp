@@ -363,11 +363,30 @@ struct TransposeAsReshape : OpRewritePattern<TransposeOp> {
   }
 };
 
+/// gemm(a, w) with a constant w [K][N] -> gemm(a, transpose(w), transB):
+/// constant weights K-major ([N][K], as conv's OHWI), the layout every
+/// Tensor Core tier gathers in 16-byte runs along K and the one tc-sm90's
+/// wgmma reads from shared memory; fold-constants evaluates the transpose.
+struct GemmWeightToKMajor : OpRewritePattern<GemmOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GemmOp gemm, PatternRewriter &rewriter) const override {
+    if (gemm.getTransB() || shapeOf(gemm.getB()).size() != 2 || !isConstantLike(gemm.getB()))
+      return failure();
+    constexpr int64_t kSwap[] = {1, 0};
+    Value w = buildTranspose(rewriter, gemm.getLoc(), gemm.getB(), kSwap);
+    rewriter.modifyOpInPlace(gemm, [&] {
+      gemm.getBMutable().assign(w);
+      gemm.setTransB(true);
+    });
+    return success();
+  }
+};
+
 struct ToNHWCPass : impl::ToNHWCBase<ToNHWCPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ConvToNHWC, PoolToNHWC<MaxPoolOp>, PoolToNHWC<AvgPoolOp>,
-                 SinkNHWCToNCHW, RaiseNCHWToNHWC, TransposeAsReshape>(
+                 SinkNHWCToNCHW, RaiseNCHWToNHWC, TransposeAsReshape, GemmWeightToKMajor>(
         &getContext());
     // Transposes that meet compose (and fold away when they cancel); reshape
     // chains fold to one.

@@ -85,7 +85,7 @@ std::string describe(const GemmKernel &kernel) {
   else
     os << " threads=" << t.threadsM << "x" << t.threadsN << " micro=" << t.microM << "x"
        << t.microN;
-  if (t.tier == GemmTier::TensorCoreSm80)
+  if (t.tier == GemmTier::TensorCoreSm80 || t.tier == GemmTier::TensorCoreSm90)
     os << " stages=" << t.stages;
   os << " align=" << kernel.alignment() << " shared=" << kernel.sharedBytes();
   if (t.direct)
@@ -178,8 +178,9 @@ int main(int argc, char **argv) {
   app.add_option("--dtype", dtype, "operand and result type: f16 or f32")
       ->check(CLI::IsMember({"f16", "f32"}))
       ->capture_default_str();
-  app.add_option("--tier", tier, "tc (sm_70 WMMA), tc80 (sm_80 mma.sync, cp.async) or simt")
-      ->check(CLI::IsMember({"tc", "tc80", "simt"}))
+  app.add_option("--tier", tier,
+                 "tc (sm_70 WMMA), tc80 (sm_80 mma.sync, cp.async), tc90 (sm_90a wgmma) or simt")
+      ->check(CLI::IsMember({"tc", "tc80", "tc90", "simt"}))
       ->capture_default_str();
   app.add_option("--emit", emit,
                  "ir (tiled gpu-dialect IR), raw-ir (as built, before canonicalization) or ptx")
@@ -324,6 +325,7 @@ int main(int argc, char **argv) {
 
   GemmTier gemmTier = tier == "tc"     ? GemmTier::TensorCore
                       : tier == "tc80" ? GemmTier::TensorCoreSm80
+                      : tier == "tc90" ? GemmTier::TensorCoreSm90
                                        : GemmTier::Simt;
   std::optional<TileConfig> tiles = chooseTiles(problem, gemmTier);
   if (!tiles) {
@@ -343,6 +345,15 @@ int main(int argc, char **argv) {
       std::cerr << "error: --force-tiles wants WMxWN,FMxFN,BK (tc tier, BK a multiple of 16)\n";
       return 2;
     }
+    if (gemmTier == GemmTier::TensorCoreSm90) {
+      // WGMxWGN,FMxN,64: warpgroups, fm wgmma tiles of m64 x n each.
+      if (bk != 64 || fn % 8 || fn > 256) {
+        std::cerr << "error: tc90 tiles are WGMxWGN,FMxN,64 with N a multiple of 8 up to 256\n";
+        return 2;
+      }
+      tiles->fragN = fn;
+      fn = 1;
+    }
     tiles->warpsM = wm;
     tiles->warpsN = wn;
     tiles->fragsM = fm;
@@ -353,8 +364,9 @@ int main(int argc, char **argv) {
     tiles->splitK = 1;
   }
   if (stages != 0) {
-    if (gemmTier != GemmTier::TensorCoreSm80 || stages < 2 || stages > 8) {
-      std::cerr << "error: --stages wants 2 to 8 (tc80 tier)\n";
+    if ((gemmTier != GemmTier::TensorCoreSm80 && gemmTier != GemmTier::TensorCoreSm90) ||
+        stages < 2 || stages > 8) {
+      std::cerr << "error: --stages wants 2 to 8 (tc80 and tc90 tiers)\n";
       return 2;
     }
     tiles->stages = stages;
@@ -431,7 +443,7 @@ int main(int argc, char **argv) {
       return 1;
   }
   size_t runnable = llvm::count_if(targets.cubinArchs,
-                                   [&](int arch) { return arch >= ptxArch(gemmTier); });
+                                   [&](int arch) { return runsOn(gemmTier, arch); });
   if (runnable && module->images.size() != runnable + 1) {
     std::cerr << "error: this build cannot assemble cubins (no nvJitLink)\n";
     return 1;

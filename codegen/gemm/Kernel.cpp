@@ -106,7 +106,8 @@ llvm::SmallVector<llvm::StringRef> GemmKernel::reduceParameters() const {
 std::array<uint32_t, 3> GemmKernel::block() const { return {uint32_t(tiles.threads()), 1, 1}; }
 
 uint32_t GemmKernel::sharedBytes() const {
-  if (tiles.direct || tiles.tier != GemmTier::TensorCoreSm80)
+  if (tiles.direct ||
+      (tiles.tier != GemmTier::TensorCoreSm80 && tiles.tier != GemmTier::TensorCoreSm90))
     return 0;
   return uint32_t(sharedPlan(problem, tiles).bytes);
 }

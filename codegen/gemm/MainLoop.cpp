@@ -99,6 +99,7 @@ std::unique_ptr<MainLoop> makeMainLoop(OpBuilder &b, const GemmKernel &kernel,
   switch (kernel.tiles.tier) {
   case GemmTier::TensorCore: return makeWmmaMainLoop(b, kernel, block, plan);
   case GemmTier::TensorCoreSm80: return makeSm80MainLoop(b, kernel, block, plan);
+  case GemmTier::TensorCoreSm90: return makeSm90MainLoop(b, kernel, block, plan);
   case GemmTier::Simt: return makeSimtMainLoop(b, kernel, block, plan);
   }
   return nullptr;

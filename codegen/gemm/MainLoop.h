@@ -25,10 +25,11 @@
 // (Kernel.cpp: grid coordinates, shared memory, views, the order of it all).
 //
 // Today's loops: WmmaMainLoop.cpp (tier tc-sm70, WMMA), Sm80MainLoop.cpp
-// (tier tc-sm80: ldmatrix + mma.sync with a cp.async multistage K loop) and
-// SimtMainLoop.cpp (tier simt). A new one (sm_90: wgmma + TMA) is a class of
-// its own file beside them, a GemmTier, its tile candidates in Tiling.cpp
-// and a case in makeMainLoop; see docs/architecture.md.
+// (tier tc-sm80: ldmatrix + mma.sync with a cp.async multistage K loop),
+// Sm90MainLoop.cpp (tier tc-sm90: wgmma on 128-byte swizzled stages, the
+// same cp.async K loop) and SimtMainLoop.cpp (tier simt). A new one is a
+// class of its own file beside them, a GemmTier, its tile candidates in
+// Tiling.cpp and a case in makeMainLoop; see docs/architecture.md.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_CODEGEN_GEMM_MAINLOOP_H
@@ -90,6 +91,10 @@ std::unique_ptr<MainLoop> makeWmmaMainLoop(mlir::OpBuilder &b, const GemmKernel 
 /// tc-sm80: mma.sync fragments loaded by ldmatrix, a cp.async multistage
 /// K loop (sm_80 and later).
 std::unique_ptr<MainLoop> makeSm80MainLoop(mlir::OpBuilder &b, const GemmKernel &kernel,
+                                           BlockCoords &block, const SharedPlan &plan);
+/// tc-sm90: wgmma per warpgroup on 128-byte swizzled stages that cp.async
+/// fills (sm_90a).
+std::unique_ptr<MainLoop> makeSm90MainLoop(mlir::OpBuilder &b, const GemmKernel &kernel,
                                            BlockCoords &block, const SharedPlan &plan);
 /// simt: a register micro-tile of f32 FMAs per thread.
 std::unique_ptr<MainLoop> makeSimtMainLoop(mlir::OpBuilder &b, const GemmKernel &kernel,

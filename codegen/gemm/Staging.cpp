@@ -46,6 +46,12 @@ Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA) {
   if (runsFit && (s.kContiguous ? t.blockK : s.rows) % runElems == 0)
     s.vector = runElems;
   s.sharedKContiguous = s.kContiguous;
+  if (t.tier == GemmTier::TensorCoreSm90 && s.kContiguous && t.blockK * elemBytes(s.type) == 128) {
+    s.swizzled = true;
+    s.ld = t.blockK;
+    s.bytes = s.rows * s.ld * elemBytes(s.type);
+    return s;
+  }
   // A WMMA fragment must start on 32 bytes; a column-major A (row-major B)
   // fragment starts every fragM (fragN) elements along a shared row, which
   // is 16 bytes for the 8-wide fragments: keep those tiles k-contiguous.
@@ -69,10 +75,14 @@ SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
   SharedPlan plan;
   plan.a = stagingFor(p, t, /*isA=*/true);
   plan.b = stagingFor(p, t, /*isA=*/false);
-  plan.bOffset = roundUp(plan.a.bytes, kSharedAlignment);
-  plan.bufferBytes = roundUp(plan.bOffset + plan.b.bytes, kSharedAlignment);
+  const int64_t align = plan.a.swizzled ? kSwizzleAtomBytes : kSharedAlignment;
+  plan.bOffset = roundUp(plan.a.bytes, align);
+  plan.bufferBytes = roundUp(plan.bOffset + plan.b.bytes, align);
+  if (plan.a.swizzled)
+    plan.alignSlack = kSwizzleAtomBytes - kSharedAlignment;
   int64_t staging = stagingRows(t) * stagingLd(t) * 4;
-  plan.bytes = roundUp(std::max(t.stages * plan.bufferBytes, staging), kSharedAlignment);
+  plan.bytes = roundUp(std::max(t.stages * plan.bufferBytes, staging) + plan.alignSlack,
+                       kSharedAlignment);
   return plan;
 }
 
@@ -314,6 +324,12 @@ void OperandGather::copyAsync(Value k0, const TileViews &tiles) {
       Value count = select(inRange, c(s.vector), c(0));
       SmallVector<Value> at = s.sharedKContiguous ? SmallVector<Value>{slot.rowLocal, slot.kLocal}
                                                   : SmallVector<Value>{slot.kLocal, slot.rowLocal};
+      if (s.swizzled) {
+        // Chunk kLocal / 8 of the row goes to chunk (kLocal / 8) ^ (row % 8).
+        Value chunk = b.createOrFold<arith::XOrIOp>(loc, div(slot.kLocal, s.vector),
+                                                    rem(slot.rowLocal, 8));
+        at[1] = mul(chunk, s.vector);
+      }
       b.create<nvgpu::DeviceAsyncCopyOp>(
           loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), isA ? tiles.a : tiles.b, at,
           isA ? aElems : bElems, ValueRange{from}, b.getIndexAttr(s.vector), count,

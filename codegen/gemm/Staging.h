@@ -33,7 +33,14 @@ struct Staging {
   int64_t vector = 1;
   int64_t ld = 0;    ///< shared leading dimension, in elements
   int64_t bytes = 0; ///< shared bytes
+  /// tc-sm90: rows of 64 f16 (128 bytes) unpadded, in wgmma's 128-byte
+  /// swizzle: the 16-byte chunk j of row r is stored at chunk j ^ (r % 8),
+  /// the tile 1024-byte aligned (groups of 8 rows).
+  bool swizzled = false;
 };
+
+/// The alignment of a swizzled tile (one 8-row swizzle atom).
+constexpr int64_t kSwizzleAtomBytes = 1024;
 
 /// A's (isA) or B's tile for problem `p` tiled by `t`.
 Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA);
@@ -43,7 +50,7 @@ Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA);
 int64_t stagingRows(const TileConfig &t);
 int64_t stagingLd(const TileConfig &t);
 
-/// The block's shared memory: two buffers (tc-sm80: `stages`), each an A
+/// The block's shared memory: two buffers (tc-sm80, tc-sm90: `stages`), each an A
 /// tile and a B tile (the K loop stores step i+1 into one while the warps
 /// read step i from the other; tc-sm80 has stages - 1 steps in flight),
 /// reused after the loop as the epilogue's f32 staging.
@@ -51,6 +58,10 @@ struct SharedPlan {
   Staging a, b;
   int64_t bOffset = 0;     ///< B's tile within a buffer
   int64_t bufferBytes = 0; ///< buffer i starts at i * bufferBytes
+  /// Swizzled tiles: the buffers start at the first 1024-byte aligned
+  /// address of the shared memory (the kernel finds it), so the plan has
+  /// that much slack more.
+  int64_t alignSlack = 0;
   int64_t bytes = 0;
 };
 
@@ -90,6 +101,8 @@ public:
 
   /// The tiles of the shared buffer that starts at byte `bufferOffset`.
   TileViews tileViews(mlir::Value bufferOffset);
+  /// The shared byte buffer the tiles live in.
+  mlir::Value sharedBytes() const { return shared; }
   /// The K step at k0 into `tiles` through registers: A's runs loaded and
   /// stored, then B's (the prologue, which has nothing to overlap).
   void fill(mlir::Value k0, const TileViews &tiles);

@@ -27,6 +27,7 @@ llvm::StringRef tierName(GemmTier tier) {
   switch (tier) {
   case GemmTier::TensorCore: return "tc-sm70";
   case GemmTier::TensorCoreSm80: return "tc-sm80";
+  case GemmTier::TensorCoreSm90: return "tc-sm90";
   case GemmTier::Simt: return "simt";
   }
   return "";
@@ -35,6 +36,8 @@ llvm::StringRef tierName(GemmTier tier) {
 int64_t TileConfig::threads() const {
   if (direct)
     return kElementwiseThreads;
+  if (tier == GemmTier::TensorCoreSm90)
+    return warpsM * warpsN * kWarpgroupSize;
   return onTensorCores(tier) ? warpsM * warpsN * kWarpSize : threadsM * threadsN;
 }
 
@@ -94,6 +97,9 @@ constexpr int64_t kMaxSharedBytes = 48 * 1024;
 /// best tiling within 96 KiB, bench/NOTES.md). On sm_86/89 (99 KiB) the
 /// runtime passes over such a variant and the step runs its tc-sm70 one.
 constexpr int64_t kMaxDynamicSharedBytes = 160 * 1024;
+/// tc-sm90's: what the H100 grants a block on opting in (227 KiB), less
+/// what the runtime reserves.
+constexpr int64_t kMaxSm90SharedBytes = 224 * 1024;
 constexpr int64_t kMaxGridYZ = 65535;
 constexpr double kReferenceSMs = 108;
 constexpr double kLoadBytesPerClock = 64;
@@ -122,18 +128,25 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   if (t.threads() > 1024 || t.threads() % kWarpSize != 0)
     return false;
   // The buffers (or the epilogue's staging) within the static limit, or
-  // tc-sm80's dynamic one; tc-sm80 copies 16-byte runs only (cp.async).
+  // tc-sm80's (tc-sm90's) dynamic one; both copy 16-byte runs only
+  // (cp.async).
   SharedPlan plan = sharedPlan(p, t);
-  const bool sm80 = t.tier == GemmTier::TensorCoreSm80;
-  if (plan.bytes > (sm80 ? kMaxDynamicSharedBytes : kMaxSharedBytes))
+  const bool sm90 = t.tier == GemmTier::TensorCoreSm90;
+  const bool asyncCopies = t.tier == GemmTier::TensorCoreSm80 || sm90; // cp.async stages
+  if (plan.bytes > (sm90   ? kMaxSm90SharedBytes
+                    : asyncCopies ? kMaxDynamicSharedBytes
+                           : kMaxSharedBytes))
     return false;
-  if (sm80 && (plan.a.vector * elemBytes(plan.a.type) != 16 ||
+  if (asyncCopies && (plan.a.vector * elemBytes(plan.a.type) != 16 ||
                plan.b.vector * elemBytes(plan.b.type) != 16))
+    return false;
+  // wgmma reads both tiles K-major (128-byte swizzled rows of 64 k).
+  if (sm90 && (!plan.a.sharedKContiguous || !plan.b.sharedKContiguous))
     return false;
   // tc-sm80's im2col copies keep each slot's window origin in registers
   // beside 128 accumulator and 32 double-buffered fragment registers: more
   // than 8 slots a thread (ResNet-50 b256's 256x64x64 3x3: 16) spill at 255.
-  if (sm80 && p.im2col() && gatherSlots(plan.a, t) > kMaxSm80WindowSlots)
+  if (asyncCopies && p.im2col() && gatherSlots(plan.a, t) > kMaxSm80WindowSlots)
     return false;
   // Gathers are unrolled per thread: keep them short.
   for (const Staging &s : {plan.a, plan.b})
@@ -143,7 +156,7 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   // accumulator registers and the fragments: at most 32 registers of them
   // keep every suite kernel within 255 registers a thread, without spills
   // (243 at most over the 511 rows; 128 for 8-fragment warp tiles).
-  if (!sm80 && prefetchRegisters(plan, t) > kMaxPrefetchRegisters)
+  if (!asyncCopies && prefetchRegisters(plan, t) > kMaxPrefetchRegisters)
     return false;
   // Split-K: at least two K steps per split, none empty.
   if (t.splitK > 1) {
@@ -276,6 +289,45 @@ std::optional<TileConfig> chooseSm80Tiles(const GemmProblem &p) {
   return cheapest(p, candidates, 1024);
 }
 
+/// tc-sm90: blocks of one or two warpgroups along M (or two along N), each
+/// fragsM wgmma tiles m64 x fragN (64, 128 or 256), at most 128
+/// accumulator registers a thread; blockK 64 (one 128-byte swizzled row per
+/// tile row); as many stages (4, 3, 2) as fit. Priced at 2048 f16 MACs per
+/// clock per SM (wgmma's dense rate on the H100: 989 TFLOP/s at 1.83 GHz
+/// over 132 SMs).
+std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
+  if (p.a != ElemType::F16 || p.b != ElemType::F16 || p.k < 16)
+    return std::nullopt;
+  struct Shape {
+    int64_t warpgroupsM, warpgroupsN, fragsM, fragN;
+  };
+  const Shape shapes[] = {{1, 1, 1, 64},  {1, 1, 1, 128}, {2, 1, 1, 64},  {1, 1, 1, 256},
+                          {2, 1, 1, 128}, {1, 1, 2, 128}, {1, 2, 1, 128}, {2, 1, 1, 256},
+                          {2, 1, 2, 128}};
+  SmallVector<TileConfig> candidates;
+  for (const Shape &shape : shapes) {
+    TileConfig t;
+    t.tier = GemmTier::TensorCoreSm90;
+    t.fragM = 64;
+    t.fragN = shape.fragN;
+    t.fragK = 16;
+    t.warpsM = shape.warpgroupsM;
+    t.warpsN = shape.warpgroupsN;
+    t.fragsM = shape.fragsM;
+    t.fragsN = 1;
+    t.blockM = t.warpsM * t.fragsM * t.fragM;
+    t.blockN = t.warpsN * t.fragN;
+    t.blockK = 64;
+    for (int64_t stages : {4, 3, 2}) {
+      t.stages = stages;
+      if (sharedPlan(p, t).bytes <= kMaxSm90SharedBytes)
+        break;
+    }
+    candidates.push_back(t);
+  }
+  return cheapest(p, candidates, 2048);
+}
+
 std::optional<TileConfig> chooseSimtTiles(const GemmProblem &p) {
   SmallVector<int64_t> blockKs =
       p.k <= 16 ? SmallVector<int64_t>{16} : SmallVector<int64_t>{16, 32};
@@ -326,6 +378,7 @@ std::optional<TileConfig> chooseTiles(const GemmProblem &p, GemmTier tier) {
   switch (tier) {
   case GemmTier::TensorCore: return chooseTensorCoreTiles(p);
   case GemmTier::TensorCoreSm80: return chooseSm80Tiles(p);
+  case GemmTier::TensorCoreSm90: return chooseSm90Tiles(p);
   case GemmTier::Simt: return chooseSimtTiles(p);
   }
   return std::nullopt;

@@ -18,10 +18,11 @@ namespace tessel::codegen {
 
 /// The main loops a kernel can have (gemm/MainLoop.h): WMMA fragments per
 /// warp on Tensor Cores (sm_70), mma.sync fragments loaded by ldmatrix from
-/// stages that cp.async fills (sm_80), or scalar FMAs per thread on CUDA
+/// stages that cp.async fills (sm_80), wgmma per warpgroup reading swizzled
+/// stages that cp.async fills (sm_90a), or scalar FMAs per thread on CUDA
 /// cores.
-enum class GemmTier { TensorCore, TensorCoreSm80, Simt };
-llvm::StringRef tierName(GemmTier tier); ///< "tc-sm70", "tc-sm80", "simt"
+enum class GemmTier { TensorCore, TensorCoreSm80, TensorCoreSm90, Simt };
+llvm::StringRef tierName(GemmTier tier); ///< "tc-sm70", "tc-sm80", "tc-sm90", "simt"
 /// Whether the tier's main loop runs on warps of Tensor Core fragments.
 inline bool onTensorCores(GemmTier tier) { return tier != GemmTier::Simt; }
 
@@ -30,7 +31,9 @@ struct TileConfig {
   GemmTier tier = GemmTier::TensorCore;
   int64_t blockM = 0, blockN = 0, blockK = 0;
   // tc: a warpsM x warpsN grid of warps, each fragsM x fragsN fragments
-  // (tc-sm80: fragments of mma.sync.m16n8k16).
+  // (tc-sm80: fragments of mma.sync.m16n8k16). tc-sm90: a warpsM x warpsN
+  // grid of warpgroups (128 threads), each fragsM wgmma tiles of
+  // m64 n(fragN) k16 stacked along M (fragM 64, fragsN 1).
   int64_t fragM = 16, fragN = 16, fragK = 16;
   int64_t warpsM = 1, warpsN = 1, fragsM = 1, fragsN = 1;
   // simt: a threadsM x threadsN grid of threads, each microM x microN sums;
@@ -40,8 +43,8 @@ struct TileConfig {
   // splitK), each writing its f32 partial sums to the workspace; a second
   // kernel sums the splits in order and runs the epilogue.
   int64_t splitK = 1;
-  // tc-sm80: shared buffers the cp.async pipeline cycles through (K steps
-  // in flight: stages - 1); the others have two.
+  // tc-sm80, tc-sm90: shared buffers the cp.async pipeline cycles through
+  // (K steps in flight: stages - 1); the others have two.
   int64_t stages = 2;
   // A direct convolution (simt only): one thread per output element, no
   // shared memory, for grouped convs with fewer than 8 filters per group.
@@ -54,7 +57,7 @@ struct TileConfig {
 
 /// The tile configuration for `problem` on `tier`, or std::nullopt when the
 /// tier cannot run it (tc needs f16 A and B; tc-sm80 also 16-byte runs of
-/// both; grid limits).
+/// both; tc-sm90 16-byte runs along K of both; grid limits).
 std::optional<TileConfig> chooseTiles(const GemmProblem &problem, GemmTier tier);
 
 } // namespace tessel::codegen

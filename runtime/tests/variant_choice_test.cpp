@@ -62,6 +62,7 @@ const DeviceInfo kA100 = device(8, 0, "NVIDIA A100", 166912);
 const DeviceInfo kV100 = device(7, 0, "Tesla V100", 98304);
 const DeviceInfo kGtx1080 = device(6, 1, "GTX 1080", 49152);
 const DeviceInfo kMaxwell = device(5, 2, "GTX 980");
+const DeviceInfo kB200 = device(10, 0, "NVIDIA B200", 232448);
 
 /// A variant of `tier` launching the test add kernel from `module`.
 VariantSpec variant(const std::string &tier, int minCapability, int module = 0) {
@@ -145,6 +146,8 @@ TEST(VariantChoice, TakesTheBestTierTheDeviceRuns) {
     const char *reason;
   } cases[] = {
       {&kH100, "tc-sm90", ""},
+      // tc-sm90's sm_90a code runs on sm_90 alone.
+      {&kB200, "tc-sm80", "tc-sm90: needs sm_90 (sm_90a code)"},
       {&kA100, "tc-sm80", "tc-sm90: needs sm_90"},
       {&kV100, "tc-sm70", "tc-sm90: needs sm_90; tc-sm80: needs sm_80"},
       {&kGtx1080, "simt", "tc-sm90: needs sm_90; tc-sm80: needs sm_80; tc-sm70: needs sm_70"},

@@ -77,6 +77,13 @@ igemm=(
   "vit-mlp-gelu    --gemm 197,3072,768 --c n --act gelu"
   "gpt2-mlp-tanh   --gemm 128,3072,768 --c n --act gelu_tanh"
   "gemm-tb-512     --gemm 512,384,256 --trans-b"
+  # K-major weights (the layout tc-sm90 reads): BERT b8's and ViT b1's MLP,
+  # a ragged M and N, split-K at batch 1.
+  "bert-up-tb      --gemm 1024,3072,768 --trans-b --c n --act gelu"
+  "bert-down-tb    --gemm 1024,768,3072 --trans-b --c n --residual"
+  "vit-up-tb       --gemm 197,3072,768 --trans-b --c n --act gelu"
+  "ragged-tb       --gemm 200,136,264 --trans-b --c n --act relu"
+  "b1-down-tb      --gemm 128,768,3072 --trans-b --c n"
   # Depthwise and few filters per group: the direct kernel, SIMT only (the
   # tc run is skipped: no Tensor Core tiling).
   "mbv2-dw-s2      --conv 1,56,56,144,144,3,3,2,1 --group 144 --bias --act clip --act-alpha 0 --act-beta 6 --simt-only"
@@ -91,15 +98,16 @@ igemm=(
 : > "$out/igemm.txt"
 for c in "${igemm[@]}"; do
   read -r name opts <<<"$c"
-  for tier in tc tc80 simt; do
+  for tier in tc tc80 tc90 simt; do
     [[ $tier == tc* && ( $opts == *"--dtype f32"* || $opts == *"--simt-only"* ) ]] && continue
     opts=${opts/--simt-only/}
     # shellcheck disable=SC2086
-    # tc80 needs 16-byte runs of both operands: where it has no kernel the
-    # generator says so and the case is left out.
+    # tc80 needs 16-byte runs of both operands, tc90 16-byte runs along K:
+    # where a tier has no kernel the generator says so and the case is left
+    # out.
     "$gen" $opts --tier "$tier" --cubin sm_75,sm_80,sm_90 -o "$out/igemm/$name-$tier.ptx" \
       >/dev/null 2>"$out/igemm/$name-$tier.err" || {
-      [[ $tier == tc80 ]] && grep -q "has no kernel" "$out/igemm/$name-$tier.err" &&
+      [[ $tier == tc80 || $tier == tc90 ]] && grep -q "has no kernel" "$out/igemm/$name-$tier.err" &&
         { rm -f "$out/igemm/$name-$tier.err"; continue; }
       cat "$out/igemm/$name-$tier.err" >&2; exit 1; }
     rm -f "$out/igemm/$name-$tier.err"
@@ -130,8 +138,44 @@ sweep=(
   "up197relu --gemm 197,3072,768 --c n --act=relu  -"
   "up1024gelu --gemm 1024,3072,768 --c n --act=gelu  -"
 )
+# tc90 sweep: name, problem, then "WGMxWGN,FMxN,64:STAGES" tilings.
+sweep90=(
+  "sq4096   --gemm 4096,4096,4096 --trans-b   - 2x1,1x256,64:4 2x1,1x128,64:4 2x1,2x128,64:4 1x1,2x128,64:4"
+  "sq8192   --gemm 8192,8192,8192 --trans-b   - 2x1,1x256,64:3"
+  "up1024   --gemm 1024,3072,768 --trans-b --c n  - 2x1,1x128,64:4 1x1,1x128,64:4 2x1,1x256,64:4"
+  "down1024 --gemm 1024,768,3072 --trans-b --c n  - 2x1,1x128,64:4 1x1,1x128,64:4 2x1,1x64,64:4"
+  "qkv1024  --gemm 1024,2304,768 --trans-b --c n  - 2x1,1x128,64:4"
+  "up6304   --gemm 6304,3072,768 --trans-b --c n  - 2x1,1x128,64:4"
+  "down6304 --gemm 6304,768,3072 --trans-b --c n  - 2x1,1x128,64:4"
+  "upb1     --gemm 128,3072,768 --trans-b --c n   - 1x1,1x128,64:4 1x1,1x64,64:4"
+  "downb1   --gemm 128,768,3072 --trans-b --c n   - -/4 1x1,1x64,64:4/4"
+  "up197    --gemm 197,3072,768 --trans-b --c n   - 1x1,1x128,64:4 2x1,1x128,64:4"
+)
 mkdir -p "$out/sweep"
 : > "$out/sweep.txt"
+for c in "${sweep90[@]}"; do
+  read -r -a words <<<"$c"
+  name=${words[0]}
+  problem=()
+  i=1
+  while [[ ${words[$i]} == --* || ${words[$i]} =~ ^[0-9,]+$ || ${words[$i]} == n ]]; do
+    problem+=("${words[$i]}"); i=$((i + 1))
+  done
+  for tiling in "${words[@]:$i}"; do
+    label=${tiling//[,:\/]/_}
+    force=()
+    if [[ $tiling == */* ]]; then
+      force=(--split-k "${tiling##*/}")
+      tiling=${tiling%/*}
+    fi
+    [[ $tiling != - ]] && force+=(--force-tiles "${tiling%%:*}" --stages "${tiling##*:}")
+    "$gen" "${problem[@]}" --tier tc90 "${force[@]}" --cubin sm_90 \
+      -o "$out/sweep/$name-tc90-$label.ptx" >/dev/null
+    echo "sweep/$name-tc90-$label.ptx" >> "$out/sweep.txt"
+  done
+  "$gen" "${problem[@]}" --tier tc80 --cubin sm_90 -o "$out/sweep/$name-tc90ref-tc80.ptx" >/dev/null
+  echo "sweep/$name-tc90ref-tc80.ptx" >> "$out/sweep.txt"
+done
 for c in "${sweep[@]}"; do
   read -r -a words <<<"$c"
   name=${words[0]}

@@ -103,14 +103,23 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
 
   auto first = planner.plan(s.conv({x, w, bias, -1}, y1));
   ASSERT_TRUE(succeeded(first));
-  // tc-sm80 (the targets reach sm_80), tc-sm70 and simt.
-  ASSERT_EQ(first->size(), 3u);
-  const KernelVariant &tc80 = (*first)[0], &tc = (*first)[1], &simt = (*first)[2];
+  // tc-sm90 (the targets include sm_90), tc-sm80 (they reach sm_80),
+  // tc-sm70 and simt.
+  ASSERT_EQ(first->size(), 4u);
+  const KernelVariant &tc90 = (*first)[0], &tc80 = (*first)[1], &tc = (*first)[2],
+                      &simt = (*first)[3];
+  EXPECT_EQ(tc90.tier, tessel::engine::Tier::tc_sm90);
+  EXPECT_EQ(tc90.minComputeCapability, 90);
+  EXPECT_EQ(tc90.alignment, 16);
+  ASSERT_EQ(tc90.launches.size(), 1u);
+  EXPECT_EQ(tc90.launches[0].module, 0);
+  EXPECT_GT(tc90.launches[0].sharedBytes, 0u);
+  EXPECT_EQ(tc90.launches[0].block[0] % 128, 0u); // warpgroups
   EXPECT_EQ(tc80.tier, tessel::engine::Tier::tc_sm80);
   EXPECT_EQ(tc80.minComputeCapability, 80);
   EXPECT_EQ(tc80.alignment, 16);
   ASSERT_EQ(tc80.launches.size(), 1u);
-  EXPECT_EQ(tc80.launches[0].module, 0);
+  EXPECT_EQ(tc80.launches[0].module, 1);
   // Its stages live in dynamic shared memory, which the launch passes.
   EXPECT_GT(tc80.launches[0].sharedBytes, 0u);
   EXPECT_EQ(tc.tier, tessel::engine::Tier::tc_sm70);
@@ -120,8 +129,8 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
   EXPECT_EQ(simt.minComputeCapability, 60);
   ASSERT_EQ(tc.launches.size(), 1u);
   const Launch &launch = tc.launches[0];
-  EXPECT_EQ(launch.module, 1);
-  EXPECT_EQ(simt.launches[0].module, 2);
+  EXPECT_EQ(launch.module, 2);
+  EXPECT_EQ(simt.launches[0].module, 3);
   EXPECT_EQ(launch.kernel, tc.kernel);
   // Parameters bound to the step's tensors: input, weights, bias, result.
   ASSERT_EQ(launch.args.size(), 4u);
@@ -137,14 +146,15 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
   // The same conv again shares the kernel; with a residual it does not.
   auto again = planner.plan(s.conv({y1, w, bias, -1}, y2));
   ASSERT_TRUE(succeeded(again));
-  EXPECT_EQ((*again)[0].kernel, tc80.kernel);
-  EXPECT_EQ((*again)[1].kernel, tc.kernel);
-  EXPECT_EQ((*again)[2].kernel, simt.kernel);
+  EXPECT_EQ((*again)[0].kernel, tc90.kernel);
+  EXPECT_EQ((*again)[1].kernel, tc80.kernel);
+  EXPECT_EQ((*again)[2].kernel, tc.kernel);
+  EXPECT_EQ((*again)[3].kernel, simt.kernel);
   auto residual = planner.plan(s.conv({y2, w, bias, y1}, y3));
   ASSERT_TRUE(succeeded(residual));
-  EXPECT_NE((*residual)[1].kernel, tc.kernel);
-  EXPECT_EQ((*residual)[1].launches[0].args.size(), 5u);
-  EXPECT_EQ((*residual)[1].launches[0].args[3].tensor, y1);
+  EXPECT_NE((*residual)[2].kernel, tc.kernel);
+  EXPECT_EQ((*residual)[2].launches[0].args.size(), 5u);
+  EXPECT_EQ((*residual)[2].launches[0].args[3].tensor, y1);
 
   // Depthwise: the direct kernel, simt only.
   auto depthwise = planner.plan(s.conv({x, dw, -1, -1}, y1, /*group=*/64));
@@ -162,13 +172,14 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
 
   auto modules = planner.finish();
   ASSERT_TRUE(succeeded(modules));
-  ASSERT_EQ(modules->size(), 3u);
-  EXPECT_EQ((*modules)[0].name, "tessel_gemm_tc80");
-  EXPECT_EQ((*modules)[1].name, "tessel_gemm_tc");
-  EXPECT_EQ((*modules)[2].name, "tessel_gemm_simt");
-  const std::array<int, 3> ptxArchs = {80, 70, 60};
-  const std::array<const KernelVariant *, 3> firsts = {&tc80, &tc, &simt};
-  for (size_t m = 0; m < 3; ++m) {
+  ASSERT_EQ(modules->size(), 4u);
+  EXPECT_EQ((*modules)[0].name, "tessel_gemm_tc90");
+  EXPECT_EQ((*modules)[1].name, "tessel_gemm_tc80");
+  EXPECT_EQ((*modules)[2].name, "tessel_gemm_tc");
+  EXPECT_EQ((*modules)[3].name, "tessel_gemm_simt");
+  const std::array<int, 4> ptxArchs = {90, 80, 70, 60};
+  const std::array<const KernelVariant *, 4> firsts = {&tc90, &tc80, &tc, &simt};
+  for (size_t m = 0; m < 4; ++m) {
     const KernelModule &module = (*modules)[m];
     ASSERT_FALSE(module.images.empty());
     const KernelImage &ptx = module.images[0];
@@ -179,8 +190,11 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
         << text.substr(0, 400);
     if (!canAssembleCubins())
       continue;
-    // Cubins for the targets the tier runs on: tc-sm80 none for sm_75.
-    std::vector<int> archs = m == 0 ? std::vector<int>{80, 90} : std::vector<int>{75, 80, 90};
+    // Cubins for the targets the tier runs on: tc-sm90 (sm_90a code) for
+    // sm_90 alone, tc-sm80 none for sm_75.
+    std::vector<int> archs = m == 0   ? std::vector<int>{90}
+                             : m == 1 ? std::vector<int>{80, 90}
+                                      : std::vector<int>{75, 80, 90};
     ASSERT_EQ(module.images.size(), archs.size() + 1);
     for (size_t i = 1; i < module.images.size(); ++i) {
       EXPECT_TRUE(module.images[i].cubin);
@@ -188,17 +202,21 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
       EXPECT_GT(module.images[i].data.size(), 1000u);
     }
   }
-  // The tc modules have 2 kernels each (plain and residual conv), simt 4
+  // The Tensor Core modules have 2 kernels each (plain and residual conv), simt 4
   // (+ the depthwise conv's direct kernel, + f32).
-  std::string tc80Ptx((*modules)[0].images[0].data.begin(), (*modules)[0].images[0].data.end());
-  std::string tcPtx((*modules)[1].images[0].data.begin(), (*modules)[1].images[0].data.end());
-  std::string simtPtx((*modules)[2].images[0].data.begin(), (*modules)[2].images[0].data.end());
+  std::string tc90Ptx((*modules)[0].images[0].data.begin(), (*modules)[0].images[0].data.end());
+  std::string tc80Ptx((*modules)[1].images[0].data.begin(), (*modules)[1].images[0].data.end());
+  std::string tcPtx((*modules)[2].images[0].data.begin(), (*modules)[2].images[0].data.end());
+  std::string simtPtx((*modules)[3].images[0].data.begin(), (*modules)[3].images[0].data.end());
   auto entries = [](const std::string &text) {
     size_t count = 0;
     for (size_t at = text.find(".entry "); at != std::string::npos; at = text.find(".entry ", at + 1))
       ++count;
     return count;
   };
+  EXPECT_EQ(entries(tc90Ptx), 2u);
+  EXPECT_NE(tc90Ptx.find(".target sm_90a"), std::string::npos);
+  EXPECT_NE(tc90Ptx.find("wgmma.mma_async.sync.aligned.m64n"), std::string::npos);
   EXPECT_EQ(entries(tc80Ptx), 2u);
   EXPECT_EQ(entries(tcPtx), 2u);
   EXPECT_EQ(entries(simtPtx), 4u);

@@ -1,0 +1,243 @@
+//===- Sm90MainLoop.cpp - the tc-sm90 main loop: wgmma on swizzled stages -===//
+//
+// Tier tc-sm90 (sm_90a; CUTLASS's sm90 cp.async GMMA main loop, without
+// warp specialization):
+//   - accumulators: a warpsM x warpsN grid of warpgroups (128 threads),
+//     each fragsM wgmma tiles of m64 n(fragN) stacked along M, each an LLVM
+//     struct of fragN / 2 f32 a thread: element 4j + 2h + c is row
+//     16 (warp % 4) + lane / 4 + 8h, column 8j + 2 (lane % 4) + c of the
+//     tile (the m16n8 accumulator layout of mma.sync, repeated);
+//   - shared tiles: A and B both K-major, rows of blockK = 64 f16 (128
+//     bytes) in the 128-byte swizzle wgmma reads (Staging::swizzled: chunk j
+//     of row r at chunk j ^ (r % 8)), every tile 1024-byte aligned; a
+//     wgmma's operands are shared-memory descriptors (start address, 1024
+//     bytes between groups of 8 rows, the swizzle), the k16 slices of a row
+//     32 bytes apart;
+//   - the K loop (emitKLoop): `stages` buffers that cp.async fills
+//     (zero-filled outside the problem), as tc-sm80's, stages - 2 K steps
+//     ahead, and one step's wgmmas (blockK / 16 k16 slices times fragsM
+//     tiles, one group) in flight across the step's barrier; a fence.proxy.
+//     async before the barrier, since the copies write through the generic
+//     proxy and wgmma reads through the async one;
+//   - the hand-over: each band of wgmma tiles staged as f32, as the other
+//     Tensor Core loops do (toEpilogueByBands).
+// wgmma and its fence, commit and wait are inline PTX with the accumulators
+// tied through them, so that nothing reads an accumulator before the wait.
+//
+//===----------------------------------------------------------------------===//
+#include "gemm/Epilogue.h"
+#include "gemm/MainLoop.h"
+
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <string>
+
+using namespace mlir;
+
+namespace tessel::codegen::gemm {
+
+namespace {
+
+class Sm90MainLoop final : public MainLoop {
+public:
+  using MainLoop::MainLoop;
+
+  SmallVector<Value> initAccumulators() override;
+  SmallVector<Value> emitKLoop(OperandGather &gather, ValueRange init) override;
+  SmallVector<Value> computeStep(const TileViews &, ValueRange accs) override {
+    // The K loop is the loop's own (emitKLoop); nothing calls this.
+    return SmallVector<Value>(accs.begin(), accs.end());
+  }
+  void toEpilogue(ValueRange accs, Epilogue &epilogue) override;
+
+private:
+  /// f32 accumulators a thread holds per wgmma tile.
+  int64_t registers() const { return t.fragN / 2; }
+  Type accType() {
+    return LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                            SmallVector<Type>(registers(), b.getF32Type()));
+  }
+  Value i64(uint64_t v) {
+    return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(int64_t(v)));
+  }
+  /// The wgmma descriptor of a K-major, 128-byte swizzled operand whose
+  /// first row's k16 slice starts at shared address `address`.
+  Value descriptor(Value address);
+  /// `acc` plus the product of the m64 x k16 A slice and the fragN x k16 B
+  /// slice at shared addresses `a` and `b`.
+  Value wgmma(Value acc, Value aAddress, Value bAddress);
+  /// Inline PTX with side effects whose results are `acc`'s registers tied
+  /// through it, plus `extra` operands after them.
+  Value tiedAsm(llvm::StringRef text, Value acc, ValueRange extra, llvm::StringRef extraConstraints);
+  void asmStatement(llvm::StringRef text);
+  Value commitCopies() {
+    return b.create<nvgpu::DeviceAsyncCreateGroupOp>(
+        loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+  }
+};
+
+SmallVector<Value> Sm90MainLoop::initAccumulators() {
+  Value zero = b.create<LLVM::ZeroOp>(loc, accType());
+  return SmallVector<Value>(t.fragsM, zero);
+}
+
+void Sm90MainLoop::asmStatement(llvm::StringRef text) {
+  b.create<LLVM::InlineAsmOp>(loc, TypeRange{}, ValueRange{}, text, "~{memory}",
+                              /*has_side_effects=*/true, /*is_align_stack=*/false,
+                              LLVM::AsmDialectAttr(), ArrayAttr());
+}
+
+Value Sm90MainLoop::tiedAsm(llvm::StringRef text, Value acc, ValueRange extra,
+                            llvm::StringRef extraConstraints) {
+  const int64_t n = registers();
+  SmallVector<Value> operands;
+  for (int64_t r = 0; r < n; ++r)
+    operands.push_back(b.create<LLVM::ExtractValueOp>(loc, acc, ArrayRef<int64_t>{r}));
+  operands.append(extra.begin(), extra.end());
+  std::string constraints;
+  for (int64_t r = 0; r < n; ++r)
+    constraints += "=f,";
+  for (int64_t r = 0; r < n; ++r)
+    constraints += std::to_string(r) + ",";
+  constraints += extraConstraints.str();
+  if (constraints.back() == ',')
+    constraints.pop_back();
+  return b
+      .create<LLVM::InlineAsmOp>(loc, accType(), operands, text, constraints,
+                                 /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                 LLVM::AsmDialectAttr(), ArrayAttr())
+      .getResult(0);
+}
+
+Value Sm90MainLoop::descriptor(Value address) {
+  // Bits 0-13: address >> 4; 16-29: leading byte offset >> 4 (unused by a
+  // K-major swizzled operand: 1); 32-45: stride byte offset >> 4 (1024
+  // bytes between 8-row groups); 62-63: the swizzle (1: 128 bytes).
+  Value a = b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), address);
+  Value start = b.create<arith::ShRUIOp>(loc, b.create<arith::AndIOp>(loc, a, i64(0x3FFFF)),
+                                         i64(4));
+  const uint64_t fixed = (uint64_t(1) << 16) | (uint64_t(kSwizzleAtomBytes >> 4) << 32) |
+                         (uint64_t(1) << 62);
+  return b.create<arith::OrIOp>(loc, start, i64(fixed));
+}
+
+Value Sm90MainLoop::wgmma(Value acc, Value aAddress, Value bAddress) {
+  // Operands: n results, the n accumulators tied to them, then the extras.
+  const int64_t n = registers(), extra = 2 * n;
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(extra + 2) +
+                     ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(t.fragN) +
+                     "k16.f32.f16.f16 {";
+  for (int64_t r = 0; r < n; ++r)
+    text += (r ? ", $" : "$") + std::to_string(r);
+  text += "}, $" + std::to_string(extra) + ", $" + std::to_string(extra + 1) + ", p, 1, 1, 0, 0;\n}";
+  Value one = b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(1));
+  return tiedAsm(text, acc, ValueRange{descriptor(aAddress), descriptor(bAddress), one}, "l,l,r");
+}
+
+/// One wgmma group stays in flight across the step boundary (with 3 or
+/// more stages), so the Tensor Cores need not drain at each barrier; then
+/// the copies run stages - 2 steps ahead (stages - 1 with 2 stages, where
+/// each step waits for its wgmmas). With w groups in flight and P = stages
+/// - 1 - w steps of copies ahead, the prologue copies steps 0 .. P - 1, a
+/// group each; step i:
+///   wait until at most P - 1 copy groups are pending (step i's landed),
+///   fence.proxy.async, barrier: every thread's copies of step i are in
+///   shared memory and visible to wgmma, and every warpgroup has waited for
+///   step i - 1 - w's wgmmas (at the end of step i - 1);
+///   copies of step i + P into buffer (i + P) % stages, the one step i - 1
+///   - w read, committed;
+///   wgmma.fence, the step's wgmmas, committed; wait until w are pending.
+/// After the loop, wait for all.
+SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange init) {
+  const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages;
+  const int64_t inFlight = stages >= 3 ? 1 : 0, ahead = stages - 1 - inFlight;
+  Value kBase = mul(block.split, steps * t.blockK);
+  // The buffers start at the first 1024-byte aligned shared address.
+  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, gather.sharedBytes());
+  Value pad = rem(b.createOrFold<arith::SubIOp>(loc, c(kSwizzleAtomBytes),
+                                                rem(base, kSwizzleAtomBytes)),
+                  kSwizzleAtomBytes);
+  auto bufferOffset = [&](Value step) {
+    return add(pad, mul(rem(step, stages), plan.bufferBytes));
+  };
+  Value token;
+  for (int64_t s = 0; s < ahead; ++s) {
+    if (s < steps)
+      gather.copyAsync(add(kBase, s * t.blockK), gather.tileViews(add(pad, s * plan.bufferBytes)));
+    token = commitCopies();
+  }
+  // Warpgroup (wgM, wgN)'s rows of A and of B within the tiles.
+  Value warpgroup = div(block.tid, kWarpgroupSize);
+  Value aRow0 = mul(div(warpgroup, t.warpsN), t.fragsM * t.fragM);
+  Value bRow0 = mul(rem(warpgroup, t.warpsN), t.fragN);
+  const int64_t rowBytes = t.blockK * 2;
+  auto waitFor = [&](ValueRange accs, int64_t pending) {
+    SmallVector<Value> done;
+    for (int64_t i = 0; i < t.fragsM; ++i)
+      done.push_back(tiedAsm(i == 0 ? "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";"
+                                    : std::string(),
+                             accs[i], {}, ""));
+    return done;
+  };
+
+  auto kLoop = b.create<scf::ForOp>(
+      loc, c(0), c(steps), c(1), init,
+      [&](OpBuilder &, Location, Value step, ValueRange args) {
+        SmallVector<Value> accs(args.begin(), args.end());
+        b.create<nvgpu::DeviceAsyncWaitOp>(loc, token, b.getI32IntegerAttr(int32_t(ahead - 1)));
+        asmStatement("fence.proxy.async.shared::cta;");
+        b.create<gpu::BarrierOp>(loc);
+        Value next = add(step, ahead);
+        auto refill = b.create<scf::IfOp>(loc, below(next, steps), /*withElseRegion=*/false);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&refill.getThenRegion().front());
+          gather.copyAsync(add(kBase, mul(next, t.blockK)), gather.tileViews(bufferOffset(next)));
+        }
+        commitCopies();
+        Value tiles = add(base, bufferOffset(step));
+        Value aTile = add(tiles, mul(aRow0, rowBytes));
+        Value bTile = add(add(tiles, plan.bOffset), mul(bRow0, rowBytes));
+        asmStatement("wgmma.fence.sync.aligned;");
+        for (int64_t ks = 0; ks < t.blockK; ks += t.fragK)
+          for (int64_t i = 0; i < t.fragsM; ++i)
+            accs[i] = wgmma(accs[i], add(aTile, i * t.fragM * rowBytes + ks * 2),
+                            add(bTile, ks * 2));
+        asmStatement("wgmma.commit_group.sync.aligned;");
+        b.create<scf::YieldOp>(loc, waitFor(accs, inFlight));
+      });
+  b.setInsertionPointAfter(kLoop);
+  SmallVector<Value> accs = waitFor(kLoop.getResults(), 0);
+  // Every warpgroup is done with the buffers before the epilogue's staging
+  // overwrites them (the copy groups still open are empty).
+  b.create<gpu::BarrierOp>(loc);
+  return accs;
+}
+
+void Sm90MainLoop::toEpilogue(ValueRange accs, Epilogue &epilogue) {
+  Value warpgroup = div(block.tid, kWarpgroupSize);
+  Value inGroup = rem(block.tid, kWarpgroupSize);
+  Value warp = div(inGroup, kWarpSize), lane = rem(inGroup, kWarpSize);
+  Value rowBase = add(mul(div(warpgroup, t.warpsN), t.fragM), add(mul(warp, 16), div(lane, 4)));
+  Value colBase = add(mul(rem(warpgroup, t.warpsN), t.fragN), mul(rem(lane, 4), 2));
+  toEpilogueByBands(epilogue, [&](int64_t i) {
+    for (int64_t j = 0; j < t.fragN / 8; ++j)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t col = 0; col < 2; ++col) {
+          Value v = b.create<LLVM::ExtractValueOp>(loc, accs[i],
+                                                   ArrayRef<int64_t>{4 * j + 2 * h + col});
+          b.create<memref::StoreOp>(loc, v, epilogue.stagingView(),
+                                    ValueRange{add(rowBase, 8 * h), add(colBase, 8 * j + col)});
+        }
+  });
+}
+
+} // namespace
+
+std::unique_ptr<MainLoop> makeSm90MainLoop(OpBuilder &b, const GemmKernel &kernel,
+                                           BlockCoords &block, const SharedPlan &plan) {
+  return std::make_unique<Sm90MainLoop>(b, kernel, block, plan);
+}
+
+} // namespace tessel::codegen::gemm
