@@ -194,7 +194,8 @@ def ToNHWC : Pass<"tessel-to-nhwc", "mlir::func::FuncOp"> {
     constant, which fold-constants evaluates); 4-D max_pool and avg_pool
     likewise. A gemm's constant [K][N] weight becomes K-major too ([N][K],
     transB), the layout the Tensor Core tiers gather along K (tc-sm90's
-    wgmma reads nothing else).
+    wgmma reads nothing else); a matmul by a 2-D constant (a Linear layer
+    without bias) becomes such a gemm over its flattened rows.
 
     Then the transposes move: NHWC->NCHW transposes sink towards the graph
     outputs, NCHW->NHWC ones rise towards the graph inputs (the latter only

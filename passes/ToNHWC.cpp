@@ -382,11 +382,31 @@ struct GemmWeightToKMajor : OpRewritePattern<GemmOp> {
   }
 };
 
+/// matmul(x, w), x of rank >= 2 and w a 2-D constant (a Linear layer
+/// without bias: GPT-2's LM head) -> gemm(x, transpose(w), transB) over x's
+/// flattened rows, K-major as above.
+struct MatMulWeightToKMajor : OpRewritePattern<MatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatMulOp matmul, PatternRewriter &rewriter) const override {
+    if (shapeOf(matmul.getLhs()).size() < 2 || shapeOf(matmul.getRhs()).size() != 2 ||
+        !isConstantLike(matmul.getRhs()))
+      return failure();
+    constexpr int64_t kSwap[] = {1, 0};
+    Value w = buildTranspose(rewriter, matmul.getLoc(), matmul.getRhs(), kSwap);
+    rewriter.replaceOpWithNewOp<GemmOp>(
+        matmul, matmul.getType(), matmul.getLhs(), w, /*c=*/Value(), /*residual=*/Value(),
+        /*alpha=*/APFloat(1.0f), /*beta=*/APFloat(1.0f), /*transA=*/false, /*transB=*/true,
+        Activation::None, APFloat(0.0f), APFloat(0.0f));
+    return success();
+  }
+};
+
 struct ToNHWCPass : impl::ToNHWCBase<ToNHWCPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ConvToNHWC, PoolToNHWC<MaxPoolOp>, PoolToNHWC<AvgPoolOp>,
-                 SinkNHWCToNCHW, RaiseNCHWToNHWC, TransposeAsReshape, GemmWeightToKMajor>(
+                 SinkNHWCToNCHW, RaiseNCHWToNHWC, TransposeAsReshape, GemmWeightToKMajor,
+                 MatMulWeightToKMajor>(
         &getContext());
     // Transposes that meet compose (and fold away when they cancel); reshape
     // chains fold to one.

@@ -87,6 +87,9 @@ int64_t TileConfig::stepsPerSplit(int64_t k) const {
 //                                                     and read, result
 // clocks. splitK is chosen with the tile, from 1, 2, 3, 4, 6, 8, 12, 16, 24,
 // 32, 48, 64, with at least two K steps per split.
+//
+// tc-sm90 is priced on an H100 instead (ReferenceGpu kWgmmaGpu): 132 SMs,
+// 2048 MACs per clock, the reduction's launch 6000 clocks.
 
 namespace {
 /// Static shared memory a kernel may declare without opting in.
@@ -101,25 +104,37 @@ constexpr int64_t kMaxDynamicSharedBytes = 160 * 1024;
 /// what the runtime reserves.
 constexpr int64_t kMaxSm90SharedBytes = 224 * 1024;
 constexpr int64_t kMaxGridYZ = 65535;
-constexpr double kReferenceSMs = 108;
+/// The reference GPU a tier's candidates are priced on.
+struct ReferenceGpu {
+  double sms;          ///< SMs
+  double macsPerClock; ///< f16 (Tensor Core) or f32 (CUDA core) MACs per clock per SM
+  double reduceLaunch; ///< split-K's reduction kernel: launch and ramp, in clocks
+};
+/// An A100's 108 SMs: mma.sync / WMMA Tensor Cores, and CUDA cores.
+constexpr ReferenceGpu kTensorCoreGpu{108, 1024, 3000};
+constexpr ReferenceGpu kCudaCoreGpu{108, 64, 3000};
+/// tc-sm90: the H100's 132 SMs at wgmma's rate; the reduction's fixed cost
+/// weighs twice as much beside main loops twice as fast (measured on the
+/// H200: 1024x768x3072 in 15.0 us unsplit on 64x128 tiles, 20.9 us split in
+/// two on 128x128, which the A100's 3000 clocks preferred).
+constexpr ReferenceGpu kWgmmaGpu{132, 2048, 6000};
 constexpr double kLoadBytesPerClock = 64;
 constexpr double kStepOverhead = 64;
-constexpr double kReduceLaunchClocks = 3000;
 constexpr int64_t kMaxPrefetchRegisters = 32;
 constexpr int64_t kMaxSm80WindowSlots = 8;
 constexpr int64_t kSplitKChoices[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
 
-double tilingCost(const GemmProblem &p, const TileConfig &t, double macsPerClock) {
+double tilingCost(const GemmProblem &p, const TileConfig &t, const ReferenceGpu &gpu) {
   double blocks = double(ceilDiv(p.m, t.blockM)) * ceilDiv(p.n, t.blockN) * p.batch * t.splitK;
-  double waves = std::ceil(blocks / kReferenceSMs);
+  double waves = std::ceil(blocks / gpu.sms);
   double steps = double(t.stepsPerSplit(p.k));
-  double math = double(t.blockM) * t.blockN * t.blockK / macsPerClock;
+  double math = double(t.blockM) * t.blockN * t.blockK / gpu.macsPerClock;
   double loads =
       double(t.blockM * elemBytes(p.a) + t.blockN * elemBytes(p.b)) * t.blockK / kLoadBytesPerClock;
   double cost = waves * (loads + steps * (std::max(math, loads) + kStepOverhead));
   if (t.splitK > 1)
-    cost += kReduceLaunchClocks + double(p.batch) * p.m * p.n * (8.0 * t.splitK + 4) /
-                                      (kLoadBytesPerClock * kReferenceSMs);
+    cost += gpu.reduceLaunch + double(p.batch) * p.m * p.n * (8.0 * t.splitK + 4) /
+                                   (kLoadBytesPerClock * gpu.sms);
   return cost;
 }
 
@@ -181,7 +196,7 @@ bool idle(const GemmProblem &p, const TileConfig &t) {
 /// those not idle if any; ties go to the larger tile, then to fewer threads,
 /// then to the first listed (the smaller split).
 std::optional<TileConfig> cheapest(const GemmProblem &p, ArrayRef<TileConfig> tiles,
-                                   double macsPerClock) {
+                                   const ReferenceGpu &gpu) {
   SmallVector<TileConfig> candidates;
   for (const TileConfig &tile : tiles)
     for (int64_t split : kSplitKChoices) {
@@ -196,7 +211,7 @@ std::optional<TileConfig> cheapest(const GemmProblem &p, ArrayRef<TileConfig> ti
     for (const TileConfig &t : candidates) {
       if (!feasible(p, t) || (!allowIdle && idle(p, t)))
         continue;
-      double cost = tilingCost(p, t, macsPerClock);
+      double cost = tilingCost(p, t, gpu);
       if (!best || cost < bestCost ||
           (cost == bestCost &&
            (area(t) > area(*best) || (area(t) == area(*best) && t.threads() < best->threads())))) {
@@ -268,7 +283,7 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
   // ms, bench/NOTES.md).
   SmallVector<TileConfig> candidates = warpTileCandidates(
       p, GemmTier::TensorCore, fragment.m, fragment.n, {1, 2, 4}, /*maxFragments=*/8);
-  return cheapest(p, candidates, 1024);
+  return cheapest(p, candidates, kTensorCoreGpu);
 }
 
 /// tc-sm80: warps of mma.sync.m16n8k16 fragments, warp tiles 16 to 64
@@ -286,15 +301,15 @@ std::optional<TileConfig> chooseSm80Tiles(const GemmProblem &p) {
       if (sharedPlan(p, t).bytes <= kMaxDynamicSharedBytes)
         break;
     }
-  return cheapest(p, candidates, 1024);
+  return cheapest(p, candidates, kTensorCoreGpu);
 }
 
 /// tc-sm90: blocks of one or two warpgroups along M (or two along N), each
 /// fragsM wgmma tiles m64 x fragN (64, 128 or 256), at most 128
 /// accumulator registers a thread; blockK 64 (one 128-byte swizzled row per
-/// tile row); as many stages (4, 3, 2) as fit. Priced at 2048 f16 MACs per
-/// clock per SM (wgmma's dense rate on the H100: 989 TFLOP/s at 1.83 GHz
-/// over 132 SMs).
+/// tile row); as many stages (4, 3, 2) as fit. Priced on kWgmmaGpu: 2048
+/// f16 MACs per clock per SM (wgmma's dense rate on the H100: 989 TFLOP/s
+/// at 1.83 GHz over 132 SMs).
 std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   if (p.a != ElemType::F16 || p.b != ElemType::F16 || p.k < 16)
     return std::nullopt;
@@ -325,7 +340,7 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
     }
     candidates.push_back(t);
   }
-  return cheapest(p, candidates, 2048);
+  return cheapest(p, candidates, kWgmmaGpu);
 }
 
 std::optional<TileConfig> chooseSimtTiles(const GemmProblem &p) {
@@ -352,7 +367,7 @@ std::optional<TileConfig> chooseSimtTiles(const GemmProblem &p) {
             if (t.blockM <= 256 && t.blockN <= 256)
               candidates.push_back(t);
           }
-  return cheapest(p, candidates, 64);
+  return cheapest(p, candidates, kCudaCoreGpu);
 }
 
 } // namespace

@@ -84,6 +84,8 @@ igemm=(
   "vit-up-tb       --gemm 197,3072,768 --trans-b --c n --act gelu"
   "ragged-tb       --gemm 200,136,264 --trans-b --c n --act relu"
   "b1-down-tb      --gemm 128,768,3072 --trans-b --c n"
+  # GPT-2's LM head (tied embedding, N = 50257: rows of C not 16-byte aligned).
+  "lmhead-tb       --gemm 128,50257,768 --trans-b"
   # Depthwise and few filters per group: the direct kernel, SIMT only (the
   # tc run is skipped: no Tensor Core tiling).
   "mbv2-dw-s2      --conv 1,56,56,144,144,3,3,2,1 --group 144 --bias --act clip --act-alpha 0 --act-beta 6 --simt-only"
@@ -148,7 +150,9 @@ sweep90=(
   "up6304   --gemm 6304,3072,768 --trans-b --c n  - 2x1,1x128,64:4"
   "down6304 --gemm 6304,768,3072 --trans-b --c n  - 2x1,1x128,64:4"
   "upb1     --gemm 128,3072,768 --trans-b --c n   - 1x1,1x128,64:4 1x1,1x64,64:4"
-  "downb1   --gemm 128,768,3072 --trans-b --c n   - -/4 1x1,1x64,64:4/4"
+  "downb1   --gemm 128,768,3072 --trans-b --c n   - 1x1,1x128,64:4/8 1x1,1x64,64:4/4 1x1,2x128,64:4/8"
+  "down197  --gemm 197,768,3072 --trans-b --c n   - 1x1,1x128,64:4/4 1x1,1x128,64:4/8 1x1,1x128,64:4"
+  "lmhead   --gemm 128,50257,768 --trans-b        - 1x1,1x128,64:4 2x1,1x256,64:4"
   "up197    --gemm 197,3072,768 --trans-b --c n   - 1x1,1x128,64:4 2x1,1x128,64:4"
 )
 mkdir -p "$out/sweep"

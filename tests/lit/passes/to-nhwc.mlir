@@ -231,3 +231,35 @@ func.func @transpose_to_output(%x: tensor<1x4x8x8xf32>) -> (tensor<1x8x8x4xf32>,
   %c = tessel.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
   return %r, %c : tensor<1x8x8x4xf32>, tensor<1x4x8x8xf32>
 }
+
+// -----
+
+// Constant gemm and matmul weights become K-major ([N][K], transB): a
+// transpose of the constant (folded), the layout the Tensor Core tiers
+// gather along K. A gemm already transB, or whose B is an activation, and a
+// matmul of two activations keep theirs.
+// CHECK-LABEL: func @weights_k_major
+// CHECK-DAG: %[[W:.*]] = tessel.constant dense<5.000000e-01> : tensor<8x16xf32>
+// CHECK-DAG: %[[V:.*]] = tessel.constant dense<2.500000e-01> : tensor<16x32xf32>
+// CHECK-DAG: %[[U:.*]] = tessel.constant dense<1.250000e-01> : tensor<32x16xf32>
+// CHECK: %[[WT:.*]] = tessel.transpose %[[W]] {perm = array<i64: 1, 0>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+// CHECK: %[[G:.*]] = tessel.gemm %arg0, %[[WT]] {{{.*}}transB = true} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+// CHECK: %[[VT:.*]] = tessel.transpose %[[V]] {perm = array<i64: 1, 0>} : (tensor<16x32xf32>) -> tensor<32x16xf32>
+// CHECK: %[[M:.*]] = tessel.gemm %arg1, %[[VT]] {{{.*}}transA = false, transB = true} : (tensor<2x3x16xf32>, tensor<32x16xf32>) -> tensor<2x3x32xf32>
+// CHECK: %[[K:.*]] = tessel.gemm %[[G]], %[[U]] {{{.*}}transB = true} : (tensor<4x16xf32>, tensor<32x16xf32>) -> tensor<4x32xf32>
+// CHECK: tessel.gemm %[[G]], %arg2 {{{.*}}transB = false}
+// CHECK: tessel.matmul %arg1, %arg3
+// FOLD-LABEL: func @weights_k_major
+// FOLD-NOT: tessel.transpose
+// FOLD: return
+func.func @weights_k_major(%x: tensor<4x8xf32>, %s: tensor<2x3x16xf32>, %b: tensor<16x8xf32>, %t: tensor<2x16x5xf32>) -> (tensor<4x16xf32>, tensor<2x3x32xf32>, tensor<4x32xf32>, tensor<4x8xf32>, tensor<2x3x5xf32>) {
+  %w = tessel.constant dense<0.5> : tensor<8x16xf32>
+  %v = tessel.constant dense<0.25> : tensor<16x32xf32>
+  %u = tessel.constant dense<0.125> : tensor<32x16xf32>
+  %g = tessel.gemm %x, %w {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %m = tessel.matmul %s, %v : (tensor<2x3x16xf32>, tensor<16x32xf32>) -> tensor<2x3x32xf32>
+  %k = tessel.gemm %g, %u {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = true} : (tensor<4x16xf32>, tensor<32x16xf32>) -> tensor<4x32xf32>
+  %a = tessel.gemm %g, %b {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %n = tessel.matmul %s, %t : (tensor<2x3x16xf32>, tensor<2x16x5xf32>) -> tensor<2x3x5xf32>
+  return %g, %m, %k, %a, %n : tensor<4x16xf32>, tensor<2x3x32xf32>, tensor<4x32xf32>, tensor<4x8xf32>, tensor<2x3x5xf32>
+}
