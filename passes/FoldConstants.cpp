@@ -27,8 +27,9 @@ namespace {
 
 /// Whether folding `op` keeps the engine small: results of up to
 /// `maxElements` elements fold, and so does a result smaller than its
-/// operands (an f16 copy of f32 weights, a slice), which never grows the
-/// engine whatever its size.
+/// operands (an f16 copy of f32 weights, a slice), or a transpose of a
+/// constant only it uses (a weight made K-major: the operand goes), which
+/// never grows the engine whatever its size.
 bool worthFolding(Operation *op, int64_t maxElements) {
   auto bytesOf = [](Type type) -> std::optional<size_t> {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -51,7 +52,8 @@ bool worthFolding(Operation *op, int64_t maxElements) {
     large |= cast<RankedTensorType>(result.getType()).getNumElements() > maxElements;
     resultBytes += *bytes;
   }
-  return !large || resultBytes < operandBytes;
+  bool moves = isa<TransposeOp>(op) && op->getOperand(0).hasOneUse();
+  return !large || resultBytes < operandBytes || moves;
 }
 
 /// Folds `op` if every operand is constant; returns whether it did.

@@ -142,18 +142,17 @@ sweep=(
 )
 # tc90 sweep: name, problem, then "WGMxWGN,FMxN,64:STAGES" tilings.
 sweep90=(
-  "sq4096   --gemm 4096,4096,4096 --trans-b   - 2x1,1x256,64:4 2x1,1x128,64:4 2x1,2x128,64:4 1x1,2x128,64:4"
-  "sq8192   --gemm 8192,8192,8192 --trans-b   - 2x1,1x256,64:3"
-  "up1024   --gemm 1024,3072,768 --trans-b --c n  - 2x1,1x128,64:4 1x1,1x128,64:4 2x1,1x256,64:4"
-  "down1024 --gemm 1024,768,3072 --trans-b --c n  - 2x1,1x128,64:4 1x1,1x128,64:4 2x1,1x64,64:4"
-  "qkv1024  --gemm 1024,2304,768 --trans-b --c n  - 2x1,1x128,64:4"
-  "up6304   --gemm 6304,3072,768 --trans-b --c n  - 2x1,1x128,64:4"
-  "down6304 --gemm 6304,768,3072 --trans-b --c n  - 2x1,1x128,64:4"
-  "upb1     --gemm 128,3072,768 --trans-b --c n   - 1x1,1x128,64:4 1x1,1x64,64:4"
-  "downb1   --gemm 128,768,3072 --trans-b --c n   - 1x1,1x128,64:4/8 1x1,1x64,64:4/4 1x1,2x128,64:4/8"
-  "down197  --gemm 197,768,3072 --trans-b --c n   - 1x1,1x128,64:4/4 1x1,1x128,64:4/8 1x1,1x128,64:4"
-  "lmhead   --gemm 128,50257,768 --trans-b        - 1x1,1x128,64:4 2x1,1x256,64:4"
-  "up197    --gemm 197,3072,768 --trans-b --c n   - 1x1,1x128,64:4 2x1,1x128,64:4"
+  "sq4096   --gemm 4096,4096,4096 --trans-b   - 2x1,1x256,64:4 2x1,1x128,64:3 2x1,1x128,64:4 2x1,2x128,64:4"
+  "up1024   --gemm 1024,3072,768 --trans-b --c n  - 2x1,1x128,64:3 2x1,1x128,64:4 1x1,1x128,64:4"
+  "down1024 --gemm 1024,768,3072 --trans-b --c n  - 2x1,1x128,64:3 1x1,1x128,64:3 2x1,1x64,64:4"
+  "qkv1024  --gemm 1024,2304,768 --trans-b --c n  - 2x1,1x128,64:3 2x1,1x128,64:4"
+  "up6304   --gemm 6304,3072,768 --trans-b --c n  - 2x1,1x128,64:3 2x1,1x128,64:4 2x1,1x256,64:2"
+  "down6304 --gemm 6304,768,3072 --trans-b --c n  - 2x1,1x128,64:3 2x1,1x128,64:4"
+  "qkv6304  --gemm 6304,2304,768 --trans-b --c n  - 2x1,1x128,64:3 2x1,1x256,64:4"
+  "out6304  --gemm 6304,768,768 --trans-b --c n   - 2x1,1x128,64:3 1x1,1x128,64:3"
+  "downb1   --gemm 128,768,3072 --trans-b --c n   - 1x1,1x64,64:4/4 1x1,1x64,64:3/4"
+  "down197  --gemm 197,768,3072 --trans-b --c n   - 1x1,1x128,64:4/4 1x1,1x64,64:4/4"
+  "lmhead   --gemm 128,50257,768 --trans-b        - 2x1,1x256,64:4 2x1,1x128,64:3"
 )
 mkdir -p "$out/sweep"
 : > "$out/sweep.txt"
@@ -180,6 +179,8 @@ for c in "${sweep90[@]}"; do
   "$gen" "${problem[@]}" --tier tc80 --cubin sm_90 -o "$out/sweep/$name-tc90ref-tc80.ptx" >/dev/null
   echo "sweep/$name-tc90ref-tc80.ptx" >> "$out/sweep.txt"
 done
+# SWEEP_TC80=0: the tc90 sweep alone (a quicker bundle).
+[[ ${SWEEP_TC80:-1} == 1 ]] || sweep=()
 for c in "${sweep[@]}"; do
   read -r -a words <<<"$c"
   name=${words[0]}

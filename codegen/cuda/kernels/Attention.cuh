@@ -10,9 +10,10 @@
 // unfused graph's softmax does.
 //
 // The Tensor Core kernel (attentionTc, f16 storage): 4 warps of 16 query
-// rows each (64 a block). Both products are mma.sync.m16n8k8 (f16 operands,
-// f32 accumulators) on fragments loaded by ldmatrix, both in PTX ISA 6.5,
-// which the library's compute_75 target has. Not nvcuda::wmma: its
+// rows each (64 a block). Both products are mma.sync over k 16 (f16
+// operands, f32 accumulators) on fragments loaded by ldmatrix: m16n8k16 in
+// the sm_80 and sm_90 cubins, pairs of m16n8k8 (PTX ISA 6.5) in the
+// compute_75 PTX. Not nvcuda::wmma: its
 // accumulator layout is unspecified, so the per-row softmax would have to
 // round-trip the scores and the output through shared memory every tile;
 // mma.sync's fragments have the layout the PTX ISA documents (lane l holds
@@ -120,6 +121,37 @@ __device__ __forceinline__ void mma16x8x8(float (&c)[4], uint32_t a0, uint32_t a
                "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a0), "r"(a1), "r"(b));
+}
+
+/// c += A B for a 16x8x16 tile (sm_80 and later; twice m16n8k8's work a
+/// cycle): A's registers a0, a1 (k 0-7, rows l/4 and l/4 + 8), a2, a3 (k
+/// 8-15), B's b0 (k 0-7), b1 (k 8-15): two m16n8k8 fragments side by side.
+__device__ __forceinline__ void mma16x8x16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                           uint32_t a3, uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+/// The k16 products where the target has them (the library's sm_80 and
+/// sm_90 cubins are compiled from source, TESSEL_ARCH_SPECIFIC_FAMILIES),
+/// else pairs of k8 ones (its compute_75 PTX).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+constexpr bool kMmaK16 = true;
+#else
+constexpr bool kMmaK16 = false;
+#endif
+
+/// c += A B over k 16: two k8 fragments of A (a, a') and of B (b, b').
+__device__ __forceinline__ void mmaK16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2,
+                                       uint32_t a3, uint32_t b0, uint32_t b1) {
+  if constexpr (kMmaK16) {
+    mma16x8x16(c, a0, a1, a2, a3, b0, b1);
+  } else {
+    mma16x8x8(c, a0, a1, b0);
+    mma16x8x8(c, a2, a3, b1);
+  }
 }
 
 __device__ __forceinline__ uint32_t packHalves(float lo, float hi) {
@@ -289,10 +321,11 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
           ldmatrixX4(sharedAddress(kt + (n * 8 + (lane & 7)) * T::kLd + (d + (lane >> 3)) * 8),
                      b[n]);
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
+        for (int i = 0; i < 4; i += 2)
 #pragma unroll
           for (int n = 0; n < T::kKeySteps; ++n)
-            mma16x8x8(s[n], qf[d + i][0], qf[d + i][1], b[n][i]);
+            mmaK16(s[n], qf[d + i][0], qf[d + i][1], qf[d + i + 1][0], qf[d + i + 1][1], b[n][i],
+                   b[n][i + 1]);
       }
       if constexpr (T::kDimSteps % 4 == 2) {
         constexpr int d = T::kDimSteps - 2;
@@ -303,10 +336,8 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
                                    (d + ((lane >> 3) & 1)) * 8),
                      b[n]);
 #pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-          for (int n = 0; n < T::kKeySteps; ++n)
-            mma16x8x8(s[n], qf[d + i][0], qf[d + i][1], b[n][i]);
+        for (int n = 0; n < T::kKeySteps; ++n)
+          mmaK16(s[n], qf[d][0], qf[d][1], qf[d + 1][0], qf[d + 1][1], b[n][0], b[n][1]);
       }
       if (more) {
         storeNext(kn);
@@ -362,25 +393,32 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
         o[d][2] *= scaleOld[1];
         o[d][3] *= scaleOld[1];
       }
-      // O += P V: the weights of keys 8n.. as A fragments, V by ldmatrix.trans.
+      // O += P V: the weights of keys 16n.. as A fragments (those of keys
+      // 16n.. and 16n + 8.. side by side), V by ldmatrix.trans.
+      static_assert(T::kKeySteps % 2 == 0, "key tiles of whole k16 steps");
 #pragma unroll
-      for (int n = 0; n < T::kKeySteps; ++n) {
+      for (int n = 0; n < T::kKeySteps; n += 2) {
         const uint32_t a0 = packHalves(s[n][0], s[n][1]), a1 = packHalves(s[n][2], s[n][3]);
+        const uint32_t a2 = packHalves(s[n + 1][0], s[n + 1][1]),
+                       a3 = packHalves(s[n + 1][2], s[n + 1][3]);
         const int row = n * 8 + (lane & 7);
 #pragma unroll
         for (int d = 0; d + 4 <= T::kDimSteps; d += 4) {
-          uint32_t b[4];
+          uint32_t b[4], b2[4];
           ldmatrixX4Trans(sharedAddress(vt + row * T::kLd + (d + (lane >> 3)) * 8), b);
+          ldmatrixX4Trans(sharedAddress(vt + (row + 8) * T::kLd + (d + (lane >> 3)) * 8), b2);
 #pragma unroll
           for (int i = 0; i < 4; ++i)
-            mma16x8x8(o[d + i], a0, a1, b[i]);
+            mmaK16(o[d + i], a0, a1, a2, a3, b[i], b2[i]);
         }
         if constexpr (T::kDimSteps % 4 == 2) {
           constexpr int d = T::kDimSteps - 2;
-          uint32_t b[4];
+          uint32_t b[4], b2[4];
           ldmatrixX2Trans(sharedAddress(vt + row * T::kLd + (d + ((lane >> 3) & 1)) * 8), b);
-          mma16x8x8(o[d], a0, a1, b[0]);
-          mma16x8x8(o[d + 1], a0, a1, b[1]);
+          ldmatrixX2Trans(sharedAddress(vt + (row + 8) * T::kLd + (d + ((lane >> 3) & 1)) * 8),
+                          b2);
+          mmaK16(o[d], a0, a1, a2, a3, b[0], b2[0]);
+          mmaK16(o[d + 1], a0, a1, a2, a3, b[1], b2[1]);
         }
       }
     }

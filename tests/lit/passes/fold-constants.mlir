@@ -62,3 +62,24 @@ func.func @fold_narrowing_cast() -> tensor<3xf16> {
   %h = tessel.cast %a : tensor<3xf32> -> tensor<3xf16>
   return %h : tensor<3xf16>
 }
+
+// -----
+
+// Over max-elements, a transpose of a constant nothing else reads (a weight
+// made K-major by to-nhwc): folds, the engine keeps one copy; a transpose of
+// a constant also read elsewhere would add a second copy: kept as a step.
+// SMALL-LABEL: func @fold_moved_weight
+// SMALL-NEXT: %[[C:.*]] = tessel.constant dense<{{\[}}[1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+// SMALL-NEXT: return %[[C]]
+func.func @fold_moved_weight() -> tensor<2x2xf32> {
+  %a = tessel.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %t = tessel.transpose %a {perm = array<i64: 1, 0>} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %t : tensor<2x2xf32>
+}
+// SMALL-LABEL: func @no_fold_shared_weight
+// SMALL: tessel.transpose
+func.func @no_fold_shared_weight() -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %a = tessel.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %t = tessel.transpose %a {perm = array<i64: 1, 0>} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %t, %a : tensor<2x2xf32>, tensor<2x2xf32>
+}
