@@ -1262,7 +1262,7 @@ Launches StepPlanner::pool() {
 /// attention (Attention.cuh): the simt kernel for f32 and f16 with head dims
 /// up to 128, and on f16 with head dims that are multiples of 8 (16-byte
 /// rows) the Tensor Core kernel of the smallest padded head dim that holds
-/// them, as `tensorCore`.
+/// them, as `tensorCore` (its split-keys form where the grid is small).
 Launches StepPlanner::attention() {
   if (in.size() != 3 && in.size() != 4)
     return std::nullopt;
@@ -1327,9 +1327,17 @@ Launches StepPlanner::attention() {
       g.k.wholeRuns() && g.v.wholeRuns() && g.out.wholeRuns())
     for (int headDim : kernels::kAttentionTcHeadDims)
       if (std::max(p.d, p.dv) <= headDim) {
-        tensorCore = launch("tsl_attention_f16_tc_d" + std::to_string(headDim),
-                            kernels::kAttentionTcRows,
-                            static_cast<uint32_t>(kernels::attentionTcSharedBytes(headDim)));
+        // Too few blocks of 64 query rows for the SMs (batch 1): the
+        // split-keys kernel, 16 rows a block, its warps sharing the keys.
+        const int64_t blocks =
+            p.batches * ((p.sq + kernels::kAttentionTcRows - 1) / kernels::kAttentionTcRows);
+        const std::string hd = std::to_string(headDim);
+        tensorCore =
+            blocks < kernels::kAttentionSplitBelowBlocks
+                ? launch("tsl_attention_f16_tcsplit_d" + hd, kernels::kAttentionSplitRows,
+                         static_cast<uint32_t>(kernels::attentionSplitSharedBytes(headDim)))
+                : launch("tsl_attention_f16_tc_d" + hd, kernels::kAttentionTcRows,
+                         static_cast<uint32_t>(kernels::attentionTcSharedBytes(headDim)));
         break;
       }
   return launch(typed("attention", q.dtype) + "_simt", kernels::kAttentionSimtRows, 0);

@@ -235,6 +235,20 @@ TSL_PARAMS_HOST_DEVICE constexpr int attentionTcKeys(int headDim) { return headD
 TSL_PARAMS_HOST_DEVICE constexpr int attentionTcSharedBytes(int headDim) {
   return (kAttentionTcRows + 4 * attentionTcKeys(headDim)) * (headDim + 8) * 2;
 }
+/// The split-keys Tensor Core kernels (grids too small for the SMs): 16
+/// query rows a block of 128 threads, each warp a quarter of the key tiles
+/// (BC keys by head dim), each warp its own K and V buffers beside the Q
+/// tile; the planner takes them where the kernels above would launch fewer
+/// than kAttentionSplitBelowBlocks blocks.
+constexpr int kAttentionSplitRows = 16;
+constexpr int64_t kAttentionSplitBelowBlocks = 256;
+TSL_PARAMS_HOST_DEVICE constexpr int attentionSplitKeys(int headDim) {
+  return headDim <= 80 ? 32 : 16;
+}
+TSL_PARAMS_HOST_DEVICE constexpr int attentionSplitSharedBytes(int headDim) {
+  return (kAttentionSplitRows + 2 * (kAttentionThreads / 32) * attentionSplitKeys(headDim)) *
+         (headDim + 8) * 2;
+}
 /// The SIMT kernels: 16 query rows a block of 128 threads, head dims up to
 /// 128.
 constexpr int kAttentionSimtRows = 16;

@@ -476,6 +476,12 @@ TSL_MOVE_WIDTHS(trilu, trilu, TriluParams)
                              f16 *y, TSL_PARAMS(AttentionParams)) {             \
     attention::attentionTc<hd, attentionTcKeys(hd)>(q, k, v, mask, y, p);       \
   }
+#define TSL_ATTENTION_TC_SPLIT(hd)                                              \
+  TSL_KERNEL_BOUNDED(kAttentionThreads)                                         \
+  tsl_attention_f16_tcsplit_d##hd(const f16 *q, const f16 *k, const f16 *v,   \
+                                  const void *mask, f16 *y, TSL_PARAMS(AttentionParams)) { \
+    attention::attentionTcSplit<hd, attentionSplitKeys(hd)>(q, k, v, mask, y, p); \
+  }
 #define TSL_ATTENTION_SIMT(t)                                                   \
   TSL_KERNEL_BOUNDED(kAttentionThreads)                                         \
   tsl_attention_##t##_simt(const TSL_T(t) *q, const TSL_T(t) *k, const TSL_T(t) *v, \
@@ -483,5 +489,7 @@ TSL_MOVE_WIDTHS(trilu, trilu, TriluParams)
     attention::attentionSimt<TSL_T(t)>(q, k, v, mask, y, p);                    \
   }
 TSL_ATTENTION_TC(64) TSL_ATTENTION_TC(80) TSL_ATTENTION_TC(96) TSL_ATTENTION_TC(128)
+TSL_ATTENTION_TC_SPLIT(64) TSL_ATTENTION_TC_SPLIT(80) TSL_ATTENTION_TC_SPLIT(96)
+TSL_ATTENTION_TC_SPLIT(128)
 TSL_ATTENTION_SIMT(f32) TSL_ATTENTION_SIMT(f16)
 #endif

@@ -109,6 +109,9 @@ struct Case {
   // the result written [b, sq, h, dv] (views, tessel/attention.h: a merged
   // QKV projection's layout); needs sq = sk and d = dv.
   bool packed = false;
+  // The split-keys Tensor Core kernel (tsl_attention_f16_tcsplit_d<HD>,
+  // the planner's choice for small grids) instead of the 64-row one.
+  bool split = false;
 };
 
 struct Data {
@@ -245,7 +248,8 @@ std::string kernelName(const Case &c) {
     return c.f16 ? "tsl_attention_f16_simt" : "tsl_attention_f32_simt";
   for (int hd : tessel::kernels::kAttentionTcHeadDims)
     if (std::max(c.d, c.dv) <= hd)
-      return "tsl_attention_f16_tc_d" + std::to_string(hd);
+      return (c.split ? "tsl_attention_f16_tcsplit_d" : "tsl_attention_f16_tc_d") +
+             std::to_string(hd);
   return "";
 }
 
@@ -291,10 +295,15 @@ struct Launch {
 };
 
 Launch launchOf(const Case &c, const std::string &kernel) {
-  const int64_t rows = c.tc ? tessel::kernels::kAttentionTcRows : tessel::kernels::kAttentionSimtRows;
+  namespace k = tessel::kernels;
+  const int64_t rows = !c.tc ? k::kAttentionSimtRows
+                       : c.split ? k::kAttentionSplitRows
+                                 : k::kAttentionTcRows;
+  const int hd = c.tc ? headDimOf(kernel) : 0;
   Launch l{{static_cast<unsigned>(c.b * c.h), static_cast<unsigned>((c.sq + rows - 1) / rows)},
-           c.tc ? static_cast<unsigned>(tessel::kernels::attentionTcSharedBytes(headDimOf(kernel)))
-                : 0u};
+           !c.tc     ? 0u
+           : c.split ? static_cast<unsigned>(k::attentionSplitSharedBytes(hd))
+                     : static_cast<unsigned>(k::attentionTcSharedBytes(hd))};
   return l;
 }
 
@@ -474,6 +483,15 @@ std::vector<Case> cases(bool quick) {
     };
     list.insert(list.end(), large.begin(), large.end());
   }
+  // Every Tensor Core case again on the split-keys kernel.
+  const size_t plain = list.size();
+  for (size_t i = 0; i < plain; ++i)
+    if (list[i].tc) {
+      Case split = list[i];
+      split.name = "split-" + split.name;
+      split.split = true;
+      list.push_back(split);
+    }
   return list;
 }
 
@@ -564,10 +582,21 @@ int main(int argc, char **argv) {
       return 1;
     modules.emplace_back(name, m);
   }
+  auto split = [](Case c) {
+    c.name = "split " + c.name;
+    c.split = true;
+    return c;
+  };
+  // The two shapes, then the transformer rows' own at small batch
+  // (ViT-B/16 b1, GPT-2 b1, BERT b8), on both Tensor Core kernels.
+  const Case vit{"b1 h12 s197 d64", true, true, 1, 12, 197, 197, 64, 64, 0.125f};
+  const Case gpt{"b1 h12 s128 d64 causal", true, true, 1, 12, 128, 128, 64, 64, 0.125f, true};
+  const Case bert{"b8 h12 s128 d64", true, true, 8, 12, 128, 128, 64, 64, 0.125f};
   const Case shapes[] = {
       {"b8 h12 s512 d64", true, true, 8, 12, 512, 512, 64, 64, 0.125f},
       {"b1 h16 s2048 d128 causal", true, true, 1, 16, 2048, 2048, 128, 128, 0.0884f, true},
       {"simt b8 h12 s512 d64", false, true, 8, 12, 512, 512, 64, 64, 0.125f},
+      vit, split(vit), gpt, split(gpt), bert, split(bert),
   };
   if (profile) {
     for (const Case &c : shapes)

@@ -215,6 +215,154 @@ __device__ __forceinline__ T *viewBase(T *tensor, const AttentionView &w, int64_
   return tensor + w.offset + (bh / heads) * w.batch + (bh % heads) * w.head;
 }
 
+/// A warp's 16 rows of Q (shared rows row0.., HD + 8 halves apart) as A
+/// fragments: qf[s] covers dims 8s..8s+7.
+template <int HD>
+__device__ __forceinline__ void loadQFragments(const f16 *qs, int row0, uint32_t (&qf)[HD / 8][2]) {
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+#pragma unroll
+  for (int s = 0; s < HD / 8; s += 2) {
+    uint32_t r[4];
+    const int row = row0 + (lane & 7) + ((lane >> 3) & 1) * 8;
+    ldmatrixX4(sharedAddress(qs + row * (HD + 8) + (s + (lane >> 4)) * 8), r);
+    qf[s][0] = r[0];
+    qf[s][1] = r[1];
+    qf[s + 1][0] = r[2];
+    qf[s + 1][1] = r[3];
+  }
+}
+
+/// One K/V tile's contribution to a warp's 16 query rows (from warpRow0):
+/// the scores S = Q K^T of the tile's BC keys (from k0), scaled and masked
+/// in log2 units, the online softmax's update of rowMax and rowSum (rows
+/// lane / 4 and + 8) and of o (rescaled), then o += P V. `afterScores` runs
+/// between the first product and the rest (the caller's next-tile moves).
+template <int HD, int BC, typename Hook>
+__device__ __forceinline__ void accumulateTile(const f16 *kt, const f16 *vt,
+                                               const uint32_t (&qf)[HD / 8][2],
+                                               float (&o)[HD / 8][4], float (&rowMax)[2],
+                                               float (&rowSum)[2], int64_t k0, int64_t warpRow0,
+                                               const void *mask, int64_t maskBase,
+                                               const AttentionParams &p, Hook afterScores) {
+  constexpr int kLd = HD + 8, kDimSteps = HD / 8, kKeySteps = BC / 8;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int group = lane >> 2, pair = (lane & 3) * 2;
+  const float scaleLog2 = p.scale * kLog2e;
+  const int64_t diagonal = p.sk - p.sq; // row i sees keys j <= i + diagonal
+    // S = Q K^T: s[n] is the 16x8 fragment of keys k0 + 8n... Dims outer,
+    // keys inner: consecutive mma accumulate into different fragments, so
+    // none waits for the one before it.
+    float s[kKeySteps][4];
+#pragma unroll
+    for (int n = 0; n < kKeySteps; ++n)
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+    for (int d = 0; d + 4 <= kDimSteps; d += 4) {
+      uint32_t b[kKeySteps][4];
+#pragma unroll
+      for (int n = 0; n < kKeySteps; ++n)
+        ldmatrixX4(sharedAddress(kt + (n * 8 + (lane & 7)) * kLd + (d + (lane >> 3)) * 8),
+                   b[n]);
+#pragma unroll
+      for (int i = 0; i < 4; i += 2)
+#pragma unroll
+        for (int n = 0; n < kKeySteps; ++n)
+          mmaK16(s[n], qf[d + i][0], qf[d + i][1], qf[d + i + 1][0], qf[d + i + 1][1], b[n][i],
+                 b[n][i + 1]);
+    }
+    if constexpr (kDimSteps % 4 == 2) {
+      constexpr int d = kDimSteps - 2;
+      uint32_t b[kKeySteps][4];
+#pragma unroll
+      for (int n = 0; n < kKeySteps; ++n)
+        ldmatrixX2(sharedAddress(kt + (n * 8 + (lane & 7)) * kLd +
+                                 (d + ((lane >> 3) & 1)) * 8),
+                   b[n]);
+#pragma unroll
+      for (int n = 0; n < kKeySteps; ++n)
+        mmaK16(s[n], qf[d][0], qf[d][1], qf[d + 1][0], qf[d + 1][1], b[n][0], b[n][1]);
+    }
+    afterScores();
+    // Scale (f32, before any rounding), mask, in log2 units.
+#pragma unroll
+    for (int n = 0; n < kKeySteps; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s[n][e] *= scaleLog2;
+    const bool partial = k0 + BC > p.sk;
+    const bool diagonalTile = p.causal && k0 + BC - 1 > warpRow0 + diagonal;
+    if (p.maskKind != 0 || partial || diagonalTile) {
+#pragma unroll
+      for (int n = 0; n < kKeySteps; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int64_t i = warpRow0 + group + (e >= 2 ? 8 : 0);
+          const int64_t j = k0 + n * 8 + pair + (e & 1);
+          if (j >= p.sk || (p.causal && j > i + diagonal))
+            s[n][e] = kNegInf;
+          else if (p.maskKind != 0 && i < p.sq)
+            s[n][e] += maskTerm(mask, p.maskKind, maskBase + i * p.maskI + j * p.maskJ);
+        }
+    }
+    // The online softmax of rows group (h = 0) and group + 8 (h = 1).
+    float scaleOld[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float m = kNegInf;
+#pragma unroll
+      for (int n = 0; n < kKeySteps; ++n)
+        m = fmaxf(m, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+      const float newMax = fmaxf(rowMax[h], quadMax(m));
+      // A row that has seen no key yet subtracts 0: its weights are 0.
+      const float shift = newMax == kNegInf ? 0.0f : newMax;
+      scaleOld[h] = exp2Fast(rowMax[h] - shift);
+      rowMax[h] = newMax;
+      float sum = 0.0f;
+#pragma unroll
+      for (int n = 0; n < kKeySteps; ++n) {
+        s[n][2 * h] = exp2Fast(s[n][2 * h] - shift);
+        s[n][2 * h + 1] = exp2Fast(s[n][2 * h + 1] - shift);
+        sum += s[n][2 * h] + s[n][2 * h + 1];
+      }
+      rowSum[h] = fmaf(rowSum[h], scaleOld[h], sum);
+    }
+#pragma unroll
+    for (int d = 0; d < kDimSteps; ++d) {
+      o[d][0] *= scaleOld[0];
+      o[d][1] *= scaleOld[0];
+      o[d][2] *= scaleOld[1];
+      o[d][3] *= scaleOld[1];
+    }
+    // O += P V: the weights of keys 16n.. as A fragments (those of keys
+    // 16n.. and 16n + 8.. side by side), V by ldmatrix.trans.
+    static_assert(kKeySteps % 2 == 0, "key tiles of whole k16 steps");
+#pragma unroll
+    for (int n = 0; n < kKeySteps; n += 2) {
+      const uint32_t a0 = packHalves(s[n][0], s[n][1]), a1 = packHalves(s[n][2], s[n][3]);
+      const uint32_t a2 = packHalves(s[n + 1][0], s[n + 1][1]),
+                     a3 = packHalves(s[n + 1][2], s[n + 1][3]);
+      const int row = n * 8 + (lane & 7);
+#pragma unroll
+      for (int d = 0; d + 4 <= kDimSteps; d += 4) {
+        uint32_t b[4], b2[4];
+        ldmatrixX4Trans(sharedAddress(vt + row * kLd + (d + (lane >> 3)) * 8), b);
+        ldmatrixX4Trans(sharedAddress(vt + (row + 8) * kLd + (d + (lane >> 3)) * 8), b2);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          mmaK16(o[d + i], a0, a1, a2, a3, b[i], b2[i]);
+      }
+      if constexpr (kDimSteps % 4 == 2) {
+        constexpr int d = kDimSteps - 2;
+        uint32_t b[4], b2[4];
+        ldmatrixX2Trans(sharedAddress(vt + row * kLd + (d + ((lane >> 3) & 1)) * 8), b);
+        ldmatrixX2Trans(sharedAddress(vt + (row + 8) * kLd + (d + ((lane >> 3) & 1)) * 8),
+                        b2);
+        mmaK16(o[d], a0, a1, a2, a3, b[0], b2[0]);
+        mmaK16(o[d + 1], a0, a1, a2, a3, b[1], b2[1]);
+      }
+    }
+}
+
 template <int HD, int BC>
 __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f16 *v,
                                             const void *mask, f16 *out,
@@ -255,25 +403,14 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
   }
   __syncthreads();
 
-  // The warp's 16 rows of Q as A fragments: qf[s] covers dims 8s..8s+7.
   uint32_t qf[T::kDimSteps][2];
-#pragma unroll
-  for (int s = 0; s < T::kDimSteps; s += 2) {
-    uint32_t r[4];
-    const int row = warp * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-    ldmatrixX4(sharedAddress(qs + row * T::kLd + (s + (lane >> 4)) * 8), r);
-    qf[s][0] = r[0];
-    qf[s][1] = r[1];
-    qf[s + 1][0] = r[2];
-    qf[s + 1][1] = r[3];
-  }
+  loadQFragments<HD>(qs, warp * 16, qf);
 
   float o[T::kDimSteps][4];
 #pragma unroll
   for (int s = 0; s < T::kDimSteps; ++s)
     o[s][0] = o[s][1] = o[s][2] = o[s][3] = 0.0f;
   float rowMax[2] = {kNegInf, kNegInf}, rowSum[2] = {0.0f, 0.0f};
-  const float scaleLog2 = p.scale * kLog2e;
   const int64_t warpRow0 = q0 + warp * 16;
   const int64_t diagonal = p.sk - p.sq; // row i sees keys j <= i + diagonal
 
@@ -305,122 +442,13 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
     // No row of this warp sees any key of the tile (causal): nothing to do.
     const bool hidden = p.causal && k0 > warpRow0 + 15 + diagonal;
     if (!hidden) {
-      const f16 *kt = kBuffers + buffer * BC * T::kLd, *vt = vBuffers + buffer * BC * T::kLd;
-      // S = Q K^T: s[n] is the 16x8 fragment of keys k0 + 8n... Dims outer,
-      // keys inner: consecutive mma accumulate into different fragments, so
-      // none waits for the one before it.
-      float s[T::kKeySteps][4];
-#pragma unroll
-      for (int n = 0; n < T::kKeySteps; ++n)
-        s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-#pragma unroll
-      for (int d = 0; d + 4 <= T::kDimSteps; d += 4) {
-        uint32_t b[T::kKeySteps][4];
-#pragma unroll
-        for (int n = 0; n < T::kKeySteps; ++n)
-          ldmatrixX4(sharedAddress(kt + (n * 8 + (lane & 7)) * T::kLd + (d + (lane >> 3)) * 8),
-                     b[n]);
-#pragma unroll
-        for (int i = 0; i < 4; i += 2)
-#pragma unroll
-          for (int n = 0; n < T::kKeySteps; ++n)
-            mmaK16(s[n], qf[d + i][0], qf[d + i][1], qf[d + i + 1][0], qf[d + i + 1][1], b[n][i],
-                   b[n][i + 1]);
-      }
-      if constexpr (T::kDimSteps % 4 == 2) {
-        constexpr int d = T::kDimSteps - 2;
-        uint32_t b[T::kKeySteps][4];
-#pragma unroll
-        for (int n = 0; n < T::kKeySteps; ++n)
-          ldmatrixX2(sharedAddress(kt + (n * 8 + (lane & 7)) * T::kLd +
-                                   (d + ((lane >> 3) & 1)) * 8),
-                     b[n]);
-#pragma unroll
-        for (int n = 0; n < T::kKeySteps; ++n)
-          mmaK16(s[n], qf[d][0], qf[d][1], qf[d + 1][0], qf[d + 1][1], b[n][0], b[n][1]);
-      }
-      if (more) {
-        storeNext(kn);
-        loadNext(vb, p.dv, p.v.row);
-      }
-      // Scale (f32, before any rounding), mask, in log2 units.
-#pragma unroll
-      for (int n = 0; n < T::kKeySteps; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          s[n][e] *= scaleLog2;
-      const bool partial = k0 + BC > p.sk;
-      const bool diagonalTile = p.causal && k0 + BC - 1 > warpRow0 + diagonal;
-      if (p.maskKind != 0 || partial || diagonalTile) {
-#pragma unroll
-        for (int n = 0; n < T::kKeySteps; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int64_t i = warpRow0 + group + (e >= 2 ? 8 : 0);
-            const int64_t j = k0 + n * 8 + pair + (e & 1);
-            if (j >= p.sk || (p.causal && j > i + diagonal))
-              s[n][e] = kNegInf;
-            else if (p.maskKind != 0 && i < p.sq)
-              s[n][e] += maskTerm(mask, p.maskKind, maskBase + i * p.maskI + j * p.maskJ);
-          }
-      }
-      // The online softmax of rows group (h = 0) and group + 8 (h = 1).
-      float scaleOld[2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float m = kNegInf;
-#pragma unroll
-        for (int n = 0; n < T::kKeySteps; ++n)
-          m = fmaxf(m, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
-        const float newMax = fmaxf(rowMax[h], quadMax(m));
-        // A row that has seen no key yet subtracts 0: its weights are 0.
-        const float shift = newMax == kNegInf ? 0.0f : newMax;
-        scaleOld[h] = exp2Fast(rowMax[h] - shift);
-        rowMax[h] = newMax;
-        float sum = 0.0f;
-#pragma unroll
-        for (int n = 0; n < T::kKeySteps; ++n) {
-          s[n][2 * h] = exp2Fast(s[n][2 * h] - shift);
-          s[n][2 * h + 1] = exp2Fast(s[n][2 * h + 1] - shift);
-          sum += s[n][2 * h] + s[n][2 * h + 1];
-        }
-        rowSum[h] = fmaf(rowSum[h], scaleOld[h], sum);
-      }
-#pragma unroll
-      for (int d = 0; d < T::kDimSteps; ++d) {
-        o[d][0] *= scaleOld[0];
-        o[d][1] *= scaleOld[0];
-        o[d][2] *= scaleOld[1];
-        o[d][3] *= scaleOld[1];
-      }
-      // O += P V: the weights of keys 16n.. as A fragments (those of keys
-      // 16n.. and 16n + 8.. side by side), V by ldmatrix.trans.
-      static_assert(T::kKeySteps % 2 == 0, "key tiles of whole k16 steps");
-#pragma unroll
-      for (int n = 0; n < T::kKeySteps; n += 2) {
-        const uint32_t a0 = packHalves(s[n][0], s[n][1]), a1 = packHalves(s[n][2], s[n][3]);
-        const uint32_t a2 = packHalves(s[n + 1][0], s[n + 1][1]),
-                       a3 = packHalves(s[n + 1][2], s[n + 1][3]);
-        const int row = n * 8 + (lane & 7);
-#pragma unroll
-        for (int d = 0; d + 4 <= T::kDimSteps; d += 4) {
-          uint32_t b[4], b2[4];
-          ldmatrixX4Trans(sharedAddress(vt + row * T::kLd + (d + (lane >> 3)) * 8), b);
-          ldmatrixX4Trans(sharedAddress(vt + (row + 8) * T::kLd + (d + (lane >> 3)) * 8), b2);
-#pragma unroll
-          for (int i = 0; i < 4; ++i)
-            mmaK16(o[d + i], a0, a1, a2, a3, b[i], b2[i]);
-        }
-        if constexpr (T::kDimSteps % 4 == 2) {
-          constexpr int d = T::kDimSteps - 2;
-          uint32_t b[4], b2[4];
-          ldmatrixX2Trans(sharedAddress(vt + row * T::kLd + (d + ((lane >> 3) & 1)) * 8), b);
-          ldmatrixX2Trans(sharedAddress(vt + (row + 8) * T::kLd + (d + ((lane >> 3) & 1)) * 8),
-                          b2);
-          mmaK16(o[d], a0, a1, a2, a3, b[0], b2[0]);
-          mmaK16(o[d + 1], a0, a1, a2, a3, b[1], b2[1]);
-        }
-      }
+      accumulateTile<HD, BC>(kBuffers + buffer * BC * T::kLd, vBuffers + buffer * BC * T::kLd,
+                             qf, o, rowMax, rowSum, k0, warpRow0, mask, maskBase, p, [&] {
+                               if (more) {
+                                 storeNext(kn);
+                                 loadNext(vb, p.dv, p.v.row);
+                               }
+                             });
     }
     // A warp that skipped the math still moves its share of the next tile.
     if (more) {
@@ -448,6 +476,107 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
         *reinterpret_cast<uint32_t *>(row + c) =
             packHalves(o[d][2 * h] / sum, o[d][2 * h + 1] / sum);
     }
+  }
+}
+
+/// The split-keys Tensor Core kernel (small grids: a batch-1 encoder has
+/// batch x heads x ceil(sq / 64) blocks of the kernel above, 48 for ViT-B/16
+/// on 132 SMs): a block of 4 warps takes 16 query rows, and warp w the key
+/// tiles w, w + 4, ... (BC keys each), each warp streaming its own tiles
+/// through its own shared buffers (loaded by its lanes, no block barrier);
+/// then the warps' running maxima, sums and unnormalized outputs meet in
+/// shared memory and each output element is
+///   sum_w 2^(m_w - M) o_w / sum_w 2^(m_w - M) l_w,  M = max_w m_w
+/// (a warp that saw no key has m_w = -inf and weighs 0; a row no warp saw
+/// a key of gives 0 / 0 = NaN, as the other kernels), rounded once to f16.
+template <int HD, int BC>
+__device__ __forceinline__ void attentionTcSplit(const f16 *q, const f16 *k, const f16 *v,
+                                                 const void *mask, f16 *out,
+                                                 const AttentionParams &p) {
+  constexpr int kRows = kAttentionSplitRows, kLd = HD + 8, kDimSteps = HD / 8;
+  constexpr int kChunksPerRow = HD / 8, kWarps = kAttentionThreads / 32;
+  static_assert(BC == attentionSplitKeys(HD) &&
+                    (kRows + 2 * kWarps * BC) * kLd * 2 == attentionSplitSharedBytes(HD),
+                "the planner's launch (KernelParams.h)");
+  static_assert(kWarps * kRows * (HD + 2) * 4 <= attentionSplitSharedBytes(HD),
+                "the combine's partial results fit the shared memory");
+  extern __shared__ uint4 sharedWords[];
+  f16 *qs = reinterpret_cast<f16 *>(sharedWords);
+  const int tid = static_cast<int>(threadIdx.x), warp = tid >> 5, lane = tid & 31;
+  const int group = lane >> 2, pair = (lane & 3) * 2;
+  f16 *kw = qs + kRows * kLd + warp * 2 * BC * kLd, *vw = kw + BC * kLd;
+  const int64_t bh = blockIdx.x;
+  const int64_t q0 = static_cast<int64_t>(blockIdx.y) * kRows;
+  const f16 *qb = viewBase(q, p.q, bh, p.heads), *kb = viewBase(k, p.k, bh, p.heads),
+            *vb = viewBase(v, p.v, bh, p.heads);
+  const int64_t maskBase = (bh / p.heads) * p.maskB + (bh % p.heads) * p.maskH;
+  const int tiles = static_cast<int>((keyEnd(p, q0, kRows) + BC - 1) / BC);
+
+  for (int index = tid; index < kRows * kChunksPerRow; index += kAttentionThreads)
+    *reinterpret_cast<uint4 *>(qs + (index / kChunksPerRow) * kLd + (index % kChunksPerRow) * 8) =
+        loadRun(qb, p.sq, p.d, p.q.row, q0, kChunksPerRow, index);
+  __syncthreads();
+  uint32_t qf[kDimSteps][2];
+  loadQFragments<HD>(qs, 0, qf);
+
+  float o[kDimSteps][4];
+#pragma unroll
+  for (int d = 0; d < kDimSteps; ++d)
+    o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+  float rowMax[2] = {kNegInf, kNegInf}, rowSum[2] = {0.0f, 0.0f};
+  for (int tile = warp; tile < tiles; tile += kWarps) {
+    const int64_t k0 = static_cast<int64_t>(tile) * BC;
+#pragma unroll
+    for (int index = lane; index < BC * kChunksPerRow; index += 32) {
+      const int offset = (index / kChunksPerRow) * kLd + (index % kChunksPerRow) * 8;
+      *reinterpret_cast<uint4 *>(kw + offset) =
+          loadRun(kb, p.sk, p.d, p.k.row, k0, kChunksPerRow, index);
+      *reinterpret_cast<uint4 *>(vw + offset) =
+          loadRun(vb, p.sk, p.dv, p.v.row, k0, kChunksPerRow, index);
+    }
+    __syncwarp();
+    accumulateTile<HD, BC>(kw, vw, qf, o, rowMax, rowSum, k0, q0, mask, maskBase, p, [] {});
+    __syncwarp(); // every lane is done with the tile before the next one lands
+  }
+
+  // The warps' partial results, over the buffers (every warp is done).
+  __syncthreads();
+  float *partial = reinterpret_cast<float *>(sharedWords); // [warp][row][HD]
+  float *maxima = partial + kWarps * kRows * HD, *sums = maxima + kWarps * kRows;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = group + h * 8;
+    const float sum = quadSum(rowSum[h]);
+    if ((lane & 3) == 0) {
+      maxima[warp * kRows + row] = rowMax[h];
+      sums[warp * kRows + row] = sum;
+    }
+#pragma unroll
+    for (int d = 0; d < kDimSteps; ++d) {
+      partial[(warp * kRows + row) * HD + d * 8 + pair] = o[d][2 * h];
+      partial[(warp * kRows + row) * HD + d * 8 + pair + 1] = o[d][2 * h + 1];
+    }
+  }
+  __syncthreads();
+  f16 *outBase = viewBase(out, p.out, bh, p.heads);
+  for (int e = tid; e < kRows * HD; e += kAttentionThreads) {
+    const int row = e / HD, c = e % HD;
+    const int64_t i = q0 + row;
+    if (i >= p.sq || c >= p.dv)
+      continue;
+    float m = kNegInf;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w)
+      m = fmaxf(m, maxima[w * kRows + row]);
+    const float shift = m == kNegInf ? 0.0f : m;
+    float num = 0.0f, den = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float f = exp2Fast(maxima[w * kRows + row] - shift);
+      num = fmaf(f, partial[(w * kRows + row) * HD + c], num);
+      den = fmaf(f, sums[w * kRows + row], den);
+    }
+    outBase[i * p.out.row + c] = store<f16>(num / den);
   }
 }
 

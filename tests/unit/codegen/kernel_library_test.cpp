@@ -799,27 +799,31 @@ TEST_F(KernelLibraryPlan, AttentionHasATensorCoreAndASimtVariant) {
     func.func @f(%q: tensor<2x12x100x64xf16>, %k: tensor<2x12x300x64xf16>,
                  %v: tensor<2x12x300x64xf16>, %m: tensor<2x1x1x300xi1>,
                  %q3: tensor<24x70x40xf16>, %k3: tensor<24x70x40xf16>, %v3: tensor<24x70x72xf16>,
-                 %mf: tensor<70x70xf16>, %qf: tensor<4x9x128xf32>, %q6: tensor<4x9x100xf16>)
+                 %mf: tensor<70x70xf16>, %qf: tensor<4x9x128xf32>, %q6: tensor<4x9x100xf16>,
+                 %qb: tensor<8x12x512x64xf16>)
         -> tensor<2x12x100x64xf16> {
       %0 = tessel.attention %q, %k, %v mask %m {scale = 0.125 : f32} : (tensor<2x12x100x64xf16>, tensor<2x12x300x64xf16>, tensor<2x12x300x64xf16>, tensor<2x1x1x300xi1>) -> tensor<2x12x100x64xf16>
       %1 = tessel.attention %q3, %k3, %v3 mask %mf {scale = 0.5 : f32, causal = true} : (tensor<24x70x40xf16>, tensor<24x70x40xf16>, tensor<24x70x72xf16>, tensor<70x70xf16>) -> tensor<24x70x72xf16>
       %2 = tessel.attention %qf, %qf, %qf {scale = 1.0 : f32} : (tensor<4x9x128xf32>, tensor<4x9x128xf32>, tensor<4x9x128xf32>) -> tensor<4x9x128xf32>
       %3 = tessel.attention %q6, %q6, %q6 {scale = 1.0 : f32} : (tensor<4x9x100xf16>, tensor<4x9x100xf16>, tensor<4x9x100xf16>) -> tensor<4x9x100xf16>
+      %4 = tessel.attention %qb, %qb, %qb {scale = 0.125 : f32} : (tensor<8x12x512x64xf16>, tensor<8x12x512x64xf16>, tensor<8x12x512x64xf16>) -> tensor<8x12x512x64xf16>
       return %0 : tensor<2x12x100x64xf16>
     })");
-  ASSERT_EQ(tiers.size(), 4u);
-  // f16, head dim 64, a bool key-padding mask: tc-sm70 then simt.
+  ASSERT_EQ(tiers.size(), 5u);
+  // f16, head dim 64, a bool key-padding mask: tc-sm70 then simt. 24 x
+  // ceil(100 / 64) = 48 blocks of 64 rows would leave most SMs idle: the
+  // split-keys kernel, 16 rows a block.
   ASSERT_EQ(tiers[0].size(), 2u);
   EXPECT_EQ(tiers[0][0].tier, tessel::engine::Tier::tc_sm70);
   EXPECT_EQ(tiers[0][0].minComputeCapability, 75);
-  EXPECT_EQ(tiers[0][0].kernel, "tsl_attention_f16_tc_d64");
+  EXPECT_EQ(tiers[0][0].kernel, "tsl_attention_f16_tcsplit_d64");
   EXPECT_EQ(tiers[0][1].tier, tessel::engine::Tier::simt);
   EXPECT_EQ(tiers[0][1].kernel, "tsl_attention_f16_simt");
   const tessel::codegen::Launch &tc = tiers[0][0].launches[0];
-  EXPECT_EQ(tc.grid, (std::array<uint32_t, 3>{24, 2, 1})); // 2 x 12 heads, 100 rows / 64
+  EXPECT_EQ(tc.grid, (std::array<uint32_t, 3>{24, 7, 1})); // 2 x 12 heads, 100 rows / 16
   EXPECT_EQ(tc.block, (std::array<uint32_t, 3>{128, 1, 1}));
-  EXPECT_EQ(tc.sharedBytes, static_cast<uint32_t>(kernels::attentionTcSharedBytes(64)));
-  expectTensors(tc, {0, 1, 2, 3, 10});
+  EXPECT_EQ(tc.sharedBytes, static_cast<uint32_t>(kernels::attentionSplitSharedBytes(64)));
+  expectTensors(tc, {0, 1, 2, 3, 11});
   auto p = params<kernels::AttentionParams>(tc.args[5]);
   EXPECT_EQ(p.batches, 24);
   EXPECT_EQ(p.heads, 12);
@@ -837,7 +841,7 @@ TEST_F(KernelLibraryPlan, AttentionHasATensorCoreAndASimtVariant) {
   EXPECT_EQ(tiers[0][1].launches[0].grid, (std::array<uint32_t, 3>{24, 7, 1})); // 100 / 16
   // Rank 3, head dims 40 and 72: padded to 80; an f16 [Sq, Sk] mask, causal.
   ASSERT_EQ(tiers[1].size(), 2u);
-  EXPECT_EQ(tiers[1][0].kernel, "tsl_attention_f16_tc_d80");
+  EXPECT_EQ(tiers[1][0].kernel, "tsl_attention_f16_tcsplit_d80");
   p = params<kernels::AttentionParams>(tiers[1][0].launches[0].args[5]);
   EXPECT_EQ(p.heads, 1);
   EXPECT_EQ(p.maskKind, 2);
@@ -845,15 +849,21 @@ TEST_F(KernelLibraryPlan, AttentionHasATensorCoreAndASimtVariant) {
   EXPECT_EQ(p.maskI, 70);
   EXPECT_EQ(p.maskJ, 1);
   EXPECT_EQ(p.causal, 1);
-  expectTensors(tiers[1][0].launches[0], {4, 5, 6, 7, 11});
+  expectTensors(tiers[1][0].launches[0], {4, 5, 6, 7, 12});
   // f32: simt only, no mask (a null pointer).
   ASSERT_EQ(tiers[2].size(), 1u);
   EXPECT_EQ(tiers[2][0].tier, tessel::engine::Tier::simt);
   EXPECT_EQ(tiers[2][0].kernel, "tsl_attention_f32_simt");
-  expectTensors(tiers[2][0].launches[0], {8, 8, 8, -1, 12});
+  expectTensors(tiers[2][0].launches[0], {8, 8, 8, -1, 13});
   // A head dim that is not a multiple of 8 has no Tensor Core kernel.
   ASSERT_EQ(tiers[3].size(), 1u);
   EXPECT_EQ(tiers[3][0].kernel, "tsl_attention_f16_simt");
+  // 8 x 12 x (512 / 64) = 768 blocks fill the SMs: the 64-row kernel.
+  ASSERT_EQ(tiers[4].size(), 2u);
+  EXPECT_EQ(tiers[4][0].kernel, "tsl_attention_f16_tc_d64");
+  EXPECT_EQ(tiers[4][0].launches[0].grid, (std::array<uint32_t, 3>{96, 8, 1}));
+  EXPECT_EQ(tiers[4][0].launches[0].sharedBytes,
+            static_cast<uint32_t>(kernels::attentionTcSharedBytes(64)));
 }
 
 } // namespace
