@@ -241,7 +241,9 @@ TSL_PARAMS_HOST_DEVICE constexpr int attentionTcSharedBytes(int headDim) {
 /// tile; the planner takes them where the kernels above would launch fewer
 /// than kAttentionSplitBelowBlocks blocks.
 constexpr int kAttentionSplitRows = 16;
-constexpr int64_t kAttentionSplitBelowBlocks = 256;
+/// Measured on the H200 (bench/NOTES.md): ViT-B/16 b1 (48 blocks) 12.7 ->
+/// 10.2 us, GPT-2 b1 (24) 10.7 -> 9.0; BERT-base b8 (192) 10.1 -> 16.5.
+constexpr int64_t kAttentionSplitBelowBlocks = 64;
 TSL_PARAMS_HOST_DEVICE constexpr int attentionSplitKeys(int headDim) {
   return headDim <= 80 ? 32 : 16;
 }

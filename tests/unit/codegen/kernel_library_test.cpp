@@ -858,7 +858,8 @@ TEST_F(KernelLibraryPlan, AttentionHasATensorCoreAndASimtVariant) {
   // A head dim that is not a multiple of 8 has no Tensor Core kernel.
   ASSERT_EQ(tiers[3].size(), 1u);
   EXPECT_EQ(tiers[3][0].kernel, "tsl_attention_f16_simt");
-  // 8 x 12 x (512 / 64) = 768 blocks fill the SMs: the 64-row kernel.
+  // 8 x 12 x (512 / 64) = 768 blocks (at least kAttentionSplitBelowBlocks):
+  // the 64-row kernel.
   ASSERT_EQ(tiers[4].size(), 2u);
   EXPECT_EQ(tiers[4][0].kernel, "tsl_attention_f16_tc_d64");
   EXPECT_EQ(tiers[4][0].launches[0].grid, (std::array<uint32_t, 3>{96, 8, 1}));
