@@ -61,9 +61,11 @@ private:
   Value i64(uint64_t v) {
     return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(int64_t(v)));
   }
-  /// The wgmma descriptor of a K-major, 128-byte swizzled operand whose
-  /// first row's k16 slice starts at shared address `address`.
-  Value descriptor(Value address);
+  /// The wgmma descriptor of a 128-byte swizzled operand at shared address
+  /// `address`, its leading and stride byte offsets.
+  Value descriptor(Value address, int64_t leading, int64_t stride);
+  /// Whether B is staged MN-major (wgmma's transposed B).
+  bool bMnMajor() const { return !plan.b.sharedKContiguous; }
   /// `acc` plus the product of the m64 x k16 A slice and the fragN x k16 B
   /// slice at shared addresses `a` and `b`.
   Value wgmma(Value acc, Value aAddress, Value bAddress);
@@ -110,14 +112,16 @@ Value Sm90MainLoop::tiedAsm(llvm::StringRef text, Value acc, ValueRange extra,
       .getResult(0);
 }
 
-Value Sm90MainLoop::descriptor(Value address) {
-  // Bits 0-13: address >> 4; 16-29: leading byte offset >> 4 (unused by a
-  // K-major swizzled operand: 1); 32-45: stride byte offset >> 4 (1024
-  // bytes between 8-row groups); 62-63: the swizzle (1: 128 bytes).
+Value Sm90MainLoop::descriptor(Value address, int64_t leading, int64_t stride) {
+  // Bits 0-13: address >> 4; 16-29: leading byte offset >> 4; 32-45:
+  // stride byte offset >> 4; 62-63: the swizzle (1: 128 bytes). K-major:
+  // leading unused (1), stride 1024 (between 8-row groups); MN-major
+  // (CUTLASS's canonical ((8,n),(8,k)):((1,LBO),(8,SBO)) in 16-byte units):
+  // leading between 64-wide MN blocks, stride between 8-deep k groups.
   Value a = b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), address);
   Value start = b.create<arith::ShRUIOp>(loc, b.create<arith::AndIOp>(loc, a, i64(0x3FFFF)),
                                          i64(4));
-  const uint64_t fixed = (uint64_t(1) << 16) | (uint64_t(kSwizzleAtomBytes >> 4) << 32) |
+  const uint64_t fixed = (uint64_t(leading >> 4) << 16) | (uint64_t(stride >> 4) << 32) |
                          (uint64_t(1) << 62);
   return b.create<arith::OrIOp>(loc, start, i64(fixed));
 }
@@ -130,9 +134,15 @@ Value Sm90MainLoop::wgmma(Value acc, Value aAddress, Value bAddress) {
                      "k16.f32.f16.f16 {";
   for (int64_t r = 0; r < n; ++r)
     text += (r ? ", $" : "$") + std::to_string(r);
-  text += "}, $" + std::to_string(extra) + ", $" + std::to_string(extra + 1) + ", p, 1, 1, 0, 0;\n}";
+  text += "}, $" + std::to_string(extra) + ", $" + std::to_string(extra + 1) + ", p, 1, 1, 0, " +
+          (bMnMajor() ? "1" : "0") + ";\n}";
   Value one = b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(1));
-  return tiedAsm(text, acc, ValueRange{descriptor(aAddress), descriptor(bAddress), one}, "l,l,r");
+  Value bDescriptor = bMnMajor() ? descriptor(bAddress, t.blockK / 8 * kSwizzleAtomBytes,
+                                              kSwizzleAtomBytes)
+                                 : descriptor(bAddress, 16, kSwizzleAtomBytes);
+  return tiedAsm(text, acc,
+                 ValueRange{descriptor(aAddress, 16, kSwizzleAtomBytes), bDescriptor, one},
+                 "l,l,r");
 }
 
 /// One wgmma group stays in flight across the step boundary (with 3 or
@@ -199,11 +209,15 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
         Value tiles = add(base, bufferOffset(step));
         Value aTile = add(tiles, mul(aRow0, rowBytes));
         Value bTile = add(add(tiles, plan.bOffset), mul(bRow0, rowBytes));
+        // MN-major B: the warpgroup's first atom column (bRow0 / 64).
+        Value bMnTile = add(add(tiles, plan.bOffset),
+                            mul(div(bRow0, 64), t.blockK / 8 * kSwizzleAtomBytes));
         asmStatement("wgmma.fence.sync.aligned;");
         for (int64_t ks = 0; ks < t.blockK; ks += t.fragK)
           for (int64_t i = 0; i < t.fragsM; ++i)
             accs[i] = wgmma(accs[i], add(aTile, i * t.fragM * rowBytes + ks * 2),
-                            add(bTile, ks * 2));
+                            bMnMajor() ? add(bMnTile, ks / 8 * kSwizzleAtomBytes)
+                                       : add(bTile, ks * 2));
         asmStatement("wgmma.commit_group.sync.aligned;");
         b.create<scf::YieldOp>(loc, waitFor(accs, inFlight));
       });

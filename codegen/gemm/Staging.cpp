@@ -46,10 +46,13 @@ Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA) {
   if (runsFit && (s.kContiguous ? t.blockK : s.rows) % runElems == 0)
     s.vector = runElems;
   s.sharedKContiguous = s.kContiguous;
-  if (t.tier == GemmTier::TensorCoreSm90 && s.kContiguous && t.blockK * elemBytes(s.type) == 128) {
+  if (t.tier == GemmTier::TensorCoreSm90 && t.blockK * elemBytes(s.type) == 128 &&
+      (s.kContiguous || (!isA && s.rows % 64 == 0))) {
+    // K-major: [rows][64 k]; B MN-major: atoms of 64 n by 8 k (wgmma's
+    // transposed B), n blocks of them blockK / 8 atoms apart.
     s.swizzled = true;
-    s.ld = t.blockK;
-    s.bytes = s.rows * s.ld * elemBytes(s.type);
+    s.ld = s.kContiguous ? t.blockK : s.rows;
+    s.bytes = s.rows * t.blockK * elemBytes(s.type);
     return s;
   }
   // A WMMA fragment must start on 32 bytes; a column-major A (row-major B)
@@ -324,11 +327,20 @@ void OperandGather::copyAsync(Value k0, const TileViews &tiles) {
       Value count = select(inRange, c(s.vector), c(0));
       SmallVector<Value> at = s.sharedKContiguous ? SmallVector<Value>{slot.rowLocal, slot.kLocal}
                                                   : SmallVector<Value>{slot.kLocal, slot.rowLocal};
-      if (s.swizzled) {
+      if (s.swizzled && s.sharedKContiguous) {
         // Chunk kLocal / 8 of the row goes to chunk (kLocal / 8) ^ (row % 8).
         Value chunk = b.createOrFold<arith::XOrIOp>(loc, div(slot.kLocal, s.vector),
                                                     rem(slot.rowLocal, 8));
         at[1] = mul(chunk, s.vector);
+      } else if (s.swizzled) {
+        // MN-major: the run of 8 n at (k, n) is chunk (n % 64) / 8 of the
+        // 128-byte row k % 8 of atom (n / 64, k / 8), stored at chunk
+        // ((n % 64) / 8) ^ (k % 8).
+        Value atom = add(mul(div(slot.rowLocal, 64), t.blockK / 8), div(slot.kLocal, 8));
+        Value chunk = b.createOrFold<arith::XOrIOp>(loc, div(rem(slot.rowLocal, 64), s.vector),
+                                                    rem(slot.kLocal, 8));
+        Value element = add(mul(add(mul(atom, 8), rem(slot.kLocal, 8)), 64), mul(chunk, s.vector));
+        at = {div(element, s.ld), rem(element, s.ld)};
       }
       b.create<nvgpu::DeviceAsyncCopyOp>(
           loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), isA ? tiles.a : tiles.b, at,

@@ -153,6 +153,9 @@ sweep90=(
   "downb1   --gemm 128,768,3072 --trans-b --c n   - 1x1,1x64,64:4/4 1x1,1x64,64:3/4"
   "down197  --gemm 197,768,3072 --trans-b --c n   - 1x1,1x128,64:4/4 1x1,1x64,64:4/4"
   "lmhead   --gemm 128,50257,768 --trans-b        - 2x1,1x256,64:4 2x1,1x128,64:3"
+  "sq4096nn --gemm 4096,4096,4096                 -"
+  "up1024nn --gemm 1024,3072,768 --c n            -"
+  "mm12     --matmul 12,512,512,64                -"
 )
 mkdir -p "$out/sweep"
 : > "$out/sweep.txt"

@@ -99,4 +99,39 @@ TEST(Tiling, Sm80Choices) {
   EXPECT_FALSE(tc80(gemm(64, 64, 64, false, false, ElemType::F32)));
 }
 
+/// tc-sm90's choices on the shapes its sweep measured on the H200
+/// (bench/results/2026-11-26-h200-sm90/tc90-sweep.txt): the square GEMM's
+/// 128x256x64 (two warpgroups of m64n256, 4 stages), BERT-base b8's MLP
+/// down-projection unsplit on 64x128 (split in two on 128x128 it took 20.9
+/// us against 15.0), and no kernel where wgmma cannot read an operand.
+TEST(Tiling, Sm90Choices) {
+  auto tc90 = [](const GemmProblem &p) { return chooseTiles(p, GemmTier::TensorCoreSm90); };
+  for (bool transB : {true, false}) { // B K-major, or MN-major (wgmma's transposed B)
+    TileConfig square = *tc90(gemm(4096, 4096, 4096, false, transB));
+    EXPECT_EQ(square.blockM, 128);
+    EXPECT_EQ(square.blockN, 256);
+    EXPECT_EQ(square.blockK, 64);
+    EXPECT_EQ(square.fragN, 256);
+    EXPECT_EQ(square.stages, 4);
+    EXPECT_EQ(square.threads(), 256);
+    EXPECT_LE(GemmKernel({gemm(4096, 4096, 4096, false, transB), square, "k"}).sharedBytes(),
+              224u * 1024);
+    TileConfig down = *tc90(gemm(1024, 768, 3072, false, transB));
+    EXPECT_EQ(down.blockM, 64);
+    EXPECT_EQ(down.blockN, 128);
+    EXPECT_EQ(down.splitK, 1);
+  }
+  // Split-K keeps at least as many steps per split as the pipeline's stages.
+  TileConfig b1 = *tc90(gemm(128, 768, 3072, false, true));
+  EXPECT_GE(b1.stepsPerSplit(3072), b1.stages);
+  // Convs (NHWC input, OHWI weights: both K-major) have kernels.
+  EXPECT_TRUE(tc90(conv(1, 56, 56, 64, 64, 3, 3, 1, 1)));
+  // A transposed A (m contiguous), B without 16-byte runs (N = 50257 along
+  // n), f32: none.
+  EXPECT_FALSE(tc90(gemm(512, 512, 512, true, true)));
+  EXPECT_FALSE(tc90(gemm(128, 50257, 768, false, false)));
+  EXPECT_TRUE(tc90(gemm(128, 50257, 768, false, true)));
+  EXPECT_FALSE(tc90(gemm(64, 64, 64, false, true, ElemType::F32)));
+}
+
 } // namespace
