@@ -483,9 +483,10 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
 /// batch x heads x ceil(sq / 64) blocks of the kernel above, 48 for ViT-B/16
 /// on 132 SMs): a block of 4 warps takes 16 query rows, and warp w the key
 /// tiles w, w + 4, ... (BC keys each), each warp streaming its own tiles
-/// through its own shared buffers (loaded by its lanes, no block barrier);
-/// then the warps' running maxima, sums and unnormalized outputs meet in
-/// shared memory and each output element is
+/// through its own shared buffers (loaded by its lanes through registers,
+/// the next tile's loads in flight during the math on this one; no block
+/// barrier); then the warps' running maxima, sums and unnormalized outputs
+/// meet in shared memory and each output element is
 ///   sum_w 2^(m_w - M) o_w / sum_w 2^(m_w - M) l_w,  M = max_w m_w
 /// (a warp that saw no key has m_w = -inf and weighs 0; a row no warp saw
 /// a key of gives 0 / 0 = NaN, as the other kernels), rounded once to f16.
@@ -512,6 +513,22 @@ __device__ __forceinline__ void attentionTcSplit(const f16 *q, const f16 *k, con
   const int64_t maskBase = (bh / p.heads) * p.maskB + (bh % p.heads) * p.maskH;
   const int tiles = static_cast<int>((keyEnd(p, q0, kRows) + BC - 1) / BC);
 
+  // A warp's K and V tile passes through registers: the next one's loads
+  // are in flight during the math on this one (the first one's during Q's).
+  constexpr int kRuns = BC * kChunksPerRow / 32;
+  static_assert(BC * kChunksPerRow % 32 == 0, "a tile's runs split evenly over a warp");
+  uint4 kr[kRuns], vr[kRuns];
+  auto loadTile = [&](int tile) {
+    const int64_t k0 = static_cast<int64_t>(tile) * BC;
+#pragma unroll
+    for (int i = 0; i < kRuns; ++i) {
+      kr[i] = loadRun(kb, p.sk, p.d, p.k.row, k0, kChunksPerRow, lane + i * 32);
+      vr[i] = loadRun(vb, p.sk, p.dv, p.v.row, k0, kChunksPerRow, lane + i * 32);
+    }
+  };
+  if (warp < tiles)
+    loadTile(warp);
+
   for (int index = tid; index < kRows * kChunksPerRow; index += kAttentionThreads)
     *reinterpret_cast<uint4 *>(qs + (index / kChunksPerRow) * kLd + (index % kChunksPerRow) * 8) =
         loadRun(qb, p.sq, p.d, p.q.row, q0, kChunksPerRow, index);
@@ -527,14 +544,15 @@ __device__ __forceinline__ void attentionTcSplit(const f16 *q, const f16 *k, con
   for (int tile = warp; tile < tiles; tile += kWarps) {
     const int64_t k0 = static_cast<int64_t>(tile) * BC;
 #pragma unroll
-    for (int index = lane; index < BC * kChunksPerRow; index += 32) {
+    for (int i = 0; i < kRuns; ++i) {
+      const int index = lane + i * 32;
       const int offset = (index / kChunksPerRow) * kLd + (index % kChunksPerRow) * 8;
-      *reinterpret_cast<uint4 *>(kw + offset) =
-          loadRun(kb, p.sk, p.d, p.k.row, k0, kChunksPerRow, index);
-      *reinterpret_cast<uint4 *>(vw + offset) =
-          loadRun(vb, p.sk, p.dv, p.v.row, k0, kChunksPerRow, index);
+      *reinterpret_cast<uint4 *>(kw + offset) = kr[i];
+      *reinterpret_cast<uint4 *>(vw + offset) = vr[i];
     }
     __syncwarp();
+    if (tile + kWarps < tiles)
+      loadTile(tile + kWarps);
     accumulateTile<HD, BC>(kw, vw, qf, o, rowMax, rowSum, k0, q0, mask, maskBase, p, [] {});
     __syncwarp(); // every lane is done with the tile before the next one lands
   }
