@@ -64,8 +64,14 @@ private:
   /// The wgmma descriptor of a 128-byte swizzled operand at shared address
   /// `address`, its leading and stride byte offsets.
   Value descriptor(Value address, int64_t leading, int64_t stride);
-  /// Whether B is staged MN-major (wgmma's transposed B).
+  /// Whether A (B) is staged MN-major (wgmma's transposed operand).
+  bool aMnMajor() const { return !plan.a.sharedKContiguous; }
   bool bMnMajor() const { return !plan.b.sharedKContiguous; }
+  /// The descriptor of an operand staged K-major or MN-major.
+  Value operandDescriptor(Value address, bool mnMajor) {
+    return mnMajor ? descriptor(address, t.blockK / 8 * kSwizzleAtomBytes, kSwizzleAtomBytes)
+                   : descriptor(address, 16, kSwizzleAtomBytes);
+  }
   /// `acc` plus the product of the m64 x k16 A slice and the fragN x k16 B
   /// slice at shared addresses `a` and `b`.
   Value wgmma(Value acc, Value aAddress, Value bAddress);
@@ -134,14 +140,12 @@ Value Sm90MainLoop::wgmma(Value acc, Value aAddress, Value bAddress) {
                      "k16.f32.f16.f16 {";
   for (int64_t r = 0; r < n; ++r)
     text += (r ? ", $" : "$") + std::to_string(r);
-  text += "}, $" + std::to_string(extra) + ", $" + std::to_string(extra + 1) + ", p, 1, 1, 0, " +
-          (bMnMajor() ? "1" : "0") + ";\n}";
+  text += "}, $" + std::to_string(extra) + ", $" + std::to_string(extra + 1) + ", p, 1, 1, " +
+          (aMnMajor() ? "1" : "0") + ", " + (bMnMajor() ? "1" : "0") + ";\n}";
   Value one = b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(1));
-  Value bDescriptor = bMnMajor() ? descriptor(bAddress, t.blockK / 8 * kSwizzleAtomBytes,
-                                              kSwizzleAtomBytes)
-                                 : descriptor(bAddress, 16, kSwizzleAtomBytes);
   return tiedAsm(text, acc,
-                 ValueRange{descriptor(aAddress, 16, kSwizzleAtomBytes), bDescriptor, one},
+                 ValueRange{operandDescriptor(aAddress, aMnMajor()),
+                            operandDescriptor(bAddress, bMnMajor()), one},
                  "l,l,r");
 }
 
@@ -213,9 +217,14 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
         Value bMnTile = add(add(tiles, plan.bOffset),
                             mul(div(bRow0, 64), t.blockK / 8 * kSwizzleAtomBytes));
         asmStatement("wgmma.fence.sync.aligned;");
+        // MN-major A: the warpgroup's first atom column (aRow0 / 64), m64
+        // tile i one atom column further each.
+        Value aMnTile = add(tiles, mul(div(aRow0, 64), t.blockK / 8 * kSwizzleAtomBytes));
         for (int64_t ks = 0; ks < t.blockK; ks += t.fragK)
           for (int64_t i = 0; i < t.fragsM; ++i)
-            accs[i] = wgmma(accs[i], add(aTile, i * t.fragM * rowBytes + ks * 2),
+            accs[i] = wgmma(accs[i],
+                            aMnMajor() ? add(aMnTile, (i * t.blockK / 8 + ks / 8) * kSwizzleAtomBytes)
+                                       : add(aTile, i * t.fragM * rowBytes + ks * 2),
                             bMnMajor() ? add(bMnTile, ks / 8 * kSwizzleAtomBytes)
                                        : add(bTile, ks * 2));
         asmStatement("wgmma.commit_group.sync.aligned;");

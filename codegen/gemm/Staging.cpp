@@ -47,9 +47,10 @@ Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA) {
     s.vector = runElems;
   s.sharedKContiguous = s.kContiguous;
   if (t.tier == GemmTier::TensorCoreSm90 && t.blockK * elemBytes(s.type) == 128 &&
-      (s.kContiguous || (!isA && s.rows % 64 == 0))) {
-    // K-major: [rows][64 k]; B MN-major: atoms of 64 n by 8 k (wgmma's
-    // transposed B), n blocks of them blockK / 8 atoms apart.
+      (s.kContiguous || s.rows % 64 == 0)) {
+    // K-major: [rows][64 k]; MN-major: atoms of 64 rows (m or n) by 8 k
+    // (wgmma's transposed operand), row blocks of them blockK / 8 atoms
+    // apart.
     s.swizzled = true;
     s.ld = s.kContiguous ? t.blockK : s.rows;
     s.bytes = s.rows * t.blockK * elemBytes(s.type);
@@ -333,9 +334,9 @@ void OperandGather::copyAsync(Value k0, const TileViews &tiles) {
                                                     rem(slot.rowLocal, 8));
         at[1] = mul(chunk, s.vector);
       } else if (s.swizzled) {
-        // MN-major: the run of 8 n at (k, n) is chunk (n % 64) / 8 of the
-        // 128-byte row k % 8 of atom (n / 64, k / 8), stored at chunk
-        // ((n % 64) / 8) ^ (k % 8).
+        // MN-major: the run of 8 rows (m or n) at (k, r) is chunk (r % 64) /
+        // 8 of the 128-byte row k % 8 of atom (r / 64, k / 8), stored at
+        // chunk ((r % 64) / 8) ^ (k % 8).
         Value atom = add(mul(div(slot.rowLocal, 64), t.blockK / 8), div(slot.kLocal, 8));
         Value chunk = b.createOrFold<arith::XOrIOp>(loc, div(rem(slot.rowLocal, 64), s.vector),
                                                     rem(slot.kLocal, 8));

@@ -155,8 +155,8 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   if (asyncCopies && (plan.a.vector * elemBytes(plan.a.type) != 16 ||
                plan.b.vector * elemBytes(plan.b.type) != 16))
     return false;
-  // wgmma reads A K-major and B K- or MN-major, 128-byte swizzled.
-  if (sm90 && (!plan.a.swizzled || !plan.a.sharedKContiguous || !plan.b.swizzled))
+  // wgmma reads each operand K- or MN-major, 128-byte swizzled.
+  if (sm90 && (!plan.a.swizzled || !plan.b.swizzled))
     return false;
   // tc-sm80's im2col copies keep each slot's window origin in registers
   // beside 128 accumulator and 32 double-buffered fragment registers: more

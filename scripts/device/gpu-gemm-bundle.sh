@@ -86,6 +86,9 @@ igemm=(
   "b1-down-tb      --gemm 128,768,3072 --trans-b --c n"
   # GPT-2's LM head (tied embedding, N = 50257: rows of C not 16-byte aligned).
   "lmhead-tb       --gemm 128,50257,768 --trans-b"
+  # A transposed A (m contiguous: MN-major A on tc90), with B both ways.
+  "gemm-ta-tb      --gemm 320,192,136 --trans-a --trans-b --c n --act relu"
+  "gemm-ta-nn      --gemm 256,200,96 --trans-a --residual"
   # Depthwise and few filters per group: the direct kernel, SIMT only (the
   # tc run is skipped: no Tensor Core tiling).
   "mbv2-dw-s2      --conv 1,56,56,144,144,3,3,2,1 --group 144 --bias --act clip --act-alpha 0 --act-beta 6 --simt-only"
@@ -154,6 +157,8 @@ sweep90=(
   "down197  --gemm 197,768,3072 --trans-b --c n   - 1x1,1x128,64:4/4 1x1,1x64,64:4/4"
   "lmhead   --gemm 128,50257,768 --trans-b        - 2x1,1x256,64:4 2x1,1x128,64:3"
   "sq4096nn --gemm 4096,4096,4096                 -"
+  "sq4096tn --gemm 4096,4096,4096 --trans-a --trans-b  -"
+  "sq4096tt --gemm 4096,4096,4096 --trans-a        -"
   "up1024nn --gemm 1024,3072,768 --c n            -"
   "mm12     --matmul 12,512,512,64                -"
 )

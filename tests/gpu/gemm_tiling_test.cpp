@@ -126,9 +126,10 @@ TEST(Tiling, Sm90Choices) {
   EXPECT_GE(b1.stepsPerSplit(3072), b1.stages);
   // Convs (NHWC input, OHWI weights: both K-major) have kernels.
   EXPECT_TRUE(tc90(conv(1, 56, 56, 64, 64, 3, 3, 1, 1)));
-  // A transposed A (m contiguous), B without 16-byte runs (N = 50257 along
-  // n), f32: none.
-  EXPECT_FALSE(tc90(gemm(512, 512, 512, true, true)));
+  // A transposed A (m contiguous: MN-major A) has one; B without 16-byte
+  // runs (N = 50257 along n), f32: none.
+  EXPECT_TRUE(tc90(gemm(512, 512, 512, true, true)));
+  EXPECT_TRUE(tc90(gemm(512, 512, 512, true, false)));
   EXPECT_FALSE(tc90(gemm(128, 50257, 768, false, false)));
   EXPECT_TRUE(tc90(gemm(128, 50257, 768, false, true)));
   EXPECT_FALSE(tc90(gemm(64, 64, 64, false, true, ElemType::F32)));
