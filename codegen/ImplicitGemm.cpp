@@ -12,6 +12,7 @@
 #include "CubinAssembler.h"
 #include "StepEncoding.h"
 #include "WmmaGemm.h"
+#include "tessel/engine_format.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -248,24 +249,21 @@ int32_t boundTensor(const StepView &step, const GemmProblem &p, llvm::StringRef 
 }
 
 /// What each tier is called and built for, in one place: its module, its
-/// kernels' name prefix, its engine tier, the SM its PTX targets (the chip:
-/// sm_90a for wgmma, whose code runs on sm_90 alone) and whether its code
-/// runs on later SMs too.
+/// kernels' name prefix, its engine tier (whose SMs, format::tierRunsOn,
+/// the engine format says), the SM its PTX targets and the chip it is
+/// lowered for (sm_90a for wgmma).
 struct TierFacts {
   const char *module, *prefix;
   engine::Tier engineTier;
   int ptxArch;
   const char *chip;
-  bool laterArchs;
 };
 
 const TierFacts &factsOf(GemmTier tier) {
-  static const TierFacts tc{"tessel_gemm_tc", "tc_", engine::Tier::tc_sm70, 70, "sm_70", true};
-  static const TierFacts tc80{"tessel_gemm_tc80", "tc80_", engine::Tier::tc_sm80, 80, "sm_80",
-                              true};
-  static const TierFacts tc90{"tessel_gemm_tc90", "tc90_", engine::Tier::tc_sm90, 90, "sm_90a",
-                              false};
-  static const TierFacts simt{"tessel_gemm_simt", "simt_", engine::Tier::simt, 60, "sm_60", true};
+  static const TierFacts tc{"tessel_gemm_tc", "tc_", engine::Tier::tc_sm70, 70, "sm_70"};
+  static const TierFacts tc80{"tessel_gemm_tc80", "tc80_", engine::Tier::tc_sm80, 80, "sm_80"};
+  static const TierFacts tc90{"tessel_gemm_tc90", "tc90_", engine::Tier::tc_sm90, 90, "sm_90a"};
+  static const TierFacts simt{"tessel_gemm_simt", "simt_", engine::Tier::simt, 60, "sm_60"};
   switch (tier) {
   case GemmTier::TensorCore: return tc;
   case GemmTier::TensorCoreSm80: return tc80;
@@ -324,7 +322,7 @@ int ptxArch(GemmTier tier) { return factsOf(tier).ptxArch; }
 
 bool runsOn(GemmTier tier, int arch) {
   const TierFacts &facts = factsOf(tier);
-  return facts.laterArchs ? arch >= facts.ptxArch : arch == facts.ptxArch;
+  return arch >= facts.ptxArch && format::tierRunsOn(facts.engineTier, arch);
 }
 
 FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,

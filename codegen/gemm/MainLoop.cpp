@@ -10,6 +10,7 @@
 
 #include "gemm/Epilogue.h"
 
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -92,6 +93,15 @@ void MainLoop::toEpilogueByBands(Epilogue &epilogue,
     if (i + 1 < t.fragsM)
       b.create<gpu::BarrierOp>(loc);
   }
+}
+
+Value MainLoop::commitCopies() {
+  return b.create<nvgpu::DeviceAsyncCreateGroupOp>(
+      loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+}
+
+void MainLoop::waitCopies(Value token, int64_t pending) {
+  b.create<nvgpu::DeviceAsyncWaitOp>(loc, token, b.getI32IntegerAttr(int32_t(pending)));
 }
 
 std::unique_ptr<MainLoop> makeMainLoop(OpBuilder &b, const GemmKernel &kernel,

@@ -79,6 +79,12 @@ protected:
   /// before the next band's stores.
   void toEpilogueByBands(Epilogue &epilogue, llvm::function_ref<void(int64_t band)> storeBand);
 
+  // The cp.async pipelines' groups (tc-sm80, tc-sm90).
+  /// Closes the thread's copies issued since the last group into a group.
+  mlir::Value commitCopies();
+  /// Waits until at most `pending` of the thread's groups are in flight.
+  void waitCopies(mlir::Value token, int64_t pending);
+
   const SharedPlan &plan;
 };
 

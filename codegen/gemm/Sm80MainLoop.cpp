@@ -51,15 +51,6 @@ private:
   /// accs plus the products of one k16 group's fragments.
   SmallVector<Value> multiply(ValueRange fragments, ValueRange accs);
   VectorType accType() { return VectorType::get({2, 2}, b.getF32Type()); }
-  /// Closes the thread's copies issued since the last group into a group.
-  Value commit() {
-    return b.create<nvgpu::DeviceAsyncCreateGroupOp>(
-        loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
-  }
-  /// Waits until at most `pending` of the thread's groups are in flight.
-  void wait(Value token, int64_t pending) {
-    b.create<nvgpu::DeviceAsyncWaitOp>(loc, token, b.getI32IntegerAttr(int32_t(pending)));
-  }
 };
 
 SmallVector<Value> Sm80MainLoop::initAccumulators() {
@@ -92,9 +83,9 @@ SmallVector<Value> Sm80MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
   for (int64_t s = 0; s + 1 < stages; ++s) {
     if (s < steps)
       gather.copyAsync(add(kBase, s * t.blockK), gather.tileViews(c(s * plan.bufferBytes)));
-    token = commit();
+    token = commitCopies();
   }
-  wait(token, stages - 2);
+  waitCopies(token, stages - 2);
   b.create<gpu::BarrierOp>(loc);
   SmallVector<Value> carried(init.begin(), init.end());
   const size_t accCount = carried.size();
@@ -113,13 +104,13 @@ SmallVector<Value> Sm80MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
               b.setInsertionPointToStart(&refill.getThenRegion().front());
               gather.copyAsync(add(kBase, mul(ahead, t.blockK)), buffer(ahead));
             }
-            commit();
+            commitCopies();
           }
           SmallVector<Value> next;
           if (g + 1 < groups) {
             next = loadFragments(buffer(step), (g + 1) * t.fragK);
           } else {
-            wait(token, stages - 2);
+            waitCopies(token, stages - 2);
             b.create<gpu::BarrierOp>(loc);
             // Step i + 1's first fragments, where there is a step i + 1.
             Value following = add(step, 1);

@@ -28,7 +28,6 @@
 #include "gemm/Epilogue.h"
 #include "gemm/MainLoop.h"
 
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <string>
@@ -79,10 +78,6 @@ private:
   /// through it, plus `extra` operands after them.
   Value tiedAsm(llvm::StringRef text, Value acc, ValueRange extra, llvm::StringRef extraConstraints);
   void asmStatement(llvm::StringRef text);
-  Value commitCopies() {
-    return b.create<nvgpu::DeviceAsyncCreateGroupOp>(
-        loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
-  }
 };
 
 SmallVector<Value> Sm90MainLoop::initAccumulators() {
@@ -199,7 +194,7 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
       loc, c(0), c(steps), c(1), init,
       [&](OpBuilder &, Location, Value step, ValueRange args) {
         SmallVector<Value> accs(args.begin(), args.end());
-        b.create<nvgpu::DeviceAsyncWaitOp>(loc, token, b.getI32IntegerAttr(int32_t(ahead - 1)));
+        waitCopies(token, ahead - 1);
         asmStatement("fence.proxy.async.shared::cta;");
         b.create<gpu::BarrierOp>(loc);
         Value next = add(step, ahead);

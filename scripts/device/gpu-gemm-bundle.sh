@@ -162,56 +162,45 @@ sweep90=(
   "up1024nn --gemm 1024,3072,768 --c n            -"
   "mm12     --matmul 12,512,512,64                -"
 )
+# One sweep row: its tier's kernels for each tiling, named
+# sweep/NAME-TAGLABEL.ptx, then the reference tier's heuristic kernel,
+# sweep/NAME-REFNAME.ptx.
+sweep_row() {
+  local tier=$1 tag=$2 refTier=$3 refName=$4 row=$5
+  local words name problem i tiling label force
+  read -r -a words <<<"$row"
+  name=${words[0]}
+  problem=()
+  i=1
+  while [[ ${words[$i]} == --* || ${words[$i]} =~ ^[0-9,]+$ || ${words[$i]} == n ]]; do
+    problem+=("${words[$i]}"); i=$((i + 1))
+  done
+  for tiling in "${words[@]:$i}"; do
+    label=${tiling//[,:\/]/_}
+    force=()
+    if [[ $tiling == */* ]]; then
+      force=(--split-k "${tiling##*/}")
+      tiling=${tiling%/*}
+    fi
+    [[ $tiling != - ]] && force+=(--force-tiles "${tiling%%:*}" --stages "${tiling##*:}")
+    "$gen" "${problem[@]}" --tier "$tier" "${force[@]}" --cubin sm_90 \
+      -o "$out/sweep/$name-$tag$label.ptx" >/dev/null
+    echo "sweep/$name-$tag$label.ptx" >> "$out/sweep.txt"
+  done
+  "$gen" "${problem[@]}" --tier "$refTier" --cubin sm_90 -o "$out/sweep/$name-$refName.ptx" >/dev/null
+  echo "sweep/$name-$refName.ptx" >> "$out/sweep.txt"
+}
 mkdir -p "$out/sweep"
 : > "$out/sweep.txt"
 for c in "${sweep90[@]}"; do
-  read -r -a words <<<"$c"
-  name=${words[0]}
-  problem=()
-  i=1
-  while [[ ${words[$i]} == --* || ${words[$i]} =~ ^[0-9,]+$ || ${words[$i]} == n ]]; do
-    problem+=("${words[$i]}"); i=$((i + 1))
-  done
-  for tiling in "${words[@]:$i}"; do
-    label=${tiling//[,:\/]/_}
-    force=()
-    if [[ $tiling == */* ]]; then
-      force=(--split-k "${tiling##*/}")
-      tiling=${tiling%/*}
-    fi
-    [[ $tiling != - ]] && force+=(--force-tiles "${tiling%%:*}" --stages "${tiling##*:}")
-    "$gen" "${problem[@]}" --tier tc90 "${force[@]}" --cubin sm_90 \
-      -o "$out/sweep/$name-tc90-$label.ptx" >/dev/null
-    echo "sweep/$name-tc90-$label.ptx" >> "$out/sweep.txt"
-  done
-  "$gen" "${problem[@]}" --tier tc80 --cubin sm_90 -o "$out/sweep/$name-tc90ref-tc80.ptx" >/dev/null
-  echo "sweep/$name-tc90ref-tc80.ptx" >> "$out/sweep.txt"
+  sweep_row tc90 tc90- tc80 tc90ref-tc80 "$c"
 done
 # SWEEP_TC80=0: the tc90 sweep alone (a quicker bundle).
-[[ ${SWEEP_TC80:-1} == 1 ]] || sweep=()
-for c in "${sweep[@]}"; do
-  read -r -a words <<<"$c"
-  name=${words[0]}
-  problem=()
-  i=1
-  while [[ ${words[$i]} == --* || ${words[$i]} =~ ^[0-9,]+$ || ${words[$i]} == n ]]; do
-    problem+=("${words[$i]}"); i=$((i + 1))
+if [[ ${SWEEP_TC80:-1} == 1 ]]; then
+  for c in "${sweep[@]}"; do
+    sweep_row tc80 "" tc wmma "$c"
   done
-  for tiling in "${words[@]:$i}"; do
-    label=${tiling//[,:\/]/_}
-    force=()
-    if [[ $tiling == */* ]]; then
-      force=(--split-k "${tiling##*/}")
-      tiling=${tiling%/*}
-    fi
-    [[ $tiling != - ]] && force+=(--force-tiles "${tiling%%:*}" --stages "${tiling##*:}")
-    "$gen" "${problem[@]}" --tier tc80 "${force[@]}" --cubin sm_90 \
-      -o "$out/sweep/$name-$label.ptx" >/dev/null
-    echo "sweep/$name-$label.ptx" >> "$out/sweep.txt"
-  done
-  "$gen" "${problem[@]}" --tier tc --cubin sm_90 -o "$out/sweep/$name-wmma.ptx" >/dev/null
-  echo "sweep/$name-wmma.ptx" >> "$out/sweep.txt"
-done
+fi
 
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash

@@ -55,9 +55,9 @@ std::string rejection(const Engine &engine, const fb::KernelVariant *variant,
                       const DeviceInfo &device, const std::vector<bool> &failedModules) {
   if (requiredCapability(variant) > device.computeCapability())
     return "needs " + smName(requiredCapability(variant));
-  // tc-sm90's wgmma is sm_90a code: it runs on sm_90 alone.
-  if (variant->tier() == fb::Tier::tc_sm90 && device.computeCapability() / 10 != 9)
-    return "needs sm_90 (sm_90a code)";
+  // Past the capability: a tier whose code is architecture-specific.
+  if (!format::tierRunsOn(variant->tier(), device.computeCapability()))
+    return "needs " + smName(format::tierCapability(variant->tier())) + " (sm_90a code)";
   const auto *modules = engine.fb()->modules();
   const auto *tensors = engine.fb()->tensors();
   const uint64_t alignment = static_cast<uint64_t>(std::max(variant->alignment(), 1));

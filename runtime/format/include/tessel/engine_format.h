@@ -119,6 +119,15 @@ inline int tierCapability(tessel::engine::Tier tier) {
   }
 }
 
+/// Whether a tier's kernels run on a GPU of compute capability `capability`
+/// (major*10+minor): from tierCapability on, except tc-sm90's, which are
+/// sm_90a code (wgmma) and run on sm_90 alone.
+inline bool tierRunsOn(tessel::engine::Tier tier, int capability) {
+  if (capability < tierCapability(tier))
+    return false;
+  return tier != tessel::engine::Tier::tc_sm90 || capability / 10 == 9;
+}
+
 /// The FlatBuffer root of a whole engine file that has been verified (by the
 /// runtime: tessel_engine_open_*, then tessel_engine_file). Unchecked.
 inline const tessel::engine::Engine *payload(const uint8_t *file) {
