@@ -129,10 +129,10 @@ MODEL_ROWS = (("resnet50_b1", "resnet50", 1), ("resnet50_b256", "resnet50", 256)
               ("mobilenet_v2_b1", "mobilenet_v2", 1), ("mobilenet_v2_b256", "mobilenet_v2", 256),
               ("bert_base_b1", "bert_base", 1), ("bert_base_b8", "bert_base", 8),
               ("vit_b_16_b1", "vit_b_16", 1), ("vit_b_16_b32", "vit_b_16", 32),
-              ("gpt2_b1", "gpt2", 1))
+              ("gpt2_b1", "gpt2", 1), ("swin_t_b1", "swin_t", 1))
 # The transformer-era models at the opset PyTorch exports them at today
 # (LayerNormalization as one node); the others at OPSET.
-MODEL_OPSETS = {"vit_b_16": 17, "gpt2": 17}
+MODEL_OPSETS = {"vit_b_16": 17, "gpt2": 17, "swin_t": 17}
 # MobileNetV2 at batch 256 only on request (--models), to keep the default
 # device call short.
 DEFAULT_MODELS = ("resnet50_b1", "resnet50_b256", "mobilenet_v2_b1", "bert_base_b1")

@@ -598,6 +598,44 @@ LogicalResult GatherNDOp::verify() {
   return success();
 }
 
+FailureOr<SmallVector<int64_t>> ScatterNDOp::updatesShape(ArrayRef<int64_t> data,
+                                                          ArrayRef<int64_t> idx, std::string &why) {
+  const int64_t r = data.size(), q = idx.size();
+  if (r < 1 || q < 1) {
+    why = "data and indices must have rank 1 or more";
+    return failure();
+  }
+  const int64_t k = idx.back();
+  if (k < 1 || k > r) {
+    why = "the indices' last dim " + std::to_string(k) + " must be in [1, " + std::to_string(r) +
+          "]";
+    return failure();
+  }
+  SmallVector<int64_t> shape(idx.drop_back());
+  llvm::append_range(shape, data.drop_front(k));
+  return shape;
+}
+
+LogicalResult ScatterNDOp::verify() {
+  if (!elementOf(getIndices()).isInteger(64))
+    return emitOpError("indices must be i64");
+  std::string why;
+  FailureOr<SmallVector<int64_t>> updates =
+      updatesShape(shapeOf(getData()), shapeOf(getIndices()), why);
+  if (failed(updates))
+    return emitOpError(why);
+  if (ArrayRef<int64_t>(*updates) != shapeOf(getUpdates()))
+    return emitOpError("updates must have shape indices.shape[:-1] + data.shape[k:]");
+  if (getData().getType() != getOutput().getType() ||
+      elementOf(getUpdates()) != elementOf(getData()))
+    return emitOpError("result and updates must have the data's type and element type");
+  StringRef reduction = getReduction();
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
+      reduction != "min")
+    return emitOpError("reduction must be none, add, mul, max or min");
+  return success();
+}
+
 LogicalResult TriluOp::verify() {
   if (shapeOf(getInput()).size() < 2)
     return emitOpError("input must have rank 2 or more");

@@ -685,6 +685,32 @@ def Tessel_GatherNDOp : Tessel_Op<"gather_nd", [ExactMath, Tessel_Kernel<"Gather
   }];
 }
 
+def Tessel_ScatterNDOp : Tessel_Op<"scatter_nd", [ExactMath, Tessel_Kernel<"ScatterND">]> {
+  let summary = "ONNX ScatterND: the data with the slices the indices address updated";
+  let description = [{
+    With k = the indices' last extent (1 <= k <= rank(data)): the result is
+    the data, then for each tuple t of the indices in order, the slice
+    `result[indices[t][0..k)..., :]` of data.shape[k:] is replaced by
+    `updates[t, :]` (`reduction` "none") or combined with it ("add", "mul",
+    "max", "min"). The updates have shape indices.shape[:-1] +
+    data.shape[k:]. A negative index counts from the end of its dim. With
+    reduction "none", a tuple that appears twice leaves the later slice
+    (ONNX leaves it undefined).
+  }];
+  let arguments = (ins Tessel_Tensor:$data, Tessel_Tensor:$indices, Tessel_Tensor:$updates,
+                   StrAttr:$reduction);
+  let results = (outs Tessel_Tensor:$output);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The updates' shape for data and indices of these shapes, or failure
+    /// with the reason in `why` (the verifier's and the importer's rule).
+    static ::mlir::FailureOr<::llvm::SmallVector<int64_t>>
+    updatesShape(::llvm::ArrayRef<int64_t> data, ::llvm::ArrayRef<int64_t> indices,
+                 std::string &why);
+  }];
+}
+
 def Tessel_TriluOp : Tessel_Op<"trilu", [ExactMath, Tessel_Kernel<"Trilu">]> {
   let summary = "ONNX Trilu: the upper or lower triangle of the last two dims";
   let description = [{

@@ -73,6 +73,7 @@ enum class KernelFamily {
   CumSum,
   GatherElements,
   GatherND,
+  ScatterND,
   Trilu,
   Attention,
 };

@@ -193,6 +193,17 @@ struct GatherNDParams {
   int64_t extent[kMaxRank], stride[kMaxRank];
 };
 
+/// scatter_nd: tuple t < `tuples` of `k` indices (index j in [-extent[j],
+/// extent[j]), along a dim whose step is stride[j] slices) addresses a slice
+/// of `sliceWords` words of the result. `n` work items: with reduction none
+/// a word of a tuple's slice of the updates, with a reduction an element of
+/// the slice (words are then elements), over every tuple in order.
+struct ScatterNDParams {
+  int64_t n, tuples, sliceWords;
+  int32_t k, pad0;
+  int64_t extent[kMaxRank], stride[kMaxRank];
+};
+
 /// trilu: `n` elements of matrices of rows x cols; element (i, j) stays
 /// where j - i >= k (upper) or j - i <= k (lower).
 struct TriluParams {
@@ -275,6 +286,7 @@ static_assert(sizeof(LrnParams) == 56, "layout shared with the kernels");
 static_assert(sizeof(ScanParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(GatherElementsParams) == 160, "layout shared with the kernels");
 static_assert(sizeof(GatherNDParams) == 168, "layout shared with the kernels");
+static_assert(sizeof(ScatterNDParams) == 160, "layout shared with the kernels");
 static_assert(sizeof(TriluParams) == 40, "layout shared with the kernels");
 static_assert(sizeof(AttentionParams) == 216, "layout shared with the kernels");
 

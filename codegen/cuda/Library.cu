@@ -251,6 +251,19 @@ using namespace tessel::kernels;
                                       TSL_W(w) *y, TSL_PARAMS(GatherNDParams)) { \
     gatherND(x, indices, y, p);                                                 \
   }
+#define TSL_SCATTER_ND(w)                                                       \
+  TSL_KERNEL tsl_scatter_nd_w##w##_i64(const int64_t *indices, const TSL_W(w) *u,     \
+                                       TSL_W(w) *y, TSL_PARAMS(ScatterNDParams)) { \
+    scatterND(indices, u, y, p);                                                \
+  }
+#define TSL_SCATTER_ND_REDUCE(name, op, t)                                      \
+  TSL_KERNEL tsl_scatter_nd_##name##_##t(const int64_t *indices, const TSL_T(t) *u, \
+                                         TSL_T(t) *y, TSL_PARAMS(ScatterNDParams)) { \
+    scatterNDReduce<B::op>(indices, u, y, p);                                   \
+  }
+#define TSL_SCATTER_ND_REDUCE_TYPES(name, op)                                   \
+  TSL_SCATTER_ND_REDUCE(name, op, f32) TSL_SCATTER_ND_REDUCE(name, op, f16)     \
+  TSL_SCATTER_ND_REDUCE(name, op, i32) TSL_SCATTER_ND_REDUCE(name, op, i64)
 
 //===----------------------------------------------------------------------===//
 // The families, in TESSEL_KERNEL_FAMILIES's order
@@ -456,14 +469,18 @@ TSL_NORM_FAMILY(f16)
 TSL_CUMSUM(f32) TSL_CUMSUM(f16) TSL_CUMSUM(i32) TSL_CUMSUM(i64)
 #endif
 
-// Selections by index or position: gather_elements, gather_nd, trilu, every
-// dtype by its bits.
+// Selections by index or position: gather_elements, gather_nd, scatter_nd,
+// trilu, every dtype by its bits (scatter_nd's reductions: f32, f16, i32,
+// i64).
 #ifdef TSL_FAMILY_index
 TSL_GATHER_ELEMENTS(1, i32) TSL_GATHER_ELEMENTS(2, i32) TSL_GATHER_ELEMENTS(4, i32)
 TSL_GATHER_ELEMENTS(8, i32)
 TSL_GATHER_ELEMENTS(1, i64) TSL_GATHER_ELEMENTS(2, i64) TSL_GATHER_ELEMENTS(4, i64)
 TSL_GATHER_ELEMENTS(8, i64)
 TSL_GATHER_ND(1) TSL_GATHER_ND(2) TSL_GATHER_ND(4) TSL_GATHER_ND(8) TSL_GATHER_ND(16)
+TSL_SCATTER_ND(1) TSL_SCATTER_ND(2) TSL_SCATTER_ND(4) TSL_SCATTER_ND(8) TSL_SCATTER_ND(16)
+TSL_SCATTER_ND_REDUCE_TYPES(add, Add) TSL_SCATTER_ND_REDUCE_TYPES(mul, Mul)
+TSL_SCATTER_ND_REDUCE_TYPES(max, Max) TSL_SCATTER_ND_REDUCE_TYPES(min, Min)
 TSL_MOVE_WIDTHS(trilu, trilu, TriluParams)
 #endif
 

@@ -19,13 +19,19 @@ namespace tessel::codegen::library {
 //===----------------------------------------------------------------------===//
 
 Launches StepPlanner::copy() {
-  if (in.size() != 1 || in[0].dtype != out[0].dtype || in[0].count() != out[0].count())
+  if (in.size() != 1)
     return std::nullopt;
-  const uint64_t bytes = static_cast<uint64_t>(out[0].count()) * out[0].elementBytes();
+  return copy(in[0], out[0]);
+}
+
+Launches StepPlanner::copy(const Operand &from, const Operand &to) const {
+  if (from.dtype != to.dtype || from.count() != to.count())
+    return std::nullopt;
+  const uint64_t bytes = static_cast<uint64_t>(to.count()) * to.elementBytes();
   // A thread per 16 bytes, and at least one per byte of the tail.
   const int64_t threads = std::max<int64_t>(static_cast<int64_t>(bytes / 16), 16);
   return single("tsl_copy", gridFor(threads, kBlock), kBlock,
-                {in[0].address(), out[0].address(), KernelArg::value(kernels::CopyParams{bytes})});
+                {from.address(), to.address(), KernelArg::value(kernels::CopyParams{bytes})});
 }
 
 Launches StepPlanner::cast() {
@@ -541,6 +547,57 @@ Launches StepPlanner::gatherND() {
                 {data.address(), indices.address(), y.address(), KernelArg::value(p)});
 }
 
+Launches StepPlanner::scatterND() {
+  if (in.size() != 3)
+    return std::nullopt;
+  const Operand &data = in[0], &indices = in[1], &updates = in[2], &y = out[0];
+  if (data.dtype != y.dtype || updates.dtype != y.dtype || indices.dtype != DType::I64 ||
+      data.shape != y.shape)
+    return std::nullopt;
+  // The CPU kernel's checks (gather.cpp, scatterNDKernel).
+  const int64_t r = static_cast<int64_t>(data.shape.size());
+  const int64_t q = static_cast<int64_t>(indices.shape.size());
+  const int64_t k = q ? indices.shape.back() : 0;
+  if (r < 1 || q < 1 || k < 1 || k > r || k > kMaxRank)
+    return std::nullopt;
+  Dims expected(indices.shape.begin(), indices.shape.end() - 1);
+  expected.insert(expected.end(), data.shape.begin() + k, data.shape.end());
+  if (updates.shape != expected)
+    return std::nullopt;
+  const std::string &reduction = attrs.getString("reduction");
+  const bool replace = reduction.empty() || reduction == "none";
+  kernels::ScatterNDParams p{};
+  p.k = static_cast<int32_t>(k);
+  p.tuples = product(indices.shape, 0, q - 1);
+  int64_t slices = 1;
+  for (int64_t j = k; j-- > 0;) {
+    p.extent[j] = data.shape[j];
+    p.stride[j] = slices;
+    slices *= data.shape[j];
+  }
+  const int64_t slice = product(data.shape, k);
+  std::string kernel;
+  if (replace) {
+    const int w = wordBytes({slice * static_cast<int64_t>(data.elementBytes())});
+    p.sliceWords = slice * static_cast<int64_t>(data.elementBytes()) / w;
+    p.n = p.tuples * p.sliceWords;
+    kernel = "tsl_scatter_nd_w" + std::to_string(w) + "_i64";
+  } else {
+    p.sliceWords = slice;
+    p.n = slice;
+    kernel = typed("scatter_nd_" + reduction, data.dtype);
+  }
+  // The result starts as a copy of the data.
+  Launches first = copy(data, y);
+  Launches scatter = single(kernel, gridFor(p.n, kBlock), kBlock,
+                            {indices.address(), updates.address(), y.address(),
+                             KernelArg::value(p)});
+  if (!first || !scatter)
+    return std::nullopt;
+  first->push_back(scatter->front());
+  return first;
+}
+
 Launches StepPlanner::trilu() {
   if (in.size() != 1 || in[0].dtype != out[0].dtype || in[0].shape != out[0].shape ||
       in[0].shape.size() < 2)
@@ -588,6 +645,7 @@ Launches StepPlanner::plan() {
   case KernelFamily::CumSum: return cumsum();
   case KernelFamily::GatherElements: return gatherElements();
   case KernelFamily::GatherND: return gatherND();
+  case KernelFamily::ScatterND: return scatterND();
   case KernelFamily::Trilu: return trilu();
   case KernelFamily::Attention: return attention();
   case KernelFamily::Gemm: // the implicit-GEMM codegen's (ImplicitGemm.h)

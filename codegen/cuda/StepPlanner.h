@@ -224,6 +224,8 @@ private:
   }
 
   Launches copy();
+  /// tsl_copy of `from` into `to` (the same dtype and element count).
+  Launches copy(const Operand &from, const Operand &to) const;
   Launches cast();
   Launches unary();
   Launches clip();
@@ -250,6 +252,7 @@ private:
   Launches lrn();
   Launches gatherElements();
   Launches gatherND();
+  Launches scatterND();
   Launches trilu();
   Launches attention();
 

@@ -2,8 +2,8 @@
 //
 // Ops that move, select or rearrange elements without arithmetic: Identity
 // and inference Dropout, the reshapes (Reshape, Flatten, Squeeze, Unsqueeze),
-// Transpose, Concat, Split, Slice, Pad, Gather, GatherElements, GatherND, Trilu,
-// Expand, Tile, DepthToSpace/SpaceToDepth, and OneHot. Shape-like operands
+// Transpose, Concat, Split, Slice, Pad, Gather, GatherElements, GatherND,
+// ScatterND, Trilu, Expand, Tile, DepthToSpace/SpaceToDepth, and OneHot. Shape-like operands
 // (Reshape's shape, Slice's starts, ...) must be compile-time constants:
 // the tessel ops take them as attributes.
 //
@@ -30,18 +30,39 @@ LogicalResult importIdentity(Node &n) {
   return n.setOutput(0, n.create<IdentityOp>(x->getType(), *x));
 }
 
-/// Dropout at inference: the identity. From opset 12 an optional constant
-/// training_mode input must be false.
+/// Dropout at inference: the identity, and a mask of all true (nothing is
+/// dropped; before Dropout-10 the mask has the input's type, all ones). From
+/// opset 12 an optional constant training_mode input must be false, or the
+/// ratio 0.
 template <bool trainingModeInput> LogicalResult importDropout(Node &n) {
-  if (n.wants(1))
-    return n.unsupported("output mask ('" + n.proto.output(1) + "')",
-                         "inference Dropout with only the output");
+  if (n.wants(1)) {
+    FailureOr<Value> x = n.input(0);
+    if (failed(x))
+      return failure();
+    Type element = n.graph.opset < 10 ? elementOf(*x) : Type(n.b.getI1Type());
+    auto maskType = RankedTensorType::get(shapeOf(*x), element);
+    DenseElementsAttr ones =
+        isa<FloatType>(element)
+            ? DenseElementsAttr::get(maskType, n.b.getFloatAttr(element, 1.0))
+            : DenseElementsAttr::get(maskType, n.b.getIntegerAttr(element, 1));
+    if (failed(n.setConstantOutput(1, ones)))
+      return failure();
+  }
   if (trainingModeInput && n.has(2)) {
     FailureOr<double> training = n.constantScalar(2, "training_mode");
     if (failed(training))
       return failure();
-    if (*training != 0)
-      return n.unsupported("training_mode=true",
+    // Training with ratio 0 drops nothing either (what F.dropout(p=0) in
+    // training mode exports, as swin_t's attention does).
+    std::optional<double> ratio;
+    if (*training != 0 && n.has(1)) {
+      FailureOr<double> r = n.constantScalar(1, "ratio");
+      if (failed(r))
+        return failure();
+      ratio = *r;
+    }
+    if (*training != 0 && ratio != 0.0)
+      return n.unsupported("training_mode=true with a ratio other than 0",
                            "export the model in eval mode");
   }
   return importIdentity(n);
@@ -484,6 +505,38 @@ LogicalResult importGatherND(Node &n) {
                               {n.named("batch_dims", n.b.getI64IntegerAttr(*batchDims))}));
 }
 
+/// ScatterND: the reduction attribute from opset 16 (none, add, mul), max
+/// and min from opset 18.
+LogicalResult importScatterND(Node &n) {
+  FailureOr<Value> data = n.input(0), indices = n.input(1), updates = n.input(2);
+  FailureOr<std::string> reduction = n.getString("reduction", "none");
+  if (failed(data) || failed(indices) || failed(updates) || failed(reduction))
+    return failure();
+  const bool known = *reduction == "none" || *reduction == "add" || *reduction == "mul" ||
+                     (n.graph.opset >= 18 && (*reduction == "max" || *reduction == "min"));
+  if (!known)
+    return n.invalid("reduction '" + *reduction + "' is not one of ScatterND-" +
+                     Twine(n.graph.opset >= 18 ? 18 : 16) + "'s");
+  if (!elementOf(*indices).isInteger(64))
+    return n.invalid("indices must be int64, not " + typeText(elementOf(*indices)));
+  if (elementOf(*updates) != elementOf(*data))
+    return n.invalid("updates of type " + typeText(elementOf(*updates)) +
+                     " differ from data of type " + typeText(elementOf(*data)));
+  if (*reduction != "none" && elementOf(*data).isInteger(1))
+    return n.invalid("reduction '" + *reduction + "' on bool data");
+  std::string why;
+  FailureOr<SmallVector<int64_t>> shape =
+      ScatterNDOp::updatesShape(shapeOf(*data), shapeOf(*indices), why);
+  if (failed(shape))
+    return n.invalid("data " + shapeText(shapeOf(*data)) + ", indices " +
+                     shapeText(shapeOf(*indices)) + ": " + why);
+  if (ArrayRef<int64_t>(*shape) != shapeOf(*updates))
+    return n.invalid("updates " + shapeText(shapeOf(*updates)) + " must have shape " +
+                     shapeText(*shape) + " (indices.shape[:-1] + data.shape[k:])");
+  return n.setOutput(0, n.create<ScatterNDOp>(data->getType(), {*data, *indices, *updates},
+                                              {n.named("reduction", n.b.getStringAttr(*reduction))}));
+}
+
 LogicalResult importTrilu(Node &n) {
   FailureOr<Value> x = n.input(0);
   FailureOr<int64_t> upper = n.getInt("upper", 1);
@@ -683,6 +736,8 @@ const OpVersion kDataMovementOps[] = {
     {"GatherElements", {11}, importGatherElements},
     // GatherND-12 added batch_dims (default 0: GatherND-11's semantics).
     {"GatherND", {11}, importGatherND},
+    // ScatterND-16 added reduction (none, add, mul), -18 max and min.
+    {"ScatterND", {11}, importScatterND},
     {"Trilu", {14}, importTrilu},
     {"Expand", {8}, importExpand},
     {"Tile", {6}, importTile},

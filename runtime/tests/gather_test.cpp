@@ -1,14 +1,17 @@
-//===- gather_test.cpp - the gather, gather_elements and gather_nd kernels -===//
+//===- gather_test.cpp - gather.cpp's indexing kernels --------------------===//
 //
-// gather.cpp's kernels against plain index loops: negative indices, i32 and
-// i64 indices, and out-of-range indices rejected before anything is written.
+// gather.cpp's kernels (gather, gather_elements, gather_nd, scatter_nd)
+// against plain index loops: negative indices, i32 and i64 indices, and
+// out-of-range indices rejected before anything is written.
 //
 //===----------------------------------------------------------------------===//
 #include "TestTensor.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tessel::test {
@@ -174,6 +177,102 @@ TEST(RuntimeMovement, GatherNDRejectsBadIndicesWithoutWriting) {
   Tensor i32 = makeTensor(DType::I32, {2, 2}, std::vector<int32_t>{0, 1, 1, 2});
   EXPECT_EQ(run("gather_nd", makeAttrs({{"batch_dims", int64_t(0)}}), {&data, &i32}, out).error,
             "gather_nd: indices must be i64, not i32");
+}
+
+//===----------------------------------------------------------------------===//
+// scatter_nd
+//===----------------------------------------------------------------------===//
+
+/// ONNX's ScatterND examples: single elements of a vector (k = 1 of rank 1),
+/// and whole matrices of a [4, 4, 4] tensor (k = 1 of rank 3).
+TEST(RuntimeMovement, ScatterNDWritesTheSlicesTheTuplesAddress) {
+  Tensor data = makeTensor(DType::F32, {8}, std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8});
+  Tensor idx = makeTensor(DType::I64, {4, 1}, std::vector<int64_t>{4, 3, 1, 7});
+  Tensor updates = makeTensor(DType::F32, {4}, std::vector<float>{9, 10, 11, 12});
+  Tensor out(DType::F32, {8});
+  ASSERT_TRUE(run("scatter_nd", makeAttrs({{"reduction", std::string("none")}}),
+                  {&data, &idx, &updates}, out).ok());
+  EXPECT_EQ(out.values<float>(), (std::vector<float>{1, 11, 3, 10, 9, 6, 7, 12}));
+
+  std::vector<int32_t> cube(64);
+  for (int i = 0; i < 64; ++i)
+    cube[i] = i;
+  Tensor data3 = makeTensor(DType::I32, {4, 4, 4}, cube);
+  Tensor idx3 = makeTensor(DType::I64, {2, 1}, std::vector<int64_t>{0, -2});
+  std::vector<int32_t> planes(32);
+  for (int i = 0; i < 32; ++i)
+    planes[i] = 100 + i;
+  Tensor updates3 = makeTensor(DType::I32, {2, 4, 4}, planes);
+  Tensor out3(DType::I32, {4, 4, 4});
+  ASSERT_TRUE(run("scatter_nd", makeAttrs({{"reduction", std::string("none")}}),
+                  {&data3, &idx3, &updates3}, out3).ok());
+  std::vector<int32_t> want = cube;
+  for (int i = 0; i < 16; ++i) {
+    want[i] = 100 + i;      // plane 0
+    want[32 + i] = 116 + i; // plane -2 = 2
+  }
+  EXPECT_EQ(out3.values<int32_t>(), want);
+}
+
+/// Every reduction on f32 with repeated tuples (k = 2 of rank 3: rows of
+/// a [3, 4, 5] tensor), against a float64 loop over the tuples in order;
+/// each f32 result is one rounding of an exact small-integer-step value.
+TEST(RuntimeMovement, ScatterNDReductionsCombineRepeatedTuplesInOrder) {
+  const std::vector<int64_t> shape = {3, 4, 5};
+  std::vector<float> values(numel(shape));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i % 7) - 3.0f;
+  const std::vector<int64_t> tuples = {0, 1, 2, -1, 0, 1, 1, 2, 0, -3};
+  std::vector<float> updates(5 * 5);
+  for (size_t i = 0; i < updates.size(); ++i)
+    updates[i] = static_cast<float>((i * 3) % 11) * 0.5f - 2.0f;
+  Tensor data = makeTensor(DType::F32, shape, values);
+  Tensor idx = makeTensor(DType::I64, {5, 2}, tuples);
+  Tensor upd = makeTensor(DType::F32, {5, 5}, updates);
+  for (const char *reduction : {"add", "mul", "max", "min"}) {
+    std::vector<double> want(values.begin(), values.end());
+    for (int t = 0; t < 5; ++t) {
+      int64_t a = tuples[t * 2], b = tuples[t * 2 + 1];
+      a = a < 0 ? a + 3 : a;
+      b = b < 0 ? b + 4 : b;
+      for (int j = 0; j < 5; ++j) {
+        double &e = want[static_cast<size_t>(ravel({a, b, j}, shape))];
+        const double u = updates[static_cast<size_t>(t * 5 + j)];
+        const std::string r = reduction;
+        e = r == "add" ? e + u : r == "mul" ? e * u : r == "max" ? std::max(e, u) : std::min(e, u);
+      }
+    }
+    Tensor out(DType::F32, shape);
+    KernelStatus s = run("scatter_nd", makeAttrs({{"reduction", std::string(reduction)}}),
+                         {&data, &idx, &upd}, out);
+    ASSERT_TRUE(s.ok()) << reduction << ": " << s.error;
+    std::vector<float> got = out.values<float>();
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_EQ(got[i], static_cast<float>(want[i])) << reduction << " element " << i;
+  }
+}
+
+TEST(RuntimeMovement, ScatterNDRejectsBadOperandsWithoutWriting) {
+  Tensor data = makeTensor(DType::F32, {2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6});
+  Tensor idx = makeTensor(DType::I64, {2, 2}, std::vector<int64_t>{0, 1, 1, 3});
+  Tensor upd = makeTensor(DType::F32, {2}, std::vector<float>{7, 8});
+  Tensor out = makeTensor(DType::F32, {2, 3}, std::vector<float>{-1, -1, -1, -1, -1, -1});
+  const cpu::Attrs none = makeAttrs({{"reduction", std::string("none")}});
+  EXPECT_EQ(run("scatter_nd", none, {&data, &idx, &upd}, out).error,
+            "scatter_nd: index 3 is out of range for dim 1 of extent 3");
+  EXPECT_EQ(out.values<float>(), (std::vector<float>{-1, -1, -1, -1, -1, -1}));
+  Tensor rows = makeTensor(DType::I64, {2, 1}, std::vector<int64_t>{0, 1});
+  EXPECT_EQ(run("scatter_nd", none, {&data, &rows, &upd}, out).error,
+            "scatter_nd: data of shape [2, 3], indices of shape [2, 1], updates of shape [2] "
+            "and output of shape [2, 3] do not fit");
+  EXPECT_EQ(run("scatter_nd", makeAttrs({{"reduction", std::string("sub")}}),
+                {&data, &idx, &upd}, out).error,
+            "scatter_nd: unknown reduction 'sub'");
+  Tensor flags(DType::Bool, {2, 3}), flagUpd(DType::Bool, {2}), flagOut(DType::Bool, {2, 3});
+  Tensor ok = makeTensor(DType::I64, {2, 2}, std::vector<int64_t>{0, 1, 1, 2});
+  EXPECT_EQ(run("scatter_nd", makeAttrs({{"reduction", std::string("add")}}),
+                {&flags, &ok, &flagUpd}, flagOut).error,
+            "scatter_nd: reduction 'add' needs a numeric dtype, not bool");
 }
 
 } // namespace

@@ -178,6 +178,11 @@ std::vector<F16Case> f16Cases() {
                    Shape{2, 4, 4, 5}});
   cases.push_back({"gather_nd", makeAttrs({{"batch_dims", int64_t(1)}}),
                    {{s, 'f'}, {Shape{2, 6, 2}, 'i'}}, Shape{2, 6, 5}});
+  // Tuples of 2 indices in [0, 3) into data [3, 3, 5]; repeated tuples keep
+  // the later slice in both runs.
+  cases.push_back({"scatter_nd", makeAttrs({{"reduction", std::string("none")}}),
+                   {{Shape{3, 3, 5}, 'f'}, {Shape{4, 2}, 'i'}, {Shape{4, 5}, 'f'}},
+                   Shape{3, 3, 5}});
   cases.push_back({"expand", {}, {{Shape{3, 1, 5}, 'f'}}, s});
   cases.push_back({"tile", {}, {{Shape{1, 3, 2, 5}, 'f'}}, Shape{2, 3, 4, 5}});
   return cases;

@@ -1,9 +1,12 @@
-//===- Index.cuh - gather_elements, gather_nd, trilu ----------------------===//
+//===- Index.cuh - gather_elements, gather_nd, scatter_nd, trilu ----------===//
 //
 // The selections by index or position of runtime/kernels/src/gather.cpp
-// (gather_elements, gather_nd) and movement.cpp (trilu): a thread per
-// result element (gather_nd: per word of a slice), which reads the one
-// element it copies before writing it. They move elements by their bits, so
+// (gather_elements, gather_nd, scatter_nd) and movement.cpp (trilu): a
+// thread per result element (gather_nd: per word of a slice), which reads
+// the one element it copies before writing it; scatter_nd writes into a
+// copy of the data (the planner's first launch), a thread per word of the
+// updates, or, with a reduction, a thread per element of the slice that
+// combines every tuple's update in the CPU kernel's order. They move elements by their bits, so
 // each is instantiated per width (W, an unsigned type of 1, 2, 4 or 8 bytes;
 // gather_nd also of 16 bytes when its slices are whole 16-byte words). As
 // in gather (Movement.cuh), an index outside [-extent, extent), which the
@@ -15,6 +18,7 @@
 #define TESSEL_CODEGEN_CUDA_KERNELS_INDEX_CUH
 
 #include "Common.cuh"
+#include "Elementwise.cuh"
 
 namespace tessel::kernels {
 
@@ -54,6 +58,53 @@ __device__ __forceinline__ void gatherND(const W *x, const int64_t *indices, W *
       slice += v * p.stride[j];
     }
     y[i] = inside ? x[slice * p.sliceWords + static_cast<int64_t>(i - t * words)] : W{};
+  });
+}
+
+/// The slice scatter_nd's tuple addresses, or -1 when an index lies outside
+/// [-extent, extent) (the CPU tier's error: nothing is written).
+__device__ __forceinline__ int64_t scatterSlice(const int64_t *tuple, const ScatterNDParams &p) {
+  int64_t slice = 0;
+#pragma unroll 1
+  for (int j = 0; j < p.k; ++j) {
+    int64_t v = tuple[j];
+    if (v < 0)
+      v += p.extent[j];
+    if (v < 0 || v >= p.extent[j])
+      return -1;
+    slice += v * p.stride[j];
+  }
+  return slice;
+}
+
+/// Reduction none: word i of the updates to its place in its tuple's slice.
+/// Tuples that repeat leave either's slice (ONNX leaves it undefined).
+template <typename W>
+__device__ __forceinline__ void scatterND(const int64_t *indices, const W *u, W *y,
+                                          const ScatterNDParams &p) {
+  const uint64_t words = static_cast<uint64_t>(p.sliceWords);
+  forEachIndex(p.n, [&](uint64_t i) {
+    const uint64_t t = divide(i, words);
+    const int64_t slice = scatterSlice(indices + static_cast<int64_t>(t) * p.k, p);
+    if (slice >= 0)
+      y[slice * p.sliceWords + static_cast<int64_t>(i - t * words)] = u[i];
+  });
+}
+
+/// A reduction: element j of the slice combined with every tuple's update
+/// in turn (the CPU kernel's order, so repeated tuples accumulate the same).
+template <B op, typename T>
+__device__ __forceinline__ void scatterNDReduce(const int64_t *indices, const T *u, T *y,
+                                                const ScatterNDParams &p) {
+  forEachIndex(p.n, [&](uint64_t j) {
+#pragma unroll 1
+    for (int64_t t = 0; t < p.tuples; ++t) {
+      const int64_t slice = scatterSlice(indices + t * p.k, p);
+      if (slice >= 0) {
+        T &e = y[slice * p.sliceWords + static_cast<int64_t>(j)];
+        e = binaryOp<op>(e, u[t * p.sliceWords + static_cast<int64_t>(j)]);
+      }
+    }
   });
 }
 

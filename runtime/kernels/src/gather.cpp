@@ -1,15 +1,19 @@
-//===- gather.cpp - gather, gather_elements and gather_nd -----------------===//
+//===- gather.cpp - gather, gather_elements, gather_nd and scatter_nd -----===//
 //
 // The indexing kernels, with ONNX semantics: gather takes whole slices of the
 // data along an axis, gather_elements one element per index, gather_nd the
-// slice a tuple of indices (the indices' last dim) addresses. Indices (i32 or
-// i64; gather_nd i64) may be negative (from the end of their dim); every
-// index is checked before anything is written. Elements move by their size,
-// so every dtype works.
+// slice a tuple of indices (the indices' last dim) addresses, and scatter_nd
+// writes (or combines) slices of the updates into a copy of the data at the
+// slices such tuples address. Indices (i32 or i64; gather_nd and scatter_nd
+// i64) may be negative (from the end of their dim); every index is checked
+// before anything is written. Elements move by their size, so every dtype
+// works (scatter_nd's reductions: the numeric ones).
 //
 //===----------------------------------------------------------------------===//
+#include "dispatch.h"
 #include "movement.h"
 #include "registry.h"
+#include "tessel/elementwise_math.h"
 
 #include <algorithm>
 #include <cstring>
@@ -250,12 +254,139 @@ KernelStatus gatherNDKernel(const Attrs &attrs, const Inputs &inputs, const Outp
   return {};
 }
 
+//===----------------------------------------------------------------------===//
+// scatter_nd
+//===----------------------------------------------------------------------===//
+
+/// The tuples of k indices (the indices' last dim) checked against the
+/// first k dims of `shape`, and each tuple's offset in slices of
+/// shape[k:]: what gather_nd without batch dims and scatter_nd address.
+KernelStatus tupleOffsets(const char *op, const TensorView &indices,
+                          const std::vector<int64_t> &shape, std::vector<int64_t> &offsets) {
+  const int64_t k = indices.shape.back();
+  const int64_t tuples = k ? indices.numElements() / k : 0;
+  const int64_t *idx = static_cast<const int64_t *>(indices.data);
+  offsets.assign(static_cast<size_t>(tuples), 0);
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t v = idx[t * k + j];
+      const int64_t extent = shape[static_cast<size_t>(j)];
+      if (v < -extent || v >= extent)
+        return fail(op, "index " + std::to_string(v) + " is out of range for dim " +
+                            std::to_string(j) + " of extent " + std::to_string(extent));
+      offset = offset * extent + (v < 0 ? v + extent : v);
+    }
+    offsets[static_cast<size_t>(t)] = offset;
+  }
+  return {};
+}
+
+/// a combined with b by `op` (tessel/elementwise_math.h, the GPU kernel's
+/// formulas too): f16 through float, one rounding; integers wrapping.
+template <elementwise::Binary op, typename T> T combine(T a, T b) {
+  if constexpr (isFloatElem<T>())
+    return storeElem<T>(elementwise::binaryFloat<op>(loadElem(a), loadElem(b)));
+  else
+    return elementwise::binaryInt<op>(a, b);
+}
+
+template <elementwise::Binary op, typename T>
+void scatterCombine(const std::vector<int64_t> &offsets, int64_t slice, const T *u, T *y) {
+  for (size_t t = 0; t < offsets.size(); ++t)
+    for (int64_t j = 0; j < slice; ++j) {
+      T &e = y[offsets[t] * slice + j];
+      e = combine<op>(e, u[static_cast<int64_t>(t) * slice + j]);
+    }
+}
+
+/// output = data; then, tuple by tuple in order, the slice of data.shape[k:]
+/// that the tuple addresses is replaced by (reduction none) or combined
+/// with its slice of the updates.
+KernelStatus scatterNDKernel(const Attrs &attrs, const Inputs &inputs, const Outputs &outputs) {
+  if (KernelStatus s = checkOperands("scatter_nd", inputs, outputs, 3); !s.ok())
+    return s;
+  const TensorView &data = *inputs[0], &indices = *inputs[1], &updates = *inputs[2];
+  TensorView &out = *outputs[0];
+  if (KernelStatus s = checkSameDType("scatter_nd", data, out); !s.ok())
+    return s;
+  if (KernelStatus s = checkSameDType("scatter_nd", updates, out); !s.ok())
+    return s;
+  if (!validDType(data.dtype))
+    return fail("scatter_nd", "invalid dtype");
+  if (indices.dtype != DType::I64)
+    return fail("scatter_nd", std::string("indices must be i64, not ") + dtypeName(indices.dtype));
+  using elementwise::Binary;
+  const std::string &name = attrs.getString("reduction");
+  const bool replace = name.empty() || name == "none";
+  Binary reduction = Binary::Add;
+  if (name == "mul")
+    reduction = Binary::Mul;
+  else if (name == "max")
+    reduction = Binary::Max;
+  else if (name == "min")
+    reduction = Binary::Min;
+  else if (!replace && name != "add")
+    return fail("scatter_nd", "unknown reduction '" + name + "'");
+  const int64_t r = static_cast<int64_t>(data.shape.size());
+  const int64_t q = static_cast<int64_t>(indices.shape.size());
+  const int64_t k = q ? indices.shape.back() : 0;
+  // updates: indices.shape[:-1] + data.shape[k:]
+  bool fits = r >= 1 && q >= 1 && k >= 1 && k <= r && out.shape == data.shape;
+  std::vector<int64_t> expected;
+  if (fits) {
+    expected.assign(indices.shape.begin(), indices.shape.end() - 1);
+    expected.insert(expected.end(), data.shape.begin() + k, data.shape.end());
+  }
+  if (!fits || updates.shape != expected)
+    return fail("scatter_nd", "data of shape " + shapeText(data.shape) + ", indices of shape " +
+                                  shapeText(indices.shape) + ", updates of shape " +
+                                  shapeText(updates.shape) + " and output of shape " +
+                                  shapeText(out.shape) + " do not fit");
+  std::vector<int64_t> offsets;
+  if (KernelStatus s = tupleOffsets("scatter_nd", indices, data.shape, offsets); !s.ok())
+    return s;
+  int64_t slice = 1;
+  for (int64_t d = k; d < r; ++d)
+    slice *= data.shape[static_cast<size_t>(d)];
+  const size_t elementBytes = dtypeSize(data.dtype);
+  const size_t sliceBytes = static_cast<size_t>(slice) * elementBytes;
+  if (out.data != data.data && data.numElements() != 0)
+    std::memcpy(out.data, data.data, static_cast<size_t>(data.numElements()) * elementBytes);
+  if (sliceBytes == 0)
+    return {};
+  auto *dst = static_cast<uint8_t *>(out.data);
+  const auto *src = static_cast<const uint8_t *>(updates.data);
+  if (replace) {
+    for (size_t t = 0; t < offsets.size(); ++t)
+      std::memcpy(dst + static_cast<size_t>(offsets[t]) * sliceBytes, src + t * sliceBytes,
+                  sliceBytes);
+    return {};
+  }
+  const bool typed = dispatch<kNumeric>(data.dtype, kNumeric, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T *y = static_cast<T *>(out.data);
+    const T *u = static_cast<const T *>(updates.data);
+    switch (reduction) {
+    case Binary::Mul: return scatterCombine<Binary::Mul>(offsets, slice, u, y);
+    case Binary::Max: return scatterCombine<Binary::Max>(offsets, slice, u, y);
+    case Binary::Min: return scatterCombine<Binary::Min>(offsets, slice, u, y);
+    default: return scatterCombine<Binary::Add>(offsets, slice, u, y);
+    }
+  });
+  if (!typed)
+    return fail("scatter_nd", std::string("reduction '") + name + "' needs a numeric dtype, not " +
+                                  dtypeName(data.dtype));
+  return {};
+}
+
 } // namespace
 
 void addGatherKernels(KernelTable &table) {
   table["gather"] = &gatherKernel;
   table["gather_elements"] = &gatherElementsKernel;
   table["gather_nd"] = &gatherNDKernel;
+  table["scatter_nd"] = &scatterNDKernel;
 }
 
 } // namespace tessel::cpu

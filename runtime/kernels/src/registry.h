@@ -19,7 +19,7 @@ void addNormalizationKernels(KernelTable &table); // normalization.cpp: *_norm, 
 void addPoolKernels(KernelTable &table);          // pool.cpp: max_pool, avg_pool
 void addReductionKernels(KernelTable &table);     // reduction.cpp: reduce_*, softmax, arg*
 void addMovementKernels(KernelTable &table);      // movement.cpp: reshape, cast, slice, ...
-void addGatherKernels(KernelTable &table);        // gather.cpp: gather, gather_elements
+void addGatherKernels(KernelTable &table);        // gather.cpp: gather, gather_elements, gather_nd, scatter_nd
 void addAttentionKernels(KernelTable &table);     // attention.cpp: attention
 
 } // namespace tessel::cpu

@@ -182,3 +182,27 @@ func.func @gather_nd_shape(%d: tensor<2x3xf32>, %i: tensor<4x1xi64>) -> tensor<4
   %y = tessel.gather_nd %d, %i {batch_dims = 0 : i64} : (tensor<2x3xf32>, tensor<4x1xi64>) -> tensor<4x2xf32>
   return %y : tensor<4x2xf32>
 }
+
+// -----
+
+func.func @scatter_nd_tuple_too_long(%d: tensor<2x3xf32>, %i: tensor<1x3xi64>, %u: tensor<1xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{the indices' last dim 3 must be in [1, 2]}}
+  %y = tessel.scatter_nd %d, %i, %u {reduction = "none"} : (tensor<2x3xf32>, tensor<1x3xi64>, tensor<1xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @scatter_nd_updates(%d: tensor<2x3xf32>, %i: tensor<4x1xi64>, %u: tensor<4x2xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{updates must have shape indices.shape[:-1] + data.shape[k:]}}
+  %y = tessel.scatter_nd %d, %i, %u {reduction = "add"} : (tensor<2x3xf32>, tensor<4x1xi64>, tensor<4x2xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @scatter_nd_reduction(%d: tensor<2x3xf32>, %i: tensor<4x1xi64>, %u: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{reduction must be none, add, mul, max or min}}
+  %y = tessel.scatter_nd %d, %i, %u {reduction = "sub"} : (tensor<2x3xf32>, tensor<4x1xi64>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}

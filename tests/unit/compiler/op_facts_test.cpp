@@ -77,7 +77,7 @@ const std::map<std::string, PrecisionClass> &documentedPolicy() {
       p[op] = PrecisionClass::F32;
     for (const char *op :
          {"reshape", "transpose", "concat", "slice", "pad", "im2row", "gather",
-          "gather_elements", "gather_nd", "trilu", "expand", "tile", "identity", "relu", "abs",
+          "gather_elements", "gather_nd", "scatter_nd", "trilu", "expand", "tile", "identity", "relu", "abs",
           "neg", "sign",
           "floor", "ceil", "round", "thresholded_relu", "clip", "max", "min", "where", "max_pool",
           "reduce_max", "reduce_min", "argmax", "argmin", "equal", "less", "less_equal",

@@ -197,8 +197,44 @@ CASES.update({
     "eye_like_k1": lambda: eye_like(1),
 })
 
+def scatter_nd(data_shape, indices_shape, updates_shape, reduction):
+    # ScatterND of f32 data by i64 indices (reduction None: the attribute
+    # absent), the updates a graph input too.
+    attrs = {} if reduction is None else {"reduction": reduction}
+    node = helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"], name="write",
+                            **attrs)
+    return helper.make_graph(
+        [node], "scatter_nd",
+        [helper.make_tensor_value_info("data", TensorProto.FLOAT, data_shape),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, indices_shape),
+         helper.make_tensor_value_info("updates", TensorProto.FLOAT, updates_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, data_shape)])
+
+
+def dropout_mask():
+    # Dropout as F.dropout(p=0) in training mode exports it (swin_t's
+    # attention): training_mode true, ratio 0, the mask output used.
+    nodes = [helper.make_node("Constant", [], ["ratio"],
+                              value=helper.make_tensor("r", TensorProto.FLOAT, [], [0.0])),
+             helper.make_node("Constant", [], ["training"],
+                              value=helper.make_tensor("t", TensorProto.BOOL, [], [True])),
+             helper.make_node("Dropout", ["x", "ratio", "training"], ["y", "mask"], name="drop")]
+    return helper.make_graph(
+        nodes, "dropout_mask", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("mask", TensorProto.BOOL, [2, 3])])
+
+
+CASES.update({
+    "scatter_nd": lambda: scatter_nd([4, 5, 6], [3, 2], [3, 6], "add"),
+    "scatter_nd_none": lambda: scatter_nd([8], [4, 1], [4], None),
+    "scatter_nd_bad_updates": lambda: scatter_nd([4, 5, 6], [3, 2], [3, 5], None),
+    "dropout_mask": dropout_mask,
+})
+
 # Ops newer than opset 13.
-OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14}
+OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14, "scatter_nd": 16,
+          "scatter_nd_bad_updates": 16}
 
 if __name__ == "__main__":
     case, out = sys.argv[1], sys.argv[2]
