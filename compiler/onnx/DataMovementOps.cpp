@@ -257,8 +257,9 @@ LogicalResult importConcat(Node &n) {
 }
 
 /// Split: the sizes are an attribute before opset 13, an optional constant
-/// input from it on; absent, the parts are equal.
-template <OperandsFrom splitFrom> LogicalResult importSplit(Node &n) {
+/// input from it on; absent, the parts are equal, or from opset 18
+/// (num_outputs) ceil(dim / parts) each with a smaller last one.
+template <OperandsFrom splitFrom, bool numOutputs = false> LogicalResult importSplit(Node &n) {
   FailureOr<Value> x = n.input(0);
   FailureOr<int64_t> axisAttr = n.getInt("axis", 0);
   if (failed(x) || failed(axisAttr))
@@ -276,6 +277,22 @@ template <OperandsFrom splitFrom> LogicalResult importSplit(Node &n) {
     return failure();
   if (*split)
     sizes = **split;
+  if (numOutputs && n.attr("num_outputs")) {
+    FailureOr<int64_t> count = n.getInt("num_outputs", 0);
+    if (failed(count))
+      return failure();
+    if (*split)
+      return n.invalid("both the split input and num_outputs are given");
+    if (*count != parts)
+      return n.invalid("num_outputs " + Twine(*count) + " differs from the " + Twine(parts) +
+                       " outputs");
+    if (parts < 1 || in[*axis] < parts)
+      return n.invalid("dim " + Twine(*axis) + " of " + shapeText(in) + " is smaller than " +
+                       "num_outputs " + Twine(parts));
+    const int64_t chunk = (in[*axis] + parts - 1) / parts;
+    for (int64_t i = 0, left = in[*axis]; i < parts; ++i, left -= chunk)
+      sizes.push_back(std::max<int64_t>(std::min(chunk, left), 0));
+  }
   if (sizes.empty()) {
     if (parts < 1 || in[*axis] % parts != 0)
       return n.invalid("dim " + Twine(*axis) + " of " + shapeText(in) +
@@ -392,8 +409,9 @@ template <OperandsFrom boundsFrom> LogicalResult importSlice(Node &n) {
 }
 
 /// Pad: pads and the constant value are attributes before opset 11,
-/// constant inputs from it on.
-template <OperandsFrom padsFrom> LogicalResult importPad(Node &n) {
+/// constant inputs from it on; from opset 18 an optional constant axes input
+/// says which dims the pads are for (the others are not padded).
+template <OperandsFrom padsFrom, bool axesInput = false> LogicalResult importPad(Node &n) {
   FailureOr<Value> x = n.input(0);
   FailureOr<std::string> mode = n.getString("mode", "constant");
   if (failed(x) || failed(mode))
@@ -427,6 +445,23 @@ template <OperandsFrom padsFrom> LogicalResult importPad(Node &n) {
     return failure();
   ArrayRef<int64_t> in = shapeOf(*x);
   size_t rank = in.size();
+  if (axesInput && n.has(3)) {
+    FailureOr<SmallVector<int64_t>> axesValues = n.constantInts(3, "axes");
+    if (failed(axesValues))
+      return failure();
+    FailureOr<SmallVector<int64_t>> axes = normalizeAxes(n, *axesValues, rank);
+    if (failed(axes))
+      return failure();
+    if (pads.size() != 2 * axes->size())
+      return n.invalid("pads " + shapeText(pads) + " need " + Twine(2 * axes->size()) +
+                       " values for " + Twine(axes->size()) + " axes");
+    SmallVector<int64_t> full(2 * rank, 0);
+    for (size_t i = 0; i < axes->size(); ++i) {
+      full[(*axes)[i]] = pads[i];
+      full[(*axes)[i] + rank] = pads[i + axes->size()];
+    }
+    pads = std::move(full);
+  }
   if (pads.size() != 2 * rank)
     return n.invalid("pads " + shapeText(pads) + " need " + Twine(2 * rank) +
                      " values for rank " + Twine(rank));
@@ -727,11 +762,13 @@ const OpVersion kDataMovementOps[] = {
     {"Transpose", {1}, importTranspose},
     {"Concat", {4}, importConcat},
     {"Split", {2, 12}, importSplit<OperandsFrom::Attributes>},
-    {"Split", {13}, importSplit<OperandsFrom::Inputs>},
+    {"Split", {13, 17}, importSplit<OperandsFrom::Inputs>},
+    {"Split", {18}, importSplit<OperandsFrom::Inputs, /*numOutputs=*/true>},
     {"Slice", {1, 9}, importSlice<OperandsFrom::Attributes>},
     {"Slice", {10}, importSlice<OperandsFrom::Inputs>},
     {"Pad", {2, 10}, importPad<OperandsFrom::Attributes>},
-    {"Pad", {11}, importPad<OperandsFrom::Inputs>},
+    {"Pad", {11, 17}, importPad<OperandsFrom::Inputs>},
+    {"Pad", {18}, importPad<OperandsFrom::Inputs, /*axesInput=*/true>},
     {"Gather", {1}, importGather},
     {"GatherElements", {11}, importGatherElements},
     // GatherND-12 added batch_dims (default 0: GatherND-11's semantics).

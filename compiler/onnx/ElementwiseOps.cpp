@@ -25,6 +25,19 @@ template <typename OpT> LogicalResult importUnary(Node &n) {
   return n.setOutput(0, n.create<OpT>(x->getType(), *x));
 }
 
+/// Gelu (opset 20): the erf form, or with approximate="tanh" the tanh form.
+LogicalResult importGelu(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<std::string> approximate = n.getString("approximate", "none");
+  if (failed(x) || failed(approximate))
+    return failure();
+  if (*approximate == "none")
+    return n.setOutput(0, n.create<GeluOp>(x->getType(), *x));
+  if (*approximate == "tanh")
+    return n.setOutput(0, n.create<GeluTanhOp>(x->getType(), *x));
+  return n.invalid("approximate '" + *approximate + "' is neither none nor tanh");
+}
+
 /// Unary ops with float attributes, each with its ONNX default.
 struct FloatAttrDefault {
   const char *name;
@@ -241,6 +254,7 @@ const OpVersion kElementwiseOps[] = {
     {"Erf", {9}, importUnary<ErfOp>},
     {"Exp", {6}, importUnary<ExpOp>},
     {"Floor", {6}, importUnary<FloorOp>},
+    {"Gelu", {20}, importGelu},
     {"HardSwish", {14}, importUnary<HardSwishOp>},
     {"Log", {6}, importUnary<LogOp>},
     {"Neg", {6}, importUnary<NegOp>},

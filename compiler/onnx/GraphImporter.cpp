@@ -53,9 +53,12 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, int64_t index) {
   // opset 7, there is one where the op is unchanged since (see OpTable.h).
   const OpVersion *version = table.find(proto.op_type(), opset);
   if (!version) {
+    std::string ranges;
+    for (const OpVersion &v : table.versions(proto.op_type()))
+      ranges += (ranges.empty() ? "" : ", ") + std::to_string(v.opsets.first) + "-" +
+                std::to_string(v.opsets.last);
     (void)n.unsupported("opset " + Twine(opset) + " semantics",
-                        "re-export the model with opset " + Twine(kMinOpset) +
-                            " to " + Twine(kMaxOpset));
+                        "tessel imports " + proto.op_type() + " at opsets " + ranges);
     return poison();
   }
   int64_t errorsBefore = errorCount;

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <set>
 
 using namespace mlir;
 
@@ -114,6 +115,36 @@ template <typename Fn> void forEachTensor(onnx::GraphProto &graph, Fn fn) {
     }
 }
 
+/// Where `model` first uses a data type newer than the ONNX library here
+/// (TensorProto.h, kFirstNewerDataType) in its main graph: a value's type,
+/// a tensor, or a node's target type attribute ("to", "dtype",
+/// "output_dtype"); "" if nowhere.
+std::string newerDataTypeUse(const onnx::ModelProto &model) {
+  auto newer = [](int64_t type) { return type >= kFirstNewerDataType; };
+  auto name = [](int64_t type) { return std::string(onnxTypeName(static_cast<int32_t>(type))); };
+  const onnx::GraphProto &graph = model.graph();
+  for (const auto *values : {&graph.input(), &graph.output(), &graph.value_info()})
+    for (const auto &value : *values)
+      if (value.type().has_tensor_type() && newer(value.type().tensor_type().elem_type()))
+        return "element type " + name(value.type().tensor_type().elem_type()) + " of '" +
+               value.name() + "'";
+  for (const auto &tensor : graph.initializer())
+    if (newer(tensor.data_type()))
+      return "element type " + name(tensor.data_type()) + " of initializer '" + tensor.name() +
+             "'";
+  for (const auto &node : graph.node())
+    for (const auto &attr : node.attribute()) {
+      const bool typeAttr = attr.name() == "to" || attr.name() == "dtype" ||
+                            attr.name() == "output_dtype";
+      if ((typeAttr && attr.type() == onnx::AttributeProto::INT && newer(attr.i())) ||
+          (attr.has_t() && newer(attr.t().data_type())))
+        return "element type " + name(typeAttr ? attr.i() : attr.t().data_type()) +
+               " in attribute '" + attr.name() + "' of node '" + node.name() + "' (" +
+               node.op_type() + ")";
+    }
+  return "";
+}
+
 bool parseProtoFile(const std::string &path, google::protobuf::Message &proto) {
   std::ifstream file(path, std::ios::binary);
   return file && proto.ParseFromIstream(&file);
@@ -123,22 +154,120 @@ bool parseProtoFile(const std::string &path, google::protobuf::Message &proto) {
 // ONNX checker and shape inference, in a child process
 //===----------------------------------------------------------------------===//
 
+/// The private domain of the nodes set aside in a library view.
+constexpr const char *kSetAsideDomain = "ai.tessel.newer";
+
+/// Turns a copy of a model newer than the ONNX library here (Debian's 1.12:
+/// default-domain opsets to kLibraryOpset, IR version onnx::IR_VERSION) into
+/// what the library can check and infer: the default-domain opset and the IR
+/// version lowered to the library's, and every node that the library's
+/// schema at that opset rejects (an op revised since, with new inputs or
+/// attributes, or one it does not know) moved to a private domain, which
+/// the checker and shape inference pass over. Such a node's outputs get no
+/// inferred type; the op table's handler for the model's own opset computes
+/// and checks them (OpTable.h). The other nodes are checked and inferred as
+/// before: ops that ONNX revised since only by new element types have the
+/// same semantics at the library's opset.
+void libraryView(onnx::ModelProto &view) {
+  std::unordered_map<std::string, int> opsets;
+  for (auto &entry : *view.mutable_opset_import()) {
+    if (isDefaultDomain(entry.domain()) && entry.version() > kLibraryOpset)
+      entry.set_version(kLibraryOpset);
+    opsets[entry.domain()] = static_cast<int>(entry.version());
+  }
+  if (view.ir_version() > onnx::IR_VERSION)
+    view.set_ir_version(onnx::IR_VERSION);
+  onnx::checker::CheckerContext ctx;
+  ctx.set_ir_version(static_cast<int>(view.ir_version()));
+  ctx.set_opset_imports(opsets);
+  onnx::checker::LexicalScopeContext scope;
+  onnx::GraphProto &graph = *view.mutable_graph();
+  for (const auto &input : graph.input())
+    scope.add(input.name());
+  for (const auto &init : graph.initializer())
+    scope.add(init.name());
+  bool setAside = false;
+  for (auto &node : *graph.mutable_node()) {
+    if (isDefaultDomain(node.domain())) {
+      try {
+        onnx::checker::check_node(node, ctx, scope);
+      } catch (const std::exception &) {
+        node.set_domain(kSetAsideDomain);
+        setAside = true;
+      }
+    }
+    for (const std::string &output : node.output())
+      scope.add(output);
+  }
+  if (setAside) {
+    auto *entry = view.add_opset_import();
+    entry->set_domain(kSetAsideDomain);
+    entry->set_version(1);
+  }
+}
+
+/// Whether `model` is newer than the ONNX library here knows.
+bool newerThanLibrary(const onnx::ModelProto &model) {
+  if (model.ir_version() > onnx::IR_VERSION)
+    return true;
+  return llvm::any_of(model.opset_import(), [](const auto &entry) {
+    return isDefaultDomain(entry.domain()) && entry.version() > kLibraryOpset;
+  });
+}
+
 /// Runs the ONNX checker, then shape inference with data propagation (which
-/// fills in `model`'s value_info and `propagated`). Returns the error, or ""
-/// when the model is valid.
+/// fills in `model`'s value_info and output types, and `propagated`); for a
+/// model newer than the library, on its library view. Returns the error, or
+/// "" when the model is valid.
 std::string checkAndInfer(onnx::ModelProto &model, PropagatedData &propagated) {
+  std::optional<onnx::ModelProto> view;
+  if (newerThanLibrary(model)) {
+    view.emplace(model);
+    libraryView(*view);
+    // What the model declares stays the model's: the view's outputs and
+    // value_info keep their ranks but no dims, so that inference cannot
+    // contradict them with the library's older rules (1.12's ceil_mode
+    // windows); what it infers fills in the rest.
+    auto unknownDims = [](onnx::ValueInfoProto &value) {
+      if (value.type().has_tensor_type() && value.type().tensor_type().has_shape())
+        for (auto &dim : *value.mutable_type()->mutable_tensor_type()->mutable_shape()
+                              ->mutable_dim())
+          dim.clear_dim_value();
+    };
+    onnx::GraphProto &graph = *view->mutable_graph();
+    for (auto &value : *graph.mutable_output())
+      unknownDims(value);
+    graph.clear_value_info();
+  }
+  onnx::ModelProto &checked = view ? *view : model;
   try {
-    onnx::checker::check_model(model);
+    onnx::checker::check_model(checked);
   } catch (const std::exception &e) {
     return std::string("ONNX checker: ") + e.what();
   }
   try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/1,
-                                        /*enable_data_propagation=*/true);
+    // Strict on what the library knows; on a view, what inference cannot
+    // type (an op revised since with new element types: IsInf-20 on f16,
+    // Range-27; the pools' ceil_mode fixed after 1.12) is left to the
+    // handlers, which compute and check every result type.
+    // Data propagation only on what the library knows: through a node set
+    // aside, 1.12's propagation reads types that are not there and crashes.
+    onnx::ShapeInferenceOptions options(/*check_type=*/!view, /*error_mode=*/view ? 0 : 1,
+                                        /*enable_data_propagation=*/!view);
     onnx::shape_inference::InferShapes(
-        model, onnx::OpSchemaRegistry::Instance(), options, &propagated);
+        checked, onnx::OpSchemaRegistry::Instance(), options, &propagated);
   } catch (const std::exception &e) {
     return std::string("ONNX shape inference: ") + e.what();
+  }
+  if (view) {
+    onnx::GraphProto &graph = *model.mutable_graph();
+    std::set<std::string> declared;
+    for (const auto *values : {&graph.input(), &graph.output(), &graph.value_info()})
+      for (const auto &value : *values)
+        declared.insert(value.name());
+    for (const auto &value : view->graph().value_info())
+      if (!declared.count(value.name()))
+        *graph.add_value_info() = value;
   }
   return "";
 }
@@ -173,6 +302,8 @@ LogicalResult loadModel(MLIRContext *ctx, const std::string &path,
     return emitError(fileLoc) << "ONNX model " << path << " has no graph";
 
   // Opsets first: a newer model gets 'unsupported', not a checker error.
+  // (Opsets the ONNX library here does not know are checked on a library
+  // view, checkAndInfer.)
   for (const auto &entry : model.opset_import()) {
     if (!isDefaultDomain(entry.domain()) ||
         (entry.version() >= 1 && entry.version() <= kMaxOpset))
@@ -182,6 +313,14 @@ LogicalResult loadModel(MLIRContext *ctx, const std::string &path,
            << "unsupported: ONNX model " << path << " uses opset "
            << entry.version() << " of the default domain (re-export it with "
            << "opset " << kMinOpset << " to " << kMaxOpset << ")";
+  }
+
+  // Element types newer than the ONNX library: unsupported, before its
+  // checker would call them invalid.
+  if (std::string use = newerDataTypeUse(model); !use.empty()) {
+    unsupported = true;
+    return emitError(fileLoc) << "unsupported: ONNX model " << path << " uses " << use
+                              << " (tessel has no float8, 4-bit or 2-bit element types)";
   }
 
   SmallString<256> modelDir(path);

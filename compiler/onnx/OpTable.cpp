@@ -9,6 +9,39 @@
 
 namespace tessel::importer {
 
+/// Where ONNX changed the semantics of an op the table imports, after opset
+/// kMinOpset's schemas: the opsets at which a model's node needs another
+/// handler than the opset before. Only the changes of opsets 18 to
+/// kMaxOpset are listed: the table's entries for older opsets give their
+/// ranges themselves. Not listed, because the earlier handler serves them:
+/// revisions that only add element types (opsets 19 to 25 for most ops, 22's
+/// bfloat16 everywhere), AveragePool-19's dilations (the window reader
+/// reads them), Cast-19's saturate (float8 only), Pad-19's wrap mode (the
+/// handler refuses modes it lacks), ScatterND-18's max and min (its handler
+/// reads the model's opset), ReduceMax/ReduceMin-20 (bool), Range-27
+/// (stash_type, f16 accumulation in float, as the import-time evaluation
+/// does).
+struct SemanticRevision {
+  const char *opType;
+  int64_t opset;
+};
+constexpr SemanticRevision kSemanticRevisions[] = {
+    // Opset 18: the reductions' axes become an input, Pad gains axes, Split
+    // num_outputs.
+    {"Pad", 18},         {"Split", 18},          {"ReduceL1", 18},
+    {"ReduceL2", 18},    {"ReduceLogSum", 18},   {"ReduceLogSumExp", 18},
+    {"ReduceMax", 18},   {"ReduceMean", 18},     {"ReduceMin", 18},
+    {"ReduceProd", 18},  {"ReduceSumSquare", 18},
+};
+
+int64_t semanticRevision(llvm::StringRef opType, int64_t after) {
+  int64_t next = kMaxOpset + 1;
+  for (const SemanticRevision &r : kSemanticRevisions)
+    if (opType == r.opType && r.opset > after)
+      next = std::min(next, r.opset);
+  return next;
+}
+
 const OpTable &OpTable::get() {
   static const OpTable table = [] {
     OpTable t;
@@ -24,7 +57,10 @@ const OpTable &OpTable::get() {
 }
 
 void OpTable::add(llvm::ArrayRef<OpVersion> versions) {
-  for (const OpVersion &version : versions) {
+  for (OpVersion version : versions) {
+    // An open-ended entry stops where ONNX next changed the op.
+    if (version.opsets.last == kMaxOpset)
+      version.opsets.last = semanticRevision(version.opType, version.opsets.first) - 1;
     llvm::SmallVector<OpVersion, 1> &list = entries[version.opType];
     // A programming error in a family's table, found by any test that
     // imports: ranges must be well formed and disjoint.

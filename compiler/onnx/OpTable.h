@@ -11,7 +11,11 @@
 //
 // An op's first entry starts at the since-version of its ONNX schema in force
 // at opset kMinOpset (or where ONNX introduced the op, if later), and its last
-// ends at kMaxOpset. So a model older than opset 7 is imported node by node
+// ends at kMaxOpset, or where ONNX next changed the op's semantics
+// (semanticRevision: an entry registered open-ended stops there by itself,
+// so a revision the importer does not implement yet is reported at the node,
+// never imported with the old meaning). Revisions that only add element
+// types, or inputs and attributes the handler already reads, keep the entry. So a model older than opset 7 is imported node by node
 // where the node's op has not changed since the model's opset, and a node
 // whose op has entries, none for the model's opset, is reported as
 // unsupported at the node.
@@ -40,8 +44,13 @@ class Node;
 
 // The default-domain opsets the table covers: models of opset kMinOpset to
 // kMaxOpset, and older ones where their ops are unchanged since (see above).
+// 27 is the newest opset of the ONNX 1.22 node tests.
 constexpr int64_t kMinOpset = 7;
-constexpr int64_t kMaxOpset = 17;
+constexpr int64_t kMaxOpset = 27;
+// The newest default-domain opset the ONNX library here (Debian's 1.12)
+// knows: its checker and shape inference see newer models through a view
+// (ModelLoader.cpp).
+constexpr int64_t kLibraryOpset = 17;
 
 /// Default-domain opsets [first, last].
 struct OpsetRange {
@@ -49,6 +58,11 @@ struct OpsetRange {
   int64_t last = kMaxOpset;
   bool contains(int64_t opset) const { return first <= opset && opset <= last; }
 };
+
+/// The first opset in (after, kMaxOpset] at which ONNX changed `opType`'s
+/// semantics beyond new element types (for the ops the table imports; from
+/// onnx/defs/operator_sets.h and the Changelog), or kMaxOpset + 1.
+int64_t semanticRevision(llvm::StringRef opType, int64_t after);
 
 /// Imports one node: builds its tessel ops and binds its outputs, or reports
 /// at the node why it cannot.

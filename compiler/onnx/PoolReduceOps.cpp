@@ -76,7 +76,8 @@ template <typename OpT> LogicalResult importGlobalPool(Node &n) {
 }
 
 /// A Reduce* node; its axes come from `axesFrom` (ReduceSum's are an input
-/// from opset 13, the others' an attribute up to opset 17).
+/// from opset 13, the others' an attribute up to opset 17 and an input from
+/// 18).
 template <typename OpT, OperandsFrom axesFrom = OperandsFrom::Attributes>
 LogicalResult importReduce(Node &n) {
   FailureOr<Value> x = n.input(0);
@@ -236,17 +237,28 @@ const OpVersion kPoolReduceOps[] = {
     {"MaxPool", {1}, importPool<MaxPoolOp>},
     {"GlobalAveragePool", {1}, importGlobalPool<ReduceMeanOp>},
     {"GlobalMaxPool", {1}, importGlobalPool<ReduceMaxOp>},
+    // Opset 18 moved the other reductions' axes to an input, as ReduceSum's
+    // at 13 (the first entries end at 17 by OpTable's revision list).
     {"ReduceL1", {1}, importReduce<ReduceL1Op>},
+    {"ReduceL1", {18}, importReduce<ReduceL1Op, OperandsFrom::Inputs>},
     {"ReduceL2", {1}, importReduce<ReduceL2Op>},
+    {"ReduceL2", {18}, importReduce<ReduceL2Op, OperandsFrom::Inputs>},
     {"ReduceLogSum", {1}, importReduce<ReduceLogSumOp>},
+    {"ReduceLogSum", {18}, importReduce<ReduceLogSumOp, OperandsFrom::Inputs>},
     {"ReduceLogSumExp", {1}, importReduce<ReduceLogSumExpOp>},
+    {"ReduceLogSumExp", {18}, importReduce<ReduceLogSumExpOp, OperandsFrom::Inputs>},
     {"ReduceMax", {1}, importReduce<ReduceMaxOp>},
+    {"ReduceMax", {18}, importReduce<ReduceMaxOp, OperandsFrom::Inputs>},
     {"ReduceMean", {1}, importReduce<ReduceMeanOp>},
+    {"ReduceMean", {18}, importReduce<ReduceMeanOp, OperandsFrom::Inputs>},
     {"ReduceMin", {1}, importReduce<ReduceMinOp>},
+    {"ReduceMin", {18}, importReduce<ReduceMinOp, OperandsFrom::Inputs>},
     {"ReduceProd", {1}, importReduce<ReduceProdOp>},
+    {"ReduceProd", {18}, importReduce<ReduceProdOp, OperandsFrom::Inputs>},
     {"ReduceSum", {1, 12}, importReduce<ReduceSumOp>},
     {"ReduceSum", {13}, importReduce<ReduceSumOp, OperandsFrom::Inputs>},
     {"ReduceSumSquare", {1}, importReduce<ReduceSumSquareOp>},
+    {"ReduceSumSquare", {18}, importReduce<ReduceSumSquareOp, OperandsFrom::Inputs>},
     {"ArgMax", {1}, importArgReduce<ArgMaxOp>},
     {"ArgMin", {1}, importArgReduce<ArgMinOp>},
     {"CumSum", {11}, importCumSum},

@@ -1,6 +1,8 @@
 //===- TensorProto.cpp - ONNX tensor data as MLIR attributes --------------===//
 #include "TensorProto.h"
 
+#include <iterator>
+
 #include "Tensors.h"
 
 #include "mlir/IR/Builders.h"
@@ -27,6 +29,13 @@ std::string shapeText(const onnx::TensorShapeProto &shape) {
 const char *onnxTypeName(int32_t type) {
   if (onnx::TensorProto_DataType_IsValid(type))
     return onnx::TensorProto_DataType_Name(type).c_str();
+  // The data types of ONNX 1.14 and later, which the protobuf of the ONNX
+  // library here (1.12) does not name.
+  static const char *const newer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                      "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1",
+                                      "FLOAT8E8M0", "UINT2", "INT2"};
+  if (type >= kFirstNewerDataType && type < kFirstNewerDataType + int32_t(std::size(newer)))
+    return newer[type - kFirstNewerDataType];
   return "UNKNOWN";
 }
 

@@ -20,6 +20,10 @@
 namespace tessel::importer {
 
 /// "FLOAT", "INT64", ... ("UNKNOWN" for a value outside the enum).
+/// The first data type newer than the ONNX library here (1.12: its last is
+/// BFLOAT16): float8, 4- and 2-bit types, none of which Tessel has.
+constexpr int32_t kFirstNewerDataType = 17;
+
 const char *onnxTypeName(int32_t type);
 
 /// The MLIR element type of an ONNX TensorProto data type; null when tessel

@@ -232,9 +232,95 @@ CASES.update({
     "dropout_mask": dropout_mask,
 })
 
+def newer_opsets():
+    # One graph of what opsets 18 to 25 changed or added, as current exporters
+    # write them: ReduceMean-18's axes input, Split-18's num_outputs (an
+    # uneven split), Pad-18's axes, Cast-19's saturate, Gelu-20 (tanh form),
+    # and an op unchanged since (Relu) at the model's opset 25.
+    nodes = [
+        helper.make_node("ReduceMean", ["x", "axes"], ["mean"], name="mean", keepdims=1),
+        helper.make_node("Sub", ["x", "mean"], ["centered"], name="center"),
+        helper.make_node("Split", ["centered"], ["a", "b"], name="halves", axis=1,
+                         num_outputs=2),
+        helper.make_node("Pad", ["b", "pads", "", "pad_axes"], ["padded"], name="pad"),
+        helper.make_node("Gelu", ["padded"], ["g"], name="gelu", approximate="tanh"),
+        helper.make_node("Relu", ["a"], ["r"], name="relu"),
+        helper.make_node("Cast", ["r"], ["y"], name="narrow", to=TensorProto.FLOAT16,
+                         saturate=1),
+    ]
+    inits = [helper.make_tensor("axes", TensorProto.INT64, [1], [1]),
+             helper.make_tensor("pads", TensorProto.INT64, [2], [1, 0]),
+             helper.make_tensor("pad_axes", TensorProto.INT64, [1], [-1])]
+    return helper.make_graph(
+        nodes, "newer_opsets", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2, 3]),
+         helper.make_tensor_value_info("g", TensorProto.FLOAT, [2, 3])], inits)
+
+
+def reduce_mean_17_with_axes_input():
+    # ReduceMean with an axes input at opset 17, where axes is an attribute:
+    # invalid, and the ONNX checker says so.
+    node = helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="mean")
+    return helper.make_graph(
+        [node], "reduce_mean_17", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1])],
+        [helper.make_tensor("axes", TensorProto.INT64, [1], [1])])
+
+
+def split_18_bad_count():
+    # Split-18 whose num_outputs disagrees with its outputs: the ONNX library
+    # here cannot check opset 18, the importer does, at the node.
+    node = helper.make_node("Split", ["x"], ["a", "b"], name="halves", axis=1, num_outputs=3)
+    return helper.make_graph(
+        [node], "split_18", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6])],
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [2, 3])])
+
+
+def attention_23(rank, past=False, causal=0, mask=None, softcap=None):
+    # ONNX Attention-23 on f32: Q [2, 4, 8, 16] (rank 4) or [2, 8, 64] with
+    # 4 heads (rank 3); K and V 8 keys long (6 with a past of 2 before them).
+    b, h, s, d = 2, 4, 8, 16
+    kv = s - 2 if past else s
+    shape = (lambda n: [b, h, n, d]) if rank == 4 else (lambda n: [b, n, h * d])
+    inputs = [helper.make_tensor_value_info("q", TensorProto.FLOAT, shape(s)),
+              helper.make_tensor_value_info("k", TensorProto.FLOAT, shape(kv)),
+              helper.make_tensor_value_info("v", TensorProto.FLOAT, shape(kv))]
+    names = ["q", "k", "v"]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape(s))]
+    if mask is not None:
+        inputs.append(helper.make_tensor_value_info("mask", mask, [s, s]))
+    names.append("mask" if mask is not None else "")
+    if past:
+        inputs += [helper.make_tensor_value_info(n, TensorProto.FLOAT, [b, h, 2, d])
+                   for n in ("past_k", "past_v")]
+        names += ["past_k", "past_v"]
+        outputs += [helper.make_tensor_value_info(n, TensorProto.FLOAT, [b, h, s, d])
+                    for n in ("present_k", "present_v")]
+    attrs = {"is_causal": causal}
+    if rank == 3:
+        attrs.update(q_num_heads=h, kv_num_heads=h)
+    if softcap is not None:
+        attrs["softcap"] = softcap
+    node = helper.make_node("Attention", names, [o.name for o in outputs], name="attn", **attrs)
+    return helper.make_graph([node], "attention", inputs, outputs)
+
+
+CASES.update({
+    "attention_4d_causal_mask": lambda: attention_23(4, causal=1, mask=TensorProto.BOOL),
+    "attention_3d_past": lambda: attention_23(3, past=True, mask=TensorProto.FLOAT),
+    "attention_softcap": lambda: attention_23(4, softcap=30.0),
+    "split_18_bad_count": split_18_bad_count,
+    "newer_opsets": newer_opsets,
+    "reduce_mean_17_axes_input": reduce_mean_17_with_axes_input,
+    "reduce_mean_28": lambda: reduce_mean_17_with_axes_input(),
+})
+
 # Ops newer than opset 13.
 OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14, "scatter_nd": 16,
-          "scatter_nd_bad_updates": 16}
+          "scatter_nd_bad_updates": 16, "newer_opsets": 25, "reduce_mean_17_axes_input": 17,
+          "reduce_mean_28": 28, "split_18_bad_count": 18,
+          "attention_4d_causal_mask": 23, "attention_3d_past": 23, "attention_softcap": 23}
 
 if __name__ == "__main__":
     case, out = sys.argv[1], sys.argv[2]
