@@ -2,7 +2,9 @@
 //
 // Conv and ConvTranspose (1 to 3 spatial dims, groups, auto_pad resolved to
 // explicit pads, ConvTranspose's output_shape to pads), Gemm (alpha, beta and
-// transposes as attributes) and MatMul (numpy batch broadcasting).
+// transposes as attributes), MatMul (numpy batch broadcasting) and Attention
+// (opset 23: tessel.attention, the op the attention fusion makes of the
+// MatMul-Softmax-MatMul pattern).
 //
 //===----------------------------------------------------------------------===//
 #include "Node.h"
@@ -10,6 +12,8 @@
 #include "OpTable.h"
 
 #include <algorithm>
+#include <cmath>
+#include <tuple>
 
 using namespace mlir;
 
@@ -247,7 +251,140 @@ LogicalResult importMatMul(Node &n) {
                             {*lhs, *rhs}));
 }
 
+/// Attention (opsets 23 to 25) as tessel.attention: Q, K, V of rank 4
+/// ([B, H, S, D]) or 3 ([B, S, H * D], with q_num_heads and kv_num_heads),
+/// an optional bool (keep) or float (additive) mask broadcasting to
+/// [B, H, Sq, Sk], past_key and past_value concatenated before K and V (the
+/// present_key and present_value outputs), is_causal and scale; grouped
+/// heads (kv_num_heads dividing q_num_heads) repeat each key and value head
+/// for its group of query heads. What the
+/// kernels do not implement is refused at the node: softcap, the qk_matmul_output output, Attention-24's
+/// nonpad_kv_seqlen, Attention-25's windows, and is_causal where Sq differs
+/// from the keys' length (ONNX's alignment and tessel.attention's agree only
+/// there). A row that every key is masked from gives NaN, as the unfused
+/// graph and the ONNX 1.22 reference do (ONNX 1.23 made it zero).
+LogicalResult importAttention(Node &n) {
+  FailureOr<Value> q = n.input(0), k = n.input(1), v = n.input(2);
+  FailureOr<int64_t> causal = n.getInt("is_causal", 0), qHeads = n.getInt("q_num_heads", 0),
+                     kvHeads = n.getInt("kv_num_heads", 0),
+                     left = n.getInt("left_window_size", -1),
+                     right = n.getInt("right_window_size", -1);
+  FailureOr<float> softcap = n.getFloat("softcap", 0.0f);
+  if (failed(q) || failed(k) || failed(v) || failed(causal) || failed(qHeads) ||
+      failed(kvHeads) || failed(left) || failed(right) || failed(softcap))
+    return failure();
+  if (*softcap != 0.0f)
+    return n.unsupported("softcap " + std::to_string(*softcap), "softcap 0");
+  if (n.wants(3))
+    return n.unsupported("output qk_matmul_output ('" + n.proto.output(3) + "')",
+                         "outputs Y, present_key and present_value");
+  if (n.has(6))
+    return n.unsupported("input nonpad_kv_seqlen ('" + n.proto.input(6) + "')",
+                         "past_key and past_value, or whole keys");
+  if (*left != -1 || *right != -1)
+    return n.unsupported("a sliding window (left_window_size " + Twine(*left) +
+                             ", right_window_size " + Twine(*right) + ")",
+                         "-1, unbounded");
+  if (n.has(4) != n.has(5))
+    return n.invalid("past_key and past_value come together");
+  Type element = elementOf(*q);
+  if (!isa<FloatType>(element) || elementOf(*k) != element || elementOf(*v) != element)
+    return n.invalid("Q, K and V must share a float type");
+  const size_t rank = shapeOf(*q).size();
+  if ((rank != 3 && rank != 4) || shapeOf(*k).size() != rank || shapeOf(*v).size() != rank)
+    return n.invalid("Q " + shapeText(shapeOf(*q)) + ", K " + shapeText(shapeOf(*k)) +
+                     " and V " + shapeText(shapeOf(*v)) + " must all have rank 3 or 4");
+  // Rank 3: [B, S, H * D] -> [B, H, S, D] (a reshape and a transpose, which
+  // --tessel-attention-layout turns into views).
+  auto heads = [&](Value x, int64_t count, StringRef what) -> FailureOr<Value> {
+    if (rank == 4)
+      return x;
+    ArrayRef<int64_t> s = shapeOf(x);
+    if (count < 1 || s[2] % count != 0)
+      return n.invalid(what + " " + shapeText(s) + " does not split into " + Twine(count) +
+                       " heads");
+    Value split = n.reshape(x, {s[0], s[1], count, s[2] / count});
+    return n.create<TransposeOp>(
+        RankedTensorType::get({s[0], count, s[1], s[2] / count}, elementOf(x)), split,
+        {n.named("perm", n.b.getDenseI64ArrayAttr({0, 2, 1, 3}))});
+  };
+  if (rank == 3 && (*qHeads < 1 || *kvHeads < 1))
+    return n.invalid("3-D Q, K and V need q_num_heads and kv_num_heads");
+  FailureOr<Value> q4 = heads(*q, *qHeads, "Q"), k4 = heads(*k, *kvHeads, "K"),
+                   v4 = heads(*v, *kvHeads, "V");
+  if (failed(q4) || failed(k4) || failed(v4))
+    return failure();
+  ArrayRef<int64_t> qs = shapeOf(*q4), ks = shapeOf(*k4), vs = shapeOf(*v4);
+  if (ks[0] != qs[0] || vs[0] != qs[0] || vs[1] != ks[1] || ks[3] != qs[3] || vs[2] != ks[2] ||
+      ks[1] < 1 || qs[1] % ks[1] != 0)
+    return n.invalid("Q " + shapeText(qs) + ", K " + shapeText(ks) + " and V " +
+                     shapeText(vs) + " do not fit [B, H, Sq, D], [B, Hkv, Sk, D], " +
+                     "[B, Hkv, Sk, Dv] with H a multiple of Hkv");
+  // The cache: present = concat(past, current) along the sequence.
+  Value key = *k4, value = *v4;
+  for (auto [input, output, current] :
+       {std::tuple{4, 1, &key}, std::tuple{5, 2, &value}}) {
+    if (!n.has(input))
+      continue;
+    FailureOr<Value> past = n.input(input);
+    if (failed(past))
+      return failure();
+    ArrayRef<int64_t> ps = shapeOf(*past), cs = shapeOf(*current);
+    if (ps.size() != 4 || ps[0] != cs[0] || ps[1] != cs[1] || ps[3] != cs[3] ||
+        elementOf(*past) != element)
+      return n.invalid("past " + shapeText(ps) + " does not fit the current " + shapeText(cs));
+    *current = n.create<ConcatOp>(
+        RankedTensorType::get({cs[0], cs[1], ps[2] + cs[2], cs[3]}, element),
+        ValueRange{*past, *current}, {n.named("axis", n.b.getI64IntegerAttr(2))});
+    if (failed(n.setOutput(output, *current)))
+      return failure();
+  }
+  if (!n.has(4) && (n.wants(1) || n.wants(2)))
+    return n.unsupported("present_key and present_value without past_key and past_value");
+  // Grouped heads (GQA, MQA): each key and value head serves H / Hkv query
+  // heads in a row, [B, Hkv, S, D] -> [B, Hkv, G, S, D] -> [B, H, S, D].
+  if (const int64_t group = qs[1] / ks[1]; group > 1)
+    for (Value *kv : {&key, &value}) {
+      ArrayRef<int64_t> s = shapeOf(*kv);
+      Value one = n.reshape(*kv, {s[0], s[1], 1, s[2], s[3]});
+      Value wide = n.create<ExpandOp>(
+          RankedTensorType::get({s[0], s[1], group, s[2], s[3]}, element), one);
+      *kv = n.reshape(wide, {s[0], s[1] * group, s[2], s[3]});
+    }
+  const int64_t sq = qs[2], sk = shapeOf(key)[2];
+  if (*causal && sq != sk)
+    return n.unsupported("is_causal with " + Twine(sq) + " queries and " + Twine(sk) + " keys",
+                         "as many queries as keys");
+  Value mask;
+  if (n.has(3)) {
+    FailureOr<Value> m = n.input(3);
+    if (failed(m))
+      return failure();
+    if (!elementOf(*m).isInteger(1) && elementOf(*m) != element)
+      return n.unsupported("a mask of type " + typeText(elementOf(*m)),
+                           "a bool mask or one of Q's type");
+    mask = *m;
+  }
+  const double scale =
+      n.attr("scale") ? static_cast<double>(*n.getFloat("scale", 1.0f)) : 1.0 / std::sqrt(double(qs[3]));
+  auto resultType = RankedTensorType::get({qs[0], qs[1], sq, vs[3]}, element);
+  Value y = n.create<AttentionOp>(
+      resultType, mask ? ValueRange{*q4, key, value, mask} : ValueRange{*q4, key, value},
+      {n.named("scale", n.b.getF32FloatAttr(static_cast<float>(scale))),
+       n.named("causal", n.b.getBoolAttr(*causal != 0))});
+  if (rank == 3) {
+    Value merged = n.create<TransposeOp>(
+        RankedTensorType::get({qs[0], sq, qs[1], vs[3]}, element), y,
+        {n.named("perm", n.b.getDenseI64ArrayAttr({0, 2, 1, 3}))});
+    y = n.reshape(merged, {qs[0], sq, qs[1] * vs[3]});
+  }
+  return n.setOutput(0, y);
+}
+
 const OpVersion kConvGemmOps[] = {
+    // Attention-24 added nonpad_kv_seqlen, 25 the windows: the handler
+    // refuses both.
+    {"Attention", {23}, importAttention},
     {"Conv", {1}, importConv},
     {"ConvTranspose", {1}, importConvTranspose},
     {"Gemm", {7}, importGemm},

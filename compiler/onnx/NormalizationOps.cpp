@@ -1,12 +1,14 @@
 //===- NormalizationOps.cpp - ONNX normalization ops ----------------------===//
 //
 // Inference BatchNormalization, InstanceNormalization, LayerNormalization
-// (its optional Mean and InvStdDev outputs from reductions) and LRN.
+// (its optional Mean and InvStdDev outputs from reductions), LRN and
+// RMSNormalization (opset 23, from reductions and elementwise ops).
 //
 //===----------------------------------------------------------------------===//
 #include "Node.h"
 #include "OpBuilders.h"
 #include "OpTable.h"
+#include "TensorProto.h"
 
 using namespace mlir;
 
@@ -134,7 +136,61 @@ LogicalResult importLrn(Node &n) {
                           n.named("bias", n.b.getF32FloatAttr(*bias))}));
 }
 
+/// RMSNormalization (opset 23): X / sqrt(mean(X^2 over [axis, rank)) +
+/// epsilon) * scale, the statistics in f32 (stash_type 1, the default) or in
+/// X's type (stash_type equal to it), the result rounded once to X's type.
+LogicalResult importRmsNorm(Node &n) {
+  FailureOr<int64_t> axisAttr = n.getInt("axis", -1);
+  FailureOr<float> epsilon = n.getFloat("epsilon", 1e-5f);
+  FailureOr<Value> x = n.input(0), scale = n.input(1);
+  if (failed(axisAttr) || failed(epsilon) || failed(x) || failed(scale))
+    return failure();
+  Type element = elementOf(*x);
+  if (!isa<FloatType>(element) || elementOf(*scale) != element)
+    return n.invalid("X and scale must share a float type");
+  FailureOr<int64_t> stashType = n.getInt("stash_type", onnx::TensorProto::FLOAT);
+  if (failed(stashType))
+    return failure();
+  Type stash = *stashType == onnx::TensorProto::FLOAT ? Type(n.b.getF32Type()) : element;
+  if (stash != n.b.getF32Type() && elementType(n.ctx, static_cast<int32_t>(*stashType)) != element)
+    return n.unsupported("stash_type " + Twine(*stashType), "1 (float) or X's type");
+  const int64_t rank = shapeOf(*x).size();
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, rank);
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " + Twine(rank));
+  ArrayRef<int64_t> normalized = shapeOf(*x).drop_front(*axis);
+  if (!broadcastShapes(shapeOf(*scale), normalized) ||
+      *broadcastShapes(shapeOf(*scale), normalized) != SmallVector<int64_t>(normalized))
+    return n.invalid("scale " + shapeText(shapeOf(*scale)) + " does not broadcast to the " +
+                     "normalized shape " + shapeText(normalized));
+  auto cast = [&](Value v, Type to) -> Value {
+    return elementOf(v) == to ? v : n.create<CastOp>(RankedTensorType::get(shapeOf(v), to), v);
+  };
+  auto scalar = [&](double v) {
+    auto type = RankedTensorType::get({}, stash);
+    return n.constantValue(DenseElementsAttr::get(type, n.b.getFloatAttr(stash, v)));
+  };
+  Value xs = cast(*x, stash);
+  FailureOr<Value> squares = createBinary<MulOp>(n, xs, xs);
+  if (failed(squares))
+    return failure();
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(*axis, rank));
+  Value meanSquare = createReduce<ReduceMeanOp>(n, *squares, axes, /*keepdims=*/true);
+  FailureOr<Value> shifted = createBinary<AddOp>(n, meanSquare, scalar(*epsilon));
+  if (failed(shifted))
+    return failure();
+  Value rms = n.create<SqrtOp>(shifted->getType(), *shifted);
+  FailureOr<Value> normed = createBinary<DivOp>(n, xs, rms);
+  if (failed(normed))
+    return failure();
+  FailureOr<Value> y = createBinary<MulOp>(n, cast(*normed, element), *scale);
+  if (failed(y))
+    return failure();
+  return n.setOutput(0, *y);
+}
+
 const OpVersion kNormalizationOps[] = {
+    {"RMSNormalization", {23}, importRmsNorm},
     {"BatchNormalization", {7}, importBatchNorm},
     {"InstanceNormalization", {6}, importInstanceNorm},
     {"LayerNormalization", {17}, importLayerNorm},
