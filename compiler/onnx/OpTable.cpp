@@ -18,9 +18,10 @@ namespace tessel::importer {
 /// bfloat16 everywhere), AveragePool-19's dilations (the window reader
 /// reads them), Cast-19's saturate (float8 only), Pad-19's wrap mode (the
 /// handler refuses modes it lacks), ScatterND-18's max and min (its handler
-/// reads the model's opset), ReduceMax/ReduceMin-20 (bool), Range-27
-/// (stash_type, f16 accumulation in float, as the import-time evaluation
-/// does).
+/// reads the model's opset), ReduceMax/ReduceMin-20's bool (reduced as i32),
+/// Range-27 (stash_type, f16 accumulation in float, as the import-time
+/// evaluation does), Attention-24 and 25 (the handler refuses their
+/// additions).
 struct SemanticRevision {
   const char *opType;
   int64_t opset;

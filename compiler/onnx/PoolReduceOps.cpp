@@ -101,6 +101,15 @@ LogicalResult importReduce(Node &n) {
   FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(n, axes, rank);
   if (failed(normalized))
     return failure();
+  // ReduceMax/Min-20 on bool (any, all): the same reduction over 0 and 1.
+  constexpr bool extremum = std::is_same_v<OpT, ReduceMaxOp> || std::is_same_v<OpT, ReduceMinOp>;
+  if (extremum && elementOf(*x).isInteger(1)) {
+    Type i32 = n.b.getI32Type();
+    Value wide = n.create<CastOp>(RankedTensorType::get(shapeOf(*x), i32), *x);
+    Value reduced = createReduce<OpT>(n, wide, *normalized, *keepdims != 0);
+    return n.setOutput(
+        0, n.create<CastOp>(RankedTensorType::get(shapeOf(reduced), elementOf(*x)), reduced));
+  }
   return n.setOutput(0, createReduce<OpT>(n, *x, *normalized, *keepdims != 0));
 }
 

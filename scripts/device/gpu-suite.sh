@@ -11,7 +11,9 @@
 #                cpu tiers (fp16, and fp32 on simt and cpu), same tolerances
 #                as CI's CPU run (CONF_FILTER: only the tests whose name
 #                matches this regex); then Tessel's own node tests
-#                (tests/conformance/tessel_cases.py) the same way
+#                (tests/conformance/tessel_cases.py) the same way;
+#                CONF_SUITE=onnx122 runs the ONNX 1.22 node tests instead
+#                (device-bundle/onnx-node-1.22.tar.xz)
 #   models       torchvision models exported there with PyTorch, compiled and
 #                run on each tier against PyTorch's own output (MODELS: the
 #                names of tests/models/export_models.py to run, default the
@@ -33,6 +35,14 @@ say() { echo "$*" | tee -a "$summary"; }
 # shellcheck source=device-env.sh
 . "$root/scripts/device/device-env.sh"
 [ -d "$work/onnx-node" ] || tar -C "$work" -xJf device-bundle/conformance.tar.xz || exit 2
+suite_dir=$work/onnx-node
+if [ "${CONF_SUITE:-}" = onnx122 ]; then
+  if [ ! -d "$work/onnx-node-1.22/node" ]; then
+    mkdir -p "$work/onnx-node-1.22"
+    tar -C "$work/onnx-node-1.22" -xJf device-bundle/onnx-node-1.22.tar.xz || exit 2
+  fi
+  suite_dir=$work/onnx-node-1.22/node
+fi
 "$bin/tessel-inspect" --device 2>&1 | head -5 | tee -a "$summary"
 
 has() { [[ " $suites " == *" $1 "* ]]; }
@@ -54,7 +64,7 @@ if has conformance; then
     precision=${run%%:*} tier=${run##*:}
     log=$out/conformance-$precision-$tier.log
     python3 tests/conformance/run_conformance.py --compile "$bin/tessel-compile" \
-      --run "$bin/tessel-run" --suite "$work/onnx-node" --work "$work/conf-$precision-$tier" \
+      --run "$bin/tessel-run" --suite "$suite_dir" --work "$work/conf-$precision-$tier" \
       --precision "$precision" --tier "$tier" -j "$jobs" ${CONF_FILTER:+--filter "$CONF_FILTER"} \
       > "$log" 2>&1 || status=1
     say "conformance $precision tier $tier: $(tail -1 "$log")"

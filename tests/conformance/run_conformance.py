@@ -122,10 +122,14 @@ CONST_OPERANDS = {
     "Expand": {1},              # shape
     "Tile": {1},                # repeats
     "Slice": {1, 2, 3, 4},      # starts, ends, axes, steps
-    "Pad": {1, 2},              # pads, constant_value
+    "Pad": {1, 2, 3},           # pads, constant_value, axes (opset 18)
     "Unsqueeze": {1},           # axes (opset 13)
     "Squeeze": {1},             # axes (opset 13)
     "ReduceSum": {1},           # axes (opset 13)
+    # The other reductions' axes, an input from opset 18 as ReduceSum's at 13.
+    **{op: {1} for op in ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+                          "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd",
+                          "ReduceSumSquare")},
     "Split": {1},               # split sizes (opset 13)
     "ConstantOfShape": {0},     # shape
     "Clip": {1, 2},             # min, max (opset 11+)
