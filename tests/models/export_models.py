@@ -68,6 +68,7 @@ MODELS = {
     "vit_b_16": torchvision.models.vit_b_16,
     "convnext_tiny": torchvision.models.convnext_tiny,
     "swin_t": torchvision.models.swin_t,
+    "resnet18_opset18": torchvision.models.resnet18,
 }
 # Transformers: name -> (transformer_models config, ONNX opset).
 TRANSFORMERS = {
@@ -77,15 +78,20 @@ TRANSFORMERS = {
     "bert_tiny_opset13": ("bert_tiny", 13),
     "gpt2": ("gpt2", 17),
     "gpt2_tiny": ("gpt2_tiny", 17),
+    "gpt2_tiny_opset18": ("gpt2_tiny", 18),
 }
 ALL_MODELS = list(MODELS) + list(TRANSFORMERS)
 # What ctest tests (its fixtures export one model each): the full-size
-# transformers are for the GPU machine (--models).
-DEFAULT_MODELS = [n for n in ALL_MODELS if n not in ("bert_base", "bert_base_opset13", "gpt2")]
+# transformers are for the GPU machine (--models), and so are the opset-18
+# exports (current PyTorch's default opset; Debian's PyTorch 1.13 exports
+# opset 17 at most).
+DEFAULT_MODELS = [n for n in ALL_MODELS
+                  if n not in ("bert_base", "bert_base_opset13", "gpt2", "resnet18_opset18",
+                               "gpt2_tiny_opset18")]
 OPSET = 13
 # The transformer-era torchvision models at opset 17: LayerNormalization as one
 # node, as PyTorch exports them for a user today.
-OPSETS = {"vit_b_16": 17, "convnext_tiny": 17, "swin_t": 17}
+OPSETS = {"vit_b_16": 17, "convnext_tiny": 17, "swin_t": 17, "resnet18_opset18": 18}
 INPUT_SHAPE = (1, 3, 224, 224)  # batch 1 keeps the CPU-tier run short
 # Models whose input is not an image.
 INPUT_SHAPES = {"skinny_mlp": (1, 1024)}

@@ -220,6 +220,10 @@ def slice_(x, starts, ends, axes, steps):
 
 def split(x, sizes, attrs, outputs):
     axis = attrs.get("axis", 0) % x.ndim
+    if sizes is None and "num_outputs" in attrs:
+        # Split-18: ceil(n / parts) each, the last part smaller.
+        chunk = -(-x.shape[axis] // outputs)
+        sizes = [min(chunk, x.shape[axis] - i * chunk) for i in range(outputs)]
     if sizes is None:
         sizes = [x.shape[axis] // outputs] * outputs
     return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
