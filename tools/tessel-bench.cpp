@@ -51,6 +51,7 @@
 // events, on device 0's primary context, which the runtime shares.
 //
 //===----------------------------------------------------------------------===//
+#include "ToolMain.h"
 #include "Json.h"
 #include "TensorFiles.h"
 #include "TierOption.h"
@@ -602,7 +603,7 @@ void printResult(const Result &r) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+static int toolMain(int argc, char **argv) {
   CLI::App app{"tessel-bench: time Tessel engines (GPU work with CUDA events, else host runs)"};
   std::vector<std::string> engines;
   std::string tier = "auto", jsonPath;
@@ -679,4 +680,8 @@ int main(int argc, char **argv) {
     }
   }
   return exitCode;
+}
+
+int main(int argc, char **argv) {
+  return tessel::tools::guardedMain("tessel-bench", kFailed, [&] { return toolMain(argc, argv); });
 }

@@ -15,6 +15,7 @@
 // this machine would run through a context (tessel_context_step_info).
 //
 //===----------------------------------------------------------------------===//
+#include "ToolMain.h"
 #include "Json.h"
 #include "tessel/engine_format.h"
 #include "tessel_runtime.h"
@@ -363,7 +364,7 @@ void printDevice(const Loaded *loaded, const std::string &path) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+static int toolMain(int argc, char **argv) {
   CLI::App app{"tessel-inspect: print what a Tessel engine holds"};
   std::string path;
   bool showSteps = true;
@@ -502,4 +503,8 @@ int main(int argc, char **argv) {
       }
   }
   return 0;
+}
+
+int main(int argc, char **argv) {
+  return tessel::tools::guardedMain("tessel-inspect", 3, [&] { return toolMain(argc, argv); });
 }

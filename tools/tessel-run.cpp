@@ -4,6 +4,7 @@
 // 2 usage; 3 the engine could not be opened or run, or inputs do not fit it.
 //
 //===----------------------------------------------------------------------===//
+#include "ToolMain.h"
 #include "TensorFiles.h"
 #include "TierOption.h"
 #include "tessel_runtime.h"
@@ -91,7 +92,7 @@ void printValues(const HostTensor &t, int64_t limit) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+static int toolMain(int argc, char **argv) {
   CLI::App app{"tessel-run: run a Tessel engine"};
   std::string enginePath, outputDir, outputFormat = "pb", tier = "auto";
   std::vector<std::string> inputs, expected;
@@ -263,4 +264,8 @@ int main(int argc, char **argv) {
     }
   }
   return exitCode;
+}
+
+int main(int argc, char **argv) {
+  return tessel::tools::guardedMain("tessel-run", kError, [&] { return toolMain(argc, argv); });
 }

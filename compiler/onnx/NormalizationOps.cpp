@@ -77,6 +77,16 @@ LogicalResult importLayerNorm(Node &n) {
   if (!axis)
     return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
                      Twine(rank));
+  // Scale and bias apply elementwise over the normalized dims: each must
+  // broadcast to them (the kernels' contract; refused here, at the node,
+  // rather than by the kernel at run time).
+  ArrayRef<int64_t> normalized = shapeOf(*x).drop_front(*axis);
+  for (auto [i, param] : llvm::enumerate(llvm::ArrayRef(operands).drop_front())) {
+    std::optional<SmallVector<int64_t>> shape = broadcastShapes(shapeOf(param), normalized);
+    if (!shape || ArrayRef<int64_t>(*shape) != normalized)
+      return n.invalid(Twine(i == 0 ? "scale " : "bias ") + shapeText(shapeOf(param)) +
+                       " does not broadcast to the normalized shape " + shapeText(normalized));
+  }
   Value y = n.create<LayerNormOp>(
       x->getType(), operands,
       {n.named("axis", n.b.getI64IntegerAttr(*axis)),
@@ -159,8 +169,8 @@ LogicalResult importRmsNorm(Node &n) {
   if (!axis)
     return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " + Twine(rank));
   ArrayRef<int64_t> normalized = shapeOf(*x).drop_front(*axis);
-  if (!broadcastShapes(shapeOf(*scale), normalized) ||
-      *broadcastShapes(shapeOf(*scale), normalized) != SmallVector<int64_t>(normalized))
+  std::optional<SmallVector<int64_t>> scaled = broadcastShapes(shapeOf(*scale), normalized);
+  if (!scaled || ArrayRef<int64_t>(*scaled) != normalized)
     return n.invalid("scale " + shapeText(shapeOf(*scale)) + " does not broadcast to the " +
                      "normalized shape " + shapeText(normalized));
   auto cast = [&](Value v, Type to) -> Value {

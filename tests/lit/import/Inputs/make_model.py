@@ -306,7 +306,29 @@ def attention_23(rank, past=False, causal=0, mask=None, softcap=None):
     return helper.make_graph([node], "attention", inputs, outputs)
 
 
+def huge_input():
+    # A Relu on an input of 2^31 - 1 x 65536 f32 (560 TB): a valid model that
+    # no machine can run.
+    node = helper.make_node("Relu", ["x"], ["y"], name="relu")
+    shape = [2147483647, 65536]
+    return helper.make_graph(
+        [node], "huge", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+
+
+def layer_norm_bad_scale():
+    # LayerNormalization over the last dim (4) with a scale of 5 elements:
+    # invalid (ONNX 1.12's checker lets it through).
+    node = helper.make_node("LayerNormalization", ["x", "scale"], ["y"], name="norm", axis=-1)
+    return helper.make_graph(
+        [node], "layer_norm_bad_scale", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor("scale", TensorProto.FLOAT, [5], [1.0] * 5)])
+
+
 CASES.update({
+    "layer_norm_bad_scale": layer_norm_bad_scale,
+    "huge_input": huge_input,
     "attention_4d_causal_mask": lambda: attention_23(4, causal=1, mask=TensorProto.BOOL),
     "attention_3d_past": lambda: attention_23(3, past=True, mask=TensorProto.FLOAT),
     "attention_softcap": lambda: attention_23(4, softcap=30.0),
@@ -320,7 +342,8 @@ CASES.update({
 OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14, "scatter_nd": 16,
           "scatter_nd_bad_updates": 16, "newer_opsets": 25, "reduce_mean_17_axes_input": 17,
           "reduce_mean_28": 28, "split_18_bad_count": 18,
-          "attention_4d_causal_mask": 23, "attention_3d_past": 23, "attention_softcap": 23}
+          "attention_4d_causal_mask": 23, "attention_3d_past": 23, "attention_softcap": 23,
+          "layer_norm_bad_scale": 17}
 
 if __name__ == "__main__":
     case, out = sys.argv[1], sys.argv[2]
