@@ -52,6 +52,7 @@ const OpTable &OpTable::get() {
     registerPoolReduceOps(t);
     registerDataMovementOps(t);
     registerCompileTimeOps(t);
+    registerLossOps(t);
     return t;
   }();
   return table;

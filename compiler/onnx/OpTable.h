@@ -103,6 +103,7 @@ void registerNormalizationOps(OpTable &table);
 void registerPoolReduceOps(OpTable &table);
 void registerDataMovementOps(OpTable &table);
 void registerCompileTimeOps(OpTable &table);
+void registerLossOps(OpTable &table);
 
 } // namespace tessel::importer
 
