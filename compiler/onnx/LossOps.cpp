@@ -48,11 +48,10 @@ FailureOr<Value> nllLoss(Node &n, Value input, Value target, Value weight,
   };
   // Where ignore_index matches: class 0 read (in range), weight 0.
   Value index = target, keep;
-  if (const onnx::AttributeProto *attr = n.attr("ignore_index")) {
+  if (n.attr("ignore_index")) {
     FailureOr<int64_t> ignore = n.getInt("ignore_index", 0);
     if (failed(ignore))
       return failure();
-    (void)attr;
     Value ignored = n.create<EqualOp>(RankedTensorType::get(ts, n.b.getI1Type()),
                                       {target, scalar(elementOf(target), double(*ignore))});
     keep = n.create<NotOp>(ignored.getType(), ignored);

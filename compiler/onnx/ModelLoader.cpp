@@ -157,10 +157,10 @@ bool parseProtoFile(const std::string &path, google::protobuf::Message &proto) {
 /// The private domain of the nodes set aside in a library view.
 constexpr const char *kSetAsideDomain = "ai.tessel.newer";
 
-/// Turns a copy of a model newer than the ONNX library here (Debian's 1.12:
-/// default-domain opsets to kLibraryOpset, IR version onnx::IR_VERSION) into
-/// what the library can check and infer: the default-domain opset and the IR
-/// version lowered to the library's, and every node that the library's
+/// Turns a copy of a model of an opset newer than the ONNX library here
+/// (Debian's 1.12: default-domain opsets to kLibraryOpset) into what the
+/// library can check and infer: the default-domain opset lowered to the
+/// library's, and every node that the library's
 /// schema at that opset rejects (an op revised since, with new inputs or
 /// attributes, or one it does not know) moved to a private domain, which
 /// the checker and shape inference pass over. Such a node's outputs get no
@@ -175,8 +175,6 @@ void libraryView(onnx::ModelProto &view) {
       entry.set_version(kLibraryOpset);
     opsets[entry.domain()] = static_cast<int>(entry.version());
   }
-  if (view.ir_version() > onnx::IR_VERSION)
-    view.set_ir_version(onnx::IR_VERSION);
   onnx::checker::CheckerContext ctx;
   ctx.set_ir_version(static_cast<int>(view.ir_version()));
   ctx.set_opset_imports(opsets);
@@ -206,10 +204,9 @@ void libraryView(onnx::ModelProto &view) {
   }
 }
 
-/// Whether `model` is newer than the ONNX library here knows.
+/// Whether `model`'s default-domain opset is newer than the ONNX library
+/// here knows.
 bool newerThanLibrary(const onnx::ModelProto &model) {
-  if (model.ir_version() > onnx::IR_VERSION)
-    return true;
   return llvm::any_of(model.opset_import(), [](const auto &entry) {
     return isDefaultDomain(entry.domain()) && entry.version() > kLibraryOpset;
   });
@@ -220,6 +217,11 @@ bool newerThanLibrary(const onnx::ModelProto &model) {
 /// model newer than the library, on its library view. Returns the error, or
 /// "" when the model is valid.
 std::string checkAndInfer(onnx::ModelProto &model, PropagatedData &propagated) {
+  // Newer ONNX writes newer IR versions (10 for ONNX 1.16) also for old
+  // opsets; what IR 9 and 10 added (float8 and 4-bit types) the loader has
+  // refused already, so the library checks such a model as IR 8.
+  if (model.ir_version() > onnx::IR_VERSION)
+    model.set_ir_version(onnx::IR_VERSION);
   std::optional<onnx::ModelProto> view;
   if (newerThanLibrary(model)) {
     view.emplace(model);
