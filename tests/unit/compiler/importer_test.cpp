@@ -632,14 +632,26 @@ TEST_F(ImporterTest, FreezingSomethingThatIsNotAnInputIsInvalid) {
 }
 
 TEST_F(ImporterTest, NewerOpsetIsUnsupported) {
+  ModelBuilder m(28);
+  m.input("x", {2});
+  m.output("y", {2});
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  result = import(m.save("opset28"));
+  EXPECT_EQ(result.failure, tessel::ImportFailure::Unsupported);
+  EXPECT_TRUE(diagnosed("uses opset 28 of the default domain (re-export it with opset 7 to 27)"))
+      << allDiagnostics();
+}
+
+TEST_F(ImporterTest, OpsetsBeyondTheOnnxLibraryImport) {
+  // Opset 18 is newer than the ONNX library here (1.12); the model is
+  // checked on its library view and the node imported as at opset 17.
   ModelBuilder m(18);
   m.input("x", {2});
   m.output("y", {2});
   m.node("Relu", {"x"}, {"y"}, "relu");
   result = import(m.save("opset18"));
-  EXPECT_EQ(result.failure, tessel::ImportFailure::Unsupported);
-  EXPECT_TRUE(diagnosed("uses opset 18 of the default domain"))
-      << allDiagnostics();
+  ASSERT_TRUE(result.module) << allDiagnostics();
+  EXPECT_TRUE(diagnostics.empty()) << allDiagnostics();
 }
 
 TEST_F(ImporterTest, OldOpsetIsAcceptedWhereTheOpIsUnchanged) {
