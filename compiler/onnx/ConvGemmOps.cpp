@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 using namespace mlir;
@@ -255,14 +256,14 @@ LogicalResult importMatMul(Node &n) {
 /// ([B, H, S, D]) or 3 ([B, S, H * D], with q_num_heads and kv_num_heads),
 /// an optional bool (keep) or float (additive) mask broadcasting to
 /// [B, H, Sq, Sk], past_key and past_value concatenated before K and V (the
-/// present_key and present_value outputs), is_causal and scale; grouped
+/// present_key and present_value outputs), is_causal (the kernel's own
+/// frontier where it is ONNX's, else a constant mask) and scale; grouped
 /// heads (kv_num_heads dividing q_num_heads) repeat each key and value head
-/// for its group of query heads. What the
-/// kernels do not implement is refused at the node: softcap, the qk_matmul_output output, Attention-24's
-/// nonpad_kv_seqlen, Attention-25's windows, and is_causal where Sq differs
-/// from the keys' length (ONNX's alignment and tessel.attention's agree only
-/// there). A row that every key is masked from gives NaN, as the unfused
-/// graph and the ONNX 1.22 reference do (ONNX 1.23 made it zero).
+/// for its group of query heads. What the kernels do not implement is
+/// refused at the node: softcap, the qk_matmul_output output,
+/// Attention-24's nonpad_kv_seqlen and Attention-25's windows. A row that
+/// every key is masked from gives NaN, as the unfused graph and the ONNX
+/// 1.22 reference do (ONNX 1.23 made it zero).
 LogicalResult importAttention(Node &n) {
   FailureOr<Value> q = n.input(0), k = n.input(1), v = n.input(2);
   FailureOr<int64_t> causal = n.getInt("is_causal", 0), qHeads = n.getInt("q_num_heads", 0),
@@ -352,9 +353,6 @@ LogicalResult importAttention(Node &n) {
       *kv = n.reshape(wide, {s[0], s[1] * group, s[2], s[3]});
     }
   const int64_t sq = qs[2], sk = shapeOf(key)[2];
-  if (*causal && sq != sk)
-    return n.unsupported("is_causal with " + Twine(sq) + " queries and " + Twine(sk) + " keys",
-                         "as many queries as keys");
   Value mask;
   if (n.has(3)) {
     FailureOr<Value> m = n.input(3);
@@ -365,13 +363,47 @@ LogicalResult importAttention(Node &n) {
                            "a bool mask or one of Q's type");
     mask = *m;
   }
+  // ONNX's causal frontier: query i sees key j <= i + past (the cached keys
+  // before the current ones). tessel.attention's is j <= i + Sk - Sq, the
+  // same where the current keys are as many as the queries; elsewhere (cross
+  // attention without a cache) the frontier becomes a constant bool mask,
+  // combined with the model's (and for a float mask, -inf outside it).
+  const int64_t past = n.has(4) ? shapeOf(key)[2] - ks[2] : 0;
+  bool causalAttr = *causal != 0;
+  if (causalAttr && sk - sq != past) {
+    causalAttr = false;
+    auto keepType = RankedTensorType::get({sq, sk}, n.b.getI1Type());
+    SmallVector<bool> keep;
+    for (int64_t i = 0; i < sq; ++i)
+      for (int64_t j = 0; j < sk; ++j)
+        keep.push_back(j <= i + past);
+    Value frontier = n.constantValue(DenseElementsAttr::get(keepType, ArrayRef<bool>(keep)));
+    if (!mask) {
+      mask = frontier;
+    } else if (elementOf(mask).isInteger(1)) {
+      FailureOr<Value> both = createBinary<AndOp>(n, mask, frontier);
+      if (failed(both))
+        return failure();
+      mask = *both;
+    } else {
+      std::optional<SmallVector<int64_t>> shape = broadcastShapes(shapeOf(mask), {sq, sk});
+      if (!shape)
+        return n.invalid("mask " + shapeText(shapeOf(mask)) + " does not broadcast to [" +
+                         Twine(sq) + ", " + Twine(sk) + "]");
+      auto scalar = RankedTensorType::get({}, element);
+      Value minusInf = n.constantValue(DenseElementsAttr::get(
+          scalar, n.b.getFloatAttr(element, -std::numeric_limits<double>::infinity())));
+      mask = n.create<WhereOp>(RankedTensorType::get(*shape, element),
+                               {frontier, mask, minusInf});
+    }
+  }
   const double scale =
       n.attr("scale") ? static_cast<double>(*n.getFloat("scale", 1.0f)) : 1.0 / std::sqrt(double(qs[3]));
   auto resultType = RankedTensorType::get({qs[0], qs[1], sq, vs[3]}, element);
   Value y = n.create<AttentionOp>(
       resultType, mask ? ValueRange{*q4, key, value, mask} : ValueRange{*q4, key, value},
       {n.named("scale", n.b.getF32FloatAttr(static_cast<float>(scale))),
-       n.named("causal", n.b.getBoolAttr(*causal != 0))});
+       n.named("causal", n.b.getBoolAttr(causalAttr))});
   if (rank == 3) {
     Value merged = n.create<TransposeOp>(
         RankedTensorType::get({qs[0], sq, qs[1], vs[3]}, element), y,
