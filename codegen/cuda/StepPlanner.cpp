@@ -468,7 +468,6 @@ Launches StepPlanner::gather() {
 }
 
 //===----------------------------------------------------------------------===//
-//===----------------------------------------------------------------------===//
 // Selections by index or position
 //===----------------------------------------------------------------------===//
 
@@ -507,6 +506,22 @@ Launches StepPlanner::gatherElements() {
                 {data.address(), indices.address(), y.address(), KernelArg::value(p)});
 }
 
+namespace {
+/// What gather_nd's and scatter_nd's kernels read of the dims an index
+/// tuple addresses, shape[first .. first + k): each one's extent and its
+/// step in slices of the dims after them. Returns the slices they span.
+int64_t tupleDims(const Dims &shape, int64_t first, int64_t k, int64_t (&extent)[kMaxRank],
+                  int64_t (&stride)[kMaxRank]) {
+  int64_t slices = 1;
+  for (int64_t j = k; j-- > 0;) {
+    extent[j] = shape[first + j];
+    stride[j] = slices;
+    slices *= shape[first + j];
+  }
+  return slices;
+}
+} // namespace
+
 Launches StepPlanner::gatherND() {
   if (in.size() != 2)
     return std::nullopt;
@@ -530,14 +545,7 @@ Launches StepPlanner::gatherND() {
   kernels::GatherNDParams p{};
   p.k = static_cast<int32_t>(k);
   p.tuplesPerBatch = product(indices.shape, b, q - 1);
-  // Strides in slices of the data's dims b .. b + k, and one batch's slices.
-  int64_t batchSlices = 1;
-  for (int64_t j = k; j-- > 0;) {
-    p.extent[j] = data.shape[b + j];
-    p.stride[j] = batchSlices;
-    batchSlices *= data.shape[b + j];
-  }
-  p.batchSlices = batchSlices;
+  p.batchSlices = tupleDims(data.shape, b, k, p.extent, p.stride);
   const int64_t sliceBytes =
       product(data.shape, b + k) * static_cast<int64_t>(data.elementBytes());
   const int w = wordBytes({sliceBytes});
@@ -569,12 +577,7 @@ Launches StepPlanner::scatterND() {
   kernels::ScatterNDParams p{};
   p.k = static_cast<int32_t>(k);
   p.tuples = product(indices.shape, 0, q - 1);
-  int64_t slices = 1;
-  for (int64_t j = k; j-- > 0;) {
-    p.extent[j] = data.shape[j];
-    p.stride[j] = slices;
-    slices *= data.shape[j];
-  }
+  tupleDims(data.shape, 0, k, p.extent, p.stride);
   const int64_t slice = product(data.shape, k);
   std::string kernel;
   if (replace) {

@@ -397,12 +397,14 @@ LogicalResult importAttention(Node &n) {
                                {frontier, mask, minusInf});
     }
   }
-  const double scale =
-      n.attr("scale") ? static_cast<double>(*n.getFloat("scale", 1.0f)) : 1.0 / std::sqrt(double(qs[3]));
+  FailureOr<float> scale =
+      n.getFloat("scale", static_cast<float>(1.0 / std::sqrt(static_cast<double>(qs[3]))));
+  if (failed(scale))
+    return failure();
   auto resultType = RankedTensorType::get({qs[0], qs[1], sq, vs[3]}, element);
   Value y = n.create<AttentionOp>(
       resultType, mask ? ValueRange{*q4, key, value, mask} : ValueRange{*q4, key, value},
-      {n.named("scale", n.b.getF32FloatAttr(static_cast<float>(scale))),
+      {n.named("scale", n.b.getF32FloatAttr(*scale)),
        n.named("causal", n.b.getBoolAttr(causalAttr))});
   if (rank == 3) {
     Value merged = n.create<TransposeOp>(

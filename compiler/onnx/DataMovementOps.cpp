@@ -762,12 +762,14 @@ const OpVersion kDataMovementOps[] = {
     {"Transpose", {1}, importTranspose},
     {"Concat", {4}, importConcat},
     {"Split", {2, 12}, importSplit<OperandsFrom::Attributes>},
-    {"Split", {13, 17}, importSplit<OperandsFrom::Inputs>},
+    // Split's and Pad's entries end at 17 by OpTable's revision list; 18
+    // added num_outputs and Pad's axes.
+    {"Split", {13}, importSplit<OperandsFrom::Inputs>},
     {"Split", {18}, importSplit<OperandsFrom::Inputs, /*numOutputs=*/true>},
     {"Slice", {1, 9}, importSlice<OperandsFrom::Attributes>},
     {"Slice", {10}, importSlice<OperandsFrom::Inputs>},
     {"Pad", {2, 10}, importPad<OperandsFrom::Attributes>},
-    {"Pad", {11, 17}, importPad<OperandsFrom::Inputs>},
+    {"Pad", {11}, importPad<OperandsFrom::Inputs>},
     {"Pad", {18}, importPad<OperandsFrom::Inputs, /*axesInput=*/true>},
     {"Gather", {1}, importGather},
     {"GatherElements", {11}, importGatherElements},

@@ -83,7 +83,11 @@ FailureOr<Value> nllLoss(Node &n, Value input, Value target, Value weight,
   return n.create<DivOp>(sum.getType(), {sum, total});
 }
 
-LogicalResult importNllLoss(Node &n) {
+/// NegativeLogLikelihoodLoss (input, target, optional weight), or with
+/// `softmax` SoftmaxCrossEntropyLoss (scores, labels, optional weights):
+/// log_softmax over the classes (axis 1) first, and the log_softmax as the
+/// optional second output.
+template <bool softmax> LogicalResult importLoss(Node &n) {
   FailureOr<Value> input = n.input(0), target = n.input(1);
   FailureOr<std::string> reduction = n.getString("reduction", "mean");
   if (failed(input) || failed(target) || failed(reduction))
@@ -95,41 +99,24 @@ LogicalResult importNllLoss(Node &n) {
       return failure();
     weight = *w;
   }
-  FailureOr<Value> loss = nllLoss(n, *input, *target, weight, *reduction);
-  if (failed(loss))
-    return failure();
-  return n.setOutput(0, *loss);
-}
-
-/// SoftmaxCrossEntropyLoss: log_softmax over the classes (axis 1), then the
-/// NLL loss; the optional second output is the log_softmax.
-LogicalResult importSoftmaxCrossEntropy(Node &n) {
-  FailureOr<Value> scores = n.input(0), labels = n.input(1);
-  FailureOr<std::string> reduction = n.getString("reduction", "mean");
-  if (failed(scores) || failed(labels) || failed(reduction))
-    return failure();
-  if (shapeOf(*scores).size() < 2 || !isa<FloatType>(elementOf(*scores)))
-    return n.invalid("scores " + shapeText(shapeOf(*scores)) + " must be a float [N, C, d...]");
-  Value weight;
-  if (n.has(2)) {
-    FailureOr<Value> w = n.input(2);
-    if (failed(w))
-      return failure();
-    weight = *w;
+  Value logProb = *input;
+  if constexpr (softmax) {
+    if (shapeOf(*input).size() < 2 || !isa<FloatType>(elementOf(*input)))
+      return n.invalid("scores " + shapeText(shapeOf(*input)) + " must be a float [N, C, d...]");
+    logProb = n.create<LogSoftmaxOp>(input->getType(), *input,
+                                     {n.named("axis", n.b.getI64IntegerAttr(1))});
   }
-  Value logProb = n.create<LogSoftmaxOp>(scores->getType(), *scores,
-                                         {n.named("axis", n.b.getI64IntegerAttr(1))});
-  FailureOr<Value> loss = nllLoss(n, logProb, *labels, weight, *reduction);
+  FailureOr<Value> loss = nllLoss(n, logProb, *target, weight, *reduction);
   if (failed(loss) || failed(n.setOutput(0, *loss)))
     return failure();
-  return n.setOutput(1, logProb);
+  return softmax ? n.setOutput(1, logProb) : success();
 }
 
 const OpVersion kLossOps[] = {
     // NegativeLogLikelihoodLoss-13 and SoftmaxCrossEntropyLoss-13 added
     // types (bfloat16) only.
-    {"NegativeLogLikelihoodLoss", {12}, importNllLoss},
-    {"SoftmaxCrossEntropyLoss", {12}, importSoftmaxCrossEntropy},
+    {"NegativeLogLikelihoodLoss", {12}, importLoss</*softmax=*/false>},
+    {"SoftmaxCrossEntropyLoss", {12}, importLoss</*softmax=*/true>},
 };
 
 } // namespace

@@ -37,33 +37,12 @@ __device__ __forceinline__ void gatherElements(const W *x, const Index *indices,
   });
 }
 
-/// Word w of the slice of tuple t: the tuple's indices address a slice of
-/// its batch's data block.
-template <typename W>
-__device__ __forceinline__ void gatherND(const W *x, const int64_t *indices, W *y,
-                                         const GatherNDParams &p) {
-  const uint64_t words = static_cast<uint64_t>(p.sliceWords);
-  forEachIndex(p.n, [&](uint64_t i) {
-    const uint64_t t = divide(i, words);
-    const int64_t *tuple = indices + static_cast<int64_t>(t) * p.k;
-    int64_t slice =
-        static_cast<int64_t>(divide(t, static_cast<uint64_t>(p.tuplesPerBatch))) * p.batchSlices;
-    bool inside = true;
-#pragma unroll 1
-    for (int j = 0; j < p.k; ++j) {
-      int64_t v = tuple[j];
-      if (v < 0)
-        v += p.extent[j];
-      inside = inside && v >= 0 && v < p.extent[j];
-      slice += v * p.stride[j];
-    }
-    y[i] = inside ? x[slice * p.sliceWords + static_cast<int64_t>(i - t * words)] : W{};
-  });
-}
-
-/// The slice scatter_nd's tuple addresses, or -1 when an index lies outside
-/// [-extent, extent) (the CPU tier's error: nothing is written).
-__device__ __forceinline__ int64_t scatterSlice(const int64_t *tuple, const ScatterNDParams &p) {
+/// The slice a tuple of p.k indices addresses (index j along a dim of
+/// p.extent[j], whose step is p.stride[j] slices), or -1 when an index lies
+/// outside [-extent, extent), which the CPU tier reports as an error.
+/// gather_nd's and scatter_nd's parameters both carry k, extent and stride.
+template <typename Params>
+__device__ __forceinline__ int64_t tupleSlice(const int64_t *tuple, const Params &p) {
   int64_t slice = 0;
 #pragma unroll 1
   for (int j = 0; j < p.k; ++j) {
@@ -77,6 +56,22 @@ __device__ __forceinline__ int64_t scatterSlice(const int64_t *tuple, const Scat
   return slice;
 }
 
+/// Word w of the slice of tuple t: the tuple's indices address a slice of
+/// its batch's data block (zeros for an index out of range).
+template <typename W>
+__device__ __forceinline__ void gatherND(const W *x, const int64_t *indices, W *y,
+                                         const GatherNDParams &p) {
+  const uint64_t words = static_cast<uint64_t>(p.sliceWords);
+  forEachIndex(p.n, [&](uint64_t i) {
+    const uint64_t t = divide(i, words);
+    const int64_t local = tupleSlice(indices + static_cast<int64_t>(t) * p.k, p);
+    const int64_t slice =
+        static_cast<int64_t>(divide(t, static_cast<uint64_t>(p.tuplesPerBatch))) * p.batchSlices +
+        local;
+    y[i] = local >= 0 ? x[slice * p.sliceWords + static_cast<int64_t>(i - t * words)] : W{};
+  });
+}
+
 /// Reduction none: word i of the updates to its place in its tuple's slice.
 /// Tuples that repeat leave either's slice (ONNX leaves it undefined).
 template <typename W>
@@ -85,7 +80,7 @@ __device__ __forceinline__ void scatterND(const int64_t *indices, const W *u, W 
   const uint64_t words = static_cast<uint64_t>(p.sliceWords);
   forEachIndex(p.n, [&](uint64_t i) {
     const uint64_t t = divide(i, words);
-    const int64_t slice = scatterSlice(indices + static_cast<int64_t>(t) * p.k, p);
+    const int64_t slice = tupleSlice(indices + static_cast<int64_t>(t) * p.k, p);
     if (slice >= 0)
       y[slice * p.sliceWords + static_cast<int64_t>(i - t * words)] = u[i];
   });
@@ -99,7 +94,7 @@ __device__ __forceinline__ void scatterNDReduce(const int64_t *indices, const T 
   forEachIndex(p.n, [&](uint64_t j) {
 #pragma unroll 1
     for (int64_t t = 0; t < p.tuples; ++t) {
-      const int64_t slice = scatterSlice(indices + t * p.k, p);
+      const int64_t slice = tupleSlice(indices + t * p.k, p);
       if (slice >= 0) {
         T &e = y[slice * p.sliceWords + static_cast<int64_t>(j)];
         e = binaryOp<op>(e, u[t * p.sliceWords + static_cast<int64_t>(j)]);

@@ -178,6 +178,31 @@ KernelStatus gatherElementsKernel(const Attrs &attrs, const Inputs &inputs,
 // gather_nd
 //===----------------------------------------------------------------------===//
 
+/// The indices' tuples (their last dim, k long) checked against `dims` (k
+/// extents: the data's dims firstDim .. firstDim + k), each tuple's offset in
+/// slices of the dims after them, in the tuples' order: what gather_nd and
+/// scatter_nd address. Every index is checked before anything is written.
+KernelStatus tupleOffsets(const char *op, const TensorView &indices, const int64_t *dims,
+                          int64_t firstDim, std::vector<int64_t> &offsets) {
+  const int64_t k = indices.shape.back();
+  const int64_t tuples = k ? indices.numElements() / k : 0;
+  const int64_t *idx = static_cast<const int64_t *>(indices.data);
+  offsets.assign(static_cast<size_t>(tuples), 0);
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t v = idx[t * k + j], extent = dims[j];
+      if (v < -extent || v >= extent)
+        return fail(op, "index " + std::to_string(v) + " is out of range for dim " +
+                            std::to_string(firstDim + j) + " of extent " +
+                            std::to_string(extent));
+      offset = offset * extent + (v < 0 ? v + extent : v);
+    }
+    offsets[static_cast<size_t>(t)] = offset;
+  }
+  return {};
+}
+
 /// result[i..., j...] = data[i[0..b)..., indices[i...][0..k)..., j...]: for
 /// each of the indices' tuples (outer order), one contiguous slice of
 /// data.shape[b + k:] elements, from the data block of the tuple's batch.
@@ -209,78 +234,36 @@ KernelStatus gatherNDKernel(const Attrs &attrs, const Inputs &inputs, const Outp
     return fail("gather_nd", "data of shape " + shapeText(data.shape) + ", indices of shape " +
                                  shapeText(indices.shape) + ", batch_dims " + std::to_string(b) +
                                  " and output of shape " + shapeText(out.shape) + " do not fit");
-  const int64_t *idx = static_cast<const int64_t *>(indices.data);
-  int64_t batches = 1, tuplesPerBatch = 1, slice = 1;
-  for (int64_t d = 0; d < b; ++d)
-    batches *= indices.shape[d];
+  int64_t tuplesPerBatch = 1, slice = 1, batchSlices = 1;
   for (int64_t d = b; d < q - 1; ++d)
     tuplesPerBatch *= indices.shape[d];
   for (int64_t d = b + k; d < r; ++d)
     slice *= data.shape[d];
-  // Each index within [-extent, extent) of its dim, before anything is written.
-  for (int64_t t = 0; t < batches * tuplesPerBatch; ++t)
-    for (int64_t j = 0; j < k; ++j) {
-      const int64_t v = idx[t * k + j], extent = data.shape[b + j];
-      if (v < -extent || v >= extent)
-        return fail("gather_nd", "index " + std::to_string(v) + " is out of range for dim " +
-                                     std::to_string(b + j) + " of extent " +
-                                     std::to_string(extent));
-    }
-  // Strides in slices of the data's dims b .. b + k, and one batch's slices.
-  std::vector<int64_t> stride(static_cast<size_t>(k));
-  int64_t batchSlices = 1;
-  for (int64_t j = k; j-- > 0;) {
-    stride[static_cast<size_t>(j)] = batchSlices;
-    batchSlices *= data.shape[b + j];
-  }
+  for (int64_t d = b; d < b + k; ++d)
+    batchSlices *= data.shape[d];
+  std::vector<int64_t> offsets;
+  if (KernelStatus s = tupleOffsets("gather_nd", indices, data.shape.data() + b, b, offsets);
+      !s.ok())
+    return s;
   const size_t sliceBytes = static_cast<size_t>(slice) * dtypeSize(data.dtype);
   if (sliceBytes == 0)
     return {};
+  // Tuple t lies in batch t / tuplesPerBatch, whose data block starts at
+  // slice batch * batchSlices.
   const auto *src = static_cast<const uint8_t *>(data.data);
   auto *dst = static_cast<uint8_t *>(out.data);
-  for (int64_t batch = 0; batch < batches; ++batch)
-    for (int64_t t = 0; t < tuplesPerBatch; ++t) {
-      const int64_t *tuple = idx + (batch * tuplesPerBatch + t) * k;
-      int64_t offset = batch * batchSlices;
-      for (int64_t j = 0; j < k; ++j) {
-        int64_t v = tuple[j];
-        if (v < 0)
-          v += data.shape[b + j];
-        offset += v * stride[static_cast<size_t>(j)];
-      }
-      std::memcpy(dst, src + static_cast<size_t>(offset) * sliceBytes, sliceBytes);
-      dst += sliceBytes;
-    }
+  for (size_t t = 0; t < offsets.size(); ++t) {
+    const int64_t batch = static_cast<int64_t>(t) / tuplesPerBatch;
+    const int64_t offset = batch * batchSlices + offsets[t];
+    std::memcpy(dst, src + static_cast<size_t>(offset) * sliceBytes, sliceBytes);
+    dst += sliceBytes;
+  }
   return {};
 }
 
 //===----------------------------------------------------------------------===//
 // scatter_nd
 //===----------------------------------------------------------------------===//
-
-/// The tuples of k indices (the indices' last dim) checked against the
-/// first k dims of `shape`, and each tuple's offset in slices of
-/// shape[k:]: what gather_nd without batch dims and scatter_nd address.
-KernelStatus tupleOffsets(const char *op, const TensorView &indices,
-                          const std::vector<int64_t> &shape, std::vector<int64_t> &offsets) {
-  const int64_t k = indices.shape.back();
-  const int64_t tuples = k ? indices.numElements() / k : 0;
-  const int64_t *idx = static_cast<const int64_t *>(indices.data);
-  offsets.assign(static_cast<size_t>(tuples), 0);
-  for (int64_t t = 0; t < tuples; ++t) {
-    int64_t offset = 0;
-    for (int64_t j = 0; j < k; ++j) {
-      int64_t v = idx[t * k + j];
-      const int64_t extent = shape[static_cast<size_t>(j)];
-      if (v < -extent || v >= extent)
-        return fail(op, "index " + std::to_string(v) + " is out of range for dim " +
-                            std::to_string(j) + " of extent " + std::to_string(extent));
-      offset = offset * extent + (v < 0 ? v + extent : v);
-    }
-    offsets[static_cast<size_t>(t)] = offset;
-  }
-  return {};
-}
 
 /// a combined with b by `op` (tessel/elementwise_math.h, the GPU kernel's
 /// formulas too): f16 through float, one rounding; integers wrapping.
@@ -344,7 +327,7 @@ KernelStatus scatterNDKernel(const Attrs &attrs, const Inputs &inputs, const Out
                                   shapeText(updates.shape) + " and output of shape " +
                                   shapeText(out.shape) + " do not fit");
   std::vector<int64_t> offsets;
-  if (KernelStatus s = tupleOffsets("scatter_nd", indices, data.shape, offsets); !s.ok())
+  if (KernelStatus s = tupleOffsets("scatter_nd", indices, data.shape.data(), 0, offsets); !s.ok())
     return s;
   int64_t slice = 1;
   for (int64_t d = k; d < r; ++d)
