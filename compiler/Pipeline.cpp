@@ -16,6 +16,8 @@ void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   func.addPass(createFuseLayerNorm());
   //    GELU from its erf or tanh decomposition.         [fuse-gelu]
   func.addPass(createFuseGelu());
+  //    SiLU and hard-swish from x * gate(x).             [fuse-swish]
+  func.addPass(createFuseSwish());
   //    softmax(Q K^T * scale + mask) V into one attention.  [fuse-attention]
   func.addPass(createFuseAttention());
   //    BatchNormalization into the preceding conv/gemm.   [fold-batch-norm]

@@ -684,6 +684,10 @@ EpilogueActivation TanhOp::getEpilogueActivation() { return {Activation::Tanh}; 
 EpilogueActivation HardSwishOp::getEpilogueActivation() { return {Activation::HardSwish}; }
 EpilogueActivation GeluOp::getEpilogueActivation() { return {Activation::Gelu}; }
 EpilogueActivation GeluTanhOp::getEpilogueActivation() { return {Activation::GeluTanh}; }
+EpilogueActivation SiluOp::getEpilogueActivation() { return {Activation::Silu}; }
+EpilogueActivation HardSigmoidOp::getEpilogueActivation() {
+  return {Activation::HardSigmoid, getAlpha().convertToFloat(), getBeta().convertToFloat()};
+}
 EpilogueActivation LeakyReluOp::getEpilogueActivation() {
   return {Activation::LeakyRelu, getAlpha().convertToFloat()};
 }

@@ -86,7 +86,9 @@ def Tessel_ActivationKind : I32EnumAttr<"Activation", "an epilogue activation", 
     I32EnumAttrCase<"Tanh", 5, "tanh">,
     I32EnumAttrCase<"HardSwish", 6, "hard_swish">,
     I32EnumAttrCase<"Gelu", 7, "gelu">,
-    I32EnumAttrCase<"GeluTanh", 8, "gelu_tanh">]> {
+    I32EnumAttrCase<"GeluTanh", 8, "gelu_tanh">,
+    I32EnumAttrCase<"Silu", 9, "silu">,
+    I32EnumAttrCase<"HardSigmoid", 10, "hard_sigmoid">]> {
   let cppNamespace = "::tessel";
   let genSpecializedAttr = 0;
 }
@@ -208,6 +210,9 @@ def Tessel_HardSwishOp : Tessel_UnaryOp<"hard_swish", [F16Math, UnaryKernel, Tes
 // at opset 17 for now).
 def Tessel_GeluOp : Tessel_UnaryOp<"gelu", [F16Math, UnaryKernel, Tessel_Epilogue]>;
 def Tessel_GeluTanhOp : Tessel_UnaryOp<"gelu_tanh", [F16Math, UnaryKernel, Tessel_Epilogue]>;
+// SiLU (swish), x * sigmoid(x): no ONNX op below opset 24's Swish;
+// --tessel-fuse-swish finds it as Mul(x, Sigmoid(x)).
+def Tessel_SiluOp : Tessel_UnaryOp<"silu", [F16Math, UnaryKernel, Tessel_Epilogue]>;
 def Tessel_NotOp : Tessel_UnaryOp<"not", [ExactMath, UnaryKernel]>;
 def Tessel_LeakyReluOp : Tessel_UnaryOp<"leaky_relu", [F16Math, UnaryKernel, Tessel_Epilogue],
                                         (ins F32Attr:$alpha)>;
@@ -217,7 +222,7 @@ def Tessel_SeluOp : Tessel_UnaryOp<"selu", [F16Math, UnaryKernel],
                                    (ins F32Attr:$alpha, F32Attr:$gamma)>;
 def Tessel_ThresholdedReluOp : Tessel_UnaryOp<"thresholded_relu", [ExactMath, UnaryKernel],
                                               (ins F32Attr:$alpha)>;
-def Tessel_HardSigmoidOp : Tessel_UnaryOp<"hard_sigmoid", [F16Math, UnaryKernel],
+def Tessel_HardSigmoidOp : Tessel_UnaryOp<"hard_sigmoid", [F16Math, UnaryKernel, Tessel_Epilogue],
                                           (ins F32Attr:$alpha, F32Attr:$beta)>;
 def Tessel_ShrinkOp : Tessel_UnaryOp<"shrink", [F16Math, UnaryKernel],
                                      (ins F32Attr:$bias, F32Attr:$lambd)>;
@@ -532,7 +537,11 @@ class Tessel_ReduceOp<string mnemonic, list<Trait> traits = [F32Math]>
 }
 
 def Tessel_ReduceSumOp : Tessel_ReduceOp<"reduce_sum">;
-def Tessel_ReduceMeanOp : Tessel_ReduceOp<"reduce_mean">;
+// A mean stays within its operands' range, and both tiers' kernels sum in
+// double whatever the storage, so it runs in the type its input arrives in:
+// a squeeze-excitation's global average pool reads the f16 activation and
+// writes f16, with no casts around it (one rounding, as before).
+def Tessel_ReduceMeanOp : Tessel_ReduceOp<"reduce_mean", [InputStorageMath]>;
 def Tessel_ReduceMaxOp : Tessel_ReduceOp<"reduce_max", [ExactMath]>;
 def Tessel_ReduceMinOp : Tessel_ReduceOp<"reduce_min", [ExactMath]>;
 def Tessel_ReduceProdOp : Tessel_ReduceOp<"reduce_prod">;

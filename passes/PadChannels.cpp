@@ -66,7 +66,7 @@ Value padChannels(OpBuilder &builder, Location loc, Value v, int64_t channels,
 bool keepsFinite(Operation *op) {
   return isa<ReluOp, SigmoidOp, TanhOp, AbsOp, NegOp, FloorOp, CeilOp, RoundOp,
              SignOp, ErfOp, SinOp, CosOp, AtanOp, AsinhOp, SoftplusOp,
-             SoftsignOp, HardSwishOp, GeluOp, GeluTanhOp, NotOp, LeakyReluOp, EluOp, CeluOp, SeluOp,
+             SoftsignOp, HardSwishOp, GeluOp, GeluTanhOp, SiluOp, NotOp, LeakyReluOp, EluOp, CeluOp, SeluOp,
              ThresholdedReluOp, HardSigmoidOp, ShrinkOp, ClipOp, CastOp,
              IdentityOp>(op);
 }

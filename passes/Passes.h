@@ -16,12 +16,14 @@ namespace tessel {
 #include "Passes.h.inc"
 
 /// The rewrites of --tessel-fold-batch-norm, --tessel-fuse-epilogue,
-/// --tessel-fuse-layer-norm, --tessel-fuse-gelu and --tessel-fuse-attention,
+/// --tessel-fuse-layer-norm, --tessel-fuse-gelu, --tessel-fuse-swish and
+/// --tessel-fuse-attention,
 /// for drivers that run them with other patterns.
 void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
 void populateFuseEpiloguePatterns(mlir::RewritePatternSet &patterns);
 void populateFuseLayerNormPatterns(mlir::RewritePatternSet &patterns);
 void populateFuseGeluPatterns(mlir::RewritePatternSet &patterns);
+void populateFuseSwishPatterns(mlir::RewritePatternSet &patterns);
 void populateFuseAttentionPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace tessel

@@ -53,6 +53,17 @@ def FuseGelu : Pass<"tessel-fuse-gelu", "mlir::func::FuncOp"> {
   let dependentDialects = ["::tessel::TesselDialect"];
 }
 
+def FuseSwish : Pass<"tessel-fuse-swish", "mlir::func::FuncOp"> {
+  let summary = "SiLU and hard-swish from x * gate(x)";
+  let description = [{
+    `x * sigmoid(x)` becomes `silu(x)` and `x * hard_sigmoid(x)` with
+    hard-swish's constants (alpha 1/6, beta 1/2) becomes `hard_swish(x)`,
+    the product in either order, when the gate reads the product's other
+    operand and has no other user (FuseSwish.cpp).
+  }];
+  let dependentDialects = ["::tessel::TesselDialect"];
+}
+
 def FuseLayerNorm : Pass<"tessel-fuse-layer-norm", "mlir::func::FuncOp"> {
   let summary = "LayerNormalization from its op-by-op decomposition (opsets below 17)";
   let description = [{

@@ -171,7 +171,7 @@ int main(int argc, char **argv) {
   app.add_option("--matmul", matmul, "B,M,N,K: batched matmul [B,M,K] x [B,K,N]");
   app.add_flag("--shared-b", sharedB, "matmul: B is [K,N], broadcast over the batch");
   app.add_option("--act", act, "activation: none, relu, clip, leaky_relu, sigmoid, tanh, "
-                               "hard_swish")
+                               "hard_swish, gelu, gelu_tanh, silu, hard_sigmoid")
       ->capture_default_str();
   app.add_option("--act-alpha", actAlpha, "activation alpha")->capture_default_str();
   app.add_option("--act-beta", actBeta, "activation beta")->capture_default_str();

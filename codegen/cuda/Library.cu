@@ -85,7 +85,7 @@ using namespace tessel::kernels;
   X(softsign, Softsign, t) X(hard_swish, HardSwish, t)                          \
   X(leaky_relu, LeakyRelu, t) X(elu, Elu, t) X(celu, Celu, t) X(selu, Selu, t)  \
   X(thresholded_relu, ThresholdedRelu, t) X(hard_sigmoid, HardSigmoid, t)       \
-  X(shrink, Shrink, t) X(gelu, Gelu, t) X(gelu_tanh, GeluTanh, t)
+  X(shrink, Shrink, t) X(gelu, Gelu, t) X(gelu_tanh, GeluTanh, t) X(silu, Silu, t)
 
 #define TSL_CLIP(t)                                                             \
   TSL_KERNEL tsl_clip_##t(const TSL_T(t) *x, TSL_T(t) *y, TSL_PARAMS(ClipParams)) { \

@@ -223,12 +223,11 @@ Value Epilogue::activate(Value v) {
   }
   case Activation::LeakyRelu:
     return select(fcmp(P::OLT, v, zero), fmul(f(p.actAlpha), v), v);
-  case Activation::Sigmoid: {
-    // x >= 0: 1 / (1 + e^-x); else e^x / (1 + e^x): no overflow either way.
-    Value nonNegative = fcmp(P::OGE, v, zero);
-    Value e = exp(fneg(fabs(v)));
-    Value inverse = reciprocal(fadd(one, e));
-    return select(nonNegative, inverse, fmul(e, inverse));
+  case Activation::Sigmoid: return sigmoid(v);
+  case Activation::Silu: return fmul(v, sigmoid(v));
+  case Activation::HardSigmoid: {
+    Value x = fadd(fmul(f(p.actAlpha), v), f(p.actBeta)); // as the CPU: two roundings
+    return select(fcmp(P::OLT, x, zero), zero, select(fcmp(P::OGT, x, one), one, x));
   }
   case Activation::Tanh: return tanh(v);
   case Activation::HardSwish: {
@@ -248,6 +247,14 @@ Value Epilogue::activate(Value v) {
   }
   }
   return v;
+}
+
+/// x >= 0: 1 / (1 + e^-x); else e^x / (1 + e^x): no overflow either way.
+Value Epilogue::sigmoid(Value v) {
+  Value nonNegative = fcmp(arith::CmpFPredicate::OGE, v, f(0.0f));
+  Value e = exp(fneg(fabs(v)));
+  Value inverse = reciprocal(fadd(f(1.0f), e));
+  return select(nonNegative, inverse, fmul(e, inverse));
 }
 
 /// Cephes tanhf: an odd polynomial below |x| = 0.625 (no cancellation),

@@ -56,6 +56,7 @@ private:
   mlir::Value activate(mlir::Value v);
   mlir::Value exp(mlir::Value x);
   mlir::Value reciprocal(mlir::Value x);
+  mlir::Value sigmoid(mlir::Value x);
   mlir::Value tanh(mlir::Value x);
   mlir::Value erfc(mlir::Value x);
 

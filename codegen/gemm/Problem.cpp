@@ -27,6 +27,8 @@ std::optional<Activation> parseActivation(llvm::StringRef name) {
       .Case("hard_swish", Activation::HardSwish)
       .Case("gelu", Activation::Gelu)
       .Case("gelu_tanh", Activation::GeluTanh)
+      .Case("silu", Activation::Silu)
+      .Case("hard_sigmoid", Activation::HardSigmoid)
       .Default(std::nullopt);
 }
 
@@ -41,6 +43,8 @@ llvm::StringRef activationName(Activation act) {
   case Activation::HardSwish: return "hard_swish";
   case Activation::Gelu: return "gelu";
   case Activation::GeluTanh: return "gelu_tanh";
+  case Activation::Silu: return "silu";
+  case Activation::HardSigmoid: return "hard_sigmoid";
   }
   return "none";
 }

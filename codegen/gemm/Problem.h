@@ -25,7 +25,9 @@ enum class GemmOpKind { Conv, Gemm, MatMul };
 enum class ElemType { F16, F32 };
 /// The epilogue's activations, with the CPU tier's formulas
 /// (runtime/kernels/src/gemm.cpp, activateRow).
-enum class Activation { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, Gelu, GeluTanh };
+enum class Activation {
+  None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, Gelu, GeluTanh, Silu, HardSigmoid
+};
 
 std::optional<Activation> parseActivation(llvm::StringRef name);
 llvm::StringRef activationName(Activation act);

@@ -72,6 +72,8 @@ std::vector<UnaryCase> unaryCases() {
   add("atanh", -0.99, 0.99, [](double x) { return std::atanh(x); });
   add("softplus", -30, 30, [](double x) { return std::log1p(std::exp(x)); });
   add("softsign", -5, 5, [](double x) { return x / (1 + std::fabs(x)); });
+  add("silu", -30, 30, [](double x) { return x / (1 + std::exp(-x)); },
+      [](double x) { return std::fabs(x); });
   add("hard_swish", -5, 5, [](double x) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); },
       [](double x) { return std::fabs(x) * (std::fabs(x) / 6 + 0.5); });
   // GELU by its definitions in double, x * Phi(x) and the tanh

@@ -25,7 +25,7 @@ TEST(KernelRegistry, AllKernelsRegistered) {
   const char *names[] = {
       "relu", "sigmoid", "tanh", "abs", "neg", "exp", "log", "sqrt", "reciprocal", "floor",
       "ceil", "round", "sign", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
-      "cosh", "asinh", "acosh", "atanh", "softplus", "softsign", "hard_swish", "not",
+      "cosh", "asinh", "acosh", "atanh", "softplus", "softsign", "hard_swish", "silu", "not",
       "leaky_relu", "elu", "celu", "selu", "thresholded_relu", "hard_sigmoid", "shrink", "clip",
       "add", "sub", "mul", "div", "pow", "mod", "max", "min", "prelu", "equal", "less", "less_equal",
       "greater", "greater_equal", "and", "or", "xor", "where", "conv", "conv_transpose", "gemm",
@@ -64,7 +64,7 @@ std::vector<F16Case> f16Cases() {
   for (const char *op :
        {"relu", "sigmoid", "tanh", "abs", "neg", "exp", "floor", "ceil", "round", "sign", "erf",
         "sin", "cos", "tan", "atan", "sinh", "cosh", "asinh", "softplus", "softsign",
-        "hard_swish", "gelu", "gelu_tanh", "identity", "copy"})
+        "hard_swish", "gelu", "gelu_tanh", "silu", "identity", "copy"})
     cases.push_back({op, {}, {{s, 'f'}}, s});
   for (const char *op : {"log", "sqrt", "reciprocal"})
     cases.push_back({op, {}, {{s, 'p'}}, s});

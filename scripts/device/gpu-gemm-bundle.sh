@@ -64,6 +64,9 @@ igemm=(
   "dilated         --conv 1,16,16,32,32,3,3,1,2 --dilation 2 --act sigmoid"
   "gemm-n8         --gemm 512,8,256 --c mn --act tanh"
   "gemm-transa     --gemm 200,300,100 --trans-a --alpha 0.5 --beta 2 --c m1 --act hard_swish"
+  # EfficientNet's SiLU and MobileNetV3's SE gate in a conv's epilogue.
+  "conv-silu       --conv 1,28,28,40,240,1,1,1,0 --bias --act silu"
+  "conv-hsig       --conv 1,1,1,72,24,1,1,1,0 --bias --act hard_sigmoid --act-alpha 0.1666667 --act-beta 0.5"
   "gemm-clip       --gemm 96,130,72 --trans-a --trans-b --c 1 --act clip --act-alpha -0.5 --act-beta 0.5"
   "matmul-b12      --matmul 12,128,64,96"
   "matmul-shared-b --matmul 6,50,40,72 --shared-b --act leaky_relu --act-alpha 0.1"

@@ -69,6 +69,9 @@ MODELS = {
     "convnext_tiny": torchvision.models.convnext_tiny,
     "swin_t": torchvision.models.swin_t,
     "resnet18_opset18": torchvision.models.resnet18,
+    "efficientnet_b0": torchvision.models.efficientnet_b0,
+    "efficientnet_v2_s": torchvision.models.efficientnet_v2_s,
+    "mobilenet_v3_large": torchvision.models.mobilenet_v3_large,
 }
 # Transformers: name -> (transformer_models config, ONNX opset).
 TRANSFORMERS = {
@@ -261,15 +264,14 @@ def export(name, outdir, force=False, check=True, batch=1):
             image_y = module(torch.from_numpy(image)).numpy()
         save_tensor(image, "input", stem + ".image.pb")
         save_tensor(image_y, "output", stem + ".image_output.pb")
-    os.replace(tmp_model, model_path)  # last: the .onnx marks a complete set
-
-    onnx_model = onnx.load(model_path)
+    onnx_model = onnx.load(tmp_model)
     ops = sorted({n.op_type for n in onnx_model.graph.node})
     print("%s: exported in %.1fs (opset %d), output %s, max|y|=%.3g, ops: %s" % (
         stem_name, time.time() - start, opset, tuple(y.shape), float(np.abs(y).max()),
         " ".join(ops)))
     if check:
         verify(stem_name, onnx_model, dict(inputs), y)
+    os.replace(tmp_model, model_path)  # last: the .onnx marks a complete, checked set
 
 
 def verify(name, onnx_model, feeds, y):

@@ -260,6 +260,10 @@ def evaluate(op, x, a, outputs):
     the number of outputs; returns an array or a tuple of arrays."""
     if op in UNARY:
         return UNARY[op](x[0])
+    if op == "HardSigmoid":  # mobilenet_v3's SE gate and hard-swish (opset 13)
+        return np.clip(a.get("alpha", 0.2) * x[0] + a.get("beta", 0.5), 0, 1)
+    if op == "HardSwish":
+        return x[0] * np.clip(x[0] / 6 + 0.5, 0, 1)
     if op in BINARY:
         return BINARY[op](x[0], x[1])
     if op == "Conv":

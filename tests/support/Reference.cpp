@@ -90,9 +90,10 @@ int64_t broadcastIndex(const Shape &idx, const Shape &in) {
   return o;
 }
 
-const ActCase kActivations[9] = {{"none", 0, 0},         {"relu", 0, 0},    {"clip", -0.3, 0.4},
-                                  {"leaky_relu", 0.1, 0}, {"sigmoid", 0, 0}, {"tanh", 0, 0},
-                                  {"hard_swish", 0, 0},   {"gelu", 0, 0},    {"gelu_tanh", 0, 0}};
+const ActCase kActivations[11] = {
+    {"none", 0, 0},       {"relu", 0, 0},        {"clip", -0.3, 0.4}, {"leaky_relu", 0.1, 0},
+    {"sigmoid", 0, 0},    {"tanh", 0, 0},        {"hard_swish", 0, 0}, {"gelu", 0, 0},
+    {"gelu_tanh", 0, 0},  {"silu", 0, 0},        {"hard_sigmoid", 0.25, 0.375}};
 
 double refActivation(const ActCase &a, double v) {
   const std::string n = a.name;
@@ -117,6 +118,10 @@ double refActivation(const ActCase &a, double v) {
   }
   if (n == "gelu")
     return 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+  if (n == "silu")
+    return v / (1.0 + std::exp(-v));
+  if (n == "hard_sigmoid")
+    return std::min(std::max(a.alpha * v + a.beta, 0.0), 1.0);
   return v;
 }
 

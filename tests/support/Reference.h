@@ -82,7 +82,7 @@ struct ActCase {
   const char *name;
   double alpha, beta;
 };
-extern const ActCase kActivations[9]; // none first, then each activation
+extern const ActCase kActivations[11]; // none first, then each activation
 // ONNX's definitions, in double.
 double refActivation(const ActCase &act, double v);
 

@@ -146,7 +146,7 @@ const char *unaryName(U op) {
       "floor", "ceil", "round", "sign", "erf", "sin", "cos", "tan", "asin", "acos",
       "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "softplus", "softsign",
       "hard_swish", "leaky_relu", "elu", "celu", "selu", "thresholded_relu",
-      "hard_sigmoid", "shrink", "gelu", "gelu_tanh"};
+      "hard_sigmoid", "shrink", "gelu", "gelu_tanh", "silu"};
   return names[static_cast<int>(op)];
 }
 
@@ -478,6 +478,7 @@ void addElementwiseKernels(KernelTable &t) {
   TESSEL_UNARY("shrink", Shrink)
   TESSEL_UNARY("gelu", Gelu)
   TESSEL_UNARY("gelu_tanh", GeluTanh)
+  TESSEL_UNARY("silu", Silu)
 #undef TESSEL_UNARY
   t["not"] = &notKernel;
   t["clip"] = &clipKernel;

@@ -47,15 +47,31 @@ KernelStatus readActivation(const char *op, const Attrs &attrs, const char *kind
     a.kind = Act::Gelu;
   else if (kind == "gelu_tanh")
     a.kind = Act::GeluTanh;
+  else if (kind == "silu")
+    a.kind = Act::Silu;
+  else if (kind == "hard_sigmoid")
+    a.kind = Act::HardSigmoid;
   else
     return fail(std::string(op) + ": unknown activation '" + kind +
-                "' (none, relu, clip, leaky_relu, sigmoid, tanh, hard_swish, gelu, gelu_tanh)");
+                "' (none, relu, clip, leaky_relu, sigmoid, tanh, hard_swish, gelu, gelu_tanh, silu, "
+                "hard_sigmoid)");
   a.alpha = attrs.getFloat(alphaName, 0.0);
   a.beta = attrs.getFloat(betaName, 0.0);
   return {};
 }
 
 namespace {
+
+/// The standalone op's formula (tessel/elementwise_math.h) on a row, with
+/// the activation's alpha and beta as the op's.
+template <elementwise::Unary op, typename C>
+void standalone(C *v, int64_t n, const Activation &a) {
+  const struct {
+    double alpha, beta, gamma;
+  } params{a.alpha, a.beta, 0.0};
+  for (int64_t j = 0; j < n; ++j)
+    v[j] = elementwise::unaryFloat<op>(v[j], params);
+}
 
 template <typename C> void activateRow(C *v, int64_t n, const Activation &a) {
   const C alpha = static_cast<C>(a.alpha), beta = static_cast<C>(a.beta);
@@ -99,17 +115,10 @@ template <typename C> void activateRow(C *v, int64_t n, const Activation &a) {
       v[j] = v[j] * t;
     }
     break;
-  case Act::Gelu:
-  case Act::GeluTanh: {
-    // The standalone ops' formulas (tessel/elementwise_math.h).
-    const struct {
-      double alpha = 0, beta = 0, gamma = 0;
-    } none;
-    for (int64_t j = 0; j < n; ++j)
-      v[j] = a.kind == Act::Gelu ? elementwise::unaryFloat<elementwise::Unary::Gelu>(v[j], none)
-                                 : elementwise::unaryFloat<elementwise::Unary::GeluTanh>(v[j], none);
-    break;
-  }
+  case Act::Gelu: standalone<elementwise::Unary::Gelu>(v, n, a); break;
+  case Act::GeluTanh: standalone<elementwise::Unary::GeluTanh>(v, n, a); break;
+  case Act::Silu: standalone<elementwise::Unary::Silu>(v, n, a); break;
+  case Act::HardSigmoid: standalone<elementwise::Unary::HardSigmoid>(v, n, a); break;
   }
 }
 

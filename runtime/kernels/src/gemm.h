@@ -21,7 +21,9 @@ namespace tessel::cpu {
 
 // The activation a Tensor Core kernel applies to its accumulators before the
 // one store; the same functions as the elementwise ops of the same names.
-enum class Act { None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, Gelu, GeluTanh };
+enum class Act {
+  None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, Gelu, GeluTanh, Silu, HardSigmoid
+};
 
 struct Activation {
   Act kind = Act::None;

@@ -228,3 +228,20 @@ func.func @no_round_trips(%x: tensor<3xf32>, %h: tensor<3xf16>, %d: tensor<3xf64
   %sd = tessel.softmax %d {axis = 0 : i64} : tensor<3xf64>
   return %t, %sh, %sd : tensor<3xf32>, tensor<3xf16>, tensor<3xf64>
 }
+
+// -----
+
+// reduce_mean runs in the type its input arrives in (a squeeze-excitation's
+// pool of an f16 activation: no casts around it); reduce_sum, whose result
+// may leave f16's range, stays f32.
+// CHECK-LABEL: func @mean_of_f16
+// CHECK: %[[S:.*]] = tessel.sigmoid %{{.*}} : tensor<1x4x2x2xf16>
+// CHECK: %[[M:.*]] = tessel.reduce_mean %[[S]] {{.*}} : (tensor<1x4x2x2xf16>) -> tensor<1x4x1x1xf16>
+// CHECK: %[[W:.*]] = tessel.cast %[[S]] : tensor<1x4x2x2xf16> -> tensor<1x4x2x2xf32>
+// CHECK: tessel.reduce_sum %[[W]] {{.*}} : (tensor<1x4x2x2xf32>) -> tensor<1x4x1x1xf32>
+func.func @mean_of_f16(%x: tensor<1x4x2x2xf32>) -> (tensor<1x4x1x1xf32>, tensor<1x4x1x1xf32>) {
+  %s = tessel.sigmoid %x : tensor<1x4x2x2xf32>
+  %m = tessel.reduce_mean %s {axes = array<i64: 2, 3>, keepdims = true} : (tensor<1x4x2x2xf32>) -> tensor<1x4x1x1xf32>
+  %t = tessel.reduce_sum %s {axes = array<i64: 2, 3>, keepdims = true} : (tensor<1x4x2x2xf32>) -> tensor<1x4x1x1xf32>
+  return %m, %t : tensor<1x4x1x1xf32>, tensor<1x4x1x1xf32>
+}

@@ -66,11 +66,11 @@ const std::map<std::string, PrecisionClass> &documentedPolicy() {
       p[op] = PrecisionClass::TensorCore;
     for (const char *op :
          {"add", "sub", "mul", "div", "prelu", "sigmoid", "tanh", "sqrt", "reciprocal", "atan",
-          "asinh", "softplus", "softsign", "hard_swish", "gelu", "gelu_tanh", "hard_sigmoid",
+          "asinh", "softplus", "softsign", "hard_swish", "gelu", "gelu_tanh", "silu", "hard_sigmoid",
           "leaky_relu", "elu", "celu", "selu", "shrink", "avg_pool"})
       p[op] = PrecisionClass::F16;
     for (const char *op :
-         {"cumsum", "log_softmax", "reduce_sum", "reduce_mean", "reduce_prod",
+         {"cumsum", "log_softmax", "reduce_sum", "reduce_prod",
           "reduce_l1", "reduce_l2", "reduce_log_sum", "reduce_log_sum_exp", "reduce_sum_square",
           "batch_norm", "instance_norm", "lrn", "exp", "pow", "sinh", "cosh",
           "log", "erf", "sin", "cos", "tan", "asin", "acos", "acosh", "atanh", "mod"})
@@ -83,7 +83,7 @@ const std::map<std::string, PrecisionClass> &documentedPolicy() {
           "reduce_max", "reduce_min", "argmax", "argmin", "equal", "less", "less_equal",
           "greater", "greater_equal", "not", "and", "or", "xor", "cast", "constant"})
       p[op] = PrecisionClass::Exact;
-    for (const char *op : {"layer_norm", "softmax"})
+    for (const char *op : {"layer_norm", "softmax", "reduce_mean"})
       p[op] = PrecisionClass::InputStorage;
     return p;
   }();
@@ -146,7 +146,8 @@ TEST(OpFacts, TraitsMeanWhatTheySay) {
     if (name.hasInterface<tessel::EpilogueActivationOpInterface>())
       activations.insert(op);
   EXPECT_EQ(activations, (std::set<std::string>{"relu", "clip", "leaky_relu", "sigmoid", "tanh",
-                                                "hard_swish", "gelu", "gelu_tanh"}));
+                                                "hard_swish", "gelu", "gelu_tanh", "silu",
+                                                "hard_sigmoid"}));
   // Elementwise: unary ops keep their operand's type; binary ones broadcast.
   for (auto &[op, name] : byName) {
     bool unary = name.hasTrait<tessel::traits::ElementwiseUnary>();

@@ -61,7 +61,7 @@ enum class Unary {
   Relu, Sigmoid, Tanh, Abs, Neg, Exp, Log, Sqrt, Reciprocal, Floor, Ceil, Round,
   Sign, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
   Softplus, Softsign, HardSwish, LeakyRelu, Elu, Celu, Selu, ThresholdedRelu,
-  HardSigmoid, Shrink, Gelu, GeluTanh,
+  HardSigmoid, Shrink, Gelu, GeluTanh, Silu,
 };
 
 /// The unary ops with an integer form (the others are float only).
@@ -156,6 +156,10 @@ TSL_HOST_DEVICE C unaryFloat(C x, const Params &p) {
     const C u = C(0.79788456080286535588) * (x + C(0.044715) * x * x * x);
     return x / (C(1) + TSL_MATH(exp)(C(-2) * u));
   }
+  case Unary::Silu:
+    // SiLU (swish): x * sigmoid(x), the sigmoid above, so that it is what
+    // Mul(x, Sigmoid(x)) computes.
+    return x * unaryFloat<Unary::Sigmoid, C>(x, p);
   case Unary::Shrink:
     if (x < -beta)
       return x + alpha;
