@@ -129,10 +129,20 @@ MODEL_ROWS = (("resnet50_b1", "resnet50", 1), ("resnet50_b256", "resnet50", 256)
               ("mobilenet_v2_b1", "mobilenet_v2", 1), ("mobilenet_v2_b256", "mobilenet_v2", 256),
               ("bert_base_b1", "bert_base", 1), ("bert_base_b8", "bert_base", 8),
               ("vit_b_16_b1", "vit_b_16", 1), ("vit_b_16_b32", "vit_b_16", 32),
-              ("gpt2_b1", "gpt2", 1), ("swin_t_b1", "swin_t", 1))
+              ("gpt2_b1", "gpt2", 1), ("swin_t_b1", "swin_t", 1),
+              # Issue 20's: the squeeze-excitation CNNs, at batch 1 and 32.
+              ("efficientnet_b0_b1", "efficientnet_b0", 1),
+              ("efficientnet_b0_b32", "efficientnet_b0", 32),
+              ("efficientnet_v2_s_b1", "efficientnet_v2_s", 1),
+              ("efficientnet_v2_s_b32", "efficientnet_v2_s", 32),
+              ("mobilenet_v3_large_b1", "mobilenet_v3_large", 1),
+              ("mobilenet_v3_large_b32", "mobilenet_v3_large", 32))
 # The transformer-era models at the opset PyTorch exports them at today
 # (LayerNormalization as one node); the others at OPSET.
 MODEL_OPSETS = {"vit_b_16": 17, "gpt2": 17, "swin_t": 17}
+# The image side of a model's input where it is not 224: EfficientNetV2-S
+# at its evaluation size.
+MODEL_IMAGE_SIZES = {"efficientnet_v2_s": 384}
 # MobileNetV2 at batch 256 only on request (--models), to keep the default
 # device call short.
 DEFAULT_MODELS = ("resnet50_b1", "resnet50_b256", "mobilenet_v2_b1", "bert_base_b1")
@@ -231,7 +241,8 @@ def build_torch_model(model, batch=1):
     import export_models  # tests/models: the model table and BatchNorm calibration
     module = export_models.MODELS[model](weights=None)
     export_models.calibrate_batchnorm(module)
-    return module.eval(), (batch, 3, 224, 224)
+    side = MODEL_IMAGE_SIZES.get(model, 224)
+    return module.eval(), (batch, 3, side, side)
 
 
 def model_input(model, shape, device="cpu", dtype=None):
