@@ -55,7 +55,9 @@ COMPILE_TIMEOUT_S = 300
 BENCH_TIMEOUT_S = 240  # one tessel-bench process (a batch); a hang costs no more
 # torch.compile runs only for these rows (it takes minutes per model).
 COMPILE_PEER_ROWS = ("resnet50_b1", "resnet50_b256", "bert_base_b1", "bert_base_b8",
-                     "vit_b_16_b1", "vit_b_16_b32", "gpt2_b1", "swin_t_b1")
+                     "vit_b_16_b1", "vit_b_16_b32", "gpt2_b1", "swin_t_b1",
+                     "efficientnet_b0_b1", "efficientnet_b0_b32", "efficientnet_v2_s_b1",
+                     "efficientnet_v2_s_b32", "mobilenet_v3_large_b1", "mobilenet_v3_large_b32")
 COMPILE_PEER_MIN_S = 120  # do not start it with less budget left than this
 # Nsight Compute targets: row name, kernels to profile.
 NCU_ROWS = (("gemm", "gemm009_2048x7000x2048_NN", 4), ("conv", "r50_b256_l2.3x3", 4),

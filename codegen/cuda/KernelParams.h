@@ -114,6 +114,14 @@ struct ReduceParams {
   int64_t reducedShape[kMaxRank], reducedStride[kMaxRank];
 };
 
+/// A reduction over the middle dim of [outer, rows, inner] (a global pool of
+/// NHWC: [batch, H*W, channels]): row chunks of `chunk` rows, `splits` of
+/// them (splits > 1: partial sums to the workspace, then a second launch).
+struct ColumnParams {
+  int64_t outer, rows, inner, chunk;
+  int32_t splits, pad0;
+};
+
 /// softmax, log_softmax, argmax, argmin: the input as [outer, length, inner]
 /// around the axis; `last` is argmax/argmin's select_last_index.
 struct AxisParams {
@@ -279,6 +287,7 @@ static_assert(sizeof(ConcatParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(GatherParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(ReduceParams) == 280, "layout shared with the kernels");
 static_assert(sizeof(AxisParams) == 32, "layout shared with the kernels");
+static_assert(sizeof(ColumnParams) == 40, "layout shared with the kernels");
 static_assert(sizeof(PoolParams) == 248, "layout shared with the kernels");
 static_assert(sizeof(NormParams) == 40, "layout shared with the kernels");
 static_assert(sizeof(BatchNormParams) == 32, "layout shared with the kernels");

@@ -166,6 +166,17 @@ using namespace tessel::kernels;
     reduceBlock<R::id>(x, y, p);                                                \
   }
 
+// The float sums over the middle dim of [outer, rows, inner].
+#define TSL_REDUCE_COLUMNS(name, id, t)                                         \
+  TSL_KERNEL tsl_##name##_##t##_columns(const TSL_T(t) *x, TSL_T(t) *y, double *partial, \
+                                        TSL_PARAMS(ColumnParams)) {             \
+    reduceColumns<R::id>(x, y, partial, p);                                     \
+  }                                                                             \
+  TSL_KERNEL tsl_##name##_##t##_columns_finish(const double *partial, TSL_T(t) *y, \
+                                               TSL_PARAMS(ColumnParams)) {      \
+    reduceColumnsFinish<R::id>(partial, y, p);                                  \
+  }
+
 #define TSL_SOFTMAX(name, isLog, t)                                             \
   TSL_KERNEL tsl_##name##_##t##_thread(const TSL_T(t) *x, TSL_T(t) *y,              \
                                        TSL_PARAMS(AxisParams)) {                \
@@ -381,11 +392,15 @@ TSL_WHERE(8)
 #ifdef TSL_FAMILY_reduce_sum_f32
 TSL_REDUCE(reduce_sum, Sum, f32)
 TSL_REDUCE(reduce_mean, Mean, f32)
+TSL_REDUCE_COLUMNS(reduce_sum, Sum, f32)
+TSL_REDUCE_COLUMNS(reduce_mean, Mean, f32)
 #endif
 
 #ifdef TSL_FAMILY_reduce_sum_f16
 TSL_REDUCE(reduce_sum, Sum, f16)
 TSL_REDUCE(reduce_mean, Mean, f16)
+TSL_REDUCE_COLUMNS(reduce_sum, Sum, f16)
+TSL_REDUCE_COLUMNS(reduce_mean, Mean, f16)
 #endif
 
 // The selections and the product of the floats.

@@ -241,6 +241,8 @@ private:
   Launches concat();
   Launches gather();
   Launches reduce();
+  Launches reduceColumns(const kernels::ReduceParams &r, const Dims &kept, const Dims &red,
+                         bool innermostReduced);
   Launches softmax();
   Launches argReduce();
   Launches cumsum();

@@ -38,6 +38,27 @@ LogicalResult importGelu(Node &n) {
   return n.invalid("approximate '" + *approximate + "' is neither none nor tanh");
 }
 
+/// Swish (opset 24): x * sigmoid(alpha * x); SiLU where alpha is 1, else the
+/// product as written (the gate then reads alpha * x, not x, so it stays two
+/// ops and a multiply).
+LogicalResult importSwish(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<float> alpha = n.getFloat("alpha", 1.0f);
+  if (failed(x) || failed(alpha))
+    return failure();
+  Type type = x->getType();
+  if (*alpha == 1.0f)
+    return n.setOutput(0, n.create<SiluOp>(type, *x));
+  Type element = cast<RankedTensorType>(type).getElementType();
+  if (!isa<FloatType>(element))
+    return n.invalid("Swish needs a float input");
+  Value a = n.constantValue(DenseElementsAttr::get(RankedTensorType::get({}, element),
+                                                   n.b.getFloatAttr(element, *alpha)));
+  Value scaled = n.create<MulOp>(type, ValueRange{*x, a});
+  Value gate = n.create<SigmoidOp>(type, scaled);
+  return n.setOutput(0, n.create<MulOp>(type, ValueRange{*x, gate}));
+}
+
 /// Unary ops with float attributes, each with its ONNX default.
 struct FloatAttrDefault {
   const char *name;
@@ -271,6 +292,7 @@ const OpVersion kElementwiseOps[] = {
     {"Sqrt", {6}, importUnary<SqrtOp>},
     {"Tan", {7}, importUnary<TanOp>},
     {"Tanh", {6}, importUnary<TanhOp>},
+    {"Swish", {24}, importSwish},
     // Unary with float attributes, defaults per the ONNX spec.
     {"Celu", {12},
      [](Node &n) {

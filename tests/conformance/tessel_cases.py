@@ -262,6 +262,25 @@ def attention_cases(outdir, rng):
         [("y", attention_ref(q, k, v, 0.1))])
 
 
+def reduce_case(outdir, rng, name, kind, shape, axes, keepdims):
+    """ReduceMean / ReduceSum (opset 13: axes an attribute of ReduceMean, an
+    input of ReduceSum) of x + bias over
+    `axes`, which the library runs by its columns kernels where one run of
+    dims between kept ones is reduced and the innermost is kept; float64
+    reference."""
+    x = values(rng, shape)
+    bias = values(rng, shape[-1:])
+    inits = [numpy_helper.from_array(bias, "bias")]
+    if kind == "ReduceMean":
+        node = helper.make_node(kind, ["t"], ["y"], axes=list(axes), keepdims=keepdims)
+    else:
+        node = helper.make_node(kind, ["t", "axes"], ["y"], keepdims=keepdims)
+        inits.append(numpy_helper.from_array(np.array(axes, np.int64), "axes"))
+    t = x.astype(np.float64) + bias
+    y = (t.mean if kind == "ReduceMean" else t.sum)(axis=tuple(axes), keepdims=bool(keepdims))
+    write(outdir, name, [BIAS_ADD, node], [("x", x)], [("y", y.astype(np.float32))], inits)
+
+
 def main(outdir):
     rng = np.random.default_rng(20261123)
     # Max pools: 16 and 24 channels take the 16-byte path at f16 and f32; 12
@@ -299,6 +318,17 @@ def main(outdir):
     # Hardmax before opset 13: the maximum of each row of the 2-D coercion
     # (values with ties: the first maximum wins).
     hardmax_case(outdir, rng, "test_tessel_hardmax_opset11_coerced", (2, 3, 4), 1)
+    # Reductions of the middle dims (a global pool of NHWC): split into row
+    # chunks with a second launch (3136 rows, 40 columns: a tile of 32 and
+    # one of 8), a sum in 3 chunks, a leading run (one kept dim), and two
+    # merged reduced dims too short to split.
+    reduce_case(outdir, rng, "test_tessel_reduce_mean_columns_split", "ReduceMean",
+                (2, 3136, 40), [1], 1)
+    reduce_case(outdir, rng, "test_tessel_reduce_sum_columns", "ReduceSum", (3, 200, 20), [1], 0)
+    reduce_case(outdir, rng, "test_tessel_reduce_mean_columns_leading", "ReduceMean",
+                (640, 24), [0], 0)
+    reduce_case(outdir, rng, "test_tessel_reduce_mean_columns_merged", "ReduceMean",
+                (2, 5, 6, 7), [1, 2], 1)
     attention_cases(outdir, rng)
 
 

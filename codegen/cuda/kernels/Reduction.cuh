@@ -209,6 +209,66 @@ __device__ __forceinline__ void reduceBlock(const T *x, T *y, const ReduceParams
   }
 }
 
+/// The reduction of the middle dim of [outer, rows, inner] with the inner dim
+/// contiguous (a global pool of NHWC), for the float sums: a block of 8
+/// warps takes 32 columns (its lanes: coalesced rows) of one outer index
+/// and one chunk of rows (blockIdx.y), each warp every 8th row of it; the 8
+/// partial sums combine in warp order. One split: the result; several: the
+/// chunk's partial sum (double) to `partial` [outer, splits, inner], which
+/// reduceColumnsFinish sums in split order. Deterministic; a different
+/// order of the same sums than the CPU's, as the block kernel's.
+constexpr int kColumnLanes = 32, kColumnWarps = 8;
+
+template <R op, typename T>
+__device__ __forceinline__ void reduceColumns(const T *x, T *y, double *partial,
+                                              const ColumnParams &p) {
+  using Red = Reducer<op, T>;
+  static_assert(!Red::kPeak && isFloat<T>(), "float sums only");
+  __shared__ double sums[kColumnWarps][kColumnLanes];
+  const int lane = threadIdx.x % kColumnLanes, warp = threadIdx.x / kColumnLanes;
+  const int64_t tiles = (p.inner + kColumnLanes - 1) / kColumnLanes;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * p.chunk;
+  const int64_t r1 = r0 + p.chunk < p.rows ? r0 + p.chunk : p.rows;
+  for (int64_t t = blockIdx.x; t < p.outer * tiles; t += gridDim.x) {
+    const int64_t o = static_cast<int64_t>(divide(t, tiles));
+    const int64_t c = (t - o * tiles) * kColumnLanes + lane;
+    double acc = Red::init();
+    if (c < p.inner) {
+      const T *column = x + o * p.rows * p.inner + c;
+#pragma unroll 4
+      for (int64_t r = r0 + warp; r < r1; r += kColumnWarps)
+        acc = Red::step(acc, column[r * p.inner], 0.0);
+    }
+    sums[warp][lane] = acc;
+    __syncthreads();
+    if (warp == 0 && c < p.inner) {
+      for (int w = 1; w < kColumnWarps; ++w)
+        acc = Red::combine(acc, sums[w][lane]);
+      if (p.splits == 1)
+        y[o * p.inner + c] = Red::finish(acc, 0.0, p.rows);
+      else
+        partial[(o * p.splits + blockIdx.y) * p.inner + c] = acc;
+    }
+    __syncthreads();
+  }
+}
+
+/// The second launch of a split reduceColumns: a thread per result sums its
+/// splits' partials in order.
+template <R op, typename T>
+__device__ __forceinline__ void reduceColumnsFinish(const double *partial, T *y,
+                                                    const ColumnParams &p) {
+  using Red = Reducer<op, T>;
+  forEachIndex(p.outer * p.inner, [&](uint64_t i) {
+    const int64_t o = static_cast<int64_t>(divide(i, p.inner)), c = i - o * p.inner;
+    const double *column = partial + o * p.splits * p.inner + c;
+    double acc = column[0];
+    for (int32_t s = 1; s < p.splits; ++s)
+      acc = Red::combine(acc, column[s * p.inner]);
+    y[i] = Red::finish(acc, 0.0, p.rows);
+  });
+}
+
 //===----------------------------------------------------------------------===//
 // softmax, log_softmax
 //===----------------------------------------------------------------------===//

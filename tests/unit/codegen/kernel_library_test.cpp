@@ -151,7 +151,8 @@ TEST(KernelLibraryImages, FamiliesPartitionTheEntryPoints) {
         "tsl_leaky_relu_f16", "tsl_tanh_f16", "tsl_not_b8", "tsl_add_f16", "tsl_add_i64",
         "tsl_div_f32", "tsl_pow_f32_i64", "tsl_pow_i32_f32", "tsl_less_f32", "tsl_and_b8",
         "tsl_equal_b8", "tsl_reduce_mean_f32_thread", "tsl_reduce_mean_f32_block",
-        "tsl_reduce_mean_f16_block", "tsl_reduce_sum_i64_block", "tsl_reduce_max_f16_thread",
+        "tsl_reduce_mean_f16_block", "tsl_reduce_mean_f16_columns",
+        "tsl_reduce_sum_f32_columns_finish", "tsl_reduce_sum_i64_block", "tsl_reduce_max_f16_thread",
         "tsl_reduce_l2_f32_block", "tsl_softmax_f32_block", "tsl_softmax_f16_thread",
         "tsl_log_softmax_f32_thread", "tsl_argmax_f32", "tsl_max_pool_f16", "tsl_max_pool_u8",
         "tsl_avg_pool_f16", "tsl_max_pool_f16_vec", "tsl_avg_pool_f32_vec"})
@@ -630,31 +631,58 @@ TEST_F(KernelLibraryPlan, GatherMovesWholeRows) {
   EXPECT_EQ(p.inner, 1);
 }
 
-TEST_F(KernelLibraryPlan, GlobalPoolOnNhwcIsAThreadPerResult) {
+TEST_F(KernelLibraryPlan, GlobalPoolOnNhwcIsByColumns) {
   auto v = plan(R"(
-    func.func @f(%x: tensor<2x7x7x2048xf32>, %y: tensor<2x3x50xf32>) -> tensor<2x1x1x2048xf32> {
+    func.func @f(%x: tensor<2x7x7x2048xf32>, %y: tensor<2x3x50xf32>, %z: tensor<1x56x56x96xf16>, %w: tensor<2x7x7x2048xf32>) -> tensor<2x1x1x2048xf32> {
       %0 = tessel.reduce_mean %x {axes = array<i64: 1, 2>, keepdims = true} : (tensor<2x7x7x2048xf32>) -> tensor<2x1x1x2048xf32>
       %1 = tessel.reduce_sum %y {axes = array<i64: 2>, keepdims = false} : (tensor<2x3x50xf32>) -> tensor<2x3xf32>
+      %2 = tessel.reduce_mean %z {axes = array<i64: 1, 2>, keepdims = true} : (tensor<1x56x56x96xf16>) -> tensor<1x1x1x96xf16>
+      %3 = tessel.reduce_max %w {axes = array<i64: 1, 2>, keepdims = true} : (tensor<2x7x7x2048xf32>) -> tensor<2x1x1x2048xf32>
       return %0 : tensor<2x1x1x2048xf32>
     })");
-  ASSERT_TRUE(v[0] && v[1]);
-  EXPECT_EQ(v[0]->kernel, "tsl_reduce_mean_f32_thread");
-  auto p = params<kernels::ReduceParams>(v[0]->launches[0].args[2]);
-  EXPECT_EQ(p.numOut, 4096);
-  EXPECT_EQ(p.count, 49);
-  ASSERT_EQ(p.keptRank, 2);
-  EXPECT_EQ(p.keptShape[0], 2);
-  EXPECT_EQ(p.keptStride[0], 49 * 2048);
-  EXPECT_EQ(p.keptShape[1], 2048);
-  EXPECT_EQ(p.keptStride[1], 1);
-  ASSERT_EQ(p.reducedRank, 1);
-  EXPECT_EQ(p.reducedShape[0], 49);
-  EXPECT_EQ(p.reducedStride[0], 2048);
-  EXPECT_EQ(v[0]->launches[0].grid[0], 16u);
+  ASSERT_TRUE(v[0] && v[1] && v[2] && v[3]);
+  // ResNet-50's global pool, [2, 49, 2048] over the 49: 128 blocks of 32
+  // columns (2 x 64 tiles), too few rows to split: one launch.
+  EXPECT_EQ(v[0]->kernel, "tsl_reduce_mean_f32_columns");
+  ASSERT_EQ(v[0]->launches.size(), 1u);
+  auto p = params<kernels::ColumnParams>(v[0]->launches[0].args[3]);
+  EXPECT_EQ(p.outer, 2);
+  EXPECT_EQ(p.rows, 49);
+  EXPECT_EQ(p.inner, 2048);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(p.chunk, 49);
+  EXPECT_EQ(v[0]->launches[0].grid[0], 128u);
+  EXPECT_EQ(v[0]->launches[0].grid[1], 1u);
+  EXPECT_EQ(v[0]->launches[0].block[0], 256u);
   // The innermost dim reduced: a block per result, sized to the row.
   EXPECT_EQ(v[1]->kernel, "tsl_reduce_sum_f32_block");
   EXPECT_EQ(v[1]->launches[0].grid[0], 6u);
   EXPECT_EQ(v[1]->launches[0].block[0], 64u);
+  // An EfficientNet squeeze-excitation pool at batch 1: 3 tiles of columns,
+  // the 3136 rows in 49 chunks of 64 (256 blocks wanted, 64 rows at least),
+  // their partial sums in the workspace, then the finishing launch.
+  EXPECT_EQ(v[2]->kernel, "tsl_reduce_mean_f16_columns");
+  ASSERT_EQ(v[2]->launches.size(), 2u);
+  p = params<kernels::ColumnParams>(v[2]->launches[0].args[3]);
+  EXPECT_EQ(p.outer, 1);
+  EXPECT_EQ(p.rows, 3136);
+  EXPECT_EQ(p.inner, 96);
+  EXPECT_EQ(p.splits, 49);
+  EXPECT_EQ(p.chunk, 64);
+  EXPECT_EQ(v[2]->launches[0].grid[0], 3u);
+  EXPECT_EQ(v[2]->launches[0].grid[1], 49u);
+  EXPECT_EQ(v[2]->launches[0].args[2].workspaceBytes, 49u * 96 * 8);
+  EXPECT_EQ(v[2]->launches[1].kernel, "tsl_reduce_mean_f16_columns_finish");
+  EXPECT_EQ(v[2]->launches[1].args[0].workspaceBytes, 49u * 96 * 8);
+  // The selections keep a thread per result, in the CPU's order.
+  EXPECT_EQ(v[3]->kernel, "tsl_reduce_max_f32_thread");
+  auto r = params<kernels::ReduceParams>(v[3]->launches[0].args[2]);
+  EXPECT_EQ(r.numOut, 4096);
+  EXPECT_EQ(r.count, 49);
+  ASSERT_EQ(r.keptRank, 2);
+  EXPECT_EQ(r.keptStride[0], 49 * 2048);
+  ASSERT_EQ(r.reducedRank, 1);
+  EXPECT_EQ(r.reducedStride[0], 2048);
 }
 
 TEST_F(KernelLibraryPlan, SoftmaxAndArgmax) {

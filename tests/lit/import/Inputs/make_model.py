@@ -326,7 +326,16 @@ def layer_norm_bad_scale():
         [helper.make_tensor("scale", TensorProto.FLOAT, [5], [1.0] * 5)])
 
 
+def swish_24():
+    # Swish-24, x * sigmoid(alpha * x): alpha 1 (SiLU) and alpha 0.5.
+    nodes = [helper.make_node("Swish", ["x"], ["y"], name="silu", alpha=1.0),
+             helper.make_node("Swish", ["x"], ["z"], name="half", alpha=0.5)]
+    info = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [2, 3])
+    return helper.make_graph(nodes, "swish", [info("x")], [info("y"), info("z")])
+
+
 CASES.update({
+    "swish_24": swish_24,
     "layer_norm_bad_scale": layer_norm_bad_scale,
     "huge_input": huge_input,
     "attention_4d_causal_mask": lambda: attention_23(4, causal=1, mask=TensorProto.BOOL),
@@ -343,7 +352,7 @@ OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14, "scatter_
           "scatter_nd_bad_updates": 16, "newer_opsets": 25, "reduce_mean_17_axes_input": 17,
           "reduce_mean_28": 28, "split_18_bad_count": 18,
           "attention_4d_causal_mask": 23, "attention_3d_past": 23, "attention_softcap": 23,
-          "layer_norm_bad_scale": 17}
+          "layer_norm_bad_scale": 17, "swish_24": 24}
 
 if __name__ == "__main__":
     case, out = sys.argv[1], sys.argv[2]
