@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Attention.cuh"
 #include "kernels/Cast.cuh"
+#include "kernels/Depthwise.cuh"
 #include "kernels/Elementwise.cuh"
 #include "kernels/Index.cuh"
 #include "kernels/Movement.cuh"
@@ -452,6 +453,18 @@ TSL_FLOATS(TSL_POOL_VEC, max_pool, maxPool)
 TSL_INTS(TSL_POOL, max_pool, maxPool)
 TSL_POOL(max_pool, maxPool, i8)
 TSL_POOL(max_pool, maxPool, u8)
+#endif
+
+// The depthwise convs of NHWC f16 and f32 (16 bytes of channels a thread).
+#ifdef TSL_FAMILY_depthwise_conv
+TSL_KERNEL tsl_depthwise_conv_f16(const f16 *x, const f16 *w, const f16 *bias,
+                                  const f16 *residual, f16 *y, TSL_PARAMS(DepthwiseParams)) {
+  depthwiseConv<f16, 8>(x, w, bias, residual, y, p);
+}
+TSL_KERNEL tsl_depthwise_conv_f32(const float *x, const float *w, const float *bias,
+                                  const float *residual, float *y, TSL_PARAMS(DepthwiseParams)) {
+  depthwiseConv<float, 4>(x, w, bias, residual, y, p);
+}
 #endif
 
 #ifdef TSL_FAMILY_avg_pool

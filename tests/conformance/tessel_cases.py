@@ -110,8 +110,12 @@ def pool_case(outdir, rng, name, kind, shape, kernel, strides, pads, dilations=(
           [numpy_helper.from_array(bias, "bias")])
 
 
-def conv_ref(x, w, b, strides, pads, dilations):
-    """ONNX Conv (NCHW, group 1, 2-D) in float64."""
+def conv_ref(x, w, b, strides, pads, dilations, group=1):
+    """ONNX Conv (NCHW, 2-D) in float64."""
+    if group > 1:
+        xs, ws, bs = (np.split(a, group, axis=0 if a is not x else 1) for a in (x, w, b))
+        return np.concatenate([conv_ref(xg, wg, bg, strides, pads, dilations)
+                               for xg, wg, bg in zip(xs, ws, bs)], axis=1)
     n, c, h, wd = x.shape
     m, _, r, s = w.shape
     xp = np.zeros((n, c, h + pads[0] + pads[2], wd + pads[1] + pads[3]))
@@ -126,14 +130,23 @@ def conv_ref(x, w, b, strides, pads, dilations):
     return y.astype(np.float32)
 
 
-def conv_case(outdir, rng, name, shape, filters, kernel, strides, pads, dilations):
+def conv_case(outdir, rng, name, shape, filters, kernel, strides, pads, dilations, group=1,
+              silu=False):
+    """Conv with a bias; with `silu`, then x * sigmoid(x) (SiLU as PyTorch
+    exports it, which the conv's epilogue applies)."""
     x = values(rng, shape)
-    w = (rng.integers(-8, 9, size=(filters, shape[1]) + tuple(kernel)) / 16.0).astype(np.float32)
+    w = (rng.integers(-8, 9, size=(filters, shape[1] // group) + tuple(kernel)) /
+         16.0).astype(np.float32)
     b = values(rng, (filters,))
-    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=list(kernel),
-                            strides=list(strides), pads=list(pads), dilations=list(dilations))
-    y = conv_ref(x, w, b, strides, pads, dilations)
-    write(outdir, name, [node], [("x", x)], [("y", y)],
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c" if silu else "y"],
+                              kernel_shape=list(kernel), strides=list(strides), pads=list(pads),
+                              dilations=list(dilations), group=group)]
+    y = conv_ref(x, w, b, strides, pads, dilations, group).astype(np.float64)
+    if silu:
+        nodes += [helper.make_node("Sigmoid", ["c"], ["s"]),
+                  helper.make_node("Mul", ["c", "s"], ["y"])]
+        y = y / (1.0 + np.exp(-y))
+    write(outdir, name, nodes, [("x", x)], [("y", y.astype(np.float32))],
           [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
 
 
@@ -315,6 +328,16 @@ def main(outdir):
               (7, 7), (2, 2), (3, 3, 3, 3), (1, 1))
     conv_case(outdir, rng, "test_tessel_conv_dilated_im2row", (1, 3, 11, 13), 8,
               (3, 3), (1, 2), (1, 2, 0, 1), (2, 2))
+    # Depthwise convs (a group per channel), NHWC in the engine: the
+    # library's kernel of 16-byte words of channels with the epilogue (bias,
+    # SiLU), strided and padded; 5x5, dilated, asymmetric pads; 12 channels
+    # (padded to 16 at fp16, 3 words of 4 at fp32).
+    conv_case(outdir, rng, "test_tessel_conv_depthwise_s2_silu", (2, 16, 9, 10), 16,
+              (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), group=16, silu=True)
+    conv_case(outdir, rng, "test_tessel_conv_depthwise_5x5_dilated", (1, 24, 11, 12), 24,
+              (5, 5), (1, 1), (4, 3, 4, 5), (2, 2), group=24)
+    conv_case(outdir, rng, "test_tessel_conv_depthwise_c12", (1, 12, 7, 7), 12,
+              (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), group=12)
     # Hardmax before opset 13: the maximum of each row of the 2-D coercion
     # (values with ties: the first maximum wins).
     hardmax_case(outdir, rng, "test_tessel_hardmax_opset11_coerced", (2, 3, 4), 1)

@@ -29,32 +29,19 @@ namespace tessel::cpu {
 KernelStatus readActivation(const char *op, const Attrs &attrs, const char *kindName,
                             const char *alphaName, const char *betaName, Activation &a) {
   const std::string &kind = attrs.getString(kindName);
-  if (kind.empty() || kind == "none")
-    a.kind = Act::None;
-  else if (kind == "relu")
-    a.kind = Act::Relu;
-  else if (kind == "clip")
-    a.kind = Act::Clip;
-  else if (kind == "leaky_relu")
-    a.kind = Act::LeakyRelu;
-  else if (kind == "sigmoid")
-    a.kind = Act::Sigmoid;
-  else if (kind == "tanh")
-    a.kind = Act::Tanh;
-  else if (kind == "hard_swish")
-    a.kind = Act::HardSwish;
-  else if (kind == "gelu")
-    a.kind = Act::Gelu;
-  else if (kind == "gelu_tanh")
-    a.kind = Act::GeluTanh;
-  else if (kind == "silu")
-    a.kind = Act::Silu;
-  else if (kind == "hard_sigmoid")
-    a.kind = Act::HardSigmoid;
-  else
-    return fail(std::string(op) + ": unknown activation '" + kind +
-                "' (none, relu, clip, leaky_relu, sigmoid, tanh, hard_swish, gelu, gelu_tanh, silu, "
-                "hard_sigmoid)");
+  a.kind = Act::None;
+  if (!kind.empty()) {
+    int found = -1;
+    std::string known;
+    for (int i = 0; i < elementwise::kActivationCount; ++i) {
+      if (kind == elementwise::kActivationNames[i])
+        found = i;
+      known += std::string(i ? ", " : "") + elementwise::kActivationNames[i];
+    }
+    if (found < 0)
+      return fail(std::string(op) + ": unknown activation '" + kind + "' (" + known + ")");
+    a.kind = static_cast<Act>(found);
+  }
   a.alpha = attrs.getFloat(alphaName, 0.0);
   a.beta = attrs.getFloat(betaName, 0.0);
   return {};
@@ -62,63 +49,26 @@ KernelStatus readActivation(const char *op, const Attrs &attrs, const char *kind
 
 namespace {
 
-/// The standalone op's formula (tessel/elementwise_math.h) on a row, with
-/// the activation's alpha and beta as the op's.
-template <elementwise::Unary op, typename C>
-void standalone(C *v, int64_t n, const Activation &a) {
-  const struct {
-    double alpha, beta, gamma;
-  } params{a.alpha, a.beta, 0.0};
+/// `act` on a row: the shared formulas (tessel/elementwise_math.h), which
+/// the GPU library's epilogues apply too.
+template <Act act, typename C> void activateAll(C *v, int64_t n, const Activation &a) {
   for (int64_t j = 0; j < n; ++j)
-    v[j] = elementwise::unaryFloat<op>(v[j], params);
+    v[j] = elementwise::activate<act, C>(v[j], a.alpha, a.beta);
 }
 
 template <typename C> void activateRow(C *v, int64_t n, const Activation &a) {
-  const C alpha = static_cast<C>(a.alpha), beta = static_cast<C>(a.beta);
   switch (a.kind) {
   case Act::None: break;
-  case Act::Relu:
-    for (int64_t j = 0; j < n; ++j)
-      v[j] = v[j] < 0 ? C(0) : v[j];
-    break;
-  case Act::Clip:
-    // NaN passes through (both comparisons false).
-    for (int64_t j = 0; j < n; ++j) {
-      C x = v[j] < alpha ? alpha : v[j];
-      v[j] = x > beta ? beta : x;
-    }
-    break;
-  case Act::LeakyRelu:
-    for (int64_t j = 0; j < n; ++j)
-      v[j] = v[j] < 0 ? alpha * v[j] : v[j];
-    break;
-  case Act::Sigmoid:
-    // Stable in both tails.
-    for (int64_t j = 0; j < n; ++j) {
-      const C x = v[j];
-      if (x >= 0) {
-        v[j] = C(1) / (C(1) + std::exp(-x));
-      } else {
-        const C e = std::exp(x);
-        v[j] = e / (C(1) + e);
-      }
-    }
-    break;
-  case Act::Tanh:
-    for (int64_t j = 0; j < n; ++j)
-      v[j] = std::tanh(v[j]);
-    break;
-  case Act::HardSwish:
-    for (int64_t j = 0; j < n; ++j) {
-      C t = v[j] / C(6) + C(0.5);
-      t = t < 0 ? C(0) : (t > 1 ? C(1) : t);
-      v[j] = v[j] * t;
-    }
-    break;
-  case Act::Gelu: standalone<elementwise::Unary::Gelu>(v, n, a); break;
-  case Act::GeluTanh: standalone<elementwise::Unary::GeluTanh>(v, n, a); break;
-  case Act::Silu: standalone<elementwise::Unary::Silu>(v, n, a); break;
-  case Act::HardSigmoid: standalone<elementwise::Unary::HardSigmoid>(v, n, a); break;
+  case Act::Relu: activateAll<Act::Relu>(v, n, a); break;
+  case Act::Clip: activateAll<Act::Clip>(v, n, a); break;
+  case Act::LeakyRelu: activateAll<Act::LeakyRelu>(v, n, a); break;
+  case Act::Sigmoid: activateAll<Act::Sigmoid>(v, n, a); break;
+  case Act::Tanh: activateAll<Act::Tanh>(v, n, a); break;
+  case Act::HardSwish: activateAll<Act::HardSwish>(v, n, a); break;
+  case Act::Gelu: activateAll<Act::Gelu>(v, n, a); break;
+  case Act::GeluTanh: activateAll<Act::GeluTanh>(v, n, a); break;
+  case Act::Silu: activateAll<Act::Silu>(v, n, a); break;
+  case Act::HardSigmoid: activateAll<Act::HardSigmoid>(v, n, a); break;
   }
 }
 

@@ -10,6 +10,7 @@
 #define TESSEL_RUNTIME_CPU_GEMM_H
 
 #include "tessel/cpu_kernels.h"
+#include "tessel/elementwise_math.h"
 
 #include <cstdint>
 
@@ -21,9 +22,7 @@ namespace tessel::cpu {
 
 // The activation a Tensor Core kernel applies to its accumulators before the
 // one store; the same functions as the elementwise ops of the same names.
-enum class Act {
-  None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, Gelu, GeluTanh, Silu, HardSigmoid
-};
+using Act = elementwise::Activation;
 
 struct Activation {
   Act kind = Act::None;

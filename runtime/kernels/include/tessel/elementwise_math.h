@@ -199,6 +199,66 @@ template <typename C> TSL_HOST_DEVICE C clip(C v, C lo, C hi) {
 }
 
 //===----------------------------------------------------------------------===//
+// Epilogue activations
+//===----------------------------------------------------------------------===//
+
+/// The activations a conv or gemm epilogue applies to its f32 (CPU: f32 or
+/// double) sum, in the engine's order of their names (none, relu, clip,
+/// ...; the graph dialect's Activation enum).
+enum class Activation {
+  None, Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSwish, Gelu, GeluTanh, Silu, HardSigmoid
+};
+
+/// Their names, in that order: the engine's `activation` attribute values.
+inline constexpr const char *kActivationNames[] = {
+    "none", "relu", "clip", "leaky_relu", "sigmoid", "tanh", "hard_swish",
+    "gelu", "gelu_tanh", "silu", "hard_sigmoid"};
+inline constexpr int kActivationCount = 11;
+
+/// `act` on x: the standalone ops' formulas above; clip bounds x to
+/// [alpha, beta], leaky_relu's slope and hard_sigmoid's alpha and beta are
+/// the activation's.
+template <Activation act, typename C>
+TSL_HOST_DEVICE C activate(C x, double alpha, double beta) {
+  const struct {
+    double alpha, beta, gamma;
+  } p{alpha, beta, 0.0};
+  switch (act) {
+  case Activation::None: return x;
+  case Activation::Relu: return unaryFloat<Unary::Relu, C>(x, p);
+  case Activation::Clip: return clip(x, static_cast<C>(alpha), static_cast<C>(beta));
+  case Activation::LeakyRelu: return unaryFloat<Unary::LeakyRelu, C>(x, p);
+  case Activation::Sigmoid: return unaryFloat<Unary::Sigmoid, C>(x, p);
+  case Activation::Tanh: return unaryFloat<Unary::Tanh, C>(x, p);
+  case Activation::HardSwish: return unaryFloat<Unary::HardSwish, C>(x, p);
+  case Activation::Gelu: return unaryFloat<Unary::Gelu, C>(x, p);
+  case Activation::GeluTanh: return unaryFloat<Unary::GeluTanh, C>(x, p);
+  case Activation::Silu: return unaryFloat<Unary::Silu, C>(x, p);
+  case Activation::HardSigmoid: return unaryFloat<Unary::HardSigmoid, C>(x, p);
+  }
+  return x;
+}
+
+/// `act` chosen at run time (a kernel's parameter).
+template <typename C>
+TSL_HOST_DEVICE C activate(Activation act, C x, double alpha, double beta) {
+  switch (act) {
+  case Activation::None: return x;
+  case Activation::Relu: return activate<Activation::Relu, C>(x, alpha, beta);
+  case Activation::Clip: return activate<Activation::Clip, C>(x, alpha, beta);
+  case Activation::LeakyRelu: return activate<Activation::LeakyRelu, C>(x, alpha, beta);
+  case Activation::Sigmoid: return activate<Activation::Sigmoid, C>(x, alpha, beta);
+  case Activation::Tanh: return activate<Activation::Tanh, C>(x, alpha, beta);
+  case Activation::HardSwish: return activate<Activation::HardSwish, C>(x, alpha, beta);
+  case Activation::Gelu: return activate<Activation::Gelu, C>(x, alpha, beta);
+  case Activation::GeluTanh: return activate<Activation::GeluTanh, C>(x, alpha, beta);
+  case Activation::Silu: return activate<Activation::Silu, C>(x, alpha, beta);
+  case Activation::HardSigmoid: return activate<Activation::HardSigmoid, C>(x, alpha, beta);
+  }
+  return x;
+}
+
+//===----------------------------------------------------------------------===//
 // Binary
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,79 @@
+//===- Depthwise.cuh - the depthwise conv of NHWC tensors -----------------===//
+//
+// A conv whose every channel is a group of one filter (MobileNets',
+// EfficientNets' 3x3 and 5x5 stages), NHWC, with the conv epilogue: a
+// thread per output pixel and 16 bytes of channels (8 f16, 4 f32), the
+// window's inputs read as 16-byte words, the sums in f32 in the window's
+// row-major order, then bias, residual and the activation
+// (tessel/elementwise_math.h: the CPU tier's epilogue formulas) and one
+// rounding at the store. The implicit-GEMM codegen's direct kernel took a
+// thread per output element with 2-byte loads.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_CODEGEN_CUDA_KERNELS_DEPTHWISE_CUH
+#define TESSEL_CODEGEN_CUDA_KERNELS_DEPTHWISE_CUH
+
+#include "Common.cuh"
+
+#include "tessel/elementwise_math.h"
+
+namespace tessel::kernels {
+
+template <typename T, int Lanes>
+__device__ __forceinline__ void depthwiseConv(const T *x, const T *w, const T *bias,
+                                              const T *residual, T *y,
+                                              const DepthwiseParams &p) {
+  using C = Math<T>;
+  const int64_t groups = p.c / Lanes;
+  const int taps = p.kh * p.kw;
+  const auto act = static_cast<elementwise::Activation>(p.activation);
+  forEachIndex(p.n * p.oh * p.ow * groups, [&](uint64_t i) {
+    const uint64_t pixel = divide(i, groups);
+    const int64_t c0 = static_cast<int64_t>(i - pixel * groups) * Lanes;
+    const uint64_t row = divide(pixel, p.ow);
+    const int64_t ox = static_cast<int64_t>(pixel - row * p.ow);
+    const uint64_t image = divide(row, p.oh);
+    const int64_t oy = static_cast<int64_t>(row - image * p.oh);
+    const int64_t iy0 = oy * p.strideH - p.padH, ix0 = ox * p.strideW - p.padW;
+    C acc[Lanes];
+#pragma unroll
+    for (int l = 0; l < Lanes; ++l)
+      acc[l] = C(0);
+#pragma unroll 1
+    for (int ky = 0; ky < p.kh; ++ky) {
+      const int64_t iy = iy0 + ky * p.dilH;
+      if (iy < 0 || iy >= p.h)
+        continue;
+      const T *line = x + (static_cast<int64_t>(image) * p.h + iy) * p.w * p.c + c0;
+#pragma unroll 1
+      for (int kx = 0; kx < p.kw; ++kx) {
+        const int64_t ix = ix0 + kx * p.dilW;
+        if (ix < 0 || ix >= p.w)
+          continue;
+        const LaneWord<T, Lanes> v = loadLanes<T, Lanes>(line + ix * p.c);
+        const T *tap = w + c0 * taps + ky * p.kw + kx;
+#pragma unroll
+        for (int l = 0; l < Lanes; ++l)
+          acc[l] += load(v.lane[l]) * load(tap[l * taps]);
+      }
+    }
+    LaneWord<T, Lanes> extra{};
+    if (residual)
+      extra = loadLanes<T, Lanes>(residual + pixel * p.c + c0);
+    LaneWord<T, Lanes> result;
+#pragma unroll
+    for (int l = 0; l < Lanes; ++l) {
+      C v = acc[l];
+      if (bias)
+        v += load(bias[c0 + l]);
+      if (residual)
+        v += load(extra.lane[l]);
+      result.lane[l] = store<T>(elementwise::activate(act, v, p.alpha, p.beta));
+    }
+    storeLanes<T, Lanes>(y + pixel * p.c + c0, result);
+  });
+}
+
+} // namespace tessel::kernels
+
+#endif // TESSEL_CODEGEN_CUDA_KERNELS_DEPTHWISE_CUH
