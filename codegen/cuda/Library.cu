@@ -102,6 +102,14 @@ using namespace tessel::kernels;
                               TSL_PARAMS(BroadcastParams)) {                    \
     binary<B::id>(a, b, y, p);                                                  \
   }
+#define TSL_BINARY_VEC(name, id, t, lanes)                                      \
+  TSL_KERNEL tsl_##name##_##t##_vec(const TSL_T(t) *a, const TSL_T(t) *b, TSL_T(t) *y,  \
+                                    TSL_PARAMS(BroadcastParams)) {              \
+    binaryVec<B::id, TSL_T(t), lanes>(a, b, y, p);                              \
+  }
+#define TSL_BINARY_VEC_OPS(t, lanes)                                            \
+  TSL_BINARY_VEC(add, Add, t, lanes) TSL_BINARY_VEC(sub, Sub, t, lanes)         \
+  TSL_BINARY_VEC(mul, Mul, t, lanes) TSL_BINARY_VEC(div, Div, t, lanes)
 #define TSL_BINARY_OPS(X, t)                                                    \
   X(add, Add, t) X(sub, Sub, t) X(mul, Mul, t) X(div, Div, t) X(pow, Pow, t)    \
   X(max, Max, t) X(min, Min, t) X(prelu, PRelu, t)
@@ -347,6 +355,7 @@ TSL_KERNEL tsl_not_b8(const uint8_t *x, uint8_t *y, TSL_PARAMS(UnaryParams)) {
 // exponent; mod (ONNX Mod, fmod=0: integers only) and fmod (fmod=1).
 #ifdef TSL_FAMILY_binary_f32
 TSL_BINARY_OPS(TSL_BINARY, f32)
+TSL_BINARY_VEC_OPS(f32, 4)
 TSL_BINARY(fmod, FMod, f32)
 TSL_POW_MIXED(f32, i32)
 TSL_POW_MIXED(f32, i64)
@@ -354,6 +363,7 @@ TSL_POW_MIXED(f32, i64)
 
 #ifdef TSL_FAMILY_binary_f16
 TSL_BINARY_OPS(TSL_BINARY, f16)
+TSL_BINARY_VEC_OPS(f16, 8)
 TSL_BINARY(fmod, FMod, f16)
 #endif
 

@@ -157,6 +157,27 @@ Launches StepPlanner::broadcastOp() {
   std::optional<kernels::BroadcastParams> p = broadcastParams(y.shape, {&a.shape, &b.shape});
   if (!p || kernel.empty())
     return std::nullopt;
+  // By 16-byte words where both operands run contiguously along the
+  // innermost merged dim, whole words of it (the _vec entry points).
+  const int64_t lanes = 16 / static_cast<int64_t>(y.elementBytes());
+  const int last = p->rank - 1;
+  bool words = a.dtype == b.dtype && lanes > 1 && last >= 0 && p->shape[last] % lanes == 0 &&
+               KernelLibrary::familyOf(kernel + "_vec") >= 0;
+  for (int k = 0; words && k < 2; ++k) {
+    words = p->stride[k][last] == 1;
+    for (int d = 0; words && d < last; ++d)
+      words = p->stride[k][d] % lanes == 0;
+  }
+  if (words) {
+    kernels::BroadcastParams v = *p;
+    v.n = p->n / lanes;
+    v.shape[last] /= lanes;
+    for (int k = 0; k < 2; ++k)
+      for (int d = 0; d < last; ++d)
+        v.stride[k][d] /= lanes;
+    return single(kernel + "_vec", gridFor(v.n, kBlock), kBlock,
+                  {a.address(), b.address(), y.address(), KernelArg::value(v)});
+  }
   return single(kernel, gridFor(p->n, kBlock), kBlock,
                 {a.address(), b.address(), y.address(), KernelArg::value(*p)});
 }

@@ -294,6 +294,21 @@ def reduce_case(outdir, rng, name, kind, shape, axes, keepdims):
     write(outdir, name, [BIAS_ADD, node], [("x", x)], [("y", y.astype(np.float32))], inits)
 
 
+def binary_case(outdir, rng, name, kind, shape, other):
+    """(x + bias) <kind> y, y of shape `other` broadcasting to `shape`: the
+    library's 16-byte-word kernels where both run contiguously along the
+    innermost dim; float64 reference."""
+    x, y = values(rng, shape), values(rng, other)
+    if kind == "Div":
+        y = np.where(y == 0, 0.5, y).astype(np.float32)
+    bias = values(rng, shape[-1:])
+    node = helper.make_node(kind, ["t", "y"], ["z"])
+    t = x.astype(np.float64) + bias
+    z = {"Mul": np.multiply, "Add": np.add, "Sub": np.subtract, "Div": np.divide}[kind](t, y)
+    write(outdir, name, [BIAS_ADD, node], [("x", x), ("y", y)], [("z", z.astype(np.float32))],
+          [numpy_helper.from_array(bias, "bias")])
+
+
 def main(outdir):
     rng = np.random.default_rng(20261123)
     # Max pools: 16 and 24 channels take the 16-byte path at f16 and f32; 12
@@ -338,6 +353,11 @@ def main(outdir):
               (5, 5), (1, 1), (4, 3, 4, 5), (2, 2), group=24)
     conv_case(outdir, rng, "test_tessel_conv_depthwise_c12", (1, 12, 7, 7), 12,
               (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), group=12)
+    # Binary ops by 16-byte words: a squeeze-excitation scale (a channel
+    # vector per image over NHWC), same-shape sub, a div by a row vector.
+    binary_case(outdir, rng, "test_tessel_mul_channel_scale", "Mul", (2, 5, 5, 16), (2, 1, 1, 16))
+    binary_case(outdir, rng, "test_tessel_sub_same_shape", "Sub", (3, 40), (3, 40))
+    binary_case(outdir, rng, "test_tessel_div_rows", "Div", (4, 3, 24), (24,))
     # Hardmax before opset 13: the maximum of each row of the 2-D coercion
     # (values with ties: the first maximum wins).
     hardmax_case(outdir, rng, "test_tessel_hardmax_opset11_coerced", (2, 3, 4), 1)

@@ -366,25 +366,45 @@ TEST_F(KernelLibraryPlan, VariantIsSimtOnCompute75) {
 
 TEST_F(KernelLibraryPlan, BroadcastDimsCoalesce) {
   // A per-channel bias on NHWC: [1,4,4,8] + [8] coalesces to [16, 8], the
-  // activation stepping (8, 1) and the bias (0, 1).
+  // activation stepping (8, 1) and the bias (0, 1). 8 f16 channels are one
+  // 16-byte word: the _vec kernel, its shape and strides in words.
+  // A squeeze-excitation scale, [2,3,3,16] * [2,1,1,16]: [2, 9, 2] words.
+  // 6 channels are not a whole word: element by element.
   auto v = plan(R"(
-    func.func @f(%x: tensor<1x4x4x8xf16>, %b: tensor<8xf16>) -> tensor<1x4x4x8xf16> {
+    func.func @f(%x: tensor<1x4x4x8xf16>, %b: tensor<8xf16>, %y: tensor<2x3x3x16xf16>, %s: tensor<2x1x1x16xf16>, %z: tensor<1x2x2x6xf16>, %c: tensor<6xf16>) -> tensor<1x4x4x8xf16> {
       %0 = tessel.add %x, %b : (tensor<1x4x4x8xf16>, tensor<8xf16>) -> tensor<1x4x4x8xf16>
+      %1 = tessel.mul %y, %s : (tensor<2x3x3x16xf16>, tensor<2x1x1x16xf16>) -> tensor<2x3x3x16xf16>
+      %2 = tessel.sub %z, %c : (tensor<1x2x2x6xf16>, tensor<6xf16>) -> tensor<1x2x2x6xf16>
       return %0 : tensor<1x4x4x8xf16>
     })");
-  ASSERT_TRUE(v[0]);
+  ASSERT_TRUE(v[0] && v[1] && v[2]);
   const auto &launch = v[0]->launches[0];
-  EXPECT_EQ(launch.kernel, "tsl_add_f16");
-  expectTensors(launch, {0, 1, 2});
+  EXPECT_EQ(launch.kernel, "tsl_add_f16_vec");
+  expectTensors(launch, {0, 1, 6});
   auto p = params<kernels::BroadcastParams>(launch.args[3]);
-  EXPECT_EQ(p.n, 128);
+  EXPECT_EQ(p.n, 16);
   ASSERT_EQ(p.rank, 2);
   EXPECT_EQ(p.shape[0], 16);
-  EXPECT_EQ(p.shape[1], 8);
-  EXPECT_EQ(p.stride[0][0], 8);
+  EXPECT_EQ(p.shape[1], 1);
+  EXPECT_EQ(p.stride[0][0], 1);
   EXPECT_EQ(p.stride[0][1], 1);
   EXPECT_EQ(p.stride[1][0], 0);
   EXPECT_EQ(p.stride[1][1], 1);
+  EXPECT_EQ(v[1]->launches[0].kernel, "tsl_mul_f16_vec");
+  p = params<kernels::BroadcastParams>(v[1]->launches[0].args[3]);
+  EXPECT_EQ(p.n, 36);
+  ASSERT_EQ(p.rank, 3);
+  EXPECT_EQ(p.shape[0], 2);
+  EXPECT_EQ(p.shape[1], 9);
+  EXPECT_EQ(p.shape[2], 2);
+  EXPECT_EQ(p.stride[0][0], 18);
+  EXPECT_EQ(p.stride[0][1], 2);
+  EXPECT_EQ(p.stride[1][0], 2);
+  EXPECT_EQ(p.stride[1][1], 0);
+  EXPECT_EQ(v[2]->launches[0].kernel, "tsl_sub_f16");
+  p = params<kernels::BroadcastParams>(v[2]->launches[0].args[3]);
+  EXPECT_EQ(p.n, 24);
+  EXPECT_EQ(p.stride[1][0], 0);
 }
 
 TEST_F(KernelLibraryPlan, ComparisonsLogicAndWhere) {
