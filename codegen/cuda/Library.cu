@@ -467,14 +467,16 @@ TSL_POOL(max_pool, maxPool, u8)
 
 // The depthwise convs of NHWC f16 and f32 (16 bytes of channels a thread).
 #ifdef TSL_FAMILY_depthwise_conv
-TSL_KERNEL tsl_depthwise_conv_f16(const f16 *x, const f16 *w, const f16 *bias,
-                                  const f16 *residual, f16 *y, TSL_PARAMS(DepthwiseParams)) {
-  depthwiseConv<f16, 8>(x, w, bias, residual, y, p);
-}
-TSL_KERNEL tsl_depthwise_conv_f32(const float *x, const float *w, const float *bias,
-                                  const float *residual, float *y, TSL_PARAMS(DepthwiseParams)) {
-  depthwiseConv<float, 4>(x, w, bias, residual, y, p);
-}
+#define TSL_DEPTHWISE(t, lanes, suffix)                                         \
+  TSL_KERNEL tsl_depthwise_conv_##t##suffix(const TSL_T(t) *x, const TSL_T(t) *w,    \
+                                             const TSL_T(t) *bias, const TSL_T(t) *residual, \
+                                             TSL_T(t) *y, TSL_PARAMS(DepthwiseParams)) { \
+    depthwiseConv<TSL_T(t), lanes>(x, w, bias, residual, y, p);                 \
+  }
+TSL_DEPTHWISE(f16, 8, )
+TSL_DEPTHWISE(f16, 2, _x2)
+TSL_DEPTHWISE(f32, 4, )
+TSL_DEPTHWISE(f32, 1, _x1)
 #endif
 
 #ifdef TSL_FAMILY_avg_pool

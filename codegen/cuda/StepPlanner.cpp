@@ -652,8 +652,18 @@ Launches StepPlanner::depthwiseConv() {
       w.shape.size() != 4)
     return std::nullopt;
   const int64_t c = x.shape[3];
-  const std::string kernel = typed("depthwise_conv", x.dtype);
-  const int64_t lanes = 16 / static_cast<int64_t>(x.elementBytes());
+  std::string kernel = typed("depthwise_conv", x.dtype);
+  int64_t lanes = 16 / static_cast<int64_t>(x.elementBytes());
+  // 16 bytes of channels a thread where that leaves threads enough to fill
+  // the GPU (a batch of images, or the large early stages); else 4 bytes
+  // (f16 pairs) or one f32 channel: a batch-1 EfficientNet's late stages
+  // (7x7 pixels, 1152 channels) had 7,000 threads of 8 channels, a quarter
+  // of the codegen's direct conv's speed there.
+  constexpr int64_t kEnoughThreads = 128 * 1024;
+  if (y.count() / lanes < kEnoughThreads) {
+    lanes = x.dtype == DType::F16 ? 2 : 1;
+    kernel += x.dtype == DType::F16 ? "_x2" : "_x1";
+  }
   if (!isF32OrF16(x.dtype) || w.dtype != x.dtype || y.dtype != x.dtype ||
       attrs.getInt("group", 1) != c || y.shape[3] != c || w.shape[0] != c || w.shape[3] != 1 ||
       c % lanes != 0 || y.shape[0] != x.shape[0])

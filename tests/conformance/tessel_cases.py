@@ -353,6 +353,9 @@ def main(outdir):
               (5, 5), (1, 1), (4, 3, 4, 5), (2, 2), group=24)
     conv_case(outdir, rng, "test_tessel_conv_depthwise_c12", (1, 12, 7, 7), 12,
               (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), group=12)
+    # Large enough (2^20 results and more) for 16 bytes of channels a thread.
+    conv_case(outdir, rng, "test_tessel_conv_depthwise_wide", (1, 64, 128, 130), 64,
+              (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), group=64, silu=True)
     # Binary ops by 16-byte words: a squeeze-excitation scale (a channel
     # vector per image over NHWC), same-shape sub, a div by a row vector.
     binary_case(outdir, rng, "test_tessel_mul_channel_scale", "Mul", (2, 5, 5, 16), (2, 1, 1, 16))

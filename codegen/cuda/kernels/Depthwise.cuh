@@ -2,8 +2,9 @@
 //
 // A conv whose every channel is a group of one filter (MobileNets',
 // EfficientNets' 3x3 and 5x5 stages), NHWC, with the conv epilogue: a
-// thread per output pixel and 16 bytes of channels (8 f16, 4 f32), the
-// window's inputs read as 16-byte words, the sums in f32 in the window's
+// thread per output pixel and `Lanes` channels: 16 bytes (8 f16, 4 f32)
+// where that leaves threads enough to fill the GPU, else 4 bytes (2 f16) or
+// one f32 (the planner's choice), the window's inputs read as words, the sums in f32 in the window's
 // row-major order, then bias, residual and the activation
 // (tessel/elementwise_math.h: the CPU tier's epilogue formulas) and one
 // rounding at the store. The implicit-GEMM codegen's direct kernel took a
