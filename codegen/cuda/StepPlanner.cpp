@@ -703,9 +703,20 @@ Launches StepPlanner::depthwiseConv() {
   auto optional = [](const Operand &o) {
     return o.tensor >= 0 ? o.address() : KernelArg::null();
   };
-  return single(kernel, gridFor(p.n * p.oh * p.ow * (c / lanes), kBlock), kBlock,
-                {x.address(), w.address(), optional(bias), optional(residual), y.address(),
-                 KernelArg::value(p)});
+  // Blocks of 32 pixels by 8 groups of `lanes` channels (Depthwise.cuh),
+  // their filters staged in shared memory: at most 64 taps.
+  constexpr int64_t kPixels = 32, kGroups = 8, kMaxTaps = 64;
+  const int64_t pixels = p.n * p.oh * p.ow, tile = kGroups * lanes;
+  if (int64_t{p.kh} * p.kw > kMaxTaps || (pixels + kPixels - 1) / kPixels > kMaxGrid ||
+      (c + tile - 1) / tile > kMaxGrid)
+    return std::nullopt;
+  Launches launches = single(kernel, static_cast<uint32_t>((pixels + kPixels - 1) / kPixels),
+                             kPixels * kGroups,
+                             {x.address(), w.address(), optional(bias), optional(residual),
+                              y.address(), KernelArg::value(p)});
+  if (launches)
+    launches->front().grid[1] = static_cast<uint32_t>((c + tile - 1) / tile);
+  return launches;
 }
 
 Launches StepPlanner::plan() {
