@@ -3,7 +3,6 @@
 
 #include "ImplicitGemm.h"
 #include "KernelLibrary.h"
-#include "TesselTraits.h"
 
 namespace tessel {
 
@@ -25,20 +24,6 @@ planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
   std::vector<std::pair<size_t, size_t>> libraryVariants, gemmVariants;
   for (auto [index, step] : llvm::enumerate(steps)) {
     std::vector<codegen::KernelVariant> &variants = plan.steps[index];
-    // A step the library has a dedicated kernel for that the GEMM codegen
-    // covers too (a depthwise conv: the library's reads 16-byte words of
-    // channels, the codegen's direct conv one element) lists the library's
-    // first, so a GPU runs it; the codegen's stay after it, for the GPUs
-    // the library does not reach (below compute capability 7.5).
-    if (step.op && kernelFamily(step.op->getName()) == KernelFamily::Gemm) {
-      mlir::FailureOr<std::vector<codegen::KernelVariant>> fromLibrary = library.plan(step);
-      if (mlir::failed(fromLibrary))
-        return mlir::failure();
-      for (codegen::KernelVariant &variant : *fromLibrary) {
-        libraryVariants.emplace_back(index, variants.size());
-        variants.push_back(std::move(variant));
-      }
-    }
     if (step.op) {
       mlir::FailureOr<std::vector<codegen::KernelVariant>> planned = gemm.plan(step);
       if (mlir::failed(planned))
@@ -54,7 +39,7 @@ planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
     bool hasSimt = llvm::any_of(variants, [](const codegen::KernelVariant &v) {
       return v.tier == engine::Tier::simt;
     });
-    if (hasSimt || (step.op && kernelFamily(step.op->getName()) == KernelFamily::Gemm))
+    if (hasSimt)
       continue;
     mlir::FailureOr<std::vector<codegen::KernelVariant>> fromLibrary = library.plan(step);
     if (mlir::failed(fromLibrary))

@@ -133,8 +133,7 @@ mlir::FailureOr<std::vector<KernelVariant>> KernelLibrary::plan(const StepView &
   }
   StepPlanner planner(step, std::move(attrs));
   std::vector<KernelVariant> variants;
-  // A conv's absent bias or residual is an operand of tensor -1.
-  if (!planner.readOperands(step.op && kernelFamily(step.op->getName()) == KernelFamily::Gemm))
+  if (!planner.readOperands())
     return variants;
   Launches simt = planner.plan();
   used.resize(families().size(), false);

@@ -122,15 +122,6 @@ struct ColumnParams {
   int32_t splits, pad0;
 };
 
-/// A depthwise conv of NHWC: input [n, h, w, c], weights [c, kh, kw, 1],
-/// result [n, oh, ow, c]; `activation` an elementwise::Activation.
-struct DepthwiseParams {
-  int64_t n, h, w, c, oh, ow;
-  int32_t kh, kw, strideH, strideW, padH, padW, dilH, dilW;
-  int32_t activation, pad0;
-  double alpha, beta;
-};
-
 /// softmax, log_softmax, argmax, argmin: the input as [outer, length, inner]
 /// around the axis; `last` is argmax/argmin's select_last_index.
 struct AxisParams {
@@ -297,7 +288,6 @@ static_assert(sizeof(GatherParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(ReduceParams) == 280, "layout shared with the kernels");
 static_assert(sizeof(AxisParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(ColumnParams) == 40, "layout shared with the kernels");
-static_assert(sizeof(DepthwiseParams) == 104, "layout shared with the kernels");
 static_assert(sizeof(PoolParams) == 248, "layout shared with the kernels");
 static_assert(sizeof(NormParams) == 40, "layout shared with the kernels");
 static_assert(sizeof(BatchNormParams) == 32, "layout shared with the kernels");

@@ -22,7 +22,6 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Attention.cuh"
 #include "kernels/Cast.cuh"
-#include "kernels/Depthwise.cuh"
 #include "kernels/Elementwise.cuh"
 #include "kernels/Index.cuh"
 #include "kernels/Movement.cuh"
@@ -463,20 +462,6 @@ TSL_FLOATS(TSL_POOL_VEC, max_pool, maxPool)
 TSL_INTS(TSL_POOL, max_pool, maxPool)
 TSL_POOL(max_pool, maxPool, i8)
 TSL_POOL(max_pool, maxPool, u8)
-#endif
-
-// The depthwise convs of NHWC f16 and f32 (16 bytes of channels a thread).
-#ifdef TSL_FAMILY_depthwise_conv
-#define TSL_DEPTHWISE(t, lanes, suffix)                                         \
-  TSL_KERNEL tsl_depthwise_conv_##t##suffix(const TSL_T(t) *x, const TSL_T(t) *w,    \
-                                             const TSL_T(t) *bias, const TSL_T(t) *residual, \
-                                             TSL_T(t) *y, TSL_PARAMS(DepthwiseParams)) { \
-    depthwiseConv<TSL_T(t), lanes>(x, w, bias, residual, y, p);                 \
-  }
-TSL_DEPTHWISE(f16, 8, )
-TSL_DEPTHWISE(f16, 2, _x2)
-TSL_DEPTHWISE(f32, 4, )
-TSL_DEPTHWISE(f32, 1, _x1)
 #endif
 
 #ifdef TSL_FAMILY_avg_pool

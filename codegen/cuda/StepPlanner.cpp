@@ -8,7 +8,6 @@
 #include "StepPlanner.h"
 
 #include "TesselTraits.h"
-#include "tessel/elementwise_math.h"
 
 #include <cstring>
 #include <limits>
@@ -641,84 +640,6 @@ Launches StepPlanner::trilu() {
                 {in[0].address(), out[0].address(), KernelArg::value(p)});
 }
 
-/// A depthwise conv of NHWC f16 or f32 with a whole number of 16-byte words
-/// of channels: the library's kernel (Depthwise.cuh), which the emitter
-/// prefers to the implicit-GEMM codegen's direct conv. Other convs: none.
-Launches StepPlanner::depthwiseConv() {
-  if (step.name != "conv" || in.size() != 4 || out.size() != 1)
-    return std::nullopt;
-  const Operand &x = in[0], &w = in[1], &bias = in[2], &residual = in[3], &y = out[0];
-  if (attrs.getString("layout") != "NHWC" || x.shape.size() != 4 || y.shape.size() != 4 ||
-      w.shape.size() != 4)
-    return std::nullopt;
-  const int64_t c = x.shape[3];
-  std::string kernel = typed("depthwise_conv", x.dtype);
-  int64_t lanes = 16 / static_cast<int64_t>(x.elementBytes());
-  // 16 bytes of channels a thread where that leaves threads enough to fill
-  // the GPU (a batch of images, or the large early stages); else 4 bytes
-  // (f16 pairs) or one f32 channel: a batch-1 EfficientNet's late stages
-  // (7x7 pixels, 1152 channels) had 7,000 threads of 8 channels, a quarter
-  // of the codegen's direct conv's speed there.
-  constexpr int64_t kEnoughThreads = 128 * 1024;
-  if (y.count() / lanes < kEnoughThreads) {
-    lanes = x.dtype == DType::F16 ? 2 : 1;
-    kernel += x.dtype == DType::F16 ? "_x2" : "_x1";
-  }
-  if (!isF32OrF16(x.dtype) || w.dtype != x.dtype || y.dtype != x.dtype ||
-      attrs.getInt("group", 1) != c || y.shape[3] != c || w.shape[0] != c || w.shape[3] != 1 ||
-      c % lanes != 0 || y.shape[0] != x.shape[0])
-    return std::nullopt;
-  if ((bias.tensor >= 0 && (bias.dtype != x.dtype || bias.count() != c)) ||
-      (residual.tensor >= 0 && (residual.dtype != x.dtype || residual.shape != y.shape)))
-    return std::nullopt;
-  const std::vector<int64_t> &strides = attrs.getInts("strides"), &pads = attrs.getInts("pads"),
-                             &dilations = attrs.getInts("dilations");
-  if (strides.size() != 2 || pads.size() != 4 || dilations.size() != 2)
-    return std::nullopt;
-  int activation = -1;
-  const std::string &act = attrs.getString("activation");
-  for (int i = 0; i < elementwise::kActivationCount; ++i)
-    if (act == elementwise::kActivationNames[i] || (act.empty() && i == 0))
-      activation = i;
-  if (activation < 0)
-    return std::nullopt;
-  kernels::DepthwiseParams p{};
-  p.n = x.shape[0];
-  p.h = x.shape[1];
-  p.w = x.shape[2];
-  p.c = c;
-  p.oh = y.shape[1];
-  p.ow = y.shape[2];
-  p.kh = static_cast<int32_t>(w.shape[1]);
-  p.kw = static_cast<int32_t>(w.shape[2]);
-  p.strideH = static_cast<int32_t>(strides[0]);
-  p.strideW = static_cast<int32_t>(strides[1]);
-  p.padH = static_cast<int32_t>(pads[0]);
-  p.padW = static_cast<int32_t>(pads[1]);
-  p.dilH = static_cast<int32_t>(dilations[0]);
-  p.dilW = static_cast<int32_t>(dilations[1]);
-  p.activation = activation;
-  p.alpha = attrs.getFloat("alpha", 0.0);
-  p.beta = attrs.getFloat("beta", 0.0);
-  auto optional = [](const Operand &o) {
-    return o.tensor >= 0 ? o.address() : KernelArg::null();
-  };
-  // Blocks of 32 pixels by 8 groups of `lanes` channels (Depthwise.cuh),
-  // their filters staged in shared memory: at most 64 taps.
-  constexpr int64_t kPixels = 32, kGroups = 8, kMaxTaps = 64;
-  const int64_t pixels = p.n * p.oh * p.ow, tile = kGroups * lanes;
-  if (int64_t{p.kh} * p.kw > kMaxTaps || (pixels + kPixels - 1) / kPixels > kMaxGrid ||
-      (c + tile - 1) / tile > kMaxGrid)
-    return std::nullopt;
-  Launches launches = single(kernel, static_cast<uint32_t>((pixels + kPixels - 1) / kPixels),
-                             kPixels * kGroups,
-                             {x.address(), w.address(), optional(bias), optional(residual),
-                              y.address(), KernelArg::value(p)});
-  if (launches)
-    launches->front().grid[1] = static_cast<uint32_t>((c + tile - 1) / tile);
-  return launches;
-}
-
 Launches StepPlanner::plan() {
   // The writer's output copies are steps of no op.
   KernelFamily family = step.op ? kernelFamily(step.op->getName()) : KernelFamily::Copy;
@@ -751,8 +672,7 @@ Launches StepPlanner::plan() {
   case KernelFamily::ScatterND: return scatterND();
   case KernelFamily::Trilu: return trilu();
   case KernelFamily::Attention: return attention();
-  case KernelFamily::Gemm: // the implicit-GEMM codegen's (ImplicitGemm.h), but
-    return depthwiseConv();  // a depthwise conv
+  case KernelFamily::Gemm: // the implicit-GEMM codegen's (ImplicitGemm.h)
   case KernelFamily::None: return std::nullopt;
   }
   return std::nullopt;

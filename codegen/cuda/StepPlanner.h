@@ -143,8 +143,6 @@ inline const char *suffix(DType dtype) {
   }
 }
 
-inline bool isF32OrF16(DType dtype) { return dtype == DType::F32 || dtype == DType::F16; }
-
 /// A step operand: its engine tensor, dtype and static shape.
 struct Operand {
   int32_t tensor = -1;
@@ -175,14 +173,10 @@ class StepPlanner {
 public:
   StepPlanner(const StepView &step, cpu::Attrs attrs) : step(step), attrs(std::move(attrs)) {}
 
-  /// The operands, or false when one is absent (where `allowAbsent`: an
-  /// Operand of tensor -1) or of a type the engine cannot hold.
-  bool readOperands(bool allowAbsent = false) {
+  /// The operands, or false when one is absent or of a type the engine
+  /// cannot hold.
+  bool readOperands() {
     for (int32_t t : step.inputs) {
-      if (t < 0 && allowAbsent) {
-        in.push_back(Operand{});
-        continue;
-      }
       std::optional<Operand> o = operand(t);
       if (!o)
         return false;
@@ -247,7 +241,6 @@ private:
   Launches concat();
   Launches gather();
   Launches reduce();
-  Launches depthwiseConv();
   Launches reduceColumns(const kernels::ReduceParams &r, const Dims &kept, const Dims &red,
                          bool innermostReduced);
   Launches softmax();

@@ -186,6 +186,8 @@ Launches StepPlanner::cumsum() {
 //===----------------------------------------------------------------------===//
 
 namespace {
+bool isF32OrF16(DType dtype) { return dtype == DType::F32 || dtype == DType::F16; }
+
 /// Whether `param` broadcasts (numpy, right-aligned) to `shape`.
 bool broadcastsTo(const Dims &param, const Dims &shape) {
   if (param.size() > shape.size())

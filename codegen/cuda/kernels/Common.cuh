@@ -151,24 +151,17 @@ __device__ __forceinline__ int64_t stridedOffset(uint64_t i, int rank, const int
 template <typename T, int Lanes> struct LaneWord {
   T lane[Lanes];
 };
-/// The unsigned word of `Bytes` bytes (16, 8, 4 or 2) a LaneWord moves in.
-template <int Bytes> struct WordOf;
-template <> struct WordOf<16> { using type = uint4; };
-template <> struct WordOf<8> { using type = uint2; };
-template <> struct WordOf<4> { using type = uint32_t; };
-template <> struct WordOf<2> { using type = uint16_t; };
-
 template <typename T, int Lanes>
 __device__ __forceinline__ LaneWord<T, Lanes> loadLanes(const T *x) {
   if constexpr (Lanes == 1) {
     return {{x[0]}};
   } else {
-    using W = typename WordOf<Lanes * sizeof(T)>::type;
+    static_assert(Lanes * sizeof(T) == 16, "one 16-byte word");
     union {
-      W word;
+      uint4 word;
       LaneWord<T, Lanes> lanes;
     } u;
-    u.word = *reinterpret_cast<const W *>(x);
+    u.word = *reinterpret_cast<const uint4 *>(x);
     return u.lanes;
   }
 }
@@ -177,13 +170,12 @@ __device__ __forceinline__ void storeLanes(T *y, const LaneWord<T, Lanes> &v) {
   if constexpr (Lanes == 1) {
     y[0] = v.lane[0];
   } else {
-    using W = typename WordOf<Lanes * sizeof(T)>::type;
     union {
-      W word;
+      uint4 word;
       LaneWord<T, Lanes> lanes;
     } u;
     u.lanes = v;
-    *reinterpret_cast<W *>(y) = u.word;
+    *reinterpret_cast<uint4 *>(y) = u.word;
   }
 }
 
