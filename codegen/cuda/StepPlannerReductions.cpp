@@ -37,6 +37,10 @@ Launches StepPlanner::reduceColumns(const kernels::ReduceParams &r, const Dims &
   p.inner = kept.back();
   p.rows = r.count;
   const int64_t tiles = (p.outer * ((p.inner + kLanes - 1) / kLanes));
+  // An empty result or an empty reduction (ONNX's *_empty_set) is the
+  // thread kernel's, which writes the identity.
+  if (tiles == 0 || p.rows == 0)
+    return std::nullopt;
   int64_t splits = 1;
   if (tiles < kColumnBlocks)
     splits = std::clamp<int64_t>((kColumnBlocks + tiles - 1) / tiles, 1,

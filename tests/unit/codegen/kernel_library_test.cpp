@@ -705,6 +705,18 @@ TEST_F(KernelLibraryPlan, GlobalPoolOnNhwcIsByColumns) {
   EXPECT_EQ(r.reducedStride[0], 2048);
 }
 
+TEST_F(KernelLibraryPlan, EmptyReductionsAreNotByColumns) {
+  // ONNX's *_empty_set: the reduced dim has extent 0 (every result is the
+  // identity). The columns planner divided by its zero row count.
+  auto v = plan(R"(
+    func.func @f(%x: tensor<2x0x4xf32>) -> tensor<2x1x4xf32> {
+      %0 = tessel.reduce_sum %x {axes = array<i64: 1>, keepdims = true} : (tensor<2x0x4xf32>) -> tensor<2x1x4xf32>
+      return %0 : tensor<2x1x4xf32>
+    })");
+  ASSERT_TRUE(v[0]);
+  EXPECT_EQ(v[0]->kernel, "tsl_reduce_sum_f32_block");
+}
+
 TEST_F(KernelLibraryPlan, SoftmaxAndArgmax) {
   auto v = plan(R"(
     func.func @f(%x: tensor<2x1000xf32>, %y: tensor<2x3x4xf16>) -> tensor<2x1000xf32> {
