@@ -172,6 +172,15 @@ int main(int argc, char **argv) {
     return kOk;
   }
 
+  // The graph ops at import (constants aside), for the report's fusion line.
+  auto graphOps = [&] {
+    size_t count = 0;
+    module.walk([&](mlir::Operation *op) {
+      count += mlir::isa<tessel::TesselDialect>(op->getDialect()) && !mlir::isa<tessel::ConstantOp>(op);
+    });
+    return count;
+  };
+  const size_t importedOps = graphOps();
   if (mlir::failed(tessel::runPipeline(module, options))) {
     std::fprintf(stderr, "tessel-compile: the compile pipeline failed (see above)\n");
     return kInvalid;
@@ -225,6 +234,14 @@ int main(int argc, char **argv) {
   for (const auto &[precision, count] : precisionCounts)
     byPrecision += (byPrecision.empty() ? "" : ", ") + std::to_string(count) + " " + precision;
   spdlog::info("  steps: {} ({})", nodes.size(), byPrecision);
+  // What fusion did: the ONNX graph's ops as imported, the ops the passes
+  // leave, and the engine's steps (a reshape that aliases its input is no
+  // step).
+  size_t engineSteps = 0;
+  for (const auto &[tier, count] : engineSummary.stepsByBestTier)
+    engineSteps += static_cast<size_t>(count);
+  spdlog::info("  fusion: {} ops at import -> {} after the passes -> {} engine steps", importedOps,
+               nodes.size(), engineSteps);
   if (verbosity >= 1) {
     spdlog::info("    {:<20} {:<22} {}", "op", "precision", "count");
     for (const auto &[key, count] : opCounts)
