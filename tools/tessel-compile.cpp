@@ -173,14 +173,11 @@ int main(int argc, char **argv) {
   }
 
   // The graph ops at import (constants aside), for the report's fusion line.
-  auto graphOps = [&] {
-    size_t count = 0;
-    module.walk([&](mlir::Operation *op) {
-      count += mlir::isa<tessel::TesselDialect>(op->getDialect()) && !mlir::isa<tessel::ConstantOp>(op);
-    });
-    return count;
-  };
-  const size_t importedOps = graphOps();
+  size_t importedOps = 0;
+  module.walk([&](mlir::Operation *op) {
+    importedOps +=
+        mlir::isa<tessel::TesselDialect>(op->getDialect()) && !mlir::isa<tessel::ConstantOp>(op);
+  });
   if (mlir::failed(tessel::runPipeline(module, options))) {
     std::fprintf(stderr, "tessel-compile: the compile pipeline failed (see above)\n");
     return kInvalid;

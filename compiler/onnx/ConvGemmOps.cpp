@@ -390,11 +390,9 @@ LogicalResult importAttention(Node &n) {
       if (!shape)
         return n.invalid("mask " + shapeText(shapeOf(mask)) + " does not broadcast to [" +
                          Twine(sq) + ", " + Twine(sk) + "]");
-      auto scalar = RankedTensorType::get({}, element);
-      Value minusInf = n.constantValue(DenseElementsAttr::get(
-          scalar, n.b.getFloatAttr(element, -std::numeric_limits<double>::infinity())));
-      mask = n.create<WhereOp>(RankedTensorType::get(*shape, element),
-                               {frontier, mask, minusInf});
+      mask = n.create<WhereOp>(
+          RankedTensorType::get(*shape, element),
+          {frontier, mask, n.scalar(element, -std::numeric_limits<double>::infinity())});
     }
   }
   FailureOr<float> scale =

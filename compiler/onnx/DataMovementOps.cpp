@@ -718,16 +718,12 @@ LogicalResult importOneHot(Node &n) {
   if (!axis)
     return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " + Twine(outRank));
   Type i64 = n.b.getI64Type();
-  auto scalar = [&](Type element, int64_t v) {
-    return n.constantValue(numericAttr(RankedTensorType::get({}, element),
-                                       {static_cast<double>(v)}));
-  };
   Value index = *indices;
   if (elementOf(index) != i64)
     index = n.create<CastOp>(RankedTensorType::get(is, i64), index);
   Value negative = n.create<LessOp>(RankedTensorType::get(is, n.b.getI1Type()),
-                                    {index, scalar(i64, 0)});
-  Value wrapped = n.create<AddOp>(index.getType(), {index, scalar(i64, depth)});
+                                    {index, n.scalar(i64, 0)});
+  Value wrapped = n.create<AddOp>(index.getType(), {index, n.scalar(i64, depth)});
   index = n.create<WhereOp>(index.getType(), {negative, wrapped, index});
   SmallVector<int64_t> unsqueezed(is), positionsShape(outRank, 1), shape(is);
   unsqueezed.insert(unsqueezed.begin() + *axis, 1);

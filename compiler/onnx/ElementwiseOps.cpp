@@ -52,9 +52,7 @@ LogicalResult importSwish(Node &n) {
   Type element = cast<RankedTensorType>(type).getElementType();
   if (!isa<FloatType>(element))
     return n.invalid("Swish needs a float input");
-  Value a = n.constantValue(DenseElementsAttr::get(RankedTensorType::get({}, element),
-                                                   n.b.getFloatAttr(element, *alpha)));
-  Value scaled = n.create<MulOp>(type, ValueRange{*x, a});
+  Value scaled = n.create<MulOp>(type, ValueRange{*x, n.scalar(element, *alpha)});
   Value gate = n.create<SigmoidOp>(type, scaled);
   return n.setOutput(0, n.create<MulOp>(type, ValueRange{*x, gate}));
 }
@@ -127,9 +125,7 @@ LogicalResult importVariadic(Node &n) {
     Type element = elementOf(*acc);
     if (!isa<FloatType>(element))
       return n.invalid("Mean needs floating-point inputs");
-    auto scalar = RankedTensorType::get({}, element);
-    Value count = n.constantValue(DenseElementsAttr::get(
-        scalar, n.b.getFloatAttr(element, n.numInputs())));
+    Value count = n.scalar(element, n.numInputs());
     if (failed(acc = createBinary<DivOp>(n, *acc, count)))
       return failure();
   }

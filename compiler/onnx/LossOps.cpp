@@ -40,12 +40,6 @@ FailureOr<Value> nllLoss(Node &n, Value input, Value target, Value weight,
   if (reduction != "none" && reduction != "sum" && reduction != "mean")
     return n.invalid("reduction '" + reduction + "' is not none, sum or mean");
   auto targetType = RankedTensorType::get(ts, elementOf(target));
-  auto scalar = [&](Type type, double v) -> Value {
-    auto t = RankedTensorType::get({}, type);
-    return n.constantValue(isa<FloatType>(type)
-                               ? DenseElementsAttr::get(t, n.b.getFloatAttr(type, v))
-                               : DenseElementsAttr::get(t, n.b.getIntegerAttr(type, int64_t(v))));
-  };
   // Where ignore_index matches: class 0 read (in range), weight 0.
   Value index = target, keep;
   if (n.attr("ignore_index")) {
@@ -53,9 +47,9 @@ FailureOr<Value> nllLoss(Node &n, Value input, Value target, Value weight,
     if (failed(ignore))
       return failure();
     Value ignored = n.create<EqualOp>(RankedTensorType::get(ts, n.b.getI1Type()),
-                                      {target, scalar(elementOf(target), double(*ignore))});
+                                      {target, n.scalar(elementOf(target), double(*ignore))});
     keep = n.create<NotOp>(ignored.getType(), ignored);
-    index = n.create<WhereOp>(targetType, {keep, target, scalar(elementOf(target), 0)});
+    index = n.create<WhereOp>(targetType, {keep, target, n.scalar(elementOf(target), 0)});
   }
   SmallVector<int64_t> oneClass(ts.begin(), ts.end());
   oneClass.insert(oneClass.begin() + 1, 1);
@@ -68,7 +62,7 @@ FailureOr<Value> nllLoss(Node &n, Value input, Value target, Value weight,
   if (weight)
     w = n.create<GatherOp>(lossType, {weight, index}, {n.named("axis", n.b.getI64IntegerAttr(0))});
   if (keep)
-    w = n.create<WhereOp>(lossType, {keep, w ? w : scalar(element, 1.0), scalar(element, 0.0)});
+    w = n.create<WhereOp>(lossType, {keep, w ? w : n.scalar(element, 1.0), n.scalar(element, 0.0)});
   if (w)
     loss = n.create<MulOp>(lossType, {loss, w});
   if (reduction == "none")

@@ -2,6 +2,7 @@
 #include "Node.h"
 
 #include "TensorProto.h"
+#include "Tensors.h"
 
 #include "ConstantEvaluator.h"
 
@@ -186,6 +187,10 @@ std::optional<RankedTensorType> Node::inferredOutputType(int i) {
 
 Value Node::constantValue(DenseElementsAttr value) {
   return create<ConstantOp>(value.getType(), {}, {named("value", value)});
+}
+
+Value Node::scalar(Type element, double value) {
+  return constantValue(numericAttr(RankedTensorType::get({}, element), {value}));
 }
 
 LogicalResult Node::setOutput(int i, Value value, bool matchInference) {

@@ -117,6 +117,9 @@ public:
     return b.getNamedAttr(attrName, value);
   }
   mlir::Value constantValue(mlir::DenseElementsAttr value);
+  /// A rank-0 constant of `element` (a float type, or an integer one:
+  /// `value` truncated).
+  mlir::Value scalar(mlir::Type element, double value);
   mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape) {
     return create<ReshapeOp>(mlir::RankedTensorType::get(shape, elementOf(v)),
                              v);

@@ -31,16 +31,15 @@ KernelStatus readActivation(const char *op, const Attrs &attrs, const char *kind
   const std::string &kind = attrs.getString(kindName);
   a.kind = Act::None;
   if (!kind.empty()) {
-    int found = -1;
-    std::string known;
-    for (int i = 0; i < elementwise::kActivationCount; ++i) {
-      if (kind == elementwise::kActivationNames[i])
-        found = i;
-      known += std::string(i ? ", " : "") + elementwise::kActivationNames[i];
-    }
-    if (found < 0)
+    const char *const *names = elementwise::kActivationNames;
+    const char *const *found = std::find(names, names + elementwise::kActivationCount, kind);
+    if (found == names + elementwise::kActivationCount) {
+      std::string known;
+      for (int i = 0; i < elementwise::kActivationCount; ++i)
+        known += std::string(i ? ", " : "") + names[i];
       return fail(std::string(op) + ": unknown activation '" + kind + "' (" + known + ")");
-    a.kind = static_cast<Act>(found);
+    }
+    a.kind = static_cast<Act>(found - names);
   }
   a.alpha = attrs.getFloat(alphaName, 0.0);
   a.beta = attrs.getFloat(betaName, 0.0);
