@@ -9,8 +9,9 @@
 // FMAs per thread ("simt"), then the fused epilogue on the f32 accumulators.
 //
 // Grouped convs with fewer than 8 filters per group (depthwise: a GEMM one
-// column wide per group) get a direct kernel on the simt tier instead: one
-// thread per output element summing its window, then the same epilogue.
+// column wide per group) get a direct kernel on the simt tier instead, each
+// thread summing windows (depthwise: a run of outputs of several channels),
+// then the same epilogue.
 //
 // Everything is static: one kernel per shape, epilogue and dtype, so the
 // gather's index arithmetic is on constants and the kernel needs no

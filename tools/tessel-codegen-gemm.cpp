@@ -90,6 +90,8 @@ std::string describe(const GemmKernel &kernel) {
   os << " align=" << kernel.alignment() << " shared=" << kernel.sharedBytes();
   if (t.direct)
     os << " direct=1";
+  if (t.dwLanes)
+    os << " dw=" << t.dwLanes << "x" << t.dwWidth << " slab=" << t.dwVectors << "x" << t.dwRows;
   if (kernel.splitsK()) {
     auto [rx, ry, rz] = kernel.reduceGrid();
     os << " split=" << t.splitK << " workspace=" << kernel.workspaceBytes() << " reduce="
@@ -188,7 +190,8 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_option("--force-tiles", forceTiles,
                  "tc: WMxWN,FMxFN,BK, warps per block, fragments per warp and blockK "
-                 "instead of the heuristic's (its fragment shape kept), e.g. 2x2,4x4,32");
+                 "instead of the heuristic's (its fragment shape kept), e.g. 2x2,4x4,32; "
+                 "a depthwise conv: dw:LANES,WIDTH, channels and outputs along W a thread");
   int64_t splitK = 0, stages = 0;
   app.add_option("--stages", stages, "tc80: shared buffers of the cp.async pipeline (2 to 8) "
                                      "instead of the heuristic's");
@@ -336,7 +339,20 @@ int main(int argc, char **argv) {
               << "\n";
     return 1;
   }
-  if (!forceTiles.empty()) {
+  if (!forceTiles.empty() && tiles->dwLanes) {
+    // The depthwise kernel: dw:LANES,WIDTH.
+    int lanes, width;
+    char tail;
+    std::optional<TileConfig> forced;
+    if (std::sscanf(forceTiles.c_str(), "dw:%d,%d%c", &lanes, &width, &tail) == 2)
+      forced = depthwiseTiles(problem, lanes, width);
+    if (!forced) {
+      std::cerr << "error: --force-tiles wants dw:LANES,WIDTH for a depthwise conv (lanes "
+                   "dividing the channels, at most 16 bytes; width at most the output's)\n";
+      return 2;
+    }
+    tiles = forced;
+  } else if (!forceTiles.empty()) {
     int wm, wn, fm, fn, bk;
     char tail;
     if (!onTensorCores(gemmTier) ||

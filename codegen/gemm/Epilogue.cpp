@@ -113,8 +113,11 @@ Value Epilogue::value(Value v, Value addendTerm, Value residualTerm) {
   return v;
 }
 
-void Epilogue::storeElement(Value m, Value n, Value v) {
-  auto ifOp = b.create<scf::IfOp>(loc, both(below(m, p.m), below(n, p.n)), false);
+int64_t Epilogue::columns() const { return t.dwLanes ? p.conv.outC : p.n; }
+
+void Epilogue::storeElement(Value m, Value n, Value v, Value valid) {
+  auto ifOp =
+      b.create<scf::IfOp>(loc, both(valid, both(below(m, p.m), below(n, columns()))), false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   Value at = outAddress(m, n);
@@ -130,8 +133,10 @@ void Epilogue::storeElement(Value m, Value n, Value v) {
 /// multiples of the lanes (so are the conv's channel count and the
 /// matmul's batch stride), and no split-K (whose partials stay f32).
 int64_t Epilogue::runLanes() const {
+  if (t.direct)
+    return std::max<int64_t>(t.dwLanes, 1);
   const int64_t lanes = 16 / elemBytes(p.out);
-  if (t.direct || kernel.splitsK() || t.blockN % lanes != 0 || p.n % lanes != 0)
+  if (kernel.splitsK() || t.blockN % lanes != 0 || p.n % lanes != 0)
     return 1;
   return lanes;
 }
@@ -139,9 +144,10 @@ int64_t Epilogue::runLanes() const {
 /// A run of runLanes() columns from n: the addend (where contiguous
 /// along n) and the residual (where of the output's type) read as vectors,
 /// the output written as one.
-void Epilogue::storeRun(Value m, Value n, ArrayRef<Value> values) {
+void Epilogue::storeRun(Value m, Value n, ArrayRef<Value> values, Value valid) {
   const int64_t lanes = int64_t(values.size());
-  auto ifOp = b.create<scf::IfOp>(loc, both(below(m, p.m), below(n, p.n)), false);
+  auto ifOp =
+      b.create<scf::IfOp>(loc, both(valid, both(below(m, p.m), below(n, columns()))), false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   Value at = outAddress(m, n);

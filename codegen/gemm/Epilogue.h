@@ -43,12 +43,20 @@ public:
   void storeStaged(int64_t rows, llvm::function_ref<mlir::Value(mlir::Value)> tileRow);
   /// The epilogue of the sum `v` of output element (m, n), stored where
   /// (m, n) is in range.
-  void storeElement(mlir::Value m, mlir::Value n, mlir::Value v);
+  /// `valid`, where given, is a further condition of the caller's.
+  void storeElement(mlir::Value m, mlir::Value n, mlir::Value v, mlir::Value valid = {});
+  /// The epilogue of runLanes() sums `values` from output element (m, n)
+  /// along n, stored as one vector where in range (and `valid`).
+  void storeRun(mlir::Value m, mlir::Value n, llvm::ArrayRef<mlir::Value> values,
+                mlir::Value valid = {});
 
 private:
-  /// Columns per thread of storeStaged: 16 bytes of output, or 1.
+  /// Columns per thread of storeStaged: 16 bytes of output, or 1; the
+  /// depthwise kernel's lanes.
   int64_t runLanes() const;
-  void storeRun(mlir::Value m, mlir::Value n, llvm::ArrayRef<mlir::Value> values);
+  /// The bound of n: the group's columns, or for the depthwise kernel, whose
+  /// runs cross groups (z 0, n the channel), the conv's channels.
+  int64_t columns() const;
   void storePartial(mlir::Value m, mlir::Value n, mlir::Value v);
   mlir::Value value(mlir::Value v, mlir::Value addendTerm, mlir::Value residualTerm);
   mlir::Value outAddress(mlir::Value m, mlir::Value n);

@@ -67,6 +67,12 @@ using namespace gemm;
 //===----------------------------------------------------------------------===//
 
 std::array<uint32_t, 3> GemmKernel::grid() const {
+  if (tiles.dwLanes) {
+    const ConvShape &cv = problem.conv;
+    const int64_t slabs = cv.outC / (tiles.dwLanes * tiles.dwVectors);
+    const int64_t runs = cv.batch * cv.outH * ceilDiv(cv.outW, tiles.dwWidth);
+    return {uint32_t(slabs * ceilDiv(runs, tiles.dwRows)), 1, 1};
+  }
   if (tiles.direct)
     return {uint32_t(ceilDiv(problem.m * problem.conv.outC, kElementwiseThreads)), 1, 1};
   return {uint32_t(ceilDiv(problem.m, tiles.blockM)), uint32_t(ceilDiv(problem.n, tiles.blockN)),
@@ -114,6 +120,8 @@ uint32_t GemmKernel::sharedBytes() const {
 
 int GemmKernel::alignment() const {
   int64_t align = std::max(elemBytes(problem.a), elemBytes(problem.b));
+  if (tiles.dwLanes) // runs of dwLanes channels of the input, output, bias and residual
+    align = std::max(align, tiles.dwLanes * elemBytes(problem.a));
   if (!tiles.direct) {
     SharedPlan plan = sharedPlan(problem, tiles);
     align = std::max(plan.a.vector * elemBytes(problem.a), plan.b.vector * elemBytes(problem.b));

@@ -1,9 +1,9 @@
 //===- PerElementKernels.h - the direct conv and split-K reduction -*- C++ -*-===//
 //
-// The kernels of one thread per output element beside the tiled kernel
-// (Kernel.cpp): the direct conv (TileConfig::direct) and the reduction of a
-// split-K kernel's workspace (GemmKernel::reduceName()), both ending in the
-// shared epilogue.
+// The kernels beside the tiled kernel (Kernel.cpp): the direct convs
+// (TileConfig::direct; the depthwise kernel where TileConfig::dwLanes) and
+// the reduction of a split-K kernel's workspace (GemmKernel::reduceName()),
+// all ending in the shared epilogue.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_CODEGEN_GEMM_PERELEMENTKERNELS_H

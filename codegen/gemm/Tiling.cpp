@@ -35,7 +35,7 @@ llvm::StringRef tierName(GemmTier tier) {
 
 int64_t TileConfig::threads() const {
   if (direct)
-    return kElementwiseThreads;
+    return dwLanes ? dwVectors * dwRows : kElementwiseThreads;
   if (tier == GemmTier::TensorCoreSm90)
     return warpsM * warpsN * kWarpgroupSize;
   return onTensorCores(tier) ? warpsM * warpsN * kWarpSize : threadsM * threadsN;
@@ -382,12 +382,59 @@ static bool fewFiltersPerGroup(const GemmProblem &p) {
   return p.op == GemmOpKind::Conv && p.conv.group > 1 && p.n < 8;
 }
 
+std::optional<TileConfig> depthwiseTiles(const GemmProblem &p, int64_t lanes, int64_t width) {
+  const ConvShape &cv = p.conv;
+  const int64_t taps = cv.kH * cv.kW;
+  if (p.op != GemmOpKind::Conv || cv.group != cv.inC || cv.outC != cv.inC || p.a != p.out ||
+      lanes < 1 || 16 % (lanes * elemBytes(p.a)) != 0 || cv.inC % lanes != 0 || width < 1 ||
+      width > cv.outW || taps * width * lanes > 1024 || p.needsWideIndex())
+    return std::nullopt;
+  TileConfig t;
+  t.tier = GemmTier::Simt;
+  t.direct = true;
+  t.dwLanes = lanes;
+  t.dwWidth = width;
+  // The slab: the most channel groups up to a warp's worth that divide the
+  // channels and whose f32 filters fit 32 KiB of shared memory.
+  const int64_t groups = cv.inC / lanes;
+  for (int64_t v = std::min<int64_t>(groups, kWarpSize); v >= 1; --v)
+    if (groups % v == 0 && taps * v * lanes * 4 <= 32 * 1024) {
+      t.dwVectors = v;
+      break;
+    }
+  t.dwRows = kElementwiseThreads / t.dwVectors;
+  return t;
+}
+
+/// The depthwise kernel's work per thread: 16 bytes of channels and 4
+/// outputs along W (each input column loaded once for the outputs that read
+/// it) where that still leaves enough threads to fill the GPU, else fewer
+/// outputs, then fewer channels.
+static std::optional<TileConfig> chooseDepthwiseTiles(const GemmProblem &p) {
+  const ConvShape &cv = p.conv;
+  constexpr int64_t kEnoughThreads = 65536;
+  std::optional<TileConfig> last;
+  for (int64_t lanes = 16 / elemBytes(p.a); lanes >= 1; lanes /= 2)
+    for (int64_t width : {4, 2, 1}) {
+      std::optional<TileConfig> t = depthwiseTiles(p, lanes, width);
+      if (!t)
+        continue;
+      if (cv.batch * cv.outH * ceilDiv(cv.outW, width) * (cv.inC / lanes) >= kEnoughThreads)
+        return t;
+      last = t;
+    }
+  return last;
+}
+
 std::optional<TileConfig> chooseTiles(const GemmProblem &p, GemmTier tier) {
   if (p.m <= 0 || p.n <= 0 || p.k <= 0 || p.batch <= 0)
     return std::nullopt;
   if (fewFiltersPerGroup(p)) {
-    if (onTensorCores(tier) ||
-        ceilDiv(p.m * p.conv.outC, kElementwiseThreads) >= (int64_t(1) << 31))
+    if (onTensorCores(tier))
+      return std::nullopt;
+    if (std::optional<TileConfig> t = chooseDepthwiseTiles(p))
+      return t;
+    if (ceilDiv(p.m * p.conv.outC, kElementwiseThreads) >= (int64_t(1) << 31))
       return std::nullopt;
     TileConfig t;
     t.tier = GemmTier::Simt;

@@ -46,9 +46,16 @@ struct TileConfig {
   // tc-sm80, tc-sm90: shared buffers the cp.async pipeline cycles through
   // (K steps in flight: stages - 1); the others have two.
   int64_t stages = 2;
-  // A direct convolution (simt only): one thread per output element, no
-  // shared memory, for grouped convs with fewer than 8 filters per group.
+  // A direct convolution (simt only) for grouped convs with fewer than 8
+  // filters per group: one thread per output element, no shared memory,
+  // unless depthwise (below).
   bool direct = false;
+  // The depthwise kernel (direct, one filter per input channel), where
+  // dwLanes > 0: each thread dwWidth outputs along W of dwLanes channels
+  // (one load of dwLanes elements per input column), a block dwVectors such
+  // channel groups (a slab, its filters staged in shared memory as f32,
+  // tap-major) by dwRows runs of outputs.
+  int64_t dwLanes = 0, dwWidth = 1, dwVectors = 1, dwRows = 1;
 
   int64_t threads() const;
   /// K steps of blockK per block: ceil(ceil(K / blockK) / splitK).
@@ -59,6 +66,14 @@ struct TileConfig {
 /// tier cannot run it (tc needs f16 A and B; tc-sm80 also 16-byte runs of
 /// both; tc-sm90 16-byte runs along K of both; grid limits).
 std::optional<TileConfig> chooseTiles(const GemmProblem &problem, GemmTier tier);
+
+/// The depthwise kernel's tiling with `lanes` channels and `width` outputs a
+/// thread, or std::nullopt where the conv is not depthwise (multiplier 1),
+/// `lanes` does not divide its channels, `width` exceeds its output width or
+/// the unrolled window would be too large. chooseTiles picks the widest that
+/// still gives enough threads; tools force others.
+std::optional<TileConfig> depthwiseTiles(const GemmProblem &problem, int64_t lanes,
+                                         int64_t width);
 
 } // namespace tessel::codegen
 

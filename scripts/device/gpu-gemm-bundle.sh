@@ -97,6 +97,13 @@ igemm=(
   "mbv2-dw-s2      --conv 1,56,56,144,144,3,3,2,1 --group 144 --bias --act clip --act-alpha 0 --act-beta 6 --simt-only"
   "mbv2-dw-res     --conv 2,14,14,64,64,3,3,1,1 --group 64 --bias --residual --act relu --simt-only"
   "dw-mult2-f32    --conv 1,9,9,8,16,5,5,1,2 --group 8 --dilation 2 --dtype f32 --act sigmoid"
+  # The depthwise kernel: EfficientNet's SiLU 3x3 and 5x5 (stride 2, 16-byte
+  # runs), ConvNeXt's 7x7 with a residual, 20 channels (8-byte runs), f32.
+  "effb0-dw3       --conv 2,112,112,32,32,3,3,1,1 --group 32 --bias --act silu --simt-only"
+  "effb0-dw5-s2    --conv 4,28,28,144,144,5,5,2,2 --group 144 --bias --act silu --simt-only"
+  "convnext-dw7    --conv 2,14,14,96,96,7,7,1,3 --group 96 --bias --residual --simt-only"
+  "dw-c20          --conv 3,10,10,20,20,3,3,1,1 --group 20 --bias --act relu --simt-only"
+  "dw-f32          --conv 2,17,17,48,48,3,3,2,1 --group 48 --bias --residual --dtype f32 --act hard_swish"
   # fp32 engines: SIMT only (the tc run is skipped by the generator).
   "f32-conv        --conv 1,56,56,64,64,3,3,1,1 --dtype f32 --bias --residual --act relu"
   "f32-conv1-c3    --conv 1,224,224,3,64,7,7,2,3 --dtype f32 --bias --act relu"
@@ -205,6 +212,36 @@ if [[ ${SWEEP_TC80:-1} == 1 ]]; then
   done
 fi
 
+# The depthwise kernel's sweep: EfficientNet-B0's depthwise convs at batch
+# 32 (and two at batch 1), each with the heuristic's tiling ("-") and forced
+# channels x outputs a thread (dw:LANES,WIDTH), checked against float64 and
+# timed: run.sh's "dwsweep" argument.
+dwsweep=(
+  "b32-112x32-k3s1   --conv 32,112,112,32,32,3,3,1,1 --group 32"
+  "b32-112x96-k3s2   --conv 32,112,112,96,96,3,3,2,1 --group 96"
+  "b32-56x144-k3s1   --conv 32,56,56,144,144,3,3,1,1 --group 144"
+  "b32-56x144-k5s2   --conv 32,56,56,144,144,5,5,2,2 --group 144"
+  "b32-28x240-k5s1   --conv 32,28,28,240,240,5,5,1,2 --group 240"
+  "b32-14x480-k3s1   --conv 32,14,14,480,480,3,3,1,1 --group 480"
+  "b32-14x672-k5s1   --conv 32,14,14,672,672,5,5,1,2 --group 672"
+  "b32-7x1152-k5s1   --conv 32,7,7,1152,1152,5,5,1,2 --group 1152"
+  "b1-112x32-k3s1    --conv 1,112,112,32,32,3,3,1,1 --group 32"
+  "b1-7x1152-k5s1    --conv 1,7,7,1152,1152,5,5,1,2 --group 1152"
+)
+mkdir -p "$out/dwsweep"
+: > "$out/dwsweep.txt"
+for c in "${dwsweep[@]}"; do
+  read -r name opts <<<"$c"
+  for tiling in - dw:8,4 dw:8,2 dw:8,1 dw:4,2 dw:4,1 dw:2,1 dw:1,1; do
+    force=()
+    [[ $tiling != - ]] && force=(--force-tiles "$tiling")
+    # shellcheck disable=SC2086
+    "$gen" $opts --bias --act silu --tier simt "${force[@]}" --cubin sm_90 \
+      -o "$out/dwsweep/$name-${tiling//[:,]/_}.ptx" >/dev/null
+    echo "dwsweep/$name-${tiling//[:,]/_}.ptx" >> "$out/dwsweep.txt"
+  done
+done
+
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs every generated kernel on the GPU against a float64 reference.
@@ -216,6 +253,14 @@ if [ "${1:-}" = sweep ]; then
   TESSEL_IGEMM_TIME=${TIMES:-30} TESSEL_IGEMM_TIME_ONLY=1 ./tessel-gpu-igemm-check $(cat sweep.txt) |
     grep -E "^TIME|FAIL"
   exit 0
+fi
+if [ "${1:-}" = dwsweep ]; then
+  # shellcheck disable=SC2046
+  TESSEL_IGEMM_TIME=${TIMES:-50} ./tessel-gpu-igemm-check $(cat dwsweep.txt) > dwsweep.out
+  rc=$?
+  grep -E "^TIME|FAIL" dwsweep.out
+  echo "dwsweep: $(grep -c '^PASS' dwsweep.out) PASS, $(grep -c '^FAIL' dwsweep.out) FAIL, rc $rc"
+  exit $rc
 fi
 echo "== WMMA GEMM (codegen/WmmaGemm.h)"
 while read -r name m n k; do

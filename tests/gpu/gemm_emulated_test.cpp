@@ -323,11 +323,58 @@ TEST(EmulatedTiles, DirectGroupedConvs) {
     std::optional<TileConfig> tiles = chooseTiles(p, GemmTier::Simt);
     ASSERT_TRUE(tiles && tiles->direct) << p.key();
     GemmKernel kernel{p, *tiles, "k"};
-    EXPECT_EQ(kernel.grid()[0], uint32_t((p.m * p.conv.outC + 255) / 256));
+    if (p.conv.outC != p.conv.group) // not depthwise: a thread per output element
+      EXPECT_EQ(kernel.grid()[0], uint32_t((p.m * p.conv.outC + 255) / 256));
     EXPECT_EQ(emulate(kernel), "") << p.key();
   }
   // Eight filters per group or more stay implicit GEMMs.
   EXPECT_FALSE(chooseTiles(conv(1, 6, 6, 16, 16, 3, 3, 1, 1, f16, 2), GemmTier::Simt)->direct);
+}
+
+/// The depthwise kernel with every width and lane count a thread can take
+/// (f16 runs of 8, 4, 2 and 1 channels, f32 of 4): strides, dilation, 5x5
+/// and 7x7 windows, an output width the run width does not divide, slabs of
+/// fewer channel groups than the channels hold, every epilogue operand;
+/// against the float64 reference, every output written once.
+TEST(EmulatedTiles, Depthwise) {
+  using A = Activation;
+  const ElemType f16 = ElemType::F16, f32 = ElemType::F32;
+  std::vector<GemmProblem> problems = {
+      withEpilogue(conv(2, 9, 9, 16, 16, 3, 3, 1, 1, f16, 16), true, true, A::Clip, 0, 6),
+      withEpilogue(conv(1, 11, 11, 24, 24, 3, 3, 2, 1, f16, 24), true, false, A::Silu),
+      withEpilogue(conv(1, 10, 9, 8, 8, 5, 5, 2, 2, f16, 8), true, false, A::HardSwish),
+      withEpilogue(conv(1, 13, 7, 8, 8, 5, 5, 1, 4, f16, 8, 2), false, true, A::None),
+      withEpilogue(conv(1, 9, 9, 16, 16, 7, 7, 1, 3, f16, 16), true, false, A::None),
+      // 264 channels: 33 groups of 8, slabs of 11.
+      withEpilogue(conv(1, 5, 6, 264, 264, 3, 3, 1, 1, f16, 264), true, true, A::Relu),
+      withEpilogue(conv(2, 7, 7, 12, 12, 3, 3, 1, 1, f32, 12), true, true, A::Sigmoid),
+  };
+  int runs = 0;
+  for (const GemmProblem &p : problems)
+    for (int64_t lanes : {8, 4, 2, 1})
+      for (int64_t width : {4, 3, 2, 1}) {
+        std::optional<TileConfig> tiles = depthwiseTiles(p, lanes, width);
+        if (!tiles)
+          continue;
+        GemmKernel kernel{p, *tiles, "k"};
+        EXPECT_EQ(emulate(kernel), "")
+            << p.key() << " lanes " << lanes << " width " << width;
+        ++runs;
+      }
+  EXPECT_GE(runs, 80);
+  // The heuristic's choice for each is one of those.
+  for (const GemmProblem &p : problems) {
+    std::optional<TileConfig> tiles = chooseTiles(p, GemmTier::Simt);
+    ASSERT_TRUE(tiles && tiles->direct && tiles->dwLanes > 0) << p.key();
+  }
+  // Not depthwise: a channel multiplier, groups of channels, lanes that do
+  // not divide the channels, more than 16 bytes, a window wider than the
+  // output.
+  EXPECT_FALSE(depthwiseTiles(conv(1, 6, 6, 8, 16, 3, 3, 1, 0, f16, 8), 1, 1));
+  EXPECT_FALSE(depthwiseTiles(conv(1, 6, 6, 16, 16, 3, 3, 1, 1, f16, 8), 1, 1));
+  EXPECT_FALSE(depthwiseTiles(conv(1, 6, 6, 12, 12, 3, 3, 1, 1, f16, 12), 8, 1));
+  EXPECT_FALSE(depthwiseTiles(conv(1, 6, 6, 16, 16, 3, 3, 1, 1, f32, 16), 8, 1));
+  EXPECT_FALSE(depthwiseTiles(conv(1, 6, 6, 16, 16, 3, 3, 1, 1, f16, 16), 8, 7));
 }
 
 /// Split-K: the partial sums through the workspace and the reduction's

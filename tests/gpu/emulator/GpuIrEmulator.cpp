@@ -560,7 +560,9 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
     auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(op, g.getNameAttr());
     std::vector<uint8_t> &buffer = sharedBuffers[g.getName().str()];
     // Poison: all-ones bytes are NaN in f16 and f32.
-    buffer.assign(global.getType().getNumElements(), 0xff);
+    buffer.assign(global.getType().getNumElements() *
+                      elementBytes(global.getType().getElementType()),
+                  0xff);
     if (auto align = global.getAlignment(); !align || *align < 32)
       return fail(op, "shared buffer alignment below 32 bytes");
     Mem m;
