@@ -412,7 +412,7 @@ std::optional<TileConfig> depthwiseTiles(const GemmProblem &p, int64_t lanes, in
 /// outputs, then fewer channels.
 static std::optional<TileConfig> chooseDepthwiseTiles(const GemmProblem &p) {
   const ConvShape &cv = p.conv;
-  constexpr int64_t kEnoughThreads = 65536;
+  constexpr int64_t kEnoughThreads = 32768;
   std::optional<TileConfig> last;
   for (int64_t lanes = 16 / elemBytes(p.a); lanes >= 1; lanes /= 2)
     for (int64_t width : {4, 2, 1}) {
