@@ -309,6 +309,43 @@ def binary_case(outdir, rng, name, kind, shape, other):
           [numpy_helper.from_array(bias, "bias")])
 
 
+def squeeze_excite_case(outdir, rng, name, shape, hidden, gate):
+    """A squeeze-excitation block as torchvision exports it: a conv (so the
+    block's input is an NHWC activation in the engine), GlobalAveragePool,
+    a 1x1 conv with ReLU, a 1x1 conv with the gate (Sigmoid or HardSigmoid),
+    the channel scale; the reference in float64."""
+    n, c, h, w = shape
+    x = values(rng, shape)
+    w0 = (rng.integers(-8, 9, size=(c, c, 1, 1)) / 16.0).astype(np.float32)
+    b0 = values(rng, (c,))
+    w1 = (rng.integers(-8, 9, size=(hidden, c, 1, 1)) / 16.0).astype(np.float32)
+    b1 = values(rng, (hidden,))
+    w2 = (rng.integers(-8, 9, size=(c, hidden, 1, 1)) / 16.0).astype(np.float32)
+    b2 = values(rng, (c,))
+    a = conv_ref(x, w0, b0, (1, 1), (0, 0, 0, 0), (1, 1)).astype(np.float64)
+    pooled = a.mean(axis=(2, 3), keepdims=True)
+    t = np.maximum(np.einsum("rc,nchw->nrhw", w1[:, :, 0, 0].astype(np.float64), pooled) +
+                   b1.reshape(1, -1, 1, 1), 0.0)
+    g = np.einsum("cr,nrhw->nchw", w2[:, :, 0, 0].astype(np.float64), t) + b2.reshape(1, -1, 1, 1)
+    if gate == "Sigmoid":
+        g = 1.0 / (1.0 + np.exp(-g))
+        gate_node = helper.make_node("Sigmoid", ["g"], ["s"])
+    else:
+        g = np.clip(g / 6.0 + 0.5, 0.0, 1.0)
+        gate_node = helper.make_node("HardSigmoid", ["g"], ["s"], alpha=1.0 / 6, beta=0.5)
+    y = a * g
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["a"]),
+             helper.make_node("GlobalAveragePool", ["a"], ["p"]),
+             helper.make_node("Conv", ["p", "w1", "b1"], ["q"]),
+             helper.make_node("Relu", ["q"], ["t"]),
+             helper.make_node("Conv", ["t", "w2", "b2"], ["g"]),
+             gate_node,
+             helper.make_node("Mul", ["a", "s"], ["y"])]
+    inits = [numpy_helper.from_array(v, k) for k, v in
+             (("w0", w0), ("b0", b0), ("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2))]
+    write(outdir, name, nodes, [("x", x)], [("y", y.astype(np.float32))], inits)
+
+
 def main(outdir):
     rng = np.random.default_rng(20261123)
     # Max pools: 16 and 24 channels take the 16-byte path at f16 and f32; 12
@@ -371,6 +408,14 @@ def main(outdir):
                 (640, 24), [0], 0)
     reduce_case(outdir, rng, "test_tessel_reduce_mean_columns_merged", "ReduceMean",
                 (2, 5, 6, 7), [1, 2], 1)
+    # Squeeze-excitation blocks end to end (the global pool of NHWC by
+    # columns, two 1x1 convs of one row per image, the channel scale): a pool
+    # split into row chunks (56 x 56), one that is not (5 x 5, three
+    # images), a hidden width padded to 8 (4 -> 8 at fp16).
+    squeeze_excite_case(outdir, rng, "test_tessel_squeeze_excite_sigmoid", (1, 24, 56, 56), 8,
+                        "Sigmoid")
+    squeeze_excite_case(outdir, rng, "test_tessel_squeeze_excite_hard_sigmoid", (3, 16, 5, 5), 4,
+                        "HardSigmoid")
     attention_cases(outdir, rng)
 
 
