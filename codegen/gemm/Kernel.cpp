@@ -70,8 +70,7 @@ std::array<uint32_t, 3> GemmKernel::grid() const {
   if (tiles.dwLanes) {
     const ConvShape &cv = problem.conv;
     const int64_t slabs = cv.outC / (tiles.dwLanes * tiles.dwVectors);
-    const int64_t runs = cv.batch * cv.outH * ceilDiv(cv.outW, tiles.dwWidth);
-    return {uint32_t(slabs * ceilDiv(runs, tiles.dwRows)), 1, 1};
+    return {uint32_t(slabs * ceilDiv(tiles.depthwiseRuns(cv), tiles.dwRows)), 1, 1};
   }
   if (tiles.direct)
     return {uint32_t(ceilDiv(problem.m * problem.conv.outC, kElementwiseThreads)), 1, 1};
@@ -162,11 +161,7 @@ private:
 
 LogicalResult TiledKernel::build(gpu::GPUModuleOp module) {
   OpBuilder::InsertionGuard guard(b);
-  Block *body = module.getBody();
-  if (!body->empty() && body->back().hasTrait<OpTrait::IsTerminator>())
-    b.setInsertionPoint(&body->back());
-  else
-    b.setInsertionPointToEnd(body);
+  atModuleEnd(module);
   MLIRContext *ctx = b.getContext();
   auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
 

@@ -45,13 +45,17 @@ Type KernelIr::paramType(llvm::StringRef param) {
   return MemRefType::get({operandElements(p, param) * elemBytes(type)}, b.getI8Type());
 }
 
-gpu::GPUFuncOp KernelIr::beginFunc(gpu::GPUModuleOp module, llvm::StringRef name,
-                                   ArrayRef<llvm::StringRef> params, int64_t threads) {
+void KernelIr::atModuleEnd(gpu::GPUModuleOp module) {
   Block *body = module.getBody();
   if (!body->empty() && body->back().hasTrait<OpTrait::IsTerminator>())
     b.setInsertionPoint(&body->back());
   else
     b.setInsertionPointToEnd(body);
+}
+
+gpu::GPUFuncOp KernelIr::beginFunc(gpu::GPUModuleOp module, llvm::StringRef name,
+                                   ArrayRef<llvm::StringRef> params, int64_t threads) {
+  atModuleEnd(module);
   SmallVector<Type> types;
   for (llvm::StringRef param : params)
     types.push_back(paramType(param));

@@ -109,6 +109,8 @@ protected:
   }
 
   // The kernel function.
+  /// The builder at the end of `module`'s body (before its terminator).
+  void atModuleEnd(mlir::gpu::GPUModuleOp module);
   /// The byte buffer type of a parameter of either kernel (tiled or
   /// per-element).
   Type paramType(llvm::StringRef param);

@@ -114,13 +114,9 @@ LogicalResult PerElementKernel::buildDepthwise(gpu::GPUModuleOp module) {
   const int64_t lanes = t.dwLanes, width = t.dwWidth, taps = cv.kH * cv.kW;
   const int64_t slabChannels = t.dwVectors * lanes, slabs = cv.outC / slabChannels;
   const int64_t runsPerRow = ceilDiv(cv.outW, width);
-  const int64_t runs = cv.batch * cv.outH * runsPerRow;
+  const int64_t runs = t.depthwiseRuns(cv);
 
-  Block *body = module.getBody();
-  if (!body->empty() && body->back().hasTrait<OpTrait::IsTerminator>())
-    b.setInsertionPoint(&body->back());
-  else
-    b.setInsertionPointToEnd(body);
+  atModuleEnd(module);
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto filtersType =
       MemRefType::get({taps * slabChannels}, b.getF32Type(), AffineMap(), workgroup);

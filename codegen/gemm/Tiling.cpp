@@ -41,6 +41,10 @@ int64_t TileConfig::threads() const {
   return onTensorCores(tier) ? warpsM * warpsN * kWarpSize : threadsM * threadsN;
 }
 
+int64_t TileConfig::depthwiseRuns(const ConvShape &conv) const {
+  return conv.batch * conv.outH * ceilDiv(conv.outW, dwWidth);
+}
+
 int64_t TileConfig::stepsPerSplit(int64_t k) const {
   return ceilDiv(ceilDiv(k, blockK), splitK);
 }
@@ -419,7 +423,7 @@ static std::optional<TileConfig> chooseDepthwiseTiles(const GemmProblem &p) {
       std::optional<TileConfig> t = depthwiseTiles(p, lanes, width);
       if (!t)
         continue;
-      if (cv.batch * cv.outH * ceilDiv(cv.outW, width) * (cv.inC / lanes) >= kEnoughThreads)
+      if (t->depthwiseRuns(cv) * (cv.inC / lanes) >= kEnoughThreads)
         return t;
       last = t;
     }

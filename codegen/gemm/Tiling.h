@@ -58,6 +58,8 @@ struct TileConfig {
   int64_t dwLanes = 0, dwWidth = 1, dwVectors = 1, dwRows = 1;
 
   int64_t threads() const;
+  /// The depthwise kernel's runs of dwWidth outputs along W of `conv`.
+  int64_t depthwiseRuns(const ConvShape &conv) const;
   /// K steps of blockK per block: ceil(ceil(K / blockK) / splitK).
   int64_t stepsPerSplit(int64_t k) const;
 };
