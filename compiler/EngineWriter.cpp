@@ -16,10 +16,13 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <memory>
 #include <set>
 
 using namespace mlir;
@@ -195,12 +198,69 @@ serializeLaunchList(flatbuffers::FlatBufferBuilder &builder,
   return launches;
 }
 
+/// What the plans of one engine share, each stored once: the constants blob
+/// (identical bytes get one offset) and the kernel modules (identical
+/// modules one index), in the order the plans first use them, so that the
+/// bytes stay deterministic.
+class SharedBlobs {
+public:
+  /// The offset of `bytes` in the constants blob, appended unless present.
+  uint64_t constant(const std::vector<uint8_t> &bytes) {
+    std::vector<uint64_t> &candidates = constantsByHash[llvm::hash_value(ArrayRef(bytes))];
+    for (uint64_t offset : candidates)
+      if (std::equal(bytes.begin(), bytes.end(), constants.begin() + offset))
+        return offset;
+    constants.resize(format::alignUp(constants.size(), format::kConstantAlignment));
+    uint64_t offset = constants.size();
+    constants.insert(constants.end(), bytes.begin(), bytes.end());
+    candidates.push_back(offset);
+    return offset;
+  }
+
+  /// The engine-wide index of `module`, appended unless an identical one is.
+  int32_t module(const codegen::KernelModule &module) {
+    for (auto [index, known] : llvm::enumerate(modules))
+      if (known->name == module.name && sameImages(*known, module))
+        return static_cast<int32_t>(index);
+    modules.push_back(&module);
+    return static_cast<int32_t>(modules.size() - 1);
+  }
+
+  std::vector<uint8_t> constants;
+  std::vector<const codegen::KernelModule *> modules;
+
+private:
+  static bool sameImages(const codegen::KernelModule &a, const codegen::KernelModule &b) {
+    return a.images.size() == b.images.size() &&
+           std::equal(a.images.begin(), a.images.end(), b.images.begin(),
+                      [](const codegen::KernelImage &x, const codegen::KernelImage &y) {
+                        return x.cubin == y.cubin && x.arch == y.arch && x.data == y.data;
+                      });
+  }
+
+  std::map<llvm::hash_code, std::vector<uint64_t>> constantsByHash;
+};
+
+/// One plan's fields of the Engine table, serialized.
+struct PlanOffsets {
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>> tensors;
+  flatbuffers::Offset<flatbuffers::Vector<int32_t>> inputs, outputs;
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Step>>> steps;
+  uint64_t arenaSize = 0, unplanned = 0;
+  flatbuffers::Offset<flatbuffers::Vector<fb::Tier>> tiers;
+};
+
 class Writer {
 public:
   Writer(func::FuncOp func, const CompileOptions &options, EngineSummary *summary)
       : func(func), options(options), summary(summary) {}
 
-  FailureOr<std::vector<uint8_t>> write();
+  /// Collects the steps and tensors, plans the arena and the kernels.
+  LogicalResult plan();
+  /// Writes the plan's fields into `builder`, its constants and modules into
+  /// `shared`.
+  FailureOr<PlanOffsets> serialize(flatbuffers::FlatBufferBuilder &builder,
+                                   SharedBlobs &shared);
 
 private:
   int32_t addTensor(Value value, std::string name, fb::Storage storage);
@@ -217,6 +277,8 @@ private:
   std::vector<std::vector<uint8_t>> constantBytes; // per tensor, if constant
   std::vector<StepRecord> steps;
   std::vector<int32_t> inputs, outputs;
+  uint64_t arenaSize = 0, unplanned = 0;
+  codegen::KernelPlan kernels;
 };
 
 int32_t Writer::addTensor(Value value, std::string name, fb::Storage storage) {
@@ -363,46 +425,26 @@ FailureOr<codegen::KernelPlan> Writer::planStepKernels() {
   return planKernels(*func->getContext(), views, options);
 }
 
-FailureOr<std::vector<uint8_t>> Writer::write() {
+LogicalResult Writer::plan() {
   if (failed(collect()))
     return failure();
-
-  uint64_t unplanned = 0;
   for (const TensorRecord &t : tensors)
     if (t.storage == fb::Storage::Arena)
       unplanned += t.size;
-  uint64_t arenaSize = planArena(tensors);
-
-  std::vector<uint8_t> constants;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    if (tensors[i].storage != fb::Storage::Constant)
-      continue;
-    constants.resize(format::alignUp(constants.size(), format::kConstantAlignment));
-    tensors[i].offset = constants.size();
-    constants.insert(constants.end(), constantBytes[i].begin(), constantBytes[i].end());
-  }
-
-  flatbuffers::FlatBufferBuilder builder(1 << 16);
-  std::vector<flatbuffers::Offset<fb::Tensor>> tensorOffsets;
-  for (const TensorRecord &t : tensors) {
-    std::vector<int64_t> shape(t.type.getShape().begin(), t.type.getShape().end());
-    tensorOffsets.push_back(fb::CreateTensorDirect(
-        builder, t.name.c_str(),
-        static_cast<fb::DType>(*engineDType(t.type.getElementType())), &shape,
-        t.layout.c_str(), t.storage, t.offset, t.size));
-  }
+  arenaSize = planArena(tensors);
 
   auto kernelStart = std::chrono::steady_clock::now();
-  FailureOr<codegen::KernelPlan> kernels = planStepKernels();
-  if (failed(kernels))
+  FailureOr<codegen::KernelPlan> planned = planStepKernels();
+  if (failed(planned))
     return failure();
+  kernels = std::move(*planned);
   // A step of a GPU engine without a GPU kernel costs a round trip to the
   // host at run time (and rules out tessel_context_enqueue): a warning at
   // its ONNX node, or an error under --require-gpu.
   std::vector<std::string> cpuOnlySteps;
   if (!options.targets.empty())
     for (auto [stepIndex, step] : llvm::enumerate(steps)) {
-      if (!kernels->steps[stepIndex].empty())
+      if (!kernels.steps[stepIndex].empty())
         continue;
       cpuOnlySteps.push_back(step.name + " at " +
                              (step.op ? locationName(step.op->getLoc()) : "output copy"));
@@ -422,19 +464,42 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
                                  std::chrono::steady_clock::now() - kernelStart)
                                  .count();
     for (auto [stepIndex, step] : llvm::enumerate(steps)) {
-      const std::vector<codegen::KernelVariant> &gpu = kernels->steps[stepIndex];
+      const std::vector<codegen::KernelVariant> &gpu = kernels.steps[stepIndex];
       ++summary->stepsByBestTier[format::tierName(gpu.empty() ? fb::Tier::cpu
                                                                : gpu.front().tier)];
     }
-    summary->modules = kernels->modules.size();
-    for (const codegen::KernelModule &module : kernels->modules) {
-      for (const codegen::KernelImage &image : module.images)
-        summary->moduleBytes += image.data.size();
+    for (const codegen::KernelModule &module : kernels.modules) {
       summary->maxRegisters = std::max(summary->maxRegisters, module.maxRegisters);
       for (const std::string &kernel : module.spillingKernels)
         summary->spillingKernels.push_back(module.name + ": " + kernel);
     }
   }
+  return success();
+}
+
+FailureOr<PlanOffsets> Writer::serialize(flatbuffers::FlatBufferBuilder &builder,
+                                         SharedBlobs &shared) {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].storage == fb::Storage::Constant)
+      tensors[i].offset = shared.constant(constantBytes[i]);
+
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensorOffsets;
+  for (const TensorRecord &t : tensors) {
+    std::vector<int64_t> shape(t.type.getShape().begin(), t.type.getShape().end());
+    tensorOffsets.push_back(fb::CreateTensorDirect(
+        builder, t.name.c_str(),
+        static_cast<fb::DType>(*engineDType(t.type.getElementType())), &shape,
+        t.layout.c_str(), t.storage, t.offset, t.size));
+  }
+
+  // The plan's module indices become the engine's.
+  std::vector<int32_t> moduleIndex;
+  for (const codegen::KernelModule &module : kernels.modules)
+    moduleIndex.push_back(shared.module(module));
+  for (std::vector<codegen::KernelVariant> &variants : kernels.steps)
+    for (codegen::KernelVariant &variant : variants)
+      for (codegen::Launch &launch : variant.launches)
+        launch.module = moduleIndex[launch.module];
 
   std::set<fb::Tier> tierSet;
   std::vector<flatbuffers::Offset<fb::Step>> stepOffsets;
@@ -457,7 +522,7 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
     }
     // GPU variants, best tier first, then the CPU tier, which every step has.
     std::vector<flatbuffers::Offset<fb::KernelVariant>> variants;
-    for (const codegen::KernelVariant &variant : kernels->steps[stepIndex]) {
+    for (const codegen::KernelVariant &variant : kernels.steps[stepIndex]) {
       tierSet.insert(variant.tier);
       std::vector<flatbuffers::Offset<fb::Launch>> launchList =
           serializeLaunchList(builder, variant);
@@ -474,6 +539,64 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
                                                location.c_str(), &step.inputs,
                                                &step.outputs, &attrs, &variants));
   }
+  // Tiers from the best to the CPU's, as the runtime prefers them.
+  std::vector<fb::Tier> tierList(tierSet.rbegin(), tierSet.rend());
+  PlanOffsets plan;
+  plan.tensors = builder.CreateVector(tensorOffsets);
+  plan.inputs = builder.CreateVector(inputs);
+  plan.outputs = builder.CreateVector(outputs);
+  plan.steps = builder.CreateVector(stepOffsets);
+  plan.arenaSize = arenaSize;
+  plan.unplanned = unplanned;
+  plan.tiers = builder.CreateVector(tierList);
+  return plan;
+}
+
+} // namespace
+
+FailureOr<std::vector<uint8_t>> writeEngine(ArrayRef<ModuleOp> profiles,
+                                            const CompileOptions &options,
+                                            EngineSummary *summary) {
+  if (profiles.empty())
+    return failure();
+  // Each plan in full; the summary is the first plan's, its modules the
+  // engine's.
+  std::vector<std::unique_ptr<Writer>> writers;
+  for (auto [index, constModule] : llvm::enumerate(profiles)) {
+    ModuleOp module = constModule;
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main)
+      return module.emitError("no func.func @main to write");
+    EngineSummary ignored;
+    writers.push_back(std::make_unique<Writer>(main, options, index == 0 ? summary : &ignored));
+    if (failed(writers.back()->plan())) {
+      if (summary && index != 0)
+        summary->cpuOnlySteps = ignored.cpuOnlySteps;
+      return failure();
+    }
+  }
+
+  flatbuffers::FlatBufferBuilder builder(1 << 16);
+  SharedBlobs shared;
+  std::vector<PlanOffsets> plans;
+  for (const std::unique_ptr<Writer> &writer : writers) {
+    FailureOr<PlanOffsets> plan = writer->serialize(builder, shared);
+    if (failed(plan))
+      return failure();
+    plans.push_back(*plan);
+  }
+  std::vector<flatbuffers::Offset<fb::Engine>> nested;
+  for (const PlanOffsets &plan : llvm::drop_begin(plans)) {
+    fb::EngineBuilder entry(builder);
+    entry.add_tensors(plan.tensors);
+    entry.add_inputs(plan.inputs);
+    entry.add_outputs(plan.outputs);
+    entry.add_steps(plan.steps);
+    entry.add_arena_size(plan.arenaSize);
+    entry.add_arena_unplanned_size(plan.unplanned);
+    entry.add_tiers(plan.tiers);
+    nested.push_back(entry.Finish());
+  }
 
   std::vector<std::string> targetNames;
   for (int arch : options.targets)
@@ -488,17 +611,14 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
   };
   optionOffsets.push_back(fb::CreateOptionDirect(
       builder, "targets", targetList.empty() ? "none" : targetList.c_str()));
-
-  // Tiers from the best to the CPU's, as the runtime prefers them.
-  std::vector<fb::Tier> tierList(tierSet.rbegin(), tierSet.rend());
   std::vector<flatbuffers::Offset<flatbuffers::String>> targetOffsets;
   for (const std::string &name : targetNames)
     targetOffsets.push_back(builder.CreateString(name));
 
   std::vector<flatbuffers::Offset<fb::KernelModule>> moduleOffsets;
-  for (const codegen::KernelModule &module : kernels->modules) {
+  for (const codegen::KernelModule *module : shared.modules) {
     std::vector<flatbuffers::Offset<fb::KernelImage>> images;
-    for (const codegen::KernelImage &image : module.images) {
+    for (const codegen::KernelImage &image : module->images) {
       std::vector<uint8_t> data = image.data;
       if (!image.cubin)
         data.push_back(0); // PTX is handed to the driver as a C string
@@ -506,27 +626,24 @@ FailureOr<std::vector<uint8_t>> Writer::write() {
           builder, image.cubin ? fb::ImageFormat::Cubin : fb::ImageFormat::PTX, image.arch,
           &data));
     }
-    moduleOffsets.push_back(fb::CreateKernelModuleDirect(builder, module.name.c_str(), &images));
+    moduleOffsets.push_back(fb::CreateKernelModuleDirect(builder, module->name.c_str(), &images));
+  }
+  if (summary) {
+    summary->modules = shared.modules.size();
+    for (const codegen::KernelModule *module : shared.modules)
+      for (const codegen::KernelImage &image : module->images)
+        summary->moduleBytes += image.data.size();
   }
 
-  auto engine = fb::CreateEngineDirect(
-      builder, format::kFormatVersion, "tessel-compile 0.1.0", &optionOffsets,
-      &tensorOffsets, &inputs, &outputs, &stepOffsets, arenaSize, unplanned,
-      constants.size(), &tierList, &moduleOffsets, &targetOffsets);
+  const PlanOffsets &first = plans.front();
+  auto engine = fb::CreateEngine(
+      builder, format::kFormatVersion, builder.CreateString("tessel-compile 0.1.0"),
+      builder.CreateVector(optionOffsets), first.tensors, first.inputs, first.outputs,
+      first.steps, first.arenaSize, first.unplanned, shared.constants.size(), first.tiers,
+      builder.CreateVector(moduleOffsets), builder.CreateVector(targetOffsets),
+      nested.empty() ? 0 : builder.CreateVector(nested));
   fb::FinishEngineBuffer(builder, engine);
-
-  return format::assembleFile(builder.GetBufferPointer(), builder.GetSize(), constants);
-}
-
-} // namespace
-
-FailureOr<std::vector<uint8_t>> writeEngine(ModuleOp module,
-                                            const CompileOptions &options,
-                                            EngineSummary *summary) {
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main)
-    return module.emitError("no func.func @main to write");
-  return Writer(main, options, summary).write();
+  return format::assembleFile(builder.GetBufferPointer(), builder.GetSize(), shared.constants);
 }
 
 } // namespace tessel

@@ -6,6 +6,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
 #include <map>
@@ -31,10 +32,13 @@ struct EngineSummary {
   std::vector<std::string> spillingKernels;
 };
 
-/// Serializes the compiled `main` function: tensors, arena plan, constants,
-/// the step list and each step's kernel variants. Deterministic: the bytes
-/// depend only on the module and the options.
-mlir::FailureOr<std::vector<uint8_t>> writeEngine(mlir::ModuleOp module,
+/// Serializes the compiled `main` function of each module, one plan per
+/// module (a batch profile each; the first is the engine's root plan):
+/// tensors, arena plan, the step list and each step's kernel variants, with
+/// the constants and kernel modules of all plans stored once. Deterministic:
+/// the bytes depend only on the modules and the options. The summary is the
+/// first plan's, its module count and bytes the engine's.
+mlir::FailureOr<std::vector<uint8_t>> writeEngine(llvm::ArrayRef<mlir::ModuleOp> profiles,
                                                   const CompileOptions &options,
                                                   EngineSummary *summary = nullptr);
 

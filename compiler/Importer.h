@@ -18,6 +18,13 @@ struct ImportOptions {
   // operands that a model takes as inputs (Reshape's shape, Slice's starts)
   // become static, as onnx-mlir and TensorRT do for shape tensors.
   std::vector<std::pair<std::string, std::string>> frozenInputs;
+  // Graph inputs whose dims are fixed before import, as (input name, dims):
+  // a dynamic dim takes the given extent, a static one must equal it
+  // (--input-shape).
+  std::vector<std::pair<std::string, std::vector<int64_t>>> inputShapes;
+  // When positive, the extent of every graph input's first dim that is
+  // still dynamic after inputShapes (--batch; one import per batch profile).
+  int64_t batch = 0;
 };
 
 enum class ImportFailure { None, Invalid, Unsupported };

@@ -91,6 +91,7 @@ struct Options {
   bool graph = true, perStep = false;
   std::optional<double> flops;
   std::string label;
+  size_t profile = 0; // the batch profile (tessel-compile --batch)
 };
 
 struct Stats {
@@ -484,6 +485,10 @@ Result benchmark(const std::string &path, const Options &o,
     tessel_engine_t *raw = nullptr;
     check(tessel_engine_open_file(path.c_str(), &raw), path);
     EnginePtr engine(raw, tessel_engine_release);
+    if (o.profile != 0) {
+      check(tessel_engine_profile(engine.get(), o.profile, &raw), path);
+      engine.reset(raw);
+    }
     // The C API says nothing of step shapes or constants: read the engine
     // the runtime verified through the engine format library for those.
     const void *file = nullptr;
@@ -492,6 +497,8 @@ Result benchmark(const std::string &path, const Options &o,
     format::Header header;
     std::memcpy(&header, file, sizeof(header));
     const engine::Engine *fb = format::payload(static_cast<const uint8_t *>(file));
+    if (o.profile != 0) // the profile's plan (the runtime verified it exists)
+      fb = fb->profiles()->Get(o.profile - 1);
     r.flops = o.flops ? o.flops : engineFlops(fb);
     r.bytes = header.constants_size;
     for (bool inputs : {true, false})
@@ -626,6 +633,8 @@ static int toolMain(int argc, char **argv) {
   auto *flopsOption =
       app.add_option("--flops", flops, "FLOPs per run (instead of 2*M*N*K of the engine)")
           ->check(CLI::PositiveNumber);
+  app.add_option("--profile", o.profile,
+                 "the batch profile to run (tessel-compile --batch), 0 by default");
   app.add_option("--label", o.label, "the name to report (default: the file name)");
   app.add_option("--json", jsonPath, "write the results as a JSON array to FILE");
   app.add_flag("--per-step", o.perStep,

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <fstream>
 #include <map>
@@ -65,11 +66,31 @@ std::optional<std::vector<int>> parseTargets(const std::string &text) {
   return archs;
 }
 
+/// "1x3x224x224" (sep 'x') or "1,8,32" (sep ','): positive extents, at most
+/// 2^31 - 1 each; nullopt when malformed.
+std::optional<std::vector<int64_t>> parseExtents(const std::string &text, char sep) {
+  std::vector<int64_t> extents;
+  size_t begin = 0;
+  while (true) {
+    size_t end = text.find(sep, begin);
+    std::string item = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (item.empty() || item.size() > 10 || item.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    int64_t extent = std::stoll(item);
+    if (extent <= 0 || extent > INT32_MAX)
+      return std::nullopt;
+    extents.push_back(extent);
+    if (end == std::string::npos)
+      return extents;
+    begin = end + 1;
+  }
+}
+
 int main(int argc, char **argv) {
   CLI::App app{"tessel-compile: compile an ONNX model into a Tessel engine (.tsl)"};
   std::string input, output, emit = "engine";
   tessel::CompileOptions options;
-  std::vector<std::string> freeze;
+  std::vector<std::string> freeze, inputShapes;
   bool listOps = false;
   int verbosity = 0;
   app.add_option("model", input, "ONNX model (.onnx)");
@@ -100,6 +121,16 @@ int main(int argc, char **argv) {
   app.add_option("--freeze", freeze,
                  "NAME=FILE.pb: replace graph input NAME by a constant TensorProto")
       ->type_name("NAME=FILE");
+  app.add_option("--input-shape", inputShapes,
+                 "NAME=DIMS (e.g. x=1x3x224x224): fix the dims of graph input NAME; its dynamic "
+                 "dims take these extents, its static ones must equal them")
+      ->type_name("NAME=DIMS");
+  std::string batchList;
+  app.add_option("--batch", batchList,
+                 "B or B1,B2,...: the extent of every graph input's dynamic first dim; a list "
+                 "builds one engine with a plan per batch size (profiles) over one copy of the "
+                 "constants")
+      ->type_name("B[,B...]");
   app.add_option("--emit", emit, "what to write: engine, import (IR as imported), mlir (IR after the pipeline)")
       ->check(CLI::IsMember({"engine", "import", "mlir"}));
   app.add_flag("--list-ops", listOps, "print the supported ONNX op types and exit");
@@ -143,6 +174,36 @@ int main(int argc, char **argv) {
     importOptions.frozenInputs.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
   }
 
+  for (const std::string &entry : inputShapes) {
+    size_t eq = entry.find('=');
+    std::optional<std::vector<int64_t>> dims;
+    if (eq != std::string::npos && eq != 0)
+      dims = parseExtents(entry.substr(eq + 1), 'x');
+    if (!dims) {
+      std::fprintf(stderr, "error: --input-shape expects NAME=DIMS with positive dims "
+                           "separated by x (e.g. x=1x3x224x224), got '%s'\n", entry.c_str());
+      return kUsage;
+    }
+    importOptions.inputShapes.emplace_back(entry.substr(0, eq), *dims);
+  }
+  std::vector<int64_t> batches;
+  if (!batchList.empty()) {
+    std::optional<std::vector<int64_t>> parsed = parseExtents(batchList, ',');
+    std::vector<int64_t> sorted = parsed ? *parsed : std::vector<int64_t>{};
+    std::sort(sorted.begin(), sorted.end());
+    if (!parsed || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+      std::fprintf(stderr, "error: --batch expects distinct positive batch sizes separated by "
+                           "commas (e.g. 1,8,32), got '%s'\n", batchList.c_str());
+      return kUsage;
+    }
+    batches = *parsed;
+    if (batches.size() > 1 && emit != "engine") {
+      std::fprintf(stderr, "error: --emit %s takes one batch size, got --batch %s\n",
+                   emit.c_str(), batchList.c_str());
+      return kUsage;
+    }
+  }
+
   mlir::MLIRContext context;
   context.loadDialect<tessel::TesselDialect, mlir::func::FuncDialect>();
   // Diagnostics name the ONNX node: the location of every op is the node.
@@ -156,40 +217,50 @@ int main(int argc, char **argv) {
   });
 
   auto start = std::chrono::steady_clock::now();
-  tessel::ImportResult imported = tessel::importOnnxFile(context, input, importOptions);
-  if (!imported.module) {
-    bool unsupported = imported.failure == tessel::ImportFailure::Unsupported;
-    std::fprintf(stderr, "tessel-compile: %s: %s\n", input.c_str(),
-                 unsupported ? "the model uses unsupported features (listed above)"
-                             : "cannot import the model (see above)");
-    return unsupported ? kUnsupported : kInvalid;
-  }
-  mlir::ModuleOp module = *imported.module;
   mlir::OpPrintingFlags flags;
   flags.enableDebugInfo(true, /*prettyForm=*/false);
-  if (emit == "import") {
-    module.print(llvm::outs(), flags);
-    return kOk;
+  // One module per batch profile (one without --batch), each imported with
+  // its batch and run through the whole pipeline.
+  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> modules;
+  size_t importedOps = 0; // the first plan's graph ops at import, for the fusion line
+  for (int64_t batch : batches.empty() ? std::vector<int64_t>{0} : batches) {
+    importOptions.batch = batch;
+    tessel::ImportResult imported = tessel::importOnnxFile(context, input, importOptions);
+    if (!imported.module) {
+      bool unsupported = imported.failure == tessel::ImportFailure::Unsupported;
+      std::fprintf(stderr, "tessel-compile: %s: %s\n", input.c_str(),
+                   unsupported ? "the model uses unsupported features (listed above)"
+                               : "cannot import the model (see above)");
+      return unsupported ? kUnsupported : kInvalid;
+    }
+    mlir::ModuleOp module = *imported.module;
+    if (emit == "import") {
+      module.print(llvm::outs(), flags);
+      return kOk;
+    }
+    if (modules.empty())
+      module.walk([&](mlir::Operation *op) {
+        importedOps += mlir::isa<tessel::TesselDialect>(op->getDialect()) &&
+                       !mlir::isa<tessel::ConstantOp>(op);
+      });
+    if (mlir::failed(tessel::runPipeline(module, options))) {
+      std::fprintf(stderr, "tessel-compile: the compile pipeline failed (see above)\n");
+      return kInvalid;
+    }
+    if (emit == "mlir") {
+      module.print(llvm::outs(), flags);
+      return kOk;
+    }
+    modules.push_back(std::move(imported.module));
   }
-
-  // The graph ops at import (constants aside), for the report's fusion line.
-  size_t importedOps = 0;
-  module.walk([&](mlir::Operation *op) {
-    importedOps +=
-        mlir::isa<tessel::TesselDialect>(op->getDialect()) && !mlir::isa<tessel::ConstantOp>(op);
-  });
-  if (mlir::failed(tessel::runPipeline(module, options))) {
-    std::fprintf(stderr, "tessel-compile: the compile pipeline failed (see above)\n");
-    return kInvalid;
-  }
-  if (emit == "mlir") {
-    module.print(llvm::outs(), flags);
-    return kOk;
-  }
+  mlir::ModuleOp module = *modules.front();
 
   tessel::EngineSummary engineSummary;
+  std::vector<mlir::ModuleOp> plans;
+  for (const auto &owned : modules)
+    plans.push_back(*owned);
   mlir::FailureOr<std::vector<uint8_t>> engine =
-      tessel::writeEngine(module, options, &engineSummary);
+      tessel::writeEngine(plans, options, &engineSummary);
   if (mlir::failed(engine)) {
     if (options.requireGpu && !engineSummary.cpuOnlySteps.empty()) { // named above
       std::fprintf(stderr, "tessel-compile: %s: %zu step(s) without a GPU kernel (--require-gpu; "
@@ -226,6 +297,13 @@ int main(int argc, char **argv) {
   });
   spdlog::info("tessel-compile {} -> {}", input, output);
   spdlog::info("  options: precision={} targets={}", options.precision, targets);
+  if (batches.size() > 1) {
+    std::string list;
+    for (int64_t batch : batches)
+      list += (list.empty() ? "" : ", ") + std::to_string(batch);
+    spdlog::info("  profiles: {} (batch {}); the figures below are the first's", batches.size(),
+                 list);
+  }
   spdlog::info("  io: layout={} dtype={}", options.ioLayout, options.ioDtype);
   std::string byPrecision;
   for (const auto &[precision, count] : precisionCounts)

@@ -212,10 +212,13 @@ bool dumpModules(const engine::Engine *fb, const std::string &dir) {
 void printJson(const Loaded &loaded) {
   const engine::Engine *fb = loaded.fb;
   static const char *storage[] = {"arena", "constant", "input", "output"};
-  std::printf("{\"format_version\": %u, \"arena_size\": %llu, \"arena_unplanned_size\": %llu, "
+  // The plan is profile 0's; "profile_count" says how many the engine has.
+  std::printf("{\"format_version\": %u, \"profile_count\": %u, \"arena_size\": %llu, "
+              "\"arena_unplanned_size\": %llu, "
               "\"arena_in_place\": %zu, \"constants_size\": %llu,\n \"inputs\": %s, "
               "\"outputs\": %s,\n \"tensors\": [",
-              loaded.header.format_version, (unsigned long long)fb->arena_size(),
+              loaded.header.format_version, 1 + (fb->profiles() ? fb->profiles()->size() : 0),
+              (unsigned long long)fb->arena_size(),
               (unsigned long long)fb->arena_unplanned_size(), inPlaceCount(fb),
               (unsigned long long)loaded.header.constants_size, jsonList(fb->inputs()).c_str(),
               jsonList(fb->outputs()).c_str());
@@ -376,6 +379,9 @@ static int toolMain(int argc, char **argv) {
                "print the CUDA driver and devices this machine has and, for the engine, the "
                "image each module and the variant each step would run here");
   std::string dumpDir;
+  size_t profile = 0;
+  app.add_option("--profile", profile,
+                 "the batch profile whose plan to print (tessel-compile --batch), 0 by default");
   app.add_option("--dump-modules", dumpDir,
                  "write every module image to DIR as <module>.sm_<arch>.{ptx,cubin}");
   try {
@@ -424,13 +430,34 @@ static int toolMain(int argc, char **argv) {
   if (fb->options())
     for (const engine::Option *option : *fb->options())
       std::printf("  option %s = %s\n", str(option->key()), str(option->value()));
-  std::printf("  tiers: %s\n", tierList(fb->tiers()).c_str());
   if (fb->targets() && fb->targets()->size())
     std::printf("  targets: %s\n", listText(fb->targets()).c_str());
   if (fb->modules())
     for (size_t m = 0; m < fb->modules()->size(); ++m)
       std::printf("  module %zu '%s': %s\n", m, str(fb->modules()->Get(m)->name()),
                   imagesText(fb->modules()->Get(m)).c_str());
+  // Batch profiles share the above; what follows is one profile's plan.
+  const size_t profileCount = 1 + (fb->profiles() ? fb->profiles()->size() : 0);
+  if (profile >= profileCount) {
+    std::fprintf(stderr, "error: --profile %zu: the engine has %zu profile(s)\n", profile,
+                 profileCount);
+    return 2;
+  }
+  if (profileCount > 1) {
+    std::printf("  profiles: %zu\n", profileCount);
+    for (size_t p = 0; p < profileCount; ++p) {
+      const engine::Engine *plan = p == 0 ? fb : fb->profiles()->Get(p - 1);
+      std::string shapes;
+      for (int32_t input : *plan->inputs())
+        shapes += (shapes.empty() ? "" : ", ") + tensorText(plan->tensors()->Get(input));
+      std::printf("    profile %zu: inputs %s; %u steps, arena %s\n", p, shapes.c_str(),
+                  plan->steps() ? plan->steps()->size() : 0, mib(plan->arena_size()).c_str());
+    }
+    std::printf("  the plan of profile %zu (--profile):\n", profile);
+  }
+  if (profile != 0)
+    fb = fb->profiles()->Get(profile - 1);
+  std::printf("  tiers: %s\n", tierList(fb->tiers()).c_str());
 
   auto printIo = [&](const char *kind, const flatbuffers::Vector<int32_t> *indices) {
     if (indices)

@@ -118,6 +118,11 @@ static int toolMain(int argc, char **argv) {
                  "runs to time; prints the median wall-clock time of run() (which returns "
                  "with the outputs in host memory); the last run's outputs are kept")
       ->check(CLI::PositiveNumber);
+  long profile = -1;
+  app.add_option("--profile", profile,
+                 "the batch profile to run (tessel-compile --batch); by default the one whose "
+                 "first input has the shape of the first input file, else profile 0")
+      ->check(CLI::NonNegativeNumber);
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "print the tier and kernel each step runs on");
   app.add_flag("--print", print, "print output values");
@@ -132,6 +137,30 @@ static int toolMain(int argc, char **argv) {
     return kError;
   std::unique_ptr<tessel_engine_t, decltype(&tessel_engine_release)> engine(
       engineRaw, tessel_engine_release);
+
+  // The profile: as asked, or by the first input file's shape.
+  size_t profileCount = tessel_engine_profile_count(engine.get());
+  size_t chosen = profile >= 0 ? static_cast<size_t>(profile) : 0;
+  if (profile < 0 && profileCount > 1 && !random && !inputs.empty() &&
+      tessel_engine_input_count(engine.get()) > 0) {
+    HostTensor first;
+    std::string error;
+    if (!tessel::tools::readTensorFile(inputs[0], first, error)) {
+      std::fprintf(stderr, "error: %s\n", error.c_str());
+      return kError;
+    }
+    if (failed(tessel_engine_find_profile(engine.get(), 0, first.shape.data(), first.shape.size(),
+                                          &chosen),
+               inputs[0].c_str()))
+      return kError;
+  }
+  if (chosen != 0 || profileCount > 1) {
+    tessel_engine_t *profileRaw = nullptr;
+    if (failed(tessel_engine_profile(engine.get(), chosen, &profileRaw), "--profile"))
+      return kError;
+    engine.reset(profileRaw);
+    std::printf("profile %zu of %zu\n", chosen, profileCount);
+  }
 
   size_t inputCount = tessel_engine_input_count(engine.get());
   size_t outputCount = tessel_engine_output_count(engine.get());

@@ -27,6 +27,25 @@ using namespace mlir;
 namespace tessel {
 namespace importer {
 
+namespace {
+
+/// A declared input shape with its dynamic dims as 1, for the message that
+/// says how to fix them ("1x3x224x224").
+std::string exampleShape(const onnx::TypeProto::Tensor &type) {
+  std::string text;
+  for (const auto &dim : type.shape().dim())
+    text += (text.empty() ? "" : "x") +
+            std::to_string(dim.has_dim_value() ? dim.dim_value() : 1);
+  return text.empty() ? "DIMS" : text;
+}
+
+/// Whether the first dim of a declared input shape is dynamic.
+bool dynamicBatch(const onnx::TypeProto::Tensor &type) {
+  return type.has_shape() && type.shape().dim_size() > 0 && !type.shape().dim(0).has_dim_value();
+}
+
+} // namespace
+
 void GraphImporter::importNode(const onnx::NodeProto &proto, int64_t index) {
   Node n(*this, proto, index);
   auto poison = [&] {
@@ -131,8 +150,10 @@ ImportResult GraphImporter::run(const std::string &path) {
                   "graph input '" + info.name() + "' has a dynamic shape " +
                       (tensorType.has_shape() ? shapeText(tensorType.shape())
                                               : std::string("(unranked)")) +
-                      " (export the model with static input shapes, or freeze "
-                      "the input)");
+                      " (fix its dims with --input-shape " + info.name() + "=" +
+                      exampleShape(tensorType) +
+                      (dynamicBatch(tensorType) ? ", or its first with --batch" : "") +
+                      ")");
     } else if (!isSupportedShape(type->getShape())) {
       (void)error(argLoc, false,
                   "graph input '" + info.name() + "' has shape " +

@@ -286,6 +286,78 @@ bool writeAll(int fd, const std::string &bytes) {
   return true;
 }
 
+/// The graph inputs that are not initializers (IR 3 lists both).
+std::vector<onnx::ValueInfoProto *> runtimeInputs(onnx::GraphProto &graph) {
+  std::set<std::string> initializers;
+  for (const auto &tensor : graph.initializer())
+    initializers.insert(tensor.name());
+  std::vector<onnx::ValueInfoProto *> inputs;
+  for (auto &input : *graph.mutable_input())
+    if (!initializers.count(input.name()))
+      inputs.push_back(&input);
+  return inputs;
+}
+
+/// "x [N,3,224,224], mask [1,128]": the inputs and their declared shapes.
+std::string inputList(const std::vector<onnx::ValueInfoProto *> &inputs) {
+  std::string names;
+  for (const onnx::ValueInfoProto *in : inputs) {
+    names += (names.empty() ? "" : ", ") + in->name();
+    if (in->type().tensor_type().has_shape())
+      names += " " + shapeText(in->type().tensor_type().shape());
+  }
+  return names;
+}
+
+/// Applies --input-shape and --batch to the graph's declared input types,
+/// before the checker and shape inference, which then propagate them (a
+/// symbolic dim the model declares downstream takes the inferred extent).
+LogicalResult fixInputShapes(Location fileLoc, const ImportOptions &options,
+                             onnx::GraphProto &graph) {
+  std::vector<onnx::ValueInfoProto *> inputs = runtimeInputs(graph);
+  for (const auto &[name, dims] : options.inputShapes) {
+    auto input = llvm::find_if(inputs, [&, &name = name](const onnx::ValueInfoProto *in) {
+      return in->name() == name;
+    });
+    if (input == inputs.end())
+      return emitError(fileLoc) << "--input-shape " << name
+                                << ": not a graph input (inputs: " << inputList(inputs) << ")";
+    if (!(*input)->type().has_tensor_type())
+      return emitError(fileLoc) << "--input-shape " << name << ": the input is not a tensor";
+    auto &type = *(*input)->mutable_type()->mutable_tensor_type();
+    if (type.has_shape() && type.shape().dim_size() != static_cast<int>(dims.size()))
+      return emitError(fileLoc) << "--input-shape " << name << "=" << shapeText(dims)
+                                << ": the input has rank " << type.shape().dim_size() << " "
+                                << shapeText(type.shape());
+    for (size_t d = 0; type.has_shape() && d < dims.size(); ++d)
+      if (type.shape().dim(d).has_dim_value() && type.shape().dim(d).dim_value() != dims[d])
+        return emitError(fileLoc) << "--input-shape " << name << "=" << shapeText(dims)
+                                  << ": dim " << d << " of the input is static, "
+                                  << type.shape().dim(d).dim_value() << " "
+                                  << shapeText(type.shape());
+    type.mutable_shape()->clear_dim();
+    for (int64_t extent : dims)
+      type.mutable_shape()->add_dim()->set_dim_value(extent);
+  }
+  if (options.batch <= 0)
+    return success();
+  bool fixed = false;
+  for (onnx::ValueInfoProto *input : inputs) {
+    if (!input->type().has_tensor_type() || !input->type().tensor_type().has_shape() ||
+        input->type().tensor_type().shape().dim_size() == 0 ||
+        input->type().tensor_type().shape().dim(0).has_dim_value())
+      continue;
+    auto *dim = input->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+    dim->clear_dim_param();
+    dim->set_dim_value(options.batch);
+    fixed = true;
+  }
+  if (!fixed)
+    return emitError(fileLoc) << "--batch: no graph input has a dynamic first dim (inputs: "
+                              << inputList(inputs) << ")";
+  return success();
+}
+
 } // namespace
 
 bool isDefaultDomain(const std::string &domain) {
@@ -392,7 +464,7 @@ LogicalResult loadModel(MLIRContext *ctx, const std::string &path,
     if (model.ir_version() >= 4)
       graph.mutable_input()->erase(input);
   }
-  return success();
+  return fixInputShapes(fileLoc, options, graph);
 }
 
 /// checkAndInfer in a child process. ONNX 1.12's inference functions crash on

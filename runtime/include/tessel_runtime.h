@@ -126,6 +126,28 @@ TESSEL_API tessel_status_t tessel_engine_output_info(const tessel_engine_t *engi
                                                      size_t index,
                                                      tessel_tensor_info_t *info);
 
+/* Batch profiles (tessel-compile --batch 1,8,32): an engine holds one plan
+ * per profile over one copy of the constants and kernels. A handle views one
+ * plan, profile 0 when opened: its inputs, outputs and contexts are that
+ * plan's. Every profile has the same inputs and outputs (names, dtypes,
+ * ranks, layouts) with its own shapes. The count is 1 for an engine built
+ * without profiles. */
+TESSEL_API size_t tessel_engine_profile_count(const tessel_engine_t *engine);
+/* The profile a handle views. */
+TESSEL_API size_t tessel_engine_profile_index(const tessel_engine_t *engine);
+/* A new handle on the same engine viewing profile `index` (release it with
+ * tessel_engine_release; it keeps the engine's bytes alive on its own).
+ * TESSEL_INVALID_ARGUMENT for an index beyond the count. */
+TESSEL_API tessel_status_t tessel_engine_profile(const tessel_engine_t *engine, size_t index,
+                                                 tessel_engine_t **profile);
+/* The first profile whose input `input` has exactly `shape` (`rank` dims):
+ * how an application picks a plan for the data it has.
+ * TESSEL_INVALID_ARGUMENT when none has, the message listing the profiles'
+ * shapes of that input. */
+TESSEL_API tessel_status_t tessel_engine_find_profile(const tessel_engine_t *engine,
+                                                      size_t input, const int64_t *shape,
+                                                      size_t rank, size_t *index);
+
 typedef enum tessel_tier_e {
   TESSEL_TIER_AUTO = 0, /* the best tier the machine supports, per step */
   TESSEL_TIER_CPU = 1,  /* reference kernels on the host */

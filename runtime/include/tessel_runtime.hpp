@@ -89,6 +89,23 @@ public:
     return info(tessel_engine_output_info, index);
   }
 
+  /// Batch profiles (tessel_engine_profile_count): this object views one.
+  size_t profileCount() const { return tessel_engine_profile_count(handle.get()); }
+  size_t profileIndex() const { return tessel_engine_profile_index(handle.get()); }
+  /// The same engine viewing profile `index`.
+  Engine profile(size_t index) const {
+    tessel_engine_t *raw = nullptr;
+    detail::check(tessel_engine_profile(handle.get(), index, &raw));
+    return Engine(raw);
+  }
+  /// The first profile whose input `input` has `shape`; throws when none has.
+  size_t findProfile(size_t input, const std::vector<int64_t> &shape) const {
+    size_t index = 0;
+    detail::check(
+        tessel_engine_find_profile(handle.get(), input, shape.data(), shape.size(), &index));
+    return index;
+  }
+
   /// The C handle, for mixing with C API calls; owned by this object.
   tessel_engine_t *get() const { return handle.get(); }
 

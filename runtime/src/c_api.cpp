@@ -74,6 +74,14 @@ template <typename F> tessel_status_t guarded(F &&body) noexcept {
   }
 }
 
+/// "[1,3,224,224]".
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
 bool validDType(tessel_dtype_t dtype) {
   return dtype >= TESSEL_DTYPE_F32 && dtype <= TESSEL_DTYPE_BOOL;
 }
@@ -167,6 +175,60 @@ size_t tessel_engine_input_count(const tessel_engine_t *engine) {
 
 size_t tessel_engine_output_count(const tessel_engine_t *engine) {
   return engine ? engine->engine->outputs().size() : 0;
+}
+
+size_t tessel_engine_profile_count(const tessel_engine_t *engine) {
+  return engine ? engine->engine->profileCount() : 0;
+}
+
+size_t tessel_engine_profile_index(const tessel_engine_t *engine) {
+  return engine ? engine->engine->profileIndex() : 0;
+}
+
+tessel_status_t tessel_engine_profile(const tessel_engine_t *engine, size_t index,
+                                      tessel_engine_t **profile) {
+  if (!profile)
+    return invalidArgument("profile (the result pointer) is NULL");
+  *profile = nullptr;
+  if (!engine)
+    return invalidArgument("engine is NULL");
+  return guarded([&] {
+    size_t count = engine->engine->profileCount();
+    if (index >= count)
+      return tessel::rt::invalidArgument("profile " + std::to_string(index) +
+                                         " is out of range: the engine has " +
+                                         std::to_string(count));
+    auto handle = std::make_unique<tessel_engine_s>();
+    handle->engine = engine->engine->withProfile(index);
+    *profile = handle.release();
+    return Status();
+  });
+}
+
+tessel_status_t tessel_engine_find_profile(const tessel_engine_t *engine, size_t input,
+                                           const int64_t *shape, size_t rank, size_t *index) {
+  if (!engine || !index || (!shape && rank != 0))
+    return invalidArgument("tessel_engine_find_profile: engine, shape or index is NULL");
+  return guarded([&] {
+    if (input >= engine->engine->inputs().size())
+      return tessel::rt::invalidArgument("input " + std::to_string(input) +
+                                         " is out of range: the engine has " +
+                                         std::to_string(engine->engine->inputs().size()));
+    std::vector<int64_t> wanted(shape, shape + rank);
+    std::string shapes;
+    for (size_t p = 0; p < engine->engine->profileCount(); ++p) {
+      std::shared_ptr<const tessel::rt::Engine> view = engine->engine->withProfile(p);
+      const std::vector<int64_t> &have = view->inputs()[input].shape;
+      if (have == wanted) {
+        *index = p;
+        return Status();
+      }
+      shapes += (shapes.empty() ? "" : ", ") + shapeText(have);
+    }
+    return tessel::rt::invalidArgument("no profile has input '" +
+                                       engine->engine->inputs()[input].name + "' of shape " +
+                                       shapeText(wanted) + " (the profiles': " + shapes + ")");
+  });
 }
 
 tessel_status_t tessel_engine_file(const tessel_engine_t *engine, const void **data,

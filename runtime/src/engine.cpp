@@ -129,8 +129,28 @@ Status Engine::open(AlignedBuffer bytes, std::shared_ptr<const Engine> &engine) 
   return {};
 }
 
+size_t Engine::profileCount() const {
+  return 1 + (root->profiles() ? root->profiles()->size() : 0);
+}
+
+const fb::Engine *Engine::planTable(size_t index) const {
+  return index == 0 ? root : root->profiles()->Get(index - 1);
+}
+
+std::shared_ptr<const Engine> Engine::withProfile(size_t index) const {
+  std::shared_ptr<Engine> view(new Engine(*this));
+  view->profile = index;
+  view->plan = planTable(index);
+  view->inputInfos.clear();
+  view->outputInfos.clear();
+  // Verified at open: collecting cannot fail.
+  (void)view->collectGraphIo(/*isInput=*/true, view->inputInfos);
+  (void)view->collectGraphIo(/*isInput=*/false, view->outputInfos);
+  return view;
+}
+
 bool Engine::hasTier(fb::Tier tier) const {
-  if (const auto *tiers = root->tiers())
+  if (const auto *tiers = plan->tiers())
     for (fb::Tier t : *tiers)
       if (t == tier)
         return true;
@@ -142,12 +162,12 @@ bool Engine::hasTier(fb::Tier tier) const {
 //===----------------------------------------------------------------------===//
 
 Status Engine::verifyLayout() {
-  const uint64_t fileSize = file.size();
+  const uint64_t fileSize = file->size();
   if (fileSize < format::kHeaderSize)
     return invalidEngine("file too small: " + std::to_string(fileSize) +
                          " bytes, the header alone is " +
                          std::to_string(format::kHeaderSize) + " (truncated?)");
-  std::memcpy(&fileHeader, file.data(), sizeof(fileHeader));
+  std::memcpy(&fileHeader, file->data(), sizeof(fileHeader));
   const format::Header &h = fileHeader;
 
   if (std::memcmp(h.magic, format::kMagic, sizeof(h.magic)) != 0)
@@ -193,7 +213,7 @@ Status Engine::verifyLayout() {
                          " bytes but its layout ends at byte " +
                          std::to_string(h.constants_offset + h.constants_size) +
                          " (trailing data?)");
-  if (format::checksum(file.data() + format::kHeaderSize, fileSize - format::kHeaderSize) !=
+  if (format::checksum(file->data() + format::kHeaderSize, fileSize - format::kHeaderSize) !=
       h.checksum)
     return invalidEngine("checksum mismatch: the engine file is corrupt");
   return {};
@@ -204,7 +224,7 @@ Status Engine::verifyLayout() {
 //===----------------------------------------------------------------------===//
 
 Status Engine::verifyPayload() {
-  const uint8_t *payload = file.data() + fileHeader.payload_offset;
+  const uint8_t *payload = file->data() + fileHeader.payload_offset;
   const size_t payloadSize = static_cast<size_t>(fileHeader.payload_size);
   // The default table limit (1M) could reject a legitimate large model; every
   // table takes at least 4 bytes, so the size bounds the work just as well.
@@ -216,7 +236,7 @@ Status Engine::verifyPayload() {
                          std::string(fb::EngineIdentifier()) + "\")");
   if (!fb::VerifyEngineBuffer(verifier))
     return invalidEngine("the payload failed FlatBuffers verification (malformed engine)");
-  root = fb::GetEngine(payload);
+  root = plan = fb::GetEngine(payload);
   return {};
 }
 
@@ -259,10 +279,10 @@ Status Engine::verifyTensor(size_t index, const fb::Tensor *tensor) const {
                 std::to_string(tensor->size()) + ") lie outside the " +
                 std::to_string(fileHeader.constants_size) + "-byte constants blob");
   if (tensor->storage() == fb::Storage::Arena &&
-      !rangeWithin(offset, tensor->size(), root->arena_size()))
+      !rangeWithin(offset, tensor->size(), plan->arena_size()))
     return fail("arena bytes [" + std::to_string(offset) + ", +" +
                 std::to_string(tensor->size()) + ") lie outside the " +
-                std::to_string(root->arena_size()) + "-byte arena");
+                std::to_string(plan->arena_size()) + "-byte arena");
   // Kernels access elements through typed pointers; both blobs are 256-byte
   // aligned, so a naturally aligned offset gives an aligned address.
   if ((tensor->storage() == fb::Storage::Constant || tensor->storage() == fb::Storage::Arena) &&
@@ -279,7 +299,7 @@ Status Engine::verifyStep(size_t index, const fb::Step *step) const {
   if (!step->op() || step->op()->size() == 0)
     return invalidEngine("step " + std::to_string(index) + " at " +
                          fbString(step->location()) + " has no op");
-  const auto *tensors = root->tensors();
+  const auto *tensors = plan->tensors();
   const size_t tensorCount = tensors ? tensors->size() : 0;
   if (const auto *inputs = step->inputs()) {
     for (size_t i = 0; i < inputs->size(); ++i) {
@@ -359,7 +379,7 @@ Status Engine::verifyVariant(size_t index, const fb::KernelVariant *variant) con
     return invalidEngine(name + " has no launches");
 
   const size_t moduleCount = root->modules() ? root->modules()->size() : 0;
-  const size_t tensorCount = root->tensors() ? root->tensors()->size() : 0;
+  const size_t tensorCount = plan->tensors() ? plan->tensors()->size() : 0;
   for (size_t l = 0; l < launchCount; ++l) {
     const fb::Launch *launch = variant->launches()->Get(l);
     const std::string where = name + " launch " + std::to_string(l);
@@ -434,13 +454,12 @@ Status Engine::verifyModules() const {
   return {};
 }
 
-Status Engine::collectGraphIo(bool isInput) {
-  const auto *list = isInput ? root->inputs() : root->outputs();
+Status Engine::collectGraphIo(bool isInput, std::vector<TensorInfo> &infos) const {
+  const auto *list = isInput ? plan->inputs() : plan->outputs();
   const char *what = isInput ? "input" : "output";
   const fb::Storage expected = isInput ? fb::Storage::Input : fb::Storage::Output;
-  const auto *tensors = root->tensors();
+  const auto *tensors = plan->tensors();
   const size_t tensorCount = tensors ? tensors->size() : 0;
-  std::vector<TensorInfo> &infos = isInput ? inputInfos : outputInfos;
   std::vector<bool> listed(tensorCount, false);
   if (list) {
     for (size_t i = 0; i < list->size(); ++i) {
@@ -489,21 +508,57 @@ Status Engine::verifySemantics() {
                          std::to_string(root->constants_size()) +
                          " differs from the header's " +
                          std::to_string(fileHeader.constants_size));
-  if (const auto *tensors = root->tensors())
+  if (Status s = verifyModules(); !s.ok())
+    return s;
+  for (size_t p = profileCount(); p-- > 0;) {
+    plan = planTable(p);
+    profile = p;
+    if (Status s = verifyPlan(p); !s.ok())
+      return profileCount() == 1
+                 ? s
+                 : Status(s.code(), "profile " + std::to_string(p) + ": " + s.message());
+  }
+  return {};
+}
+
+/// One plan: its tensors, graph inputs and outputs (collected for the
+/// accessors), steps and tiers. Profiles other than the first hold nothing
+/// else and take the first's inputs and outputs with other shapes.
+Status Engine::verifyPlan(size_t index) {
+  if (index != 0 && (plan->modules() || plan->profiles() || plan->options() ||
+                     plan->targets() || plan->constants_size() != 0))
+    return invalidEngine("holds modules, profiles, options, targets or constants, which only "
+                         "the engine's root may");
+  if (const auto *tensors = plan->tensors())
     for (size_t i = 0; i < tensors->size(); ++i)
       if (Status s = verifyTensor(i, tensors->Get(i)); !s.ok())
         return s;
-  if (Status s = collectGraphIo(/*isInput=*/true); !s.ok())
+  std::vector<TensorInfo> nextInputs = std::move(inputInfos),
+                          nextOutputs = std::move(outputInfos);
+  inputInfos.clear();
+  outputInfos.clear();
+  if (Status s = collectGraphIo(/*isInput=*/true, inputInfos); !s.ok())
     return s;
-  if (Status s = collectGraphIo(/*isInput=*/false); !s.ok())
+  if (Status s = collectGraphIo(/*isInput=*/false, outputInfos); !s.ok())
     return s;
-  if (Status s = verifyModules(); !s.ok())
-    return s;
-  if (const auto *steps = root->steps())
+  // Verified from the last profile to the first: the later ones must have the
+  // inputs and outputs (names, dtypes, ranks, layouts) of the one after.
+  auto sameSignature = [](const std::vector<TensorInfo> &a, const std::vector<TensorInfo> &b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const TensorInfo &x, const TensorInfo &y) {
+                        return x.name == y.name && x.dtype == y.dtype &&
+                               x.shape.size() == y.shape.size() && x.layout == y.layout;
+                      });
+  };
+  if (index + 1 < profileCount() &&
+      (!sameSignature(inputInfos, nextInputs) || !sameSignature(outputInfos, nextOutputs)))
+    return invalidEngine("its graph inputs or outputs differ from profile " +
+                         std::to_string(index + 1) + "'s in name, dtype, rank or layout");
+  if (const auto *steps = plan->steps())
     for (size_t i = 0; i < steps->size(); ++i)
       if (Status s = verifyStep(i, steps->Get(i)); !s.ok())
         return s;
-  if (const auto *tiers = root->tiers())
+  if (const auto *tiers = plan->tiers())
     for (fb::Tier tier : *tiers)
       if (!format::tierName(tier))
         return invalidEngine("the tier list holds an unknown tier " +

@@ -58,40 +58,65 @@ public:
 
   /// The verified header and FlatBuffer root.
   const format::Header &header() const { return fileHeader; }
-  const tessel::engine::Engine *fb() const { return root; }
+  /// The plan this engine runs: the root's own for profile 0, else the
+  /// profile's table (which holds only a plan's fields: tensors, inputs,
+  /// outputs, steps, arena sizes, tiers).
+  const tessel::engine::Engine *fb() const { return plan; }
+  /// The root table: options, producer, targets, the profiles.
+  const tessel::engine::Engine *top() const { return root; }
+  /// The GPU modules, shared by every profile.
+  const flatbuffers::Vector<flatbuffers::Offset<tessel::engine::KernelModule>> *modules() const {
+    return root->modules();
+  }
 
   /// The whole file, 256-byte aligned.
-  const uint8_t *fileData() const { return file.data(); }
-  size_t fileSize() const { return file.size(); }
+  const uint8_t *fileData() const { return file->data(); }
+  size_t fileSize() const { return file->size(); }
 
-  /// The constants blob (256-byte aligned); Tensor.offset of a constant is
-  /// relative to it.
-  const uint8_t *constants() const { return file.data() + fileHeader.constants_offset; }
+  /// The constants blob (256-byte aligned), shared by every profile;
+  /// Tensor.offset of a constant is relative to it.
+  const uint8_t *constants() const { return file->data() + fileHeader.constants_offset; }
   uint64_t constantsSize() const { return fileHeader.constants_size; }
-  uint64_t arenaSize() const { return root->arena_size(); }
+  uint64_t arenaSize() const { return plan->arena_size(); }
 
   const std::vector<TensorInfo> &inputs() const { return inputInfos; }
   const std::vector<TensorInfo> &outputs() const { return outputInfos; }
 
-  /// True if the engine lists `tier` among its tiers.
+  /// True if the plan lists `tier` among its tiers.
   bool hasTier(tessel::engine::Tier tier) const;
 
+  /// The engine's plans (tessel-compile --batch): 1 for a single-plan engine.
+  size_t profileCount() const;
+  size_t profileIndex() const { return profile; }
+  /// The engine viewing plan `index` (< profileCount()): it shares this
+  /// one's bytes, and its inputs, outputs and steps are that plan's.
+  /// Throws std::bad_alloc only.
+  std::shared_ptr<const Engine> withProfile(size_t index) const;
+
 private:
-  explicit Engine(AlignedBuffer bytes) : file(std::move(bytes)) {}
+  explicit Engine(AlignedBuffer bytes)
+      : file(std::make_shared<AlignedBuffer>(std::move(bytes))) {}
+  Engine(const Engine &other) = default;
   static Status open(AlignedBuffer bytes, std::shared_ptr<const Engine> &engine);
+
+  /// The plan table of profile `index`.
+  const tessel::engine::Engine *planTable(size_t index) const;
 
   Status verifyLayout();
   Status verifyPayload();
   Status verifySemantics();
+  Status verifyPlan(size_t index);
   Status verifyTensor(size_t index, const tessel::engine::Tensor *tensor) const;
   Status verifyStep(size_t index, const tessel::engine::Step *step) const;
   Status verifyVariant(size_t index, const tessel::engine::KernelVariant *variant) const;
   Status verifyModules() const;
-  Status collectGraphIo(bool isInput);
+  Status collectGraphIo(bool isInput, std::vector<TensorInfo> &infos) const;
 
-  AlignedBuffer file;
+  std::shared_ptr<AlignedBuffer> file; // shared by the profiles' views
   format::Header fileHeader{};
   const tessel::engine::Engine *root = nullptr;
+  const tessel::engine::Engine *plan = nullptr;
+  size_t profile = 0;
   std::vector<TensorInfo> inputInfos, outputInfos;
 };
 

@@ -79,7 +79,7 @@ std::set<size_t> modulesUsed(const Engine &engine, const gpu::Selection &selecti
 Status setUpDevice(const std::shared_ptr<const Engine> &engine, tessel_tier_t tier,
                    gpu::TierPlan &plan, std::shared_ptr<gpu::DeviceEngine> &shared) {
   const gpu::Driver &driver = gpu::Driver::get();
-  const auto *modules = engine->fb()->modules();
+  const auto *modules = engine->modules();
   std::vector<bool> failedModules(modules ? modules->size() : 0, false);
   // Each round drops one more module, so this ends.
   for (;;) {
@@ -129,7 +129,7 @@ Status Context::create(std::shared_ptr<const Engine> engine, tessel_tier_t tier,
     if (Status s = candidate->prepare(); !s.ok())
       return s;
     if (shared)
-      gpuSetUp = gpu::DeviceContext::create(std::move(shared), candidate->chosen,
+      gpuSetUp = gpu::DeviceContext::create(engine, std::move(shared), candidate->chosen,
                                             candidate->views, candidate->device);
   }
   if (!gpuSetUp.ok()) {

@@ -102,7 +102,7 @@ TEST(VariantChoice, LoadsTheCubinOfTheDeviceMajorElseThePtx) {
   spec.modules[0].images = {ptxImage(60, "ptx60"), ptxImage(70, "ptx70"), cubinImage(75),
                             cubinImage(80), cubinImage(86), cubinImage(90)};
   auto engine = openSpec(spec);
-  const tessel::engine::KernelModule *module = engine->fb()->modules()->Get(0);
+  const tessel::engine::KernelModule *module = engine->modules()->Get(0);
   struct Case {
     int major, minor, image;
   } cases[] = {
@@ -126,7 +126,7 @@ TEST(VariantChoice, AModuleWithoutImagesLoadsNowhere) {
   EngineSpec spec = gpuAddSpec(8);
   spec.modules[0].images.clear();
   auto engine = openSpec(spec);
-  EXPECT_EQ(chooseImage(engine->fb()->modules()->Get(0), kH100.computeCapability()), -1);
+  EXPECT_EQ(chooseImage(engine->modules()->Get(0), kH100.computeCapability()), -1);
   rt::gpu::StepChoice choice = chooseVariants(*engine, &kH100, TESSEL_TIER_AUTO).steps[0];
   EXPECT_EQ(choice.tier, "cpu");
   EXPECT_EQ(choice.reason, "simt: module 'test_kernels' has no image for sm_90");

@@ -72,7 +72,16 @@ MODELS = {
     "efficientnet_b0": torchvision.models.efficientnet_b0,
     "efficientnet_v2_s": torchvision.models.efficientnet_v2_s,
     "mobilenet_v3_large": torchvision.models.mobilenet_v3_large,
+    "resnet18_dynamic": torchvision.models.resnet18,
+    "resnet18_dynamic_opset18": torchvision.models.resnet18,
 }
+# Models exported with a dynamic batch dimension (dynamic_axes), as
+# torch.onnx.export users commonly do; besides NAME.input.pb / NAME.output.pb
+# (batch 1) they get NAME_bB.input.pb / NAME_bB.output.pb for each B of
+# PROFILE_BATCHES, the references of an engine with batch profiles
+# (check_profiles.py).
+DYNAMIC_BATCH = ("resnet18_dynamic", "resnet18_dynamic_opset18")
+PROFILE_BATCHES = (2, 4, 8)
 # Transformers: name -> (transformer_models config, ONNX opset).
 TRANSFORMERS = {
     "bert_base": ("bert", 17),
@@ -90,11 +99,13 @@ ALL_MODELS = list(MODELS) + list(TRANSFORMERS)
 # opset 17 at most).
 DEFAULT_MODELS = [n for n in ALL_MODELS
                   if n not in ("bert_base", "bert_base_opset13", "gpt2", "resnet18_opset18",
-                               "gpt2_tiny_opset18", "efficientnet_v2_s")]
+                               "gpt2_tiny_opset18", "efficientnet_v2_s",
+                               "resnet18_dynamic_opset18")]
 OPSET = 13
 # The transformer-era torchvision models at opset 17: LayerNormalization as one
 # node, as PyTorch exports them for a user today.
-OPSETS = {"vit_b_16": 17, "convnext_tiny": 17, "swin_t": 17, "resnet18_opset18": 18}
+OPSETS = {"vit_b_16": 17, "convnext_tiny": 17, "swin_t": 17, "resnet18_opset18": 18,
+          "resnet18_dynamic_opset18": 18}
 INPUT_SHAPE = (1, 3, 224, 224)  # batch 1 keeps the CPU-tier run short
 # Models whose input is not an image.
 INPUT_SHAPES = {"skinny_mlp": (1, 1024)}
@@ -230,8 +241,11 @@ def export(name, outdir, force=False, check=True, batch=1):
     model_path, output_path = stem + ".onnx", stem + ".output.pb"
     image_model = name in MODELS and name not in INPUT_SHAPES and batch == 1 and \
         os.path.exists(IMAGE)
+    dynamic = name in DYNAMIC_BATCH
+    extra_batches = [(b, "%s_b%d" % (stem, b)) for b in PROFILE_BATCHES] if dynamic else []
     complete = (model_path, input_path(outdir, stem_name, 0), output_path) + (
-        (stem + ".image.pb", stem + ".image_output.pb") if image_model else ())
+        (stem + ".image.pb", stem + ".image_output.pb") if image_model else ()) + tuple(
+        extra + suffix for _, extra in extra_batches for suffix in (".input.pb", ".output.pb"))
     if not force and all(os.path.exists(p) for p in complete):
         print("%s: up to date" % stem_name)
         return
@@ -252,6 +266,8 @@ def export(name, outdir, force=False, check=True, batch=1):
                       # Keep BatchNormalization nodes (eval mode would fold
                       # them into the convs): folding them is Tessel's job.
                       training=torch.onnx.TrainingMode.PRESERVE,
+                      **({"dynamic_axes": {"input": {0: "batch"}, "output": {0: "batch"}}}
+                         if dynamic else {}),
                       **LEGACY_EXPORTER)
     onnx.checker.check_model(onnx.load(tmp_model))
     for i, (input_name, x) in enumerate(inputs):
@@ -264,6 +280,14 @@ def export(name, outdir, force=False, check=True, batch=1):
             image_y = module(torch.from_numpy(image)).numpy()
         save_tensor(image, "input", stem + ".image.pb")
         save_tensor(image_y, "output", stem + ".image_output.pb")
+    # The references at the other batch sizes (the same seed's normal inputs).
+    for extra_batch, extra in extra_batches:
+        x = np.random.default_rng(extra_batch).standard_normal(
+            (extra_batch,) + inputs[0][1].shape[1:], dtype=np.float32)
+        with torch.no_grad():
+            extra_y = module(torch.from_numpy(x)).numpy()
+        save_tensor(x, "input", extra + ".input.pb")
+        save_tensor(extra_y, "output", extra + ".output.pb")
     onnx_model = onnx.load(tmp_model)
     ops = sorted({n.op_type for n in onnx_model.graph.node})
     print("%s: exported in %.1fs (opset %d), output %s, max|y|=%.3g, ops: %s" % (

@@ -38,10 +38,11 @@ std::string dims(const unsigned (&d)[3]) {
 
 } // namespace
 
-Status DeviceContext::create(std::shared_ptr<DeviceEngine> device, const Selection &selection,
+Status DeviceContext::create(std::shared_ptr<const Engine> plan,
+                             std::shared_ptr<DeviceEngine> device, const Selection &selection,
                              std::vector<cpu::TensorView> &views,
                              std::unique_ptr<DeviceContext> &context) {
-  std::unique_ptr<DeviceContext> made(new DeviceContext(std::move(device)));
+  std::unique_ptr<DeviceContext> made(new DeviceContext(std::move(plan), std::move(device)));
   if (Status s = made->prepare(selection, views); !s.ok())
     return s;
   context = std::move(made);
@@ -51,7 +52,7 @@ Status DeviceContext::create(std::shared_ptr<DeviceEngine> device, const Selecti
 Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::TensorView> &views) {
   driver = &device->driver();
   const DriverApi &cu = driver->api();
-  const Engine &engine = device->engine();
+  const Engine &engine = *owner;
   const fb::Engine *root = engine.fb();
   const auto *tensors = root->tensors();
   const auto *engineSteps = root->steps();
@@ -248,7 +249,7 @@ DeviceContext::~DeviceContext() {
 }
 
 CUdeviceptr DeviceContext::address(int32_t tensor) const {
-  const fb::Tensor *t = device->engine().fb()->tensors()->Get(tensor);
+  const fb::Tensor *t = owner->fb()->tensors()->Get(tensor);
   switch (t->storage()) {
   case fb::Storage::Arena:
     return memory + t->offset();
@@ -262,7 +263,7 @@ CUdeviceptr DeviceContext::address(int32_t tensor) const {
 }
 
 Status DeviceContext::fault(CUresult result, const std::string &what) const {
-  const fb::Engine *root = device->engine().fb();
+  const fb::Engine *root = owner->fb();
   std::string error = driver->errorText(result);
   if (inFlightFirst == kNone || !isKernelFault(result))
     return Status(TESSEL_INTERNAL, what + " failed: " + error);
@@ -304,7 +305,7 @@ Status DeviceContext::launchStep(size_t index, CUstream on) {
       if (isKernelFault(result) && inFlightFirst != kNone)
         return fault(result, "cuLaunchKernel");
       return Status(TESSEL_INTERNAL,
-                    describeStep(index, device->engine().fb()->steps()->Get(index)) +
+                    describeStep(index, owner->fb()->steps()->Get(index)) +
                         ": launching kernel '" + launch.kernel + "' (grid " +
                         dims(launch.grid) + ", block " + dims(launch.block) + ", " +
                         std::to_string(launch.sharedBytes) +

@@ -65,8 +65,10 @@ public:
   /// as bound at run time, and cpu-tier steps run on them. `selection` must
   /// put at least one step on the GPU; its GPU steps' modules must load (the
   /// status of the first that does not is returned, as DeviceEngine says).
-  static Status create(std::shared_ptr<DeviceEngine> device, const Selection &selection,
-                       std::vector<cpu::TensorView> &views,
+  /// `plan` is the engine (profile) the context runs; `device` holds its
+  /// constants and modules, shared by every profile of the engine.
+  static Status create(std::shared_ptr<const Engine> plan, std::shared_ptr<DeviceEngine> device,
+                       const Selection &selection, std::vector<cpu::TensorView> &views,
                        std::unique_ptr<DeviceContext> &context);
 
   DeviceContext(const DeviceContext &) = delete;
@@ -127,7 +129,8 @@ private:
     size_t firstCopy = 0, copyInEnd = 0, copyOutEnd = 0; // cpu steps, into hostCopies
   };
 
-  explicit DeviceContext(std::shared_ptr<DeviceEngine> engine) : device(std::move(engine)) {}
+  DeviceContext(std::shared_ptr<const Engine> plan, std::shared_ptr<DeviceEngine> engine)
+      : owner(std::move(plan)), device(std::move(engine)) {}
   Status prepare(const Selection &selection, std::vector<cpu::TensorView> &views);
   CUdeviceptr address(int32_t tensor) const;
   Status launchStep(size_t index, CUstream on);
@@ -147,6 +150,7 @@ private:
   /// A failure of `what` with `result`, naming the steps in flight if any.
   Status fault(CUresult result, const std::string &what) const;
 
+  std::shared_ptr<const Engine> owner; // the plan: tensors and steps
   std::shared_ptr<DeviceEngine> device;
   const Driver *driver = nullptr;
   CUstream stream = nullptr;

@@ -17,7 +17,7 @@ constexpr size_t kJitLogBytes = 16 * 1024;
 
 std::string moduleName(const Engine &engine, size_t index) {
   return "module " + std::to_string(index) + " '" +
-         fbString(engine.fb()->modules()->Get(index)->name()) + "'";
+         fbString(engine.modules()->Get(index)->name()) + "'";
 }
 
 } // namespace
@@ -25,21 +25,23 @@ std::string moduleName(const Engine &engine, size_t index) {
 DeviceEngine::DeviceEngine(std::shared_ptr<const Engine> engine, const Driver &driver,
                            const DeviceInfo &device)
     : owner(std::move(engine)), api(driver), info(device) {
-  const auto *list = owner->fb()->modules();
+  const auto *list = owner->modules();
   modules.resize(list ? list->size() : 0);
 }
 
 Status DeviceEngine::acquire(std::shared_ptr<const Engine> engine, const Driver &driver,
                              const DeviceInfo &device, std::shared_ptr<DeviceEngine> &shared) {
-  // Keyed by the engine's address: an entry that still locks holds the engine
-  // alive, so the address cannot have been reused by another engine.
-  using Key = std::pair<const Engine *, int>;
+  // Keyed by the engine file's bytes, which every profile of the engine
+  // shares (one copy of the constants on the device for all of them): an
+  // entry that still locks holds the bytes alive, so the address cannot have
+  // been reused by another engine.
+  using Key = std::pair<const uint8_t *, int>;
   static std::mutex registryMutex;
   static auto *registry = new std::map<Key, std::weak_ptr<DeviceEngine>>();
   std::lock_guard<std::mutex> lock(registryMutex);
   for (auto it = registry->begin(); it != registry->end();)
     it = it->second.expired() ? registry->erase(it) : std::next(it);
-  Key key{engine.get(), device.ordinal};
+  Key key{engine->fileData(), device.ordinal};
   auto found = registry->find(key);
   if (found != registry->end())
     if ((shared = found->second.lock()))
@@ -115,7 +117,7 @@ Status DeviceEngine::loadModuleLocked(size_t index) {
   if (slot.tried)
     return slot.failure;
   slot.tried = true;
-  const fb::KernelModule *module = owner->fb()->modules()->Get(index);
+  const fb::KernelModule *module = owner->modules()->Get(index);
   int chosen = format::chooseImage(module, info.computeCapability());
   if (chosen < 0) {
     slot.failure = Status(TESSEL_UNSUPPORTED, moduleName(*owner, index) + " has no image for " +

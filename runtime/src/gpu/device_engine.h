@@ -31,7 +31,8 @@ class DeviceEngine {
 public:
   /// The shared state of `engine` on `device`: made (primary context
   /// retained, constants uploaded) by the first caller, shared with later
-  /// ones while any holds it. `driver` must outlive it (Driver::get() does).
+  /// ones, whichever profile of the engine they view, while any holds it.
+  /// `driver` must outlive it (Driver::get() does).
   static Status acquire(std::shared_ptr<const Engine> engine, const Driver &driver,
                         const DeviceInfo &device, std::shared_ptr<DeviceEngine> &shared);
 
@@ -39,6 +40,8 @@ public:
   DeviceEngine &operator=(const DeviceEngine &) = delete;
   ~DeviceEngine();
 
+  /// The engine (some profile's view): its modules and constants only,
+  /// which every profile shares.
   const Engine &engine() const { return *owner; }
   const Driver &driver() const { return api; }
   const DeviceInfo &device() const { return info; }

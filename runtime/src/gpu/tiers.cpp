@@ -58,7 +58,7 @@ std::string rejection(const Engine &engine, const fb::KernelVariant *variant,
   // Past the capability: a tier whose code is architecture-specific.
   if (!format::tierRunsOn(variant->tier(), device.computeCapability()))
     return "needs " + smName(format::tierCapability(variant->tier())) + " (sm_90a code)";
-  const auto *modules = engine.fb()->modules();
+  const auto *modules = engine.modules();
   const auto *tensors = engine.fb()->tensors();
   const uint64_t alignment = static_cast<uint64_t>(std::max(variant->alignment(), 1));
   for (const fb::Launch *launch : *variant->launches()) {

@@ -43,6 +43,23 @@ protected:
     return mlir::succeeded(bytes) ? *bytes : std::vector<uint8_t>{};
   }
 
+  /// One engine with a plan per module (batch profiles).
+  std::vector<uint8_t> compileProfiles(const std::vector<std::string> &sources) {
+    std::vector<mlir::OwningOpRef<mlir::ModuleOp>> owned;
+    std::vector<mlir::ModuleOp> modules;
+    for (const std::string &source : sources) {
+      owned.push_back(mlir::parseSourceString<mlir::ModuleOp>(source, &context));
+      EXPECT_TRUE(owned.back());
+      if (!owned.back())
+        return {};
+      modules.push_back(*owned.back());
+    }
+    tessel::CompileOptions options;
+    auto bytes = tessel::writeEngine(modules, options);
+    EXPECT_TRUE(mlir::succeeded(bytes));
+    return mlir::succeeded(bytes) ? *bytes : std::vector<uint8_t>{};
+  }
+
   mlir::MLIRContext context;
 };
 
@@ -273,3 +290,119 @@ func.func @main(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 }
 
 } // namespace
+
+// y = relu(x * w + b) at batch B: the same constants at every batch.
+std::string batchedAffine(int batch) {
+  std::string t = "tensor<" + std::to_string(batch) + "x4xf32>";
+  return R"mlir(
+func.func @main(%x: )mlir" + t + R"mlir( {tessel.name = "x"}) -> ()mlir" + t +
+         R"mlir( {tessel.name = "y"}) {
+  %w = tessel.constant dense<[0.5, -1.0, 2.0, 3.0]> : tensor<4xf32> loc("w")
+  %b = tessel.constant dense<[1.0, 2.0, -3.0, 0.25]> : tensor<4xf32> loc("b")
+  %m = tessel.mul %x, %w : ()mlir" + t + R"mlir(, tensor<4xf32>) -> )mlir" + t +
+         R"mlir( loc("mul(Mul)")
+  %a = tessel.add %m, %b : ()mlir" + t + R"mlir(, tensor<4xf32>) -> )mlir" + t +
+         R"mlir( loc("add(Add)")
+  %y = tessel.relu %a : )mlir" + t + R"mlir( loc("relu(Relu)")
+  return %y : )mlir" + t + R"mlir(
+}
+)mlir";
+}
+
+tessel::format::Header headerOf(const std::vector<uint8_t> &bytes) {
+  tessel::format::Header header;
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  return header;
+}
+
+// Batch profiles: one plan per batch over one copy of the constants and of
+// each kernel module; each profile computes its batch; the profile is found
+// by shape; the bytes are deterministic.
+TEST_F(EngineWriterTest, ProfilesShareConstantsAndModules) {
+  std::vector<uint8_t> single = compile(batchedAffine(1).c_str());
+  std::vector<uint8_t> bytes = compileProfiles({batchedAffine(1), batchedAffine(3)});
+  ASSERT_FALSE(single.empty());
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_EQ(bytes, compileProfiles({batchedAffine(1), batchedAffine(3)}));
+  EXPECT_EQ(headerOf(bytes).constants_size, headerOf(single).constants_size);
+  EXPECT_EQ(headerOf(single).constants_size, 256 + 4 * sizeof(float)); // two, 256-aligned
+
+  const tessel::engine::Engine *root = tessel::format::payload(bytes.data());
+  ASSERT_TRUE(root->profiles());
+  ASSERT_EQ(root->profiles()->size(), 1u);
+  EXPECT_FALSE(root->profiles()->Get(0)->modules());
+  // No module twice: the elementwise kernels do not depend on the batch.
+  const tessel::engine::Engine *singleRoot = tessel::format::payload(single.data());
+  ASSERT_TRUE(root->modules() && singleRoot->modules());
+  EXPECT_EQ(root->modules()->size(), singleRoot->modules()->size());
+
+  tessel_engine_t *engine = nullptr;
+  ASSERT_EQ(tessel_engine_open_memory(bytes.data(), bytes.size(), &engine), nullptr);
+  EXPECT_EQ(tessel_engine_profile_count(engine), 2u);
+  EXPECT_EQ(tessel_engine_profile_index(engine), 0u);
+  const float w[4] = {0.5f, -1.0f, 2.0f, 3.0f}, b[4] = {1.0f, 2.0f, -3.0f, 0.25f};
+  for (int batch : {1, 3}) {
+    int64_t shape[2] = {batch, 4};
+    size_t index = 99;
+    ASSERT_EQ(tessel_engine_find_profile(engine, 0, shape, 2, &index), nullptr);
+    EXPECT_EQ(index, batch == 1 ? 0u : 1u);
+    tessel_engine_t *profile = nullptr;
+    ASSERT_EQ(tessel_engine_profile(engine, index, &profile), nullptr);
+    EXPECT_EQ(tessel_engine_profile_index(profile), index);
+    EXPECT_EQ(tessel_engine_profile_count(profile), 2u);
+    tessel_tensor_info_t info;
+    ASSERT_EQ(tessel_engine_input_info(profile, 0, &info), nullptr);
+    ASSERT_EQ(info.rank, 2u);
+    EXPECT_EQ(info.shape[0], batch);
+    EXPECT_STREQ(info.name, "x");
+    tessel_context_options_t options{TESSEL_TIER_CPU};
+    tessel_context_t *context = nullptr;
+    ASSERT_EQ(tessel_context_create(profile, &options, &context), nullptr);
+    std::vector<float> x(batch * 4), y(batch * 4, -1.0f);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = 0.25f * static_cast<float>(i) - 1.0f;
+    ASSERT_EQ(tessel_context_bind_input(context, 0, x.data(), x.size() * sizeof(float)), nullptr);
+    ASSERT_EQ(tessel_context_bind_output(context, 0, y.data(), y.size() * sizeof(float)),
+              nullptr);
+    ASSERT_EQ(tessel_context_run(context), nullptr);
+    for (size_t i = 0; i < y.size(); ++i) {
+      double expected = std::max(0.0, double(x[i]) * w[i % 4] + b[i % 4]);
+      EXPECT_NEAR(y[i], expected, 1e-6 * (1 + expected)) << "batch " << batch << " element " << i;
+    }
+    tessel_context_release(context);
+    tessel_engine_release(profile);
+  }
+  // A shape no profile has, and a profile beyond the count.
+  int64_t other[2] = {2, 4};
+  size_t index = 0;
+  tessel_status_t status = tessel_engine_find_profile(engine, 0, other, 2, &index);
+  EXPECT_EQ(tessel_status_code(status), TESSEL_INVALID_ARGUMENT);
+  EXPECT_STREQ(tessel_status_message(status),
+               "no profile has input 'x' of shape [2,4] (the profiles': [1,4], [3,4])");
+  tessel_status_free(status);
+  tessel_engine_t *none = nullptr;
+  status = tessel_engine_profile(engine, 2, &none);
+  EXPECT_EQ(tessel_status_code(status), TESSEL_INVALID_ARGUMENT);
+  EXPECT_EQ(none, nullptr);
+  tessel_status_free(status);
+  tessel_engine_release(engine);
+}
+
+// Profiles whose inputs differ in name make a malformed engine: an
+// application binds every profile's inputs the same way.
+TEST_F(EngineWriterTest, ProfilesWithOtherInputsAreRejected) {
+  std::string renamed = batchedAffine(3);
+  renamed.replace(renamed.find("tessel.name = \"x\""), 17, "tessel.name = \"z\"");
+  std::vector<uint8_t> mismatched = compileProfiles({batchedAffine(1), renamed});
+  ASSERT_FALSE(mismatched.empty());
+  tessel_engine_t *engine = nullptr;
+  tessel_status_t status =
+      tessel_engine_open_memory(mismatched.data(), mismatched.size(), &engine);
+  EXPECT_EQ(tessel_status_code(status), TESSEL_INVALID_ENGINE);
+  EXPECT_NE(std::string(tessel_status_message(status))
+                .find("profile 0: its graph inputs or outputs differ from profile 1's"),
+            std::string::npos)
+      << tessel_status_message(status);
+  tessel_status_free(status);
+  EXPECT_EQ(engine, nullptr);
+}

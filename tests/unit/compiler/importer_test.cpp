@@ -617,6 +617,81 @@ TEST_F(ImporterTest, DynamicInputShapeIsInvalid) {
       << allDiagnostics();
 }
 
+/// y = reshape(x, [x.shape[0], -1]) for x [N,3,4]: the batch flows through a
+/// shape computation, as in exported models.
+std::string dynamicFlattenModel(ModelBuilder &m, const std::string &name) {
+  m.input("x", {-1, 3, 4});
+  m.output("y", {-1, -1});
+  for (auto [tensor, values] : {std::pair{"zero", std::vector<int64_t>{}},
+                                std::pair{"minus_one", std::vector<int64_t>{1}}}) {
+    onnx::TensorProto *t = m.initializer(tensor, values, {});
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_int64_data(values.empty() ? 0 : -1);
+  }
+  m.node("Shape", {"x"}, {"shape"}, "shape");
+  m.node("Gather", {"shape", "zero"}, {"batch"}, "gather");
+  ModelBuilder::intsAttr(m.node("Unsqueeze", {"batch"}, {"batch1"}, "unsqueeze"), "axes", {0});
+  ModelBuilder::intAttr(m.node("Concat", {"batch1", "minus_one"}, {"target"}, "concat"), "axis",
+                        0);
+  m.node("Reshape", {"x", "target"}, {"y"}, "reshape");
+  return m.save(name);
+}
+
+TEST_F(ImporterTest, InputShapeFixesDynamicDims) {
+  ModelBuilder m(11);
+  tessel::ImportOptions options;
+  options.inputShapes = {{"x", {5, 3, 4}}};
+  func::FuncOp main = importMain(dynamicFlattenModel(m, "input_shape"), options);
+  ASSERT_TRUE(main);
+  EXPECT_EQ(typeText(main.getFunctionType()), "(tensor<5x3x4xf32>) -> tensor<5x12xf32>");
+}
+
+TEST_F(ImporterTest, BatchFixesTheFirstDynamicDim) {
+  for (int64_t batch : {1, 7}) {
+    ModelBuilder m(11);
+    tessel::ImportOptions options;
+    options.batch = batch;
+    func::FuncOp main =
+        importMain(dynamicFlattenModel(m, "batch" + std::to_string(batch)), options);
+    ASSERT_TRUE(main);
+    std::string b = std::to_string(batch);
+    EXPECT_EQ(typeText(main.getFunctionType()),
+              "(tensor<" + b + "x3x4xf32>) -> tensor<" + b + "x12xf32>");
+  }
+}
+
+TEST_F(ImporterTest, DynamicInputNamesTheFlagsThatFixIt) {
+  ModelBuilder m(11);
+  result = import(dynamicFlattenModel(m, "dynamic_flags"));
+  EXPECT_EQ(result.failure, tessel::ImportFailure::Invalid);
+  EXPECT_TRUE(diagnosed("graph input 'x' has a dynamic shape [N,3,4] (fix its dims with "
+                        "--input-shape x=1x3x4, or its first with --batch)"))
+      << allDiagnostics();
+}
+
+TEST_F(ImporterTest, InputShapeThatDoesNotFitIsInvalid) {
+  struct Case {
+    std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+    int64_t batch;
+    const char *message;
+  } cases[] = {
+      {{{"x", {5, 12}}}, 0, "--input-shape x=[5,12]: the input has rank 3 [N,3,4]"},
+      {{{"x", {5, 3, 5}}}, 0, "--input-shape x=[5,3,5]: dim 2 of the input is static, 4 [N,3,4]"},
+      {{{"images", {1}}}, 0, "--input-shape images: not a graph input (inputs: x [N,3,4])"},
+      {{{"x", {2, 3, 4}}}, 4, "--batch: no graph input has a dynamic first dim (inputs: x [2,3,4])"},
+  };
+  for (const Case &c : cases) {
+    ModelBuilder m(11);
+    tessel::ImportOptions options;
+    options.inputShapes = c.shapes;
+    options.batch = c.batch;
+    result = import(dynamicFlattenModel(m, "bad_shape"), options);
+    EXPECT_FALSE(result.module);
+    EXPECT_EQ(result.failure, tessel::ImportFailure::Invalid);
+    EXPECT_TRUE(diagnosed(c.message)) << c.message << "\n" << allDiagnostics();
+  }
+}
+
 TEST_F(ImporterTest, FreezingSomethingThatIsNotAnInputIsInvalid) {
   ModelBuilder m(13);
   m.input("x", {2});

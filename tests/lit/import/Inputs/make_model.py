@@ -334,7 +334,30 @@ def swish_24():
     return helper.make_graph(nodes, "swish", [info("x")], [info("y"), info("z")])
 
 
+def dynamic_batch():
+    # As torch.onnx.export writes a dynamic batch (dynamic_axes): y =
+    # reshape(x, [x.shape[0], -1]) + mask, with x [batch,3,4] and mask
+    # [batch,12]; the batch flows through Shape -> Gather -> Unsqueeze ->
+    # Concat into the Reshape's shape.
+    nodes = [helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+             helper.make_node("Gather", ["shape", "zero"], ["batch"], name="gather"),
+             helper.make_node("Unsqueeze", ["batch", "axes"], ["batch1"], name="unsqueeze"),
+             helper.make_node("Concat", ["batch1", "minus_one"], ["target"], name="concat",
+                              axis=0),
+             helper.make_node("Reshape", ["x", "target"], ["flat"], name="reshape"),
+             helper.make_node("Add", ["flat", "mask"], ["y"], name="add")]
+    return helper.make_graph(
+        nodes, "dynamic_batch",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 4]),
+         helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", 12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 12])],
+        [helper.make_tensor("zero", TensorProto.INT64, [], [0]),
+         helper.make_tensor("axes", TensorProto.INT64, [1], [0]),
+         helper.make_tensor("minus_one", TensorProto.INT64, [1], [-1])])
+
+
 CASES.update({
+    "dynamic_batch": dynamic_batch,
     "swish_24": swish_24,
     "layer_norm_bad_scale": layer_norm_bad_scale,
     "huge_input": huge_input,
@@ -352,7 +375,7 @@ OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14, "scatter_
           "scatter_nd_bad_updates": 16, "newer_opsets": 25, "reduce_mean_17_axes_input": 17,
           "reduce_mean_28": 28, "split_18_bad_count": 18,
           "attention_4d_causal_mask": 23, "attention_3d_past": 23, "attention_softcap": 23,
-          "layer_norm_bad_scale": 17, "swish_24": 24}
+          "layer_norm_bad_scale": 17, "swish_24": 24, "dynamic_batch": 18}
 
 if __name__ == "__main__":
     case, out = sys.argv[1], sys.argv[2]
