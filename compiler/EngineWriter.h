@@ -24,7 +24,8 @@ struct EngineSummary {
   /// refuses them.
   std::vector<std::string> cpuOnlySteps;
   size_t modules = 0;
-  uint64_t moduleBytes = 0;
+  uint64_t moduleBytes = 0;       ///< the images as the driver loads them
+  uint64_t moduleStoredBytes = 0; ///< as the engine stores them (zstd)
   double kernelSeconds = 0; ///< time spent planning and compiling kernels
   /// The generated GEMM kernels per ptxas: the most registers one uses, and
   /// "module: kernel" of each that spills to local memory in some cubin.

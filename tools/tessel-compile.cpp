@@ -339,9 +339,10 @@ int main(int argc, char **argv) {
                                 ? std::string("no spills")
                                 : std::to_string(engineSummary.spillingKernels.size()) +
                                       " spilling");
-  spdlog::info("  kernels: {} ({} module(s), {:.2f} MiB, {:.2f} s{})", byTier,
+  spdlog::info("  kernels: {} ({} module(s), {:.2f} MiB, {:.2f} MiB stored, {:.2f} s{})", byTier,
                engineSummary.modules, engineSummary.moduleBytes / 1048576.0,
-               engineSummary.kernelSeconds, registers);
+               engineSummary.moduleStoredBytes / 1048576.0, engineSummary.kernelSeconds,
+               registers);
   for (const std::string &kernel : engineSummary.spillingKernels)
     spdlog::info("    spills to local memory: {}", kernel);
   if (!engineSummary.cpuOnlySteps.empty()) {

@@ -21,6 +21,7 @@
 #include "tessel_runtime.h"
 
 #include <CLI/CLI.hpp>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -145,8 +146,29 @@ const char *imageFormat(const engine::KernelImage *image) {
 
 /// An image's bytes without the NUL that ends a PTX.
 size_t imageBytes(const engine::KernelImage *image) {
-  size_t size = image->data() ? image->data()->size() : 0;
+  size_t size = image->compression() == engine::Compression::Zstd
+                    ? static_cast<size_t>(image->size())
+                    : (image->data() ? image->data()->size() : 0);
   return image->format() == engine::ImageFormat::PTX && size ? size - 1 : size;
+}
+
+/// The image as the driver loads it (PTX without its NUL), zstd-decoded
+/// where the engine stores it compressed; false when it does not decode to
+/// its declared size.
+bool decodedImage(const engine::KernelImage *image, std::vector<uint8_t> &bytes) {
+  const uint8_t *data = image->data()->data();
+  size_t stored = image->data()->size();
+  if (image->compression() == engine::Compression::Zstd) {
+    bytes.resize(static_cast<size_t>(image->size()));
+    size_t written = ZSTD_decompress(bytes.data(), bytes.size(), data, stored);
+    if (ZSTD_isError(written) || written != bytes.size())
+      return false;
+  } else {
+    bytes.assign(data, data + stored);
+  }
+  if (image->format() == engine::ImageFormat::PTX && !bytes.empty())
+    bytes.pop_back();
+  return true;
 }
 
 /// "ptx sm_70 (12345 bytes), cubin sm_80 (...)".
@@ -156,7 +178,11 @@ std::string imagesText(const engine::KernelModule *module) {
     for (const engine::KernelImage *image : *module->images())
       text += (text.empty() ? "" : ", ") + std::string(imageFormat(image)) + " sm_" +
               std::to_string(image->arch()) + " (" + std::to_string(imageBytes(image)) +
-              " bytes)";
+              " bytes" +
+              (image->compression() == engine::Compression::Zstd
+                   ? ", " + std::to_string(image->data()->size()) + " stored"
+                   : std::string()) +
+              ")";
   return text.empty() ? "no images" : text;
 }
 
@@ -192,9 +218,14 @@ bool dumpModules(const engine::Engine *fb, const std::string &dir) {
     for (const engine::KernelImage *image : *module->images()) {
       std::string path = dir + "/" + str(module->name()) + ".sm_" +
                          std::to_string(image->arch()) + "." + imageFormat(image);
+      std::vector<uint8_t> bytes;
+      if (!decodedImage(image, bytes)) {
+        std::fprintf(stderr, "error: %s does not decode\n", path.c_str());
+        return false;
+      }
       FILE *file = std::fopen(path.c_str(), "wb");
-      size_t size = imageBytes(image);
-      bool written = file && std::fwrite(image->data()->data(), 1, size, file) == size;
+      size_t size = bytes.size();
+      bool written = file && std::fwrite(bytes.data(), 1, size, file) == size;
       if (file && std::fclose(file) != 0)
         written = false;
       if (!written) {

@@ -443,10 +443,22 @@ Status Engine::verifyModules() const {
         return invalidEngine(which + " has invalid arch " + std::to_string(image->arch()));
       if (!image->data() || image->data()->size() == 0)
         return invalidEngine(which + " is empty");
+      auto compression = static_cast<int>(image->compression());
+      if (compression < static_cast<int>(fb::Compression::MIN) ||
+          compression > static_cast<int>(fb::Compression::MAX))
+        return invalidEngine(which + " has invalid compression " + std::to_string(compression));
       // The driver reads PTX as a C string: without its NUL it would read on.
-      if (image->format() == fb::ImageFormat::PTX &&
+      // (A compressed image is checked when a GPU loads it and it is decoded:
+      // gpu/image_decoder.h.)
+      if (image->compression() == fb::Compression::None &&
+          image->format() == fb::ImageFormat::PTX &&
           image->data()->Get(image->data()->size() - 1) != 0)
         return invalidEngine(which + " (PTX) is not NUL-terminated");
+      if ((image->compression() == fb::Compression::None) != (image->size() == 0))
+        return invalidEngine(which + " declares a decoded size of " +
+                             std::to_string(image->size()) + " bytes, which " +
+                             (image->size() ? "only a compressed image has"
+                                            : "a compressed image needs"));
       if (image->format() == fb::ImageFormat::Cubin && !cubinArchs.insert(image->arch()).second)
         return invalidEngine(name + " has two cubins for sm_" + std::to_string(image->arch()));
     }

@@ -7,7 +7,8 @@
 // tensor indices are in range, sizes match shapes, constants and arena
 // tensors lie inside their blobs, every step has an op and a CPU variant,
 // every variant's tier is known, GPU variants have launches whose modules,
-// tensors and launch shapes are in range, and PTX images are C strings.
+// tensors and launch shapes are in range, and plain PTX images are C strings
+// (compressed images are checked when decoded, gpu/image_decoder.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_ENGINE_H

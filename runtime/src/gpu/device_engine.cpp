@@ -1,6 +1,7 @@
 //===- device_engine.cpp - constants and modules of an engine on one GPU --===//
 #include "gpu/device_engine.h"
 
+#include "gpu/image_decoder.h"
 #include "gpu/tiers.h"
 
 #include <cstdint>
@@ -129,13 +130,21 @@ Status DeviceEngine::loadModuleLocked(size_t index) {
   if (Status s = makeCurrent(); !s.ok())
     return slot.failure = s;
 
+  // A compressed image decoded (checked: its size, PTX's NUL).
+  std::vector<uint8_t> decoded;
+  const uint8_t *bytes = nullptr;
+  size_t size = 0;
+  if (Status s = imageBytes(image, moduleName(*owner, index) + " image " +
+                                       std::to_string(chosen), decoded, bytes, size);
+      !s.ok())
+    return slot.failure = s;
   // The driver reads a cubin as an ELF image in place, and FlatBuffers aligns
-  // vector data to 4 bytes only: give it 8.
-  const void *data = image->data()->data();
+  // vector data to 4 bytes only: give it 8 (a decoded vector's data has it).
+  const void *data = bytes;
   std::vector<uint64_t> aligned;
   if (!ptx && reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
-    aligned.resize((image->data()->size() + 7) / 8);
-    std::memcpy(aligned.data(), data, image->data()->size());
+    aligned.resize((size + 7) / 8);
+    std::memcpy(aligned.data(), data, size);
     data = aligned.data();
   }
   std::string log(kJitLogBytes, '\0');

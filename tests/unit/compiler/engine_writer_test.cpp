@@ -16,6 +16,7 @@
 #include "mlir/Parser/Parser.h"
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <cmath>
 #include <cstring>
@@ -405,4 +406,40 @@ TEST_F(EngineWriterTest, ProfilesWithOtherInputsAreRejected) {
       << tessel_status_message(status);
   tessel_status_free(status);
   EXPECT_EQ(engine, nullptr);
+}
+
+// Kernel images are stored as zstd frames that decode to their declared
+// size: a cubin to an ELF file, PTX to NUL-terminated text with its header.
+// Compressed, the engine's modules take several times fewer bytes.
+TEST_F(EngineWriterTest, KernelImagesAreCompressed) {
+  std::vector<uint8_t> bytes = compile(batchedAffine(4).c_str());
+  ASSERT_FALSE(bytes.empty());
+  const tessel::engine::Engine *root = tessel::format::payload(bytes.data());
+  ASSERT_TRUE(root->modules() && root->modules()->size() > 0);
+  uint64_t stored = 0, decodedTotal = 0;
+  int cubins = 0, ptx = 0;
+  for (const tessel::engine::KernelModule *module : *root->modules())
+    for (const tessel::engine::KernelImage *image : *module->images()) {
+      ASSERT_EQ(image->compression(), tessel::engine::Compression::Zstd);
+      std::vector<uint8_t> decoded(image->size());
+      size_t written = ZSTD_decompress(decoded.data(), decoded.size(), image->data()->data(),
+                                       image->data()->size());
+      ASSERT_FALSE(ZSTD_isError(written));
+      ASSERT_EQ(written, image->size());
+      stored += image->data()->size();
+      decodedTotal += written;
+      if (image->format() == tessel::engine::ImageFormat::Cubin) {
+        ++cubins;
+        EXPECT_EQ(std::string(decoded.begin(), decoded.begin() + 4), "\x7f" "ELF");
+      } else {
+        ++ptx;
+        EXPECT_EQ(decoded.back(), 0);
+        std::string text(decoded.begin(), decoded.end() - 1);
+        EXPECT_NE(text.find(".version"), std::string::npos);
+        EXPECT_NE(text.find(".target sm_"), std::string::npos);
+      }
+    }
+  EXPECT_GT(cubins, 0);
+  EXPECT_GT(ptx, 0);
+  EXPECT_LT(stored * 3, decodedTotal) << stored << " stored, " << decodedTotal << " decoded";
 }
