@@ -26,10 +26,11 @@ namespace tessel::format {
 inline constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'E', 'L', '\x1a', '\n'};
 // Bumped on any incompatible change of the header or the schema.
 // 3: KernelArg.workspace_bytes. 4: tiers as the schema's Tier enum instead
-// of names.
-inline constexpr uint32_t kFormatVersion = 4;
+// of names. 5: kernel images compressed (KernelImage.compression, size), and
+// batch profiles (Engine.profiles).
+inline constexpr uint32_t kFormatVersion = 5;
 // The oldest version this runtime still reads.
-inline constexpr uint32_t kOldestReadableVersion = 4;
+inline constexpr uint32_t kOldestReadableVersion = 5;
 inline constexpr size_t kHeaderSize = 64;
 // Constants start on this boundary (relative to the file start), which
 // satisfies every vector width and cudaMemcpy fast path.
