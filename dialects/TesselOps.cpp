@@ -644,13 +644,16 @@ LogicalResult TriluOp::verify() {
   return success();
 }
 
-LogicalResult CumSumOp::verify() {
-  if (failed(verifyAxis(*this, getAxis(), shapeOf(getInput()).size())))
+template <typename ScanOp> static LogicalResult verifyScan(ScanOp op) {
+  if (failed(verifyAxis(op, op.getAxis(), shapeOf(op.getInput()).size())))
     return failure();
-  if (getInput().getType() != getOutput().getType())
-    return emitOpError("result must have the input's type");
+  if (op.getInput().getType() != op.getOutput().getType())
+    return op.emitOpError("result must have the input's type");
   return success();
 }
+
+LogicalResult CumSumOp::verify() { return verifyScan(*this); }
+LogicalResult CumProdOp::verify() { return verifyScan(*this); }
 
 LogicalResult ExpandOp::verify() {
   SmallVector<int64_t> shape;

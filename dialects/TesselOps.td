@@ -560,11 +560,14 @@ class Tessel_ArgReduceOp<string mnemonic>
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tessel_CumSumOp : Tessel_Op<"cumsum", [F32Math, Tessel_Kernel<"CumSum">]> {
-  let summary = "ONNX CumSum: running sums along `axis`";
+// ONNX CumSum and CumProd: one scan, its combining operation the op's.
+class Tessel_ScanOp<string mnemonic, string what>
+    : Tessel_Op<mnemonic, [F32Math, Tessel_Kernel<"Scan">]> {
+  let summary = "running " # what # " along `axis` (ONNX Cum" # what # ")";
   let description = [{
-    Element a along the axis is the sum of elements 0..a (`reverse`: a..end),
-    without element a itself when `exclusive`.
+    Element a along the axis combines elements 0..a (`reverse`: a..end),
+    without element a itself when `exclusive` (then the first result is the
+    operation's identity).
   }];
   let arguments = (ins Tessel_Tensor:$input, I64Attr:$axis, BoolAttr:$exclusive,
                    BoolAttr:$reverse);
@@ -572,6 +575,9 @@ def Tessel_CumSumOp : Tessel_Op<"cumsum", [F32Math, Tessel_Kernel<"CumSum">]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
+
+def Tessel_CumSumOp : Tessel_ScanOp<"cumsum", "Sum">;
+def Tessel_CumProdOp : Tessel_ScanOp<"cumprod", "Prod">;
 
 def Tessel_ArgMaxOp : Tessel_ArgReduceOp<"argmax">;
 def Tessel_ArgMinOp : Tessel_ArgReduceOp<"argmin">;

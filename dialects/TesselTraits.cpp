@@ -48,7 +48,7 @@ KernelFamily kernelFamily(OperationName name) {
                         K::Transpose, K::Slice, K::Expand, K::Tile, K::Pad, K::Im2Row,
                         K::Concat, K::Gather, K::Reduce, K::Softmax, K::ArgReduce,
                         K::Pool, K::LayerNorm, K::InstanceNorm, K::BatchNorm, K::Lrn,
-                        K::CumSum, K::GatherElements, K::GatherND, K::ScatterND, K::Trilu,
+                        K::Scan, K::GatherElements, K::GatherND, K::ScatterND, K::Trilu,
                         K::Attention>(name);
 }
 

@@ -70,7 +70,7 @@ enum class KernelFamily {
   InstanceNorm,
   BatchNorm,
   Lrn,
-  CumSum,
+  Scan,
   GatherElements,
   GatherND,
   ScatterND,

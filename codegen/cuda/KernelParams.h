@@ -176,10 +176,11 @@ struct LrnParams {
   int32_t pad0;
 };
 
-/// cumsum, the input as [outer, length, inner] around the axis.
+/// cumsum and cumprod (`product`), the input as [outer, length, inner]
+/// around the axis.
 struct ScanParams {
   int64_t outer, length, inner;
-  int32_t exclusive, reverse;
+  int32_t exclusive, reverse, product, pad0;
 };
 
 /// gather_elements: result element i (row-major over `shape`, the indices'
@@ -292,7 +293,7 @@ static_assert(sizeof(PoolParams) == 248, "layout shared with the kernels");
 static_assert(sizeof(NormParams) == 40, "layout shared with the kernels");
 static_assert(sizeof(BatchNormParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(LrnParams) == 56, "layout shared with the kernels");
-static_assert(sizeof(ScanParams) == 32, "layout shared with the kernels");
+static_assert(sizeof(ScanParams) == 40, "layout shared with the kernels");
 static_assert(sizeof(GatherElementsParams) == 160, "layout shared with the kernels");
 static_assert(sizeof(GatherNDParams) == 168, "layout shared with the kernels");
 static_assert(sizeof(ScatterNDParams) == 160, "layout shared with the kernels");

@@ -254,9 +254,9 @@ using namespace tessel::kernels;
   TSL_BATCH_NORM(t)                                                             \
   TSL_KERNEL tsl_lrn_##t(const TSL_T(t) *x, TSL_T(t) *y, TSL_PARAMS(LrnParams)) { lrn(x, y, p); }
 
-#define TSL_CUMSUM(t)                                                           \
-  TSL_KERNEL tsl_cumsum_##t(const TSL_T(t) *x, TSL_T(t) *y, TSL_PARAMS(ScanParams)) { \
-    cumsum(x, y, p);                                                            \
+#define TSL_SCAN(t)                                                             \
+  TSL_KERNEL tsl_scan_##t(const TSL_T(t) *x, TSL_T(t) *y, TSL_PARAMS(ScanParams)) { \
+    scan(x, y, p);                                                              \
   }
 
 #define TSL_GATHER_ELEMENTS(w, i)                                               \
@@ -490,8 +490,8 @@ TSL_NORM_FAMILY(f32)
 TSL_NORM_FAMILY(f16)
 #endif
 
-#ifdef TSL_FAMILY_cumsum
-TSL_CUMSUM(f32) TSL_CUMSUM(f16) TSL_CUMSUM(i32) TSL_CUMSUM(i64)
+#ifdef TSL_FAMILY_scan
+TSL_SCAN(f32) TSL_SCAN(f16) TSL_SCAN(i32) TSL_SCAN(i64)
 #endif
 
 // Selections by index or position: gather_elements, gather_nd, scatter_nd,

@@ -666,7 +666,7 @@ Launches StepPlanner::plan() {
   case KernelFamily::InstanceNorm: return instanceNorm();
   case KernelFamily::BatchNorm: return batchNorm();
   case KernelFamily::Lrn: return lrn();
-  case KernelFamily::CumSum: return cumsum();
+  case KernelFamily::Scan: return scan();
   case KernelFamily::GatherElements: return gatherElements();
   case KernelFamily::GatherND: return gatherND();
   case KernelFamily::ScatterND: return scatterND();

@@ -245,7 +245,7 @@ private:
                          bool innermostReduced);
   Launches softmax();
   Launches argReduce();
-  Launches cumsum();
+  Launches scan();
   Launches pool();
   Launches rowNorm(llvm::StringRef op, const kernels::NormParams &p, std::vector<KernelArg> args);
   Launches layerNorm();

@@ -171,7 +171,7 @@ Launches StepPlanner::argReduce() {
                 {in[0].address(), out[0].address(), KernelArg::value(p)});
 }
 
-Launches StepPlanner::cumsum() {
+Launches StepPlanner::scan() {
   if (in.size() != 1 || in[0].dtype != out[0].dtype || in[0].shape != out[0].shape)
     return std::nullopt;
   kernels::AxisParams axis{};
@@ -180,8 +180,9 @@ Launches StepPlanner::cumsum() {
   kernels::ScanParams p{axis.outer, axis.length, axis.inner};
   p.exclusive = attrs.getInt("exclusive", 0) != 0;
   p.reverse = attrs.getInt("reverse", 0) != 0;
+  p.product = step.name == "cumprod";
   // A thread per line along the axis, in the CPU's order.
-  return single(typed("cumsum", in[0].dtype), gridFor(p.outer * p.inner, kBlock), kBlock,
+  return single(typed("scan", in[0].dtype), gridFor(p.outer * p.inner, kBlock), kBlock,
                 {in[0].address(), out[0].address(), KernelArg::value(p)});
 }
 

@@ -2,7 +2,8 @@
 //
 // Inference BatchNormalization, InstanceNormalization, LayerNormalization
 // (its optional Mean and InvStdDev outputs from reductions), LRN and
-// RMSNormalization (opset 23, from reductions and elementwise ops).
+// RMSNormalization (opset 23, from reductions and elementwise ops),
+// LpNormalization (a norm reduction and a divide).
 //
 //===----------------------------------------------------------------------===//
 #include "Node.h"
@@ -199,7 +200,31 @@ LogicalResult importRmsNorm(Node &n) {
   return n.setOutput(0, *y);
 }
 
+/// LpNormalization: X / norm_p(X along axis), p 1 or 2 (ONNX's reference:
+/// the L1 or L2 norm with the axis kept, then a broadcasting divide).
+LogicalResult importLpNorm(Node &n) {
+  FailureOr<int64_t> axisAttr = n.getInt("axis", -1), p = n.getInt("p", 2);
+  FailureOr<Value> x = n.input(0);
+  if (failed(axisAttr) || failed(p) || failed(x))
+    return failure();
+  if (!isa<FloatType>(elementOf(*x)))
+    return n.invalid("input must be a float tensor");
+  if (*p != 1 && *p != 2)
+    return n.invalid("p is " + Twine(*p) + "; LpNormalization takes 1 or 2");
+  const int64_t rank = shapeOf(*x).size();
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, rank);
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " + Twine(rank));
+  Value norm = *p == 1 ? createReduce<ReduceL1Op>(n, *x, {*axis}, /*keepdims=*/true)
+                       : createReduce<ReduceL2Op>(n, *x, {*axis}, /*keepdims=*/true);
+  FailureOr<Value> y = createBinary<DivOp>(n, *x, norm);
+  if (failed(y))
+    return failure();
+  return n.setOutput(0, *y);
+}
+
 const OpVersion kNormalizationOps[] = {
+    {"LpNormalization", {1}, importLpNorm},
     {"RMSNormalization", {23}, importRmsNorm},
     {"BatchNormalization", {7}, importBatchNorm},
     {"InstanceNormalization", {6}, importInstanceNorm},

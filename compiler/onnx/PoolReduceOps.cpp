@@ -1,7 +1,7 @@
 //===- PoolReduceOps.cpp - ONNX pooling, reductions, softmax --------------===//
 //
 // MaxPool and AveragePool (windows resolved as Conv's), global pooling as
-// reductions, the Reduce* family, ArgMax/ArgMin, CumSum, and Softmax,
+// reductions, the Reduce* family, ArgMax/ArgMin, CumSum and CumProd, and Softmax,
 // LogSoftmax and Hardmax with their two definitions (the 2-D coercion before
 // opset 13, one table entry each).
 //
@@ -219,8 +219,8 @@ template <Along definition> LogicalResult importHardmax(Node &n) {
   }));
 }
 
-/// CumSum: the axis is a constant input (a one-element tensor).
-LogicalResult importCumSum(Node &n) {
+/// CumSum and CumProd: the axis is a constant input (a one-element tensor).
+template <typename ScanOp> LogicalResult importScan(Node &n) {
   FailureOr<Value> x = n.input(0);
   FailureOr<int64_t> exclusive = n.getInt("exclusive", 0), reverse = n.getInt("reverse", 0);
   if (failed(x) || failed(exclusive) || failed(reverse))
@@ -235,7 +235,7 @@ LogicalResult importCumSum(Node &n) {
   if (!axis)
     return n.invalid("axis " + Twine(axes->front()) + " is out of range for rank " +
                      Twine(rank));
-  return n.setOutput(0, n.create<CumSumOp>(x->getType(), *x,
+  return n.setOutput(0, n.create<ScanOp>(x->getType(), *x,
                                            {n.named("axis", n.b.getI64IntegerAttr(*axis)),
                                             n.named("exclusive", n.b.getBoolAttr(*exclusive)),
                                             n.named("reverse", n.b.getBoolAttr(*reverse))}));
@@ -270,7 +270,8 @@ const OpVersion kPoolReduceOps[] = {
     {"ReduceSumSquare", {18}, importReduce<ReduceSumSquareOp, OperandsFrom::Inputs>},
     {"ArgMax", {1}, importArgReduce<ArgMaxOp>},
     {"ArgMin", {1}, importArgReduce<ArgMinOp>},
-    {"CumSum", {11}, importCumSum},
+    {"CumSum", {11}, importScan<CumSumOp>},
+    {"CumProd", {26}, importScan<CumProdOp>},
     {"Softmax", {1, 12}, importSoftmax<SoftmaxOp, Along::Coerced2D>},
     {"Softmax", {13}, importSoftmax<SoftmaxOp, Along::Axis>},
     {"LogSoftmax", {1, 12}, importSoftmax<LogSoftmaxOp, Along::Coerced2D>},

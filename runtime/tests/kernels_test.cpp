@@ -172,6 +172,8 @@ std::vector<F16Case> f16Cases() {
   cases.push_back({"trilu", makeAttrs({{"k", int64_t(-1)}, {"upper", int64_t(0)}}), {{s, 'f'}}, s});
   cases.push_back({"cumsum", makeAttrs({{"axis", int64_t(1)}, {"reverse", int64_t(1)}}),
                    {{s, 'f'}}, s});
+  cases.push_back({"cumprod", makeAttrs({{"axis", int64_t(2)}, {"exclusive", int64_t(1)}}),
+                   {{s, 'f'}}, s});
   cases.push_back({"gather_elements", makeAttrs({{"axis", int64_t(2)}}),
                    {{s, 'f'}, {Shape{2, 3, 6, 5}, 'i'}}, Shape{2, 3, 6, 5}});
   cases.push_back({"gather", makeAttrs({{"axis", int64_t(1)}}), {{s, 'f'}, {Shape{4}, 'i'}},

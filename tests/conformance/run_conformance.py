@@ -144,6 +144,7 @@ CONST_OPERANDS = {
     "Upsample": {1},            # scales (opset 9)
     "MaxUnpool": {2},           # output_shape
     "CumSum": {1},              # axis
+    "CumProd": {1},             # axis
     "Trilu": {1},               # k
     "Compress": {1},            # condition: output length
     "Dropout": {1, 2},          # ratio, training_mode (opset 12+)

@@ -1,4 +1,4 @@
-//===- Reduction.cuh - reduce_*, softmax, log_softmax, argmax, argmin, cumsum -===//
+//===- Reduction.cuh - reduce_*, softmax, argmax, argmin, cumsum, cumprod -===//
 //
 // The reductions of runtime/kernels/src/reduction.cpp. Float reductions
 // accumulate in double whatever the storage and round once into the result
@@ -10,7 +10,7 @@
 // CPU's row-major order (bit-identical sums), for many results whose
 // elements lie apart (NHWC's global pools); and a block per result, which
 // combines per-thread partials in a tree, for few results or contiguous
-// ones. argmax/argmin and cumsum are sequential per result (a thread each).
+// ones. argmax/argmin and the scans are sequential per result (a thread each).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_CODEGEN_CUDA_KERNELS_REDUCTION_CUH
@@ -372,20 +372,21 @@ __device__ __forceinline__ void argReduce(const T *x, int64_t *y, const AxisPara
 }
 
 //===----------------------------------------------------------------------===//
-// cumsum
+// cumsum, cumprod
 //===----------------------------------------------------------------------===//
 
-/// Running sums along the axis, a thread per line (o, i) walking it in the
-/// CPU's order (from its end with `reverse`; without the element itself with
-/// `exclusive`): floats in double, each result rounded once as the CPU
-/// rounds it, so the tiers agree bit for bit; integers wrap in uint64.
+/// Running sums (products with `product`) along the axis, a thread per line
+/// (o, i) walking it in the CPU's order (from its end with `reverse`; without
+/// the element itself with `exclusive`): floats in double, each result
+/// rounded once as the CPU rounds it, so the tiers agree bit for bit;
+/// integers wrap in uint64 (a product's low 64 bits are the signed one's).
 /// Every element is read before its result is written.
 template <typename T>
-__device__ __forceinline__ void cumsum(const T *x, T *y, const ScanParams &p) {
+__device__ __forceinline__ void scan(const T *x, T *y, const ScanParams &p) {
   using Acc = std::conditional_t<isFloat<T>(), double, uint64_t>;
   for (int64_t line = gridStart(); line < p.outer * p.inner; line += gridStep()) {
     const int64_t o = static_cast<int64_t>(divide(line, p.inner)), i = line - o * p.inner;
-    Acc sum = 0;
+    Acc sum = p.product ? Acc(1) : Acc(0);
 #pragma unroll 1
     for (int64_t step = 0; step < p.length; ++step) {
       const int64_t a = p.reverse ? p.length - 1 - step : step;
@@ -396,13 +397,13 @@ __device__ __forceinline__ void cumsum(const T *x, T *y, const ScanParams &p) {
       else
         v = static_cast<uint64_t>(static_cast<int64_t>(x[e]));
       if (!p.exclusive)
-        sum += v;
+        sum = p.product ? sum * v : sum + v;
       if constexpr (isFloat<T>())
         y[e] = saturateCast<T>(sum);
       else
         y[e] = static_cast<T>(sum);
       if (p.exclusive)
-        sum += v;
+        sum = p.product ? sum * v : sum + v;
     }
   }
 }

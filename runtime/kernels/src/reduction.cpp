@@ -384,23 +384,26 @@ KernelStatus argKernel(const Attrs &attrs, const std::vector<const TensorView *>
 }
 
 //===----------------------------------------------------------------------===//
-// cumsum
+// cumsum, cumprod
 //===----------------------------------------------------------------------===//
 
-/// Running sums along the axis (from its end with `reverse`; without the
-/// element itself with `exclusive`): floats in double, each result rounded
-/// once to T; integers wrap, like the arithmetic.
-KernelStatus cumsumKernel(const Attrs &attrs, const std::vector<const TensorView *> &inputs,
-                          const std::vector<TensorView *> &outputs) {
-  if (auto s = checkUnary("cumsum", inputs, outputs); !s.ok())
+/// Running sums (products) along the axis (from its end with `reverse`;
+/// without the element itself with `exclusive`, the first result then the
+/// identity): floats in double, each result rounded once to T; integers wrap,
+/// like the arithmetic (a product's low 64 bits are the signed one's).
+template <bool Product>
+KernelStatus scanKernel(const Attrs &attrs, const std::vector<const TensorView *> &inputs,
+                        const std::vector<TensorView *> &outputs) {
+  const char *name = Product ? "cumprod" : "cumsum";
+  if (auto s = checkUnary(name, inputs, outputs); !s.ok())
     return s;
   const TensorView &in = *inputs[0];
   TensorView &out = *outputs[0];
   if (out.shape != in.shape || out.dtype != in.dtype)
-    return fail("cumsum: the result must have the input's shape and dtype");
+    return fail(std::string(name) + ": the result must have the input's shape and dtype");
   AxisSplit s;
   if (!splitAxis(in.shape, attrs.getInt("axis", 0), s))
-    return fail("cumsum: axis out of range");
+    return fail(std::string(name) + ": axis out of range");
   const bool exclusive = attrs.getInt("exclusive", 0) != 0,
              reverse = attrs.getInt("reverse", 0) != 0;
   bool handled = dispatchOnly<kNumeric>(in.dtype, [&](auto tag) {
@@ -410,7 +413,7 @@ KernelStatus cumsumKernel(const Attrs &attrs, const std::vector<const TensorView
     T *y = static_cast<T *>(out.data);
     for (int64_t o = 0; o < s.outer; ++o)
       for (int64_t i = 0; i < s.inner; ++i) {
-        Acc sum = 0;
+        Acc acc = Product ? Acc(1) : Acc(0);
         for (int64_t step = 0; step < s.length; ++step) {
           const int64_t a = reverse ? s.length - 1 - step : step;
           const int64_t e = (o * s.length + a) * s.inner + i;
@@ -420,17 +423,17 @@ KernelStatus cumsumKernel(const Attrs &attrs, const std::vector<const TensorView
           else
             v = static_cast<uint64_t>(static_cast<int64_t>(x[e]));
           if (!exclusive)
-            sum += v;
+            acc = Product ? acc * v : acc + v;
           if constexpr (isFloatElem<T>())
-            y[e] = saturateCast<T>(sum);
+            y[e] = saturateCast<T>(acc);
           else
-            y[e] = static_cast<T>(sum);
+            y[e] = static_cast<T>(acc);
           if (exclusive)
-            sum += v;
+            acc = Product ? acc * v : acc + v;
         }
       }
   });
-  return handled ? KernelStatus{} : unsupported("cumsum", in.dtype);
+  return handled ? KernelStatus{} : unsupported(name, in.dtype);
 }
 
 } // namespace
@@ -450,7 +453,8 @@ void addReductionKernels(KernelTable &t) {
   t["log_softmax"] = &softmaxKernel<true>;
   t["argmax"] = &argKernel<true>;
   t["argmin"] = &argKernel<false>;
-  t["cumsum"] = &cumsumKernel;
+  t["cumsum"] = &scanKernel<false>;
+  t["cumprod"] = &scanKernel<true>;
 }
 
 } // namespace tessel::cpu

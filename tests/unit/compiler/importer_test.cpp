@@ -394,15 +394,15 @@ TEST_F(ImporterTest, EveryUnsupportedNodeIsReported) {
   m.output("z", {2, 3});
   m.node("GlobalLpPool", {"x"}, {"h"}, "first");
   m.node("Relu", {"h"}, {"y"}, "after_first"); // skipped: its input failed
-  m.node("LpNormalization", {"x"}, {"z"}, "second");
+  m.node("MeanVarianceNormalization", {"x"}, {"z"}, "second");
   result = import(m.save("two_unsupported"));
   EXPECT_FALSE(result.module);
   EXPECT_EQ(result.failure, tessel::ImportFailure::Unsupported);
   ASSERT_EQ(diagnostics.size(), 2u) << allDiagnostics();
   EXPECT_TRUE(diagnosed("first(GlobalLpPool): unsupported: GlobalLpPool node 'first'"))
       << allDiagnostics();
-  EXPECT_TRUE(diagnosed("second(LpNormalization): unsupported: "
-                        "LpNormalization node 'second'"))
+  EXPECT_TRUE(diagnosed("second(MeanVarianceNormalization): unsupported: "
+                        "MeanVarianceNormalization node 'second'"))
       << allDiagnostics();
 }
 

@@ -70,7 +70,7 @@ const std::map<std::string, PrecisionClass> &documentedPolicy() {
           "leaky_relu", "elu", "celu", "selu", "shrink", "avg_pool"})
       p[op] = PrecisionClass::F16;
     for (const char *op :
-         {"cumsum", "log_softmax", "reduce_sum", "reduce_prod",
+         {"cumsum", "cumprod", "log_softmax", "reduce_sum", "reduce_prod",
           "reduce_l1", "reduce_l2", "reduce_log_sum", "reduce_log_sum_exp", "reduce_sum_square",
           "batch_norm", "instance_norm", "lrn", "exp", "pow", "sinh", "cosh",
           "log", "erf", "sin", "cos", "tan", "asin", "acos", "acosh", "atanh", "mod"})
