@@ -200,8 +200,9 @@ LogicalResult importRmsNorm(Node &n) {
   return n.setOutput(0, *y);
 }
 
-/// LpNormalization: X / norm_p(X along axis), p 1 or 2 (ONNX's reference:
-/// the L1 or L2 norm with the axis kept, then a broadcasting divide).
+/// LpNormalization: X / norm_p(X along axis), p 1 or 2: the L1 or L2 norm
+/// with the axis kept, then a broadcasting divide; a line whose norm is 0
+/// (all zeros) gives zeros, as ONNX's tests define it, by dividing it by 1.
 LogicalResult importLpNorm(Node &n) {
   FailureOr<int64_t> axisAttr = n.getInt("axis", -1), p = n.getInt("p", 2);
   FailureOr<Value> x = n.input(0);
@@ -217,7 +218,12 @@ LogicalResult importLpNorm(Node &n) {
     return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " + Twine(rank));
   Value norm = *p == 1 ? createReduce<ReduceL1Op>(n, *x, {*axis}, /*keepdims=*/true)
                        : createReduce<ReduceL2Op>(n, *x, {*axis}, /*keepdims=*/true);
-  FailureOr<Value> y = createBinary<DivOp>(n, *x, norm);
+  Type element = elementOf(*x);
+  auto normType = cast<RankedTensorType>(norm.getType());
+  Value zero = n.create<EqualOp>(normType.clone(n.b.getI1Type()),
+                                 {norm, n.scalar(element, 0.0)});
+  Value divisor = n.create<WhereOp>(normType, {zero, n.scalar(element, 1.0), norm});
+  FailureOr<Value> y = createBinary<DivOp>(n, *x, divisor);
   if (failed(y))
     return failure();
   return n.setOutput(0, *y);
