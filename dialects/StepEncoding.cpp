@@ -121,6 +121,9 @@ FailureOr<EngineAttrs> engineAttrs(Operation *op) {
                                                     a.asArrayRef().end()));
     else if (auto s = dyn_cast<StringAttr>(attr))
       attrs.emplace_back(name, s.str());
+    else if (auto d = dyn_cast<DenseF64ArrayAttr>(attr))
+      attrs.emplace_back(name, std::vector<double>(d.asArrayRef().begin(),
+                                                   d.asArrayRef().end()));
     else if (auto activation = dyn_cast<ActivationAttr>(attr))
       attrs.emplace_back(name, stringifyActivation(activation.getValue()).str());
     else if (auto layout = dyn_cast<LayoutAttr>(attr))

@@ -653,6 +653,22 @@ template <typename ScanOp> static LogicalResult verifyScan(ScanOp op) {
 }
 
 LogicalResult CumSumOp::verify() { return verifyScan(*this); }
+
+LogicalResult ResizeOp::verify() {
+  const size_t rank = shapeOf(getInput()).size();
+  if (shapeOf(getOutput()).size() != rank)
+    return emitOpError("result must have the input's rank");
+  if (elementOf(getInput()) != elementOf(getOutput()))
+    return emitOpError("result must have the input's element type");
+  if (getScales().size() != rank)
+    return emitOpError("scales must have one value per axis");
+  if (!getRoi().empty() && getRoi().size() != 2 * rank)
+    return emitOpError("roi must be empty or have two values per axis");
+  for (double scale : getScales())
+    if (!(scale > 0))
+      return emitOpError("scales must be positive");
+  return success();
+}
 LogicalResult CumProdOp::verify() { return verifyScan(*this); }
 
 LogicalResult ExpandOp::verify() {

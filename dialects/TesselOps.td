@@ -579,6 +579,25 @@ class Tessel_ScanOp<string mnemonic, string what>
 def Tessel_CumSumOp : Tessel_ScanOp<"cumsum", "Sum">;
 def Tessel_CumProdOp : Tessel_ScanOp<"cumprod", "Prod">;
 
+def Tessel_ResizeOp : Tessel_Op<"resize", [F16Math, Tessel_Kernel<"Resize">]> {
+  let summary = "ONNX Resize: nearest, linear or cubic interpolation, separable per axis";
+  let description = [{
+    The result's shape is the op's; `scales` (one per axis) is the scale the
+    coordinate transformation divides by (the given one, or result / input
+    where ONNX derives it from sizes), `roi` all starts then all ends
+    (tf_crop_and_resize) or empty. tessel/resize.h holds the semantics,
+    shared by the CPU and CUDA kernels.
+  }];
+  let arguments = (ins Tessel_Tensor:$input, StrAttr:$mode,
+                   StrAttr:$coordinate_transformation_mode, StrAttr:$nearest_mode,
+                   F64Attr:$cubic_coeff_a, BoolAttr:$exclude_outside,
+                   F64Attr:$extrapolation_value, BoolAttr:$antialias,
+                   DenseF64ArrayAttr:$scales, DenseF64ArrayAttr:$roi);
+  let results = (outs Tessel_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Tessel_ArgMaxOp : Tessel_ArgReduceOp<"argmax">;
 def Tessel_ArgMinOp : Tessel_ArgReduceOp<"argmin">;
 

@@ -76,6 +76,7 @@ enum class KernelFamily {
   ScatterND,
   Trilu,
   Attention,
+  Resize,
 };
 
 namespace traits {

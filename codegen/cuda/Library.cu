@@ -28,6 +28,7 @@
 #include "kernels/Normalization.cuh"
 #include "kernels/Pool.cuh"
 #include "kernels/Reduction.cuh"
+#include "kernels/Resize.cuh"
 
 using namespace tessel::kernels;
 
@@ -488,6 +489,16 @@ TSL_NORM_FAMILY(f32)
 
 #ifdef TSL_FAMILY_norm_f16
 TSL_NORM_FAMILY(f16)
+#endif
+
+// resize (tessel/resize.h), f32 and f16.
+#ifdef TSL_FAMILY_resize
+#define TSL_RESIZE(t)                                                           \
+  TSL_KERNEL tsl_resize_##t(const TSL_T(t) *x, TSL_T(t) *y,                     \
+                            TSL_PARAMS(tessel::resize::Params)) {               \
+    resizeElements(x, y, p);                                                    \
+  }
+TSL_RESIZE(f32) TSL_RESIZE(f16)
 #endif
 
 #ifdef TSL_FAMILY_scan

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "StepPlanner.h"
 
+#include "tessel/resize.h"
+
 #include "TesselTraits.h"
 
 #include <cstring>
@@ -640,6 +642,38 @@ Launches StepPlanner::trilu() {
                 {in[0].address(), out[0].address(), KernelArg::value(p)});
 }
 
+Launches StepPlanner::resize() {
+  if (in.size() != 1 || in[0].dtype != out[0].dtype ||
+      (in[0].dtype != DType::F32 && in[0].dtype != DType::F16))
+    return std::nullopt;
+  resize::Params p;
+  if (!resize::readParams(attrs, in[0].shape, out[0].shape, p).empty())
+    return std::nullopt;
+  // The kernel keeps a thread's taps in registers: at most 8 per axis
+  // (linear and cubic at any upscale; antialiased, down to 1/2 for cubic and
+  // 1/4 for linear) on at most 4 axes with more than one. Known by
+  // evaluating the taps, as the kernel will.
+  int activeAxes = 0;
+  for (int a = 0; a < p.rank; ++a) {
+    bool active = false;
+    for (int64_t x = 0; x < p.outShape[a]; ++x) {
+      int64_t index[resize::kMaxTaps];
+      double weight[resize::kMaxTaps];
+      bool outside = false;
+      int n = resize::taps(p, a, x, index, weight, outside);
+      if (n > 8)
+        return std::nullopt;
+      active |= std::count_if(weight, weight + n, [](double w) { return w != 0; }) > 1;
+    }
+    activeAxes += active;
+  }
+  if (activeAxes > 4)
+    return std::nullopt;
+  const int64_t n = out[0].count();
+  return single(typed("resize", in[0].dtype), gridFor(n, kBlock), kBlock,
+                {in[0].address(), out[0].address(), KernelArg::value(p)});
+}
+
 Launches StepPlanner::plan() {
   // The writer's output copies are steps of no op.
   KernelFamily family = step.op ? kernelFamily(step.op->getName()) : KernelFamily::Copy;
@@ -672,6 +706,7 @@ Launches StepPlanner::plan() {
   case KernelFamily::ScatterND: return scatterND();
   case KernelFamily::Trilu: return trilu();
   case KernelFamily::Attention: return attention();
+  case KernelFamily::Resize: return resize();
   case KernelFamily::Gemm: // the implicit-GEMM codegen's (ImplicitGemm.h)
   case KernelFamily::None: return std::nullopt;
   }

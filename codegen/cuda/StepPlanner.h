@@ -246,6 +246,7 @@ private:
   Launches softmax();
   Launches argReduce();
   Launches scan();
+  Launches resize();
   Launches pool();
   Launches rowNorm(llvm::StringRef op, const kernels::NormParams &p, std::vector<KernelArg> args);
   Launches layerNorm();

@@ -10,12 +10,14 @@
 //===----------------------------------------------------------------------===//
 #include "Node.h"
 #include "OpBuilders.h"
+#include "tessel/resize.h"
 #include "OpTable.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Sequence.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 using namespace mlir;
@@ -745,7 +747,154 @@ LogicalResult importOneHot(Node &n) {
                                           {hit, valueAt(1), valueAt(0)}));
 }
 
+/// Resize (opsets 10 to 27): the output shape from `sizes` (with
+/// keep_aspect_ratio_policy) or from `scales` (floor of input times scale),
+/// both constants, over `axes` (opset 18; the other axes keep scale 1); the
+/// scale the coordinate transformation divides by is the given one, or
+/// result / input where sizes decided it, as in ONNX's reference; `roi` a
+/// constant used by tf_crop_and_resize only. Resize-10 takes (X, scales)
+/// and means what ONNX's version converter makes of it at 11: asymmetric
+/// coordinates, nearest rounding down.
+template <bool Resize10> LogicalResult importResize(Node &n) {
+  const int scalesInput = Resize10 ? 1 : 2, sizesInput = Resize10 ? -1 : 3;
+  FailureOr<Value> x = n.input(0);
+  FailureOr<std::string> mode = n.getString("mode", "nearest"),
+                         coordinate = n.getString("coordinate_transformation_mode",
+                                                  Resize10 ? "asymmetric" : "half_pixel"),
+                         nearest = n.getString("nearest_mode",
+                                               Resize10 ? "floor" : "round_prefer_floor"),
+                         policy = n.getString("keep_aspect_ratio_policy", "stretch");
+  FailureOr<float> cubicA = n.getFloat("cubic_coeff_a", -0.75f),
+                   extrapolation = n.getFloat("extrapolation_value", 0.0f);
+  FailureOr<int64_t> exclude = n.getInt("exclude_outside", 0), antialias = n.getInt("antialias", 0);
+  FailureOr<std::optional<SmallVector<int64_t>>> axesAttr = n.getInts("axes");
+  if (failed(x) || failed(mode) || failed(coordinate) || failed(nearest) || failed(policy) ||
+      failed(cubicA) || failed(extrapolation) || failed(exclude) || failed(antialias) ||
+      failed(axesAttr))
+    return failure();
+  if (*mode != "nearest" && *mode != "linear" && *mode != "cubic")
+    return n.invalid("mode '" + *mode + "' is not nearest, linear or cubic");
+  static const char *const coordinates[] = {"half_pixel",  "half_pixel_symmetric",
+                                            "pytorch_half_pixel", "align_corners",
+                                            "asymmetric",  "tf_half_pixel_for_nn",
+                                            "tf_crop_and_resize"};
+  if (llvm::none_of(coordinates, [&](const char *c) { return *coordinate == c; }))
+    return n.invalid("coordinate_transformation_mode '" + *coordinate + "' is unknown");
+  if (*nearest != "round_prefer_floor" && *nearest != "round_prefer_ceil" &&
+      *nearest != "floor" && *nearest != "ceil")
+    return n.invalid("nearest_mode '" + *nearest + "' is unknown");
+  ArrayRef<int64_t> in = shapeOf(*x);
+  const int64_t rank = in.size();
+  // The axes scales and sizes list (all, in order, without `axes`).
+  SmallVector<int64_t> axes;
+  if (*axesAttr) {
+    for (int64_t a : **axesAttr) {
+      std::optional<int64_t> axis = normalizeAxis(a, rank);
+      if (!axis || llvm::is_contained(axes, *axis))
+        return n.invalid("axes must be distinct and in range for rank " + Twine(rank));
+      axes.push_back(*axis);
+    }
+  } else {
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  }
+  SmallVector<double> scales(rank, 1.0);
+  SmallVector<int64_t> out(in.begin(), in.end());
+  std::optional<DenseElementsAttr> scalesConst, sizesConst;
+  if (n.has(scalesInput)) {
+    FailureOr<DenseElementsAttr> c = n.constant(scalesInput, "scales");
+    if (failed(c))
+      return failure();
+    if (c->getNumElements() != 0)
+      scalesConst = *c;
+  }
+  if (sizesInput > 0 && n.has(sizesInput)) {
+    FailureOr<DenseElementsAttr> c = n.constant(sizesInput, "sizes");
+    if (failed(c))
+      return failure();
+    if (c->getNumElements() != 0)
+      sizesConst = *c;
+  }
+  if (scalesConst.has_value() == sizesConst.has_value())
+    return n.invalid("exactly one of scales and sizes must be given");
+  if (scalesConst) {
+    SmallVector<double> given = doubleValues(*scalesConst);
+    if (given.size() != axes.size())
+      return n.invalid("scales has " + Twine(given.size()) + " values for " +
+                       Twine(axes.size()) + " axes");
+    for (auto [i, axis] : llvm::enumerate(axes)) {
+      if (!(given[i] > 0))
+        return n.invalid("scales must be positive");
+      scales[axis] = given[i];
+      out[axis] = static_cast<int64_t>(std::floor(static_cast<double>(in[axis]) * given[i]));
+    }
+  } else {
+    FailureOr<SmallVector<int64_t>> sizes = n.constantInts(sizesInput, "sizes");
+    if (failed(sizes))
+      return failure();
+    if (sizes->size() != axes.size())
+      return n.invalid("sizes has " + Twine(sizes->size()) + " values for " +
+                       Twine(axes.size()) + " axes");
+    if (*policy != "stretch" && *policy != "not_larger" && *policy != "not_smaller")
+      return n.invalid("keep_aspect_ratio_policy '" + *policy + "' is unknown");
+    // not_larger / not_smaller: one scale for every listed axis, the
+    // smallest / largest of sizes / input; the sizes then rounded from it.
+    double common = *policy == "not_larger" ? INFINITY : 0.0;
+    for (auto [i, axis] : llvm::enumerate(axes)) {
+      if ((*sizes)[i] <= 0)
+        return n.invalid("sizes must be positive");
+      double scale = static_cast<double>((*sizes)[i]) / static_cast<double>(in[axis]);
+      common = *policy == "not_larger" ? std::min(common, scale) : std::max(common, scale);
+      scales[axis] = scale;
+      out[axis] = (*sizes)[i];
+    }
+    if (*policy != "stretch")
+      for (int64_t axis : axes) {
+        scales[axis] = common;
+        out[axis] = static_cast<int64_t>(std::nearbyint(common * static_cast<double>(in[axis])));
+      }
+  }
+  if (failed(n.checkSizes(out, "the result shape")) || llvm::is_contained(out, 0))
+    return n.invalid("the result shape " + shapeText(out) + " is empty or too large");
+  if (*antialias && *mode != "nearest")
+    for (double scale : scales)
+      if (scale < resize::kMinAntialiasScale)
+        return n.unsupported("antialiasing at a scale below 1/16", "a scale of 1/16 or more");
+  SmallVector<double> roi;
+  if (*coordinate == "tf_crop_and_resize") {
+    if (Resize10 || !n.has(1))
+      return n.invalid("tf_crop_and_resize needs roi");
+    FailureOr<DenseElementsAttr> c = n.constant(1, "roi");
+    if (failed(c))
+      return failure();
+    SmallVector<double> given = doubleValues(*c);
+    if (given.size() != 2 * axes.size())
+      return n.invalid("roi has " + Twine(given.size()) + " values for " +
+                       Twine(axes.size()) + " axes");
+    roi.assign(rank, 0.0);
+    roi.append(rank, 1.0);
+    for (auto [i, axis] : llvm::enumerate(axes)) {
+      roi[axis] = given[i];
+      roi[rank + axis] = given[axes.size() + i];
+    }
+  }
+  auto type = RankedTensorType::get(out, elementOf(*x));
+  return n.setOutput(
+      0, n.create<ResizeOp>(
+             type, *x,
+             {n.named("mode", n.b.getStringAttr(*mode)),
+              n.named("coordinate_transformation_mode", n.b.getStringAttr(*coordinate)),
+              n.named("nearest_mode", n.b.getStringAttr(*nearest)),
+              n.named("cubic_coeff_a", n.b.getF64FloatAttr(*cubicA)),
+              n.named("exclude_outside", n.b.getBoolAttr(*exclude != 0)),
+              n.named("extrapolation_value", n.b.getF64FloatAttr(*extrapolation)),
+              n.named("antialias", n.b.getBoolAttr(*antialias != 0)),
+              n.named("scales", n.b.getDenseF64ArrayAttr(scales)),
+              n.named("roi", n.b.getDenseF64ArrayAttr(roi))}));
+}
+
 const OpVersion kDataMovementOps[] = {
+    {"Resize", {10, 10}, importResize</*Resize10=*/true>},
+    {"Resize", {11}, importResize</*Resize10=*/false>},
     {"Identity", {1}, importIdentity},
     {"Dropout", {7, 11}, importDropout</*trainingModeInput=*/false>},
     {"Dropout", {12}, importDropout</*trainingModeInput=*/true>},

@@ -174,6 +174,10 @@ std::vector<F16Case> f16Cases() {
                    {{s, 'f'}}, s});
   cases.push_back({"cumprod", makeAttrs({{"axis", int64_t(2)}, {"exclusive", int64_t(1)}}),
                    {{s, 'f'}}, s});
+  cases.push_back({"resize",
+                   makeAttrs({{"mode", std::string("cubic")},
+                              {"scales", std::vector<double>{1, 1, 1.5, 0.75}}}),
+                   {{s, 'f'}}, Shape{s[0], s[1], s[2] * 3 / 2, s[3] * 3 / 4}});
   cases.push_back({"gather_elements", makeAttrs({{"axis", int64_t(2)}}),
                    {{s, 'f'}, {Shape{2, 3, 6, 5}, 'i'}}, Shape{2, 3, 6, 5}});
   cases.push_back({"gather", makeAttrs({{"axis", int64_t(1)}}), {{s, 'f'}, {Shape{4}, 'i'}},

@@ -18,6 +18,11 @@
 #                run on each tier against PyTorch's own output (MODELS: the
 #                names of tests/models/export_models.py to run, default the
 #                five CNNs; e.g. MODELS="bert_base gpt2 vit_b_16")
+#   profiles     batch profiles (check_profiles.py) on models exported there
+#                with a dynamic batch (PROFILE_MODELS, default
+#                resnet18_dynamic_opset18; PROFILE_RUNS, default fp16:tc
+#                fp32:simt): one engine with batches 1,2,4,8 against the
+#                batch-8 engine's size, each batch against PyTorch
 #   timing       ResNet-50 batch 1 latency and batch 256 throughput, Tessel
 #                beside PyTorch (eager and CUDA graph) in the same run
 # Summaries go to $OUT/summary.txt (and stdout); logs to $OUT/*.log.
@@ -99,6 +104,23 @@ if has models; then
         say "model $model $precision $tier: $(grep -E '^(PASS|FAIL)' "$work/one.log" | tail -1)"
       done
     }
+  done
+fi
+
+if has profiles; then
+  pmodels=${PROFILE_MODELS:-resnet18_dynamic_opset18}
+  python3 tests/models/export_models.py "$work/models" --models "${pmodels// /,}" --no-check \
+    > "$out/export-profiles.log" 2>&1 || { status=1; say "export failed: $(tail -3 "$out/export-profiles.log")"; }
+  for run in ${PROFILE_RUNS:-fp16:tc fp32:simt}; do
+    precision=${run%%:*} tier=${run##*:}
+    for model in $pmodels; do
+      echo "== $model $precision $tier" >> "$out/profiles.log"
+      python3 tests/models/check_profiles.py "$model" --compile "$bin/tessel-compile" \
+        --run "$bin/tessel-run" --data "$work/models" --work "$work/profiles" \
+        --precision "$precision" --tier "$tier" > "$work/one.log" 2>&1 || status=1
+      cat "$work/one.log" >> "$out/profiles.log"
+      say "profiles $model $precision $tier: $(grep -E '^(PASS|FAIL)' "$work/one.log" | tail -1)"
+    done
   done
 fi
 

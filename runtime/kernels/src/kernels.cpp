@@ -86,6 +86,7 @@ static const KernelTable &table() {
     addMovementKernels(t);
     addGatherKernels(t);
     addAttentionKernels(t);
+    addResizeKernels(t);
     return t;
   }();
   return kernels;

@@ -21,6 +21,7 @@ void addReductionKernels(KernelTable &table);     // reduction.cpp: reduce_*, so
 void addMovementKernels(KernelTable &table);      // movement.cpp: reshape, cast, slice, ...
 void addGatherKernels(KernelTable &table);        // gather.cpp: gather, gather_elements, gather_nd, scatter_nd
 void addAttentionKernels(KernelTable &table);     // attention.cpp: attention
+void addResizeKernels(KernelTable &table);        // resize.cpp: resize
 
 } // namespace tessel::cpu
 

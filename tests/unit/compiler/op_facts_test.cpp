@@ -67,7 +67,7 @@ const std::map<std::string, PrecisionClass> &documentedPolicy() {
     for (const char *op :
          {"add", "sub", "mul", "div", "prelu", "sigmoid", "tanh", "sqrt", "reciprocal", "atan",
           "asinh", "softplus", "softsign", "hard_swish", "gelu", "gelu_tanh", "silu", "hard_sigmoid",
-          "leaky_relu", "elu", "celu", "selu", "shrink", "avg_pool"})
+          "leaky_relu", "elu", "celu", "selu", "shrink", "avg_pool", "resize"})
       p[op] = PrecisionClass::F16;
     for (const char *op :
          {"cumsum", "cumprod", "log_softmax", "reduce_sum", "reduce_prod",
