@@ -356,7 +356,36 @@ def dynamic_batch():
          helper.make_tensor("minus_one", TensorProto.INT64, [1], [-1])])
 
 
+def resize(scales=None, sizes=None, scales_input=False, **attrs):
+    # Resize of x [1,2,4,6]; scales and sizes as initializers unless
+    # scales_input (then a graph input: not a compile-time constant).
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 6])]
+    inits = []
+    names = ["x", ""]
+    if scales_input:
+        inputs.append(helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4]))
+        names.append("scales")
+    elif scales is not None:
+        inits.append(helper.make_tensor("scales", TensorProto.FLOAT, [len(scales)], scales))
+        names.append("scales")
+    else:
+        names.append("")
+    if sizes is not None:
+        inits.append(helper.make_tensor("sizes", TensorProto.INT64, [len(sizes)], sizes))
+        names.append("sizes")
+    node = helper.make_node("Resize", names, ["y"], name="resize", **attrs)
+    return helper.make_graph([node], "resize", inputs,
+                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", "c", "h", "w"])], inits)
+
+
 CASES.update({
+    "resize_linear": lambda: resize(scales=[1.0, 1.0, 2.0, 0.5], mode="linear",
+                                    coordinate_transformation_mode="align_corners"),
+    "resize_sizes_not_larger": lambda: resize(sizes=[8, 8], axes=[2, 3],
+                                              keep_aspect_ratio_policy="not_larger"),
+    "resize_both": lambda: resize(scales=[1.0, 1.0, 2.0, 2.0], sizes=[1, 2, 8, 12]),
+    "resize_dynamic_scales": lambda: resize(scales_input=True),
+    "resize_bad_mode": lambda: resize(scales=[1.0, 1.0, 2.0, 2.0], mode="area"),
     "dynamic_batch": dynamic_batch,
     "swish_24": swish_24,
     "layer_norm_bad_scale": layer_norm_bad_scale,
@@ -375,7 +404,8 @@ OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14, "scatter_
           "scatter_nd_bad_updates": 16, "newer_opsets": 25, "reduce_mean_17_axes_input": 17,
           "reduce_mean_28": 28, "split_18_bad_count": 18,
           "attention_4d_causal_mask": 23, "attention_3d_past": 23, "attention_softcap": 23,
-          "layer_norm_bad_scale": 17, "swish_24": 24, "dynamic_batch": 18}
+          "layer_norm_bad_scale": 17, "swish_24": 24, "dynamic_batch": 18,
+          "resize_sizes_not_larger": 18}
 
 if __name__ == "__main__":
     case, out = sys.argv[1], sys.argv[2]
