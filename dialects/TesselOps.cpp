@@ -654,6 +654,20 @@ template <typename ScanOp> static LogicalResult verifyScan(ScanOp op) {
 
 LogicalResult CumSumOp::verify() { return verifyScan(*this); }
 
+LogicalResult TopKOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getValues());
+  if (failed(verifyAxis(*this, getAxis(), in.size())))
+    return failure();
+  if (getValues().getType() != RankedTensorType::get(out, elementOf(getInput())) ||
+      shapeOf(getIndices()) != out || !elementOf(getIndices()).isInteger(64))
+    return emitOpError("values must have the input's element type, indices i64, one shape");
+  for (size_t d = 0; d < in.size(); ++d)
+    if (out[d] != (static_cast<int64_t>(d) == getAxis() ? out[d] : in[d]) ||
+        (static_cast<int64_t>(d) == getAxis() && out[d] > in[d]))
+      return emitOpError("results must have the input's shape, at most its extent along the axis");
+  return success();
+}
+
 LogicalResult ResizeOp::verify() {
   const size_t rank = shapeOf(getInput()).size();
   if (shapeOf(getOutput()).size() != rank)

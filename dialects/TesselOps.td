@@ -598,6 +598,18 @@ def Tessel_ResizeOp : Tessel_Op<"resize", [F16Math, Tessel_Kernel<"Resize">]> {
   let hasVerifier = 1;
 }
 
+def Tessel_TopKOp : Tessel_Op<"top_k", [ExactMath, Tessel_Kernel<"TopK">]> {
+  let summary = "ONNX TopK: the k largest (smallest) along `axis`, values and int64 indices";
+  let description = [{
+    k is the results' extent along the axis. Sorted: larger (smaller unless
+    `largest`) first, equal values by their index (elementwise::topKBefore).
+  }];
+  let arguments = (ins Tessel_Tensor:$input, I64Attr:$axis, BoolAttr:$largest);
+  let results = (outs Tessel_Tensor:$values, Tessel_Tensor:$indices);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Tessel_ArgMaxOp : Tessel_ArgReduceOp<"argmax">;
 def Tessel_ArgMinOp : Tessel_ArgReduceOp<"argmin">;
 

@@ -49,7 +49,7 @@ KernelFamily kernelFamily(OperationName name) {
                         K::Concat, K::Gather, K::Reduce, K::Softmax, K::ArgReduce,
                         K::Pool, K::LayerNorm, K::InstanceNorm, K::BatchNorm, K::Lrn,
                         K::Scan, K::GatherElements, K::GatherND, K::ScatterND, K::Trilu,
-                        K::Attention, K::Resize>(name);
+                        K::Attention, K::Resize, K::TopK>(name);
 }
 
 } // namespace tessel

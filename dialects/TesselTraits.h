@@ -77,6 +77,7 @@ enum class KernelFamily {
   Trilu,
   Attention,
   Resize,
+  TopK,
 };
 
 namespace traits {

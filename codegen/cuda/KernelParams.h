@@ -183,6 +183,13 @@ struct ScanParams {
   int32_t exclusive, reverse, product, pad0;
 };
 
+/// top_k, the input as [outer, length, inner] around the axis, k results
+/// a line.
+struct TopKParams {
+  int64_t outer, length, inner, k;
+  int32_t largest, pad0;
+};
+
 /// gather_elements: result element i (row-major over `shape`, the indices'
 /// shape) reads the data at sum_d i_d * stride[d] (stride[axis] = 0) plus
 /// index * axisStride, the index taken in [-extent, extent).
@@ -294,6 +301,7 @@ static_assert(sizeof(NormParams) == 40, "layout shared with the kernels");
 static_assert(sizeof(BatchNormParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(LrnParams) == 56, "layout shared with the kernels");
 static_assert(sizeof(ScanParams) == 40, "layout shared with the kernels");
+static_assert(sizeof(TopKParams) == 40, "layout shared with the kernels");
 static_assert(sizeof(GatherElementsParams) == 160, "layout shared with the kernels");
 static_assert(sizeof(GatherNDParams) == 168, "layout shared with the kernels");
 static_assert(sizeof(ScatterNDParams) == 160, "layout shared with the kernels");

@@ -501,6 +501,16 @@ TSL_NORM_FAMILY(f16)
 TSL_RESIZE(f32) TSL_RESIZE(f16)
 #endif
 
+// top_k: values of every numeric dtype, int64 indices.
+#ifdef TSL_FAMILY_top_k
+#define TSL_TOP_K(t)                                                            \
+  TSL_KERNEL tsl_top_k_##t(const TSL_T(t) *x, TSL_T(t) *values, int64_t *indices, \
+                           TSL_PARAMS(TopKParams)) {                            \
+    topK(x, values, indices, p);                                                \
+  }
+TSL_TOP_K(f32) TSL_TOP_K(f16) TSL_TOP_K(i32) TSL_TOP_K(i64)
+#endif
+
 #ifdef TSL_FAMILY_scan
 TSL_SCAN(f32) TSL_SCAN(f16) TSL_SCAN(i32) TSL_SCAN(i64)
 #endif

@@ -707,6 +707,7 @@ Launches StepPlanner::plan() {
   case KernelFamily::Trilu: return trilu();
   case KernelFamily::Attention: return attention();
   case KernelFamily::Resize: return resize();
+  case KernelFamily::TopK: return topK();
   case KernelFamily::Gemm: // the implicit-GEMM codegen's (ImplicitGemm.h)
   case KernelFamily::None: return std::nullopt;
   }

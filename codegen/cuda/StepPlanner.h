@@ -247,6 +247,7 @@ private:
   Launches argReduce();
   Launches scan();
   Launches resize();
+  Launches topK();
   Launches pool();
   Launches rowNorm(llvm::StringRef op, const kernels::NormParams &p, std::vector<KernelArg> args);
   Launches layerNorm();

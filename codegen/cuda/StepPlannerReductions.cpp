@@ -171,6 +171,25 @@ Launches StepPlanner::argReduce() {
                 {in[0].address(), out[0].address(), KernelArg::value(p)});
 }
 
+Launches StepPlanner::topK() {
+  if (in.size() != 1 || out.size() != 2 || out[0].dtype != in[0].dtype ||
+      out[1].dtype != DType::I64 || out[0].shape != out[1].shape)
+    return std::nullopt;
+  kernels::AxisParams axis{};
+  const int64_t rank = static_cast<int64_t>(in[0].shape.size());
+  int64_t a = attrs.getInt("axis", -1);
+  a = a < 0 ? a + rank : a;
+  if (!splitAxis(in[0].shape, a, axis) || out[0].shape.size() != in[0].shape.size())
+    return std::nullopt;
+  kernels::TopKParams p{axis.outer, axis.length, axis.inner, out[0].shape[a], 0, 0};
+  if (p.k > p.length)
+    return std::nullopt;
+  p.largest = attrs.getInt("largest", 1) != 0;
+  // A thread per line along the axis, as the CPU walks them.
+  return single(typed("top_k", in[0].dtype), gridFor(p.outer * p.inner, kBlock), kBlock,
+                {in[0].address(), out[0].address(), out[1].address(), KernelArg::value(p)});
+}
+
 Launches StepPlanner::scan() {
   if (in.size() != 1 || in[0].dtype != out[0].dtype || in[0].shape != out[0].shape)
     return std::nullopt;

@@ -241,7 +241,50 @@ template <typename ScanOp> LogicalResult importScan(Node &n) {
                                             n.named("reverse", n.b.getBoolAttr(*reverse))}));
 }
 
+/// TopK: k an attribute (opsets 1 to 9) or a constant input; largest and
+/// sorted from opset 11 (sorted or not, the results come sorted, which
+/// ONNX allows).
+template <bool KInput> LogicalResult importTopK(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", -1), largest = n.getInt("largest", 1);
+  if (failed(x) || failed(axisAttr) || failed(largest))
+    return failure();
+  int64_t k = 0;
+  if (KInput) {
+    FailureOr<SmallVector<int64_t>> ks = n.constantInts(1, "K");
+    if (failed(ks))
+      return failure();
+    if (ks->size() != 1)
+      return n.invalid("K must be a single value, not " + Twine(ks->size()));
+    k = ks->front();
+  } else {
+    FailureOr<int64_t> attr = n.getInt("k", -1);
+    if (failed(attr))
+      return failure();
+    k = *attr;
+  }
+  const int64_t rank = shapeOf(*x).size();
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, rank);
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " + Twine(rank));
+  if (k < 0 || k > shapeOf(*x)[*axis])
+    return n.invalid("K is " + Twine(k) + "; the axis has " + Twine(shapeOf(*x)[*axis]));
+  SmallVector<int64_t> shape(shapeOf(*x));
+  shape[*axis] = k;
+  auto op = n.b.create<TopKOp>(
+      n.loc, TypeRange{RankedTensorType::get(shape, elementOf(*x)),
+                       RankedTensorType::get(shape, n.b.getI64Type())},
+      ValueRange{*x},
+      ArrayRef<NamedAttribute>{n.named("axis", n.b.getI64IntegerAttr(*axis)),
+                               n.named("largest", n.b.getBoolAttr(*largest != 0))});
+  if (failed(n.setOutput(0, op.getValues())))
+    return failure();
+  return n.wants(1) ? n.setOutput(1, op.getIndices()) : success();
+}
+
 const OpVersion kPoolReduceOps[] = {
+    {"TopK", {1, 9}, importTopK</*KInput=*/false>},
+    {"TopK", {10}, importTopK</*KInput=*/true>},
     {"AveragePool", {7}, importPool<AvgPoolOp>},
     {"MaxPool", {1}, importPool<MaxPoolOp>},
     {"GlobalAveragePool", {1}, importGlobalPool<ReduceMeanOp>},

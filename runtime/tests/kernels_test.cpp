@@ -253,6 +253,25 @@ TEST(KernelF16, EveryFloatKernelIsItsF32KernelRoundedOnce) {
   for (int64_t i = 0; i < 64; ++i)
     EXPECT_EQ(gh.as<uint16_t>()[i], refDoubleToHalf(g.get(i)));
   covered.insert("cast");
+  // top_k (two results): the f16 values are the f32 kernel's on the widened
+  // input, the indices the same (ties among the rounded values included).
+  {
+    Tensor x16 = randomTensor(DType::F16, {3, 40, 2}, rng, -4, 4), x32(DType::F32, {3, 40, 2});
+    for (int64_t i = 0; i < x16.size(); ++i)
+      x32.set(i, x16.get(i));
+    Tensor v16(DType::F16, {3, 7, 2}), i16(DType::I64, {3, 7, 2});
+    Tensor v32(DType::F32, {3, 7, 2}), i32(DType::I64, {3, 7, 2});
+    Attrs a;
+    a.set("axis", int64_t(1));
+    a.set("largest", int64_t(0));
+    RUN_OK("top_k", a, {&x16}, v16, i16);
+    RUN_OK("top_k", a, {&x32}, v32, i32);
+    for (int64_t i = 0; i < v16.size(); ++i) {
+      EXPECT_EQ(v16.get(i), v32.get(i)) << "top_k element " << i;
+      EXPECT_EQ(i16.getI(i), i32.getI(i)) << "top_k index " << i;
+    }
+    covered.insert("top_k");
+  }
   // The bool-only kernels have no f16 form; every other kernel is covered.
   for (const std::string &name : kernelNames())
     if (name != "and" && name != "or" && name != "xor" && name != "not")

@@ -393,3 +393,50 @@ TEST(KernelArg, ArgMaxArgMinWithTies) {
 
 } // namespace
 } // namespace tessel::test
+
+namespace tessel::test {
+namespace {
+
+using namespace cpu;
+
+// top_k against a reference order written here: a stable sort of the line
+// by value (descending for largest), which keeps equal values in index
+// order, then its first k; on every axis, with ties (small integers).
+TEST(KernelTopK, LargestAndSmallestWithTies) {
+  std::mt19937 rng(97);
+  const Shape s{3, 9, 4};
+  for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64})
+    for (int64_t axis : {0, 1, 2})
+      for (int largest = 0; largest < 2; ++largest) {
+        Tensor x = randomTensor(t, s, rng, -3, 3);
+        if (!isIntType(t))
+          for (int64_t i = 0; i < x.size(); ++i)
+            x.set(i, std::round(x.get(i)));
+        Shape r = s;
+        const int64_t k = s[axis] - 1;
+        r[axis] = k;
+        Tensor values(t, r), indices(DType::I64, r);
+        Attrs a;
+        a.set("axis", axis);
+        a.set("largest", int64_t(largest));
+        RUN_OK("top_k", a, {&x}, values, indices);
+        for (int64_t e = 0; e < numel(r); ++e) {
+          Shape idx = unravel(e, r);
+          const int64_t j = idx[axis];
+          std::vector<std::pair<double, int64_t>> line;
+          for (int64_t a2 = 0; a2 < s[axis]; ++a2) {
+            Shape at = idx;
+            at[axis] = a2;
+            line.emplace_back(x.get(ravel(at, s)), a2);
+          }
+          std::stable_sort(line.begin(), line.end(), [&](const auto &p, const auto &q) {
+            return largest ? p.first > q.first : p.first < q.first;
+          });
+          ASSERT_EQ(values.get(e), line[j].first) << "axis " << axis << " element " << e;
+          ASSERT_EQ(indices.getI(e), line[j].second) << "axis " << axis << " element " << e;
+        }
+      }
+}
+
+} // namespace
+} // namespace tessel::test

@@ -145,6 +145,7 @@ CONST_OPERANDS = {
     "MaxUnpool": {2},           # output_shape
     "CumSum": {1},              # axis
     "CumProd": {1},             # axis
+    "TopK": {1},                # K
     "Trilu": {1},               # k
     "Compress": {1},            # condition: output length
     "Dropout": {1, 2},          # ratio, training_mode (opset 12+)

@@ -256,4 +256,15 @@ cpu::KernelStatus run(const std::string &op, const cpu::Attrs &attrs,
   return kernel(attrs, views, {&output.view()});
 }
 
+cpu::KernelStatus run(const std::string &op, const cpu::Attrs &attrs,
+                      const std::vector<const Tensor *> &inputs, Tensor &first, Tensor &second) {
+  cpu::Kernel kernel = cpu::findKernel(op);
+  if (!kernel)
+    return cpu::KernelStatus{"no kernel " + op};
+  std::vector<const cpu::TensorView *> views;
+  for (const Tensor *t : inputs)
+    views.push_back(t ? &t->view() : nullptr);
+  return kernel(attrs, views, {&first.view(), &second.view()});
+}
+
 } // namespace tessel::test

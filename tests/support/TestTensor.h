@@ -134,6 +134,9 @@ cpu::Attrs makeAttrs(std::initializer_list<std::pair<std::string, cpu::AttrValue
 // input is an absent operand.
 cpu::KernelStatus run(const std::string &op, const cpu::Attrs &attrs,
                       const std::vector<const Tensor *> &inputs, Tensor &output);
+/// A kernel of two results (top_k).
+cpu::KernelStatus run(const std::string &op, const cpu::Attrs &attrs,
+                      const std::vector<const Tensor *> &inputs, Tensor &first, Tensor &second);
 
 } // namespace tessel::test
 

@@ -408,6 +408,46 @@ __device__ __forceinline__ void scan(const T *x, T *y, const ScanParams &p) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// top_k
+//===----------------------------------------------------------------------===//
+
+/// A thread per line along the axis: k rounds, each finding the first
+/// element in top_k's order (elementwise::topKBefore) after the previous
+/// round's, so that nothing but the last pick is kept: O(k * length) reads
+/// a line, no memory. The CPU kernel's results exactly (ties by index).
+template <typename T>
+__device__ __forceinline__ void topK(const T *x, T *values, int64_t *indices,
+                                     const TopKParams &p) {
+  using V = std::conditional_t<isFloat<T>(), float, int64_t>;
+  for (int64_t line = gridStart(); line < p.outer * p.inner; line += gridStep()) {
+    const int64_t o = static_cast<int64_t>(divide(line, p.inner)), i = line - o * p.inner;
+    const T *row = x + o * p.length * p.inner + i;
+    V last = V(0);
+    int64_t lastIndex = -1;
+    for (int64_t j = 0; j < p.k; ++j) {
+      V best = V(0);
+      int64_t bestIndex = -1;
+#pragma unroll 1
+      for (int64_t a = 0; a < p.length; ++a) {
+        const V v = static_cast<V>(load(row[a * p.inner]));
+        const bool after =
+            lastIndex < 0 || elementwise::topKBefore(last, lastIndex, v, a, p.largest != 0);
+        if (after && (bestIndex < 0 || elementwise::topKBefore(v, a, best, bestIndex,
+                                                               p.largest != 0))) {
+          best = v;
+          bestIndex = a;
+        }
+      }
+      const int64_t e = (o * p.k + j) * p.inner + i;
+      values[e] = row[bestIndex * p.inner];
+      indices[e] = bestIndex;
+      last = best;
+      lastIndex = bestIndex;
+    }
+  }
+}
+
 } // namespace tessel::kernels
 
 #endif // TESSEL_CODEGEN_CUDA_KERNELS_REDUCTION_CUH

@@ -17,11 +17,13 @@
 #include "tessel/cpu_kernels.h"
 #include "registry.h"
 #include "scratch.h"
+#include "tessel/elementwise_math.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <type_traits>
 
 namespace tessel::cpu {
@@ -319,6 +321,61 @@ KernelStatus softmaxKernel(const Attrs &attrs, const std::vector<const TensorVie
 }
 
 //===----------------------------------------------------------------------===//
+// top_k
+//===----------------------------------------------------------------------===//
+
+/// The k first elements of each line along the axis in top_k's order
+/// (elementwise::topKBefore), their values and int64 indices; k is the
+/// results' extent along the axis.
+KernelStatus topKKernel(const Attrs &attrs, const std::vector<const TensorView *> &inputs,
+                        const std::vector<TensorView *> &outputs) {
+  if (inputs.size() != 1 || !inputs[0] || outputs.size() != 2 || !outputs[0] || !outputs[1])
+    return fail("top_k: expected one input and two outputs");
+  const TensorView &in = *inputs[0];
+  TensorView &values = *outputs[0], &indices = *outputs[1];
+  AxisSplit s;
+  const int64_t rank = static_cast<int64_t>(in.shape.size());
+  const int64_t axis = normalizeAxis(attrs.getInt("axis", -1), rank);
+  if (!splitAxis(in.shape, axis, s))
+    return fail("top_k: axis out of range");
+  if (values.dtype != in.dtype || indices.dtype != DType::I64 || values.shape != indices.shape ||
+      values.shape.size() != in.shape.size())
+    return fail("top_k: the results must be the input's dtype and i64, of one shape");
+  const int64_t k = values.shape[axis];
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && values.shape[d] != in.shape[d])
+      return fail("top_k: the results must have the input's shape but along the axis");
+  if (k > s.length)
+    return fail("top_k: k is larger than the axis");
+  const bool largest = attrs.getInt("largest", 1) != 0;
+  bool handled = dispatchOnly<kNumeric>(in.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using V = std::conditional_t<isFloatElem<T>(), double, int64_t>;
+    const T *x = static_cast<const T *>(in.data);
+    T *y = static_cast<T *>(values.data);
+    int64_t *yi = static_cast<int64_t *>(indices.data);
+    std::vector<int64_t> order(s.length);
+    for (int64_t o = 0; o < s.outer; ++o)
+      for (int64_t i = 0; i < s.inner; ++i) {
+        auto at = [&](int64_t a) {
+          return static_cast<V>(loadElem(x[(o * s.length + a) * s.inner + i]));
+        };
+        std::iota(order.begin(), order.end(), int64_t(0));
+        std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                          [&](int64_t a, int64_t b) {
+                            return elementwise::topKBefore(at(a), a, at(b), b, largest);
+                          });
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t e = (o * k + j) * s.inner + i;
+          y[e] = x[(o * s.length + order[j]) * s.inner + i];
+          yi[e] = order[j];
+        }
+      }
+  });
+  return handled ? KernelStatus{} : unsupported("top_k", in.dtype);
+}
+
+//===----------------------------------------------------------------------===//
 // argmax, argmin
 //===----------------------------------------------------------------------===//
 
@@ -455,6 +512,7 @@ void addReductionKernels(KernelTable &t) {
   t["argmin"] = &argKernel<false>;
   t["cumsum"] = &scanKernel<false>;
   t["cumprod"] = &scanKernel<true>;
+  t["top_k"] = &topKKernel;
 }
 
 } // namespace tessel::cpu

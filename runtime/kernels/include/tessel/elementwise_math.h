@@ -348,6 +348,16 @@ template <Logic op> TSL_HOST_DEVICE bool logic(bool l, bool r) {
   return op == Logic::And ? (l && r) : op == Logic::Or ? (l || r) : (l != r);
 }
 
+/// top_k's order: element (a, ia) comes before (b, ib) when it is larger
+/// (smaller unless `largest`), and of two equal ones the lower index first,
+/// as ONNX's TopK orders them.
+template <typename V> TSL_HOST_DEVICE bool topKBefore(V a, int64_t ia, V b, int64_t ib,
+                                                     bool largest) {
+  if (a != b)
+    return largest ? a > b : a < b;
+  return ia < ib;
+}
+
 } // namespace tessel::elementwise
 
 #endif // TESSEL_ELEMENTWISE_MATH_H
