@@ -574,6 +574,70 @@ LogicalResult importScatterND(Node &n) {
                                               {n.named("reduction", n.b.getStringAttr(*reduction))}));
 }
 
+/// ScatterElements (and Scatter-9/10, its earlier name): ScatterND over the
+/// full coordinates of each index: along `axis` the index itself, along
+/// every other dim the element's own position (an iota expanded to the
+/// indices' shape), so that updates[p] goes to data[p with p[axis] replaced
+/// by indices[p]], with the same reductions. Negative indices count from
+/// the end of the axis, as ScatterND's do.
+LogicalResult importScatterElements(Node &n) {
+  FailureOr<Value> data = n.input(0), indices = n.input(1), updates = n.input(2);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", 0);
+  FailureOr<std::string> reduction = n.getString("reduction", "none");
+  if (failed(data) || failed(indices) || failed(updates) || failed(axisAttr) ||
+      failed(reduction))
+    return failure();
+  const bool known = *reduction == "none" || *reduction == "add" || *reduction == "mul" ||
+                     (n.graph.opset >= 18 && (*reduction == "max" || *reduction == "min"));
+  if (!known)
+    return n.invalid("reduction '" + *reduction + "' is not one of ScatterElements-" +
+                     Twine(n.graph.opset >= 18 ? 18 : 16) + "'s");
+  if (elementOf(*updates) != elementOf(*data))
+    return n.invalid("updates of type " + typeText(elementOf(*updates)) +
+                     " differ from data of type " + typeText(elementOf(*data)));
+  if (*reduction != "none" && elementOf(*data).isInteger(1))
+    return n.invalid("reduction '" + *reduction + "' on bool data");
+  Type i64 = n.b.getI64Type();
+  if (!elementOf(*indices).isInteger(64) && !elementOf(*indices).isInteger(32))
+    return n.invalid("indices must be int32 or int64, not " + typeText(elementOf(*indices)));
+  ArrayRef<int64_t> ds = shapeOf(*data), is = shapeOf(*indices);
+  const int64_t rank = ds.size();
+  std::optional<int64_t> axis = normalizeAxis(*axisAttr, rank);
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " + Twine(rank));
+  if (static_cast<int64_t>(is.size()) != rank || shapeOf(*updates) != is)
+    return n.invalid("indices " + shapeText(is) + " and updates " +
+                     shapeText(shapeOf(*updates)) + " must have one shape, of data's rank " +
+                     Twine(rank));
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && is[d] > ds[d])
+      return n.invalid("indices " + shapeText(is) + " exceed data " + shapeText(ds) +
+                       " in dim " + Twine(d));
+  Value index = *indices;
+  if (elementOf(index) != i64)
+    index = n.create<CastOp>(RankedTensorType::get(is, i64), index);
+  SmallVector<int64_t> column(is);
+  column.push_back(1);
+  SmallVector<Value> coordinates;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == *axis) {
+      coordinates.push_back(n.reshape(index, column));
+      continue;
+    }
+    SmallVector<int64_t> line(rank + 1, 1);
+    line[d] = is[d];
+    SmallVector<int64_t> iota = llvm::to_vector(llvm::seq<int64_t>(0, is[d]));
+    Value positions = n.constantValue(integerAttr(RankedTensorType::get(line, i64), iota));
+    coordinates.push_back(n.create<ExpandOp>(RankedTensorType::get(column, i64), positions));
+  }
+  SmallVector<int64_t> tuples(is);
+  tuples.push_back(rank);
+  Value coords = n.create<ConcatOp>(RankedTensorType::get(tuples, i64), coordinates,
+                                    {n.named("axis", n.b.getI64IntegerAttr(rank))});
+  return n.setOutput(0, n.create<ScatterNDOp>(data->getType(), {*data, coords, *updates},
+                                              {n.named("reduction", n.b.getStringAttr(*reduction))}));
+}
+
 LogicalResult importTrilu(Node &n) {
   FailureOr<Value> x = n.input(0);
   FailureOr<int64_t> upper = n.getInt("upper", 1);
@@ -922,6 +986,8 @@ const OpVersion kDataMovementOps[] = {
     {"GatherND", {11}, importGatherND},
     // ScatterND-16 added reduction (none, add, mul), -18 max and min.
     {"ScatterND", {11}, importScatterND},
+    {"ScatterElements", {11}, importScatterElements},
+    {"Scatter", {9}, importScatterElements},
     {"Trilu", {14}, importTrilu},
     {"Expand", {8}, importExpand},
     {"Tile", {6}, importTile},
