@@ -542,6 +542,23 @@ LogicalResult importGatherND(Node &n) {
                               {n.named("batch_dims", n.b.getI64IntegerAttr(*batchDims))}));
 }
 
+/// What ScatterND and ScatterElements check alike: the reduction attribute
+/// (none, add, mul from opset 16; max and min from opset 18), updates of the
+/// data's type, no reduction on bool.
+LogicalResult checkScatter(Node &n, Value data, Value updates, const std::string &reduction) {
+  const bool known = reduction == "none" || reduction == "add" || reduction == "mul" ||
+                     (n.graph.opset >= 18 && (reduction == "max" || reduction == "min"));
+  if (!known)
+    return n.invalid("reduction '" + reduction + "' is not one of " + n.opType() + "-" +
+                     Twine(n.graph.opset >= 18 ? 18 : 16) + "'s");
+  if (elementOf(updates) != elementOf(data))
+    return n.invalid("updates of type " + typeText(elementOf(updates)) +
+                     " differ from data of type " + typeText(elementOf(data)));
+  if (reduction != "none" && elementOf(data).isInteger(1))
+    return n.invalid("reduction '" + reduction + "' on bool data");
+  return success();
+}
+
 /// ScatterND: the reduction attribute from opset 16 (none, add, mul), max
 /// and min from opset 18.
 LogicalResult importScatterND(Node &n) {
@@ -549,18 +566,10 @@ LogicalResult importScatterND(Node &n) {
   FailureOr<std::string> reduction = n.getString("reduction", "none");
   if (failed(data) || failed(indices) || failed(updates) || failed(reduction))
     return failure();
-  const bool known = *reduction == "none" || *reduction == "add" || *reduction == "mul" ||
-                     (n.graph.opset >= 18 && (*reduction == "max" || *reduction == "min"));
-  if (!known)
-    return n.invalid("reduction '" + *reduction + "' is not one of ScatterND-" +
-                     Twine(n.graph.opset >= 18 ? 18 : 16) + "'s");
+  if (failed(checkScatter(n, *data, *updates, *reduction)))
+    return failure();
   if (!elementOf(*indices).isInteger(64))
     return n.invalid("indices must be int64, not " + typeText(elementOf(*indices)));
-  if (elementOf(*updates) != elementOf(*data))
-    return n.invalid("updates of type " + typeText(elementOf(*updates)) +
-                     " differ from data of type " + typeText(elementOf(*data)));
-  if (*reduction != "none" && elementOf(*data).isInteger(1))
-    return n.invalid("reduction '" + *reduction + "' on bool data");
   std::string why;
   FailureOr<SmallVector<int64_t>> shape =
       ScatterNDOp::updatesShape(shapeOf(*data), shapeOf(*indices), why);
@@ -587,16 +596,8 @@ LogicalResult importScatterElements(Node &n) {
   if (failed(data) || failed(indices) || failed(updates) || failed(axisAttr) ||
       failed(reduction))
     return failure();
-  const bool known = *reduction == "none" || *reduction == "add" || *reduction == "mul" ||
-                     (n.graph.opset >= 18 && (*reduction == "max" || *reduction == "min"));
-  if (!known)
-    return n.invalid("reduction '" + *reduction + "' is not one of ScatterElements-" +
-                     Twine(n.graph.opset >= 18 ? 18 : 16) + "'s");
-  if (elementOf(*updates) != elementOf(*data))
-    return n.invalid("updates of type " + typeText(elementOf(*updates)) +
-                     " differ from data of type " + typeText(elementOf(*data)));
-  if (*reduction != "none" && elementOf(*data).isInteger(1))
-    return n.invalid("reduction '" + *reduction + "' on bool data");
+  if (failed(checkScatter(n, *data, *updates, *reduction)))
+    return failure();
   Type i64 = n.b.getI64Type();
   if (!elementOf(*indices).isInteger(64) && !elementOf(*indices).isInteger(32))
     return n.invalid("indices must be int32 or int64, not " + typeText(elementOf(*indices)));

@@ -245,26 +245,28 @@ cpu::Attrs makeAttrs(std::initializer_list<std::pair<std::string, cpu::AttrValue
   return attrs;
 }
 
-cpu::KernelStatus run(const std::string &op, const cpu::Attrs &attrs,
-                      const std::vector<const Tensor *> &inputs, Tensor &output) {
+namespace {
+cpu::KernelStatus runOn(const std::string &op, const cpu::Attrs &attrs,
+                        const std::vector<const Tensor *> &inputs,
+                        const std::vector<cpu::TensorView *> &outputs) {
   cpu::Kernel kernel = cpu::findKernel(op);
   if (!kernel)
     return cpu::KernelStatus{"no kernel " + op};
   std::vector<const cpu::TensorView *> views;
   for (const Tensor *t : inputs)
     views.push_back(t ? &t->view() : nullptr);
-  return kernel(attrs, views, {&output.view()});
+  return kernel(attrs, views, outputs);
+}
+} // namespace
+
+cpu::KernelStatus run(const std::string &op, const cpu::Attrs &attrs,
+                      const std::vector<const Tensor *> &inputs, Tensor &output) {
+  return runOn(op, attrs, inputs, {&output.view()});
 }
 
 cpu::KernelStatus run(const std::string &op, const cpu::Attrs &attrs,
                       const std::vector<const Tensor *> &inputs, Tensor &first, Tensor &second) {
-  cpu::Kernel kernel = cpu::findKernel(op);
-  if (!kernel)
-    return cpu::KernelStatus{"no kernel " + op};
-  std::vector<const cpu::TensorView *> views;
-  for (const Tensor *t : inputs)
-    views.push_back(t ? &t->view() : nullptr);
-  return kernel(attrs, views, {&first.view(), &second.view()});
+  return runOn(op, attrs, inputs, {&first.view(), &second.view()});
 }
 
 } // namespace tessel::test
