@@ -257,41 +257,50 @@ TEST(KernelSoftmax, SoftmaxAndLogSoftmax) {
   }
 }
 
-TEST(KernelCumSum, RunningSumsInEveryDirection) {
-  std::mt19937 rng(83);
+/// cumsum (cumprod with `product`) on every dtype, direction and axis
+/// against a reference combining the counted elements here in double. The
+/// inputs are integers in [lo, hi], so every sum (every product of <= 7 of
+/// them in [-3, 3], zeros and signs included) is exact in any order and type.
+void checkScan(const char *op, bool product, unsigned seed, double lo, double hi) {
+  std::mt19937 rng(seed);
   const std::pair<Shape, int64_t> cases[] = {{{3, 4, 5}, 0}, {{3, 4, 5}, 1}, {{3, 4, 5}, -1},
                                              {{7}, 0}, {{2, 1, 3}, 1}};
   for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64})
     for (int exclusive = 0; exclusive < 2; ++exclusive)
       for (int reverse = 0; reverse < 2; ++reverse)
         for (const auto &[s, axisAttr] : cases) {
-          // Small integers: every sum is exact, in any order and type.
-          Tensor x = randomTensor(t, s, rng, -8, 8);
+          Tensor x = randomTensor(t, s, rng, lo, hi);
           if (!isIntType(t))
             for (int64_t i = 0; i < x.size(); ++i)
-              x.set(i, std::floor(x.get(i)));
+              x.set(i, product ? std::round(x.get(i)) : std::floor(x.get(i)));
           const int64_t axis = axisAttr < 0 ? axisAttr + s.size() : axisAttr;
           Tensor y(t, s);
           Attrs a;
           a.set("axis", axisAttr);
           a.set("exclusive", int64_t(exclusive));
           a.set("reverse", int64_t(reverse));
-          RUN_OK("cumsum", a, {&x}, y);
+          RUN_OK(op, a, {&x}, y);
           for (int64_t e = 0; e < numel(s); ++e) {
             Shape idx = unravel(e, s);
             const int64_t at = idx[axis];
-            double expected = 0;
+            double expected = product ? 1 : 0;
             for (int64_t k = 0; k < s[axis]; ++k) {
               const bool counted = reverse ? (exclusive ? k > at : k >= at)
                                            : (exclusive ? k < at : k <= at);
               idx[axis] = k;
               if (counted)
-                expected += x.get(ravel(idx, s));
+                expected = product ? expected * x.get(ravel(idx, s))
+                                   : expected + x.get(ravel(idx, s));
             }
-            ASSERT_EQ(y.get(e), expected) << dtypeName(t) << " exclusive " << exclusive
-                                          << " reverse " << reverse << " element " << e;
+            ASSERT_EQ(y.get(e), expected) << op << " " << dtypeName(t) << " exclusive "
+                                          << exclusive << " reverse " << reverse
+                                          << " element " << e;
           }
         }
+}
+
+TEST(KernelCumSum, RunningSumsInEveryDirection) {
+  checkScan("cumsum", /*product=*/false, 83, -8, 8);
   Tensor x(DType::F32, {2, 3}), y(DType::F32, {2, 3});
   Attrs a;
   a.set("axis", int64_t(2));
@@ -299,41 +308,7 @@ TEST(KernelCumSum, RunningSumsInEveryDirection) {
 }
 
 TEST(KernelCumProd, RunningProductsInEveryDirection) {
-  std::mt19937 rng(89);
-  const std::pair<Shape, int64_t> cases[] = {{{3, 4, 5}, 0}, {{3, 4, 5}, 1}, {{3, 4, 5}, -1},
-                                             {{7}, 0}, {{2, 1, 3}, 1}};
-  for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64})
-    for (int exclusive = 0; exclusive < 2; ++exclusive)
-      for (int reverse = 0; reverse < 2; ++reverse)
-        for (const auto &[s, axisAttr] : cases) {
-          // Integers in [-3, 3]: every product of <= 7 of them is exact (and
-          // zeros and signs occur), in any order and type.
-          Tensor x = randomTensor(t, s, rng, -3, 3);
-          if (!isIntType(t))
-            for (int64_t i = 0; i < x.size(); ++i)
-              x.set(i, std::round(x.get(i)));
-          const int64_t axis = axisAttr < 0 ? axisAttr + s.size() : axisAttr;
-          Tensor y(t, s);
-          Attrs a;
-          a.set("axis", axisAttr);
-          a.set("exclusive", int64_t(exclusive));
-          a.set("reverse", int64_t(reverse));
-          RUN_OK("cumprod", a, {&x}, y);
-          for (int64_t e = 0; e < numel(s); ++e) {
-            Shape idx = unravel(e, s);
-            const int64_t at = idx[axis];
-            double expected = 1;
-            for (int64_t k = 0; k < s[axis]; ++k) {
-              const bool counted = reverse ? (exclusive ? k > at : k >= at)
-                                           : (exclusive ? k < at : k <= at);
-              idx[axis] = k;
-              if (counted)
-                expected *= x.get(ravel(idx, s));
-            }
-            ASSERT_EQ(y.get(e), expected + 0.0) << dtypeName(t) << " exclusive " << exclusive
-                                                << " reverse " << reverse << " element " << e;
-          }
-        }
+  checkScan("cumprod", /*product=*/true, 89, -3, 3);
   Tensor x(DType::F32, {2, 3}), y(DType::F32, {2, 3});
   Attrs a;
   a.set("axis", int64_t(-3));
