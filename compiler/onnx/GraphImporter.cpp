@@ -242,8 +242,14 @@ ImportResult importOnnxFile(MLIRContext &context, const std::string &path,
         failedResult.failure = ImportFailure::Unsupported;
       return failedResult;
     }
+    std::string error = upgradeOldOpset(model);
+    if (!error.empty()) {
+      emitError(fileLoc) << error;
+      failedResult.failure = ImportFailure::Unsupported;
+      return failedResult;
+    }
     PropagatedData propagated;
-    std::string error = checkAndInferIsolated(model, propagated);
+    error = checkAndInferIsolated(model, propagated);
     if (!error.empty()) {
       emitError(fileLoc) << error;
       return failedResult;

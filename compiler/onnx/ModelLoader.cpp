@@ -9,12 +9,14 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include "onnx/checker.h"
+#include "onnx/version_converter/convert.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 
@@ -467,40 +469,30 @@ LogicalResult loadModel(MLIRContext *ctx, const std::string &path,
   return fixInputShapes(fileLoc, options, graph);
 }
 
-/// checkAndInfer in a child process. ONNX 1.12's inference functions crash on
-/// some malformed nodes (SIGSEGV in LayerNormalization's for an out-of-range
-/// axis, SIGFPE in DepthToSpace's when blocksize^2 overflows); isolated, such
-/// a crash becomes a diagnostic instead of taking the compiler down. The
-/// child sends back what inference found: the graph's value_info and output
-/// types, and the propagated data (as inputs of a graph whose shapes hold it).
-std::string checkAndInferIsolated(onnx::ModelProto &model,
-                                  PropagatedData &propagated) {
+/// Runs `work` in a child process and returns the bytes it returns, or
+/// nothing when the child dies (`crash` then says how). ONNX 1.12's
+/// inference functions and version adapters crash on some malformed nodes
+/// (SIGSEGV in LayerNormalization's inference for an out-of-range axis,
+/// SIGFPE in DepthToSpace's when blocksize^2 overflows); isolated, such a
+/// crash becomes a diagnostic instead of taking the compiler down. Where the
+/// process cannot fork, `work` runs in this one.
+std::optional<std::string> runIsolated(llvm::function_ref<std::string()> work,
+                                       std::string &crash) {
   int fds[2];
   if (::pipe(fds) != 0)
-    return checkAndInfer(model, propagated);
+    return work();
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    return checkAndInfer(model, propagated);
+    return work();
   }
   if (pid == 0) {
     ::close(fds[0]);
     // A crash must end the child, not run the parent's crash handlers.
     for (int sig : {SIGSEGV, SIGFPE, SIGBUS, SIGILL, SIGABRT})
       std::signal(sig, SIG_DFL);
-    onnx::ModelProto envelope;
-    envelope.set_doc_string(checkAndInfer(model, propagated));
-    onnx::GraphProto &found = *envelope.mutable_graph();
-    *found.mutable_value_info() = model.graph().value_info();
-    *found.mutable_output() = model.graph().output();
-    for (const auto &[name, data] : propagated) {
-      auto *value = found.add_input();
-      value->set_name(name);
-      *value->mutable_type()->mutable_tensor_type()->mutable_shape() = data;
-    }
-    std::string bytes;
-    bool sent = envelope.SerializeToString(&bytes) && writeAll(fds[1], bytes);
+    bool sent = writeAll(fds[1], work());
     ::_exit(sent ? 0 : 1);
   }
   ::close(fds[1]);
@@ -518,16 +510,39 @@ std::string checkAndInferIsolated(onnx::ModelProto &model,
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  onnx::ModelProto envelope;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-      !envelope.ParseFromString(bytes)) {
-    std::string how =
-        WIFSIGNALED(status)
-            ? std::string(" (") + ::strsignal(WTERMSIG(status)) + ")"
-            : std::string();
-    return "ONNX checker or shape inference crashed on this model" + how +
-           ": it is malformed";
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    crash = WIFSIGNALED(status) ? std::string(" (") + ::strsignal(WTERMSIG(status)) + ")"
+                                : std::string();
+    return std::nullopt;
   }
+  return bytes;
+}
+
+/// checkAndInfer in a child process. The child sends back what inference
+/// found: the graph's value_info and output types, and the propagated data
+/// (as inputs of a graph whose shapes hold it).
+std::string checkAndInferIsolated(onnx::ModelProto &model,
+                                  PropagatedData &propagated) {
+  std::string crash;
+  std::optional<std::string> bytes = runIsolated(
+      [&] {
+        onnx::ModelProto envelope;
+        envelope.set_doc_string(checkAndInfer(model, propagated));
+        onnx::GraphProto &found = *envelope.mutable_graph();
+        *found.mutable_value_info() = model.graph().value_info();
+        *found.mutable_output() = model.graph().output();
+        for (const auto &[name, data] : propagated) {
+          auto *value = found.add_input();
+          value->set_name(name);
+          *value->mutable_type()->mutable_tensor_type()->mutable_shape() = data;
+        }
+        return envelope.SerializeAsString();
+      },
+      crash);
+  onnx::ModelProto envelope;
+  if (!bytes || !envelope.ParseFromString(*bytes))
+    return "ONNX checker or shape inference crashed on this model" + crash +
+           ": it is malformed";
   if (!envelope.doc_string().empty())
     return envelope.doc_string();
   onnx::GraphProto &graph = *model.mutable_graph();
@@ -537,6 +552,105 @@ std::string checkAndInferIsolated(onnx::ModelProto &model,
     *graph.mutable_output(i)->mutable_type() = found.output(i).type();
   for (const auto &value : found.input())
     propagated[value.name()] = value.type().tensor_type().shape();
+  return "";
+}
+
+/// Works around ONNX 1.12's adapter of the binary ops' broadcast from opset
+/// 6 to 7 (BroadcastForwardCompatibility), which unsqueezes B to the rank
+/// of A whatever its axis, so that a channel bias [C] added at axis 1 of
+/// [N, C, H, W] becomes [C, 1, 1, 1] and is refused: such a B is
+/// unsqueezed here, to [C, 1, 1], which leaves it aligned with A's last
+/// dims as opset 7 broadcasts, and the adapter has nothing left to move.
+/// `inferred` has the shapes of the node inputs (and needs inference again).
+void alignOldBroadcasts(onnx::ModelProto &inferred) {
+  std::unordered_map<std::string, int> ranks;
+  onnx::GraphProto &graph = *inferred.mutable_graph();
+  for (const auto *values : {&graph.input(), &graph.value_info()})
+    for (const auto &value : *values)
+      if (value.type().tensor_type().has_shape())
+        ranks[value.name()] = value.type().tensor_type().shape().dim_size();
+  for (const auto &tensor : graph.initializer())
+    ranks[tensor.name()] = tensor.dims_size();
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (onnx::NodeProto &node : *graph.mutable_node()) {
+    static const std::set<std::string> kBroadcasting = {"Add", "Sub", "Mul", "Div",
+                                                        "Pow", "And", "Or", "Xor",
+                                                        "Equal", "Greater", "Less"};
+    onnx::AttributeProto *axis = nullptr;
+    bool broadcast = false;
+    for (auto &attr : *node.mutable_attribute()) {
+      if (attr.name() == "axis")
+        axis = &attr;
+      broadcast |= attr.name() == "broadcast" && attr.i() == 1;
+    }
+    auto a = ranks.find(node.input_size() == 2 ? node.input(0) : "");
+    auto b = ranks.find(node.input_size() == 2 ? node.input(1) : "");
+    if (isDefaultDomain(node.domain()) && kBroadcasting.count(node.op_type()) && broadcast &&
+        axis && a != ranks.end() && b != ranks.end() && axis->i() >= 0 &&
+        axis->i() + b->second < a->second) {
+      onnx::NodeProto &unsqueeze = *nodes.Add();
+      unsqueeze.set_op_type("Unsqueeze");
+      unsqueeze.set_name(node.name() + "/tessel_broadcast_axis");
+      unsqueeze.add_input(node.input(1));
+      unsqueeze.add_output(unsqueeze.name());
+      onnx::AttributeProto &axes = *unsqueeze.add_attribute();
+      axes.set_name("axes");
+      axes.set_type(onnx::AttributeProto::INTS);
+      for (int64_t d = b->second; d < a->second - axis->i(); ++d)
+        axes.add_ints(d);
+      node.set_input(1, unsqueeze.output(0)); // the axis now aligns B's last dim
+    }
+    *nodes.Add() = std::move(node);
+  }
+  graph.mutable_node()->Swap(&nodes);
+}
+
+std::string upgradeOldOpset(onnx::ModelProto &model) {
+  int64_t opset = 0;
+  for (const auto &entry : model.opset_import())
+    if (isDefaultDomain(entry.domain()))
+      opset = entry.version();
+  if (opset == 0 || opset >= kMinOpset)
+    return "";
+  // Only where the op table needs it: a model whose ops are all unchanged
+  // since its opset imports as it is (OpTable.h).
+  std::string needs;
+  const OpTable &table = OpTable::get();
+  for (const auto &node : model.graph().node())
+    if (isDefaultDomain(node.domain()) && table.contains(node.op_type()) &&
+        !table.find(node.op_type(), opset) && needs.find(node.op_type()) == std::string::npos)
+      needs += (needs.empty() ? "" : ", ") + node.op_type();
+  if (needs.empty())
+    return "";
+  std::string crash;
+  // The reply: 'E' and the converter's error, or 'M' and the converted model.
+  std::optional<std::string> bytes = runIsolated(
+      [&]() -> std::string {
+        try {
+          // The adapters read the shapes of their nodes' inputs.
+          onnx::ModelProto inferred = model;
+          onnx::shape_inference::InferShapes(inferred);
+          alignOldBroadcasts(inferred);
+          onnx::shape_inference::InferShapes(inferred);
+          return "M" + onnx::version_conversion::ConvertVersion(inferred, kMinOpset)
+                           .SerializeAsString();
+        } catch (const std::exception &e) {
+          return std::string("E") + e.what();
+        }
+      },
+      crash);
+  std::string failure =
+      "unsupported: cannot upgrade this opset-" + std::to_string(opset) + " model (its " + needs +
+      " nodes have the semantics of opsets before " + std::to_string(kMinOpset) +
+      ") with ONNX's version converter: ";
+  if (!bytes || bytes->empty())
+    return failure + "it crashed" + crash;
+  if ((*bytes)[0] == 'E')
+    return failure + bytes->substr(1);
+  onnx::ModelProto converted;
+  if (!converted.ParseFromString(bytes->substr(1)))
+    return failure + "its result does not parse";
+  model = std::move(converted);
   return "";
 }
 

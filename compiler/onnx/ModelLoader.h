@@ -39,6 +39,14 @@ mlir::LogicalResult loadModel(mlir::MLIRContext *ctx, const std::string &path,
                               const ImportOptions &options,
                               onnx::ModelProto &model, bool &unsupported);
 
+/// Upgrades a model older than kMinOpset with ONNX's version converter
+/// (libonnx's version_conversion, in a child process) when one of its nodes
+/// has an op whose semantics changed since the model's opset (Add's
+/// broadcast attribute, BatchNormalization's consumed_inputs, ...); a model
+/// whose ops are unchanged since is left as it is. Returns the error, or ""
+/// on success.
+std::string upgradeOldOpset(onnx::ModelProto &model);
+
 /// Runs the ONNX checker, then shape inference with data propagation, in a
 /// child process (in this one where fork fails). Fills in `model`'s
 /// value_info and output types and `propagated`. Returns the error, or ""

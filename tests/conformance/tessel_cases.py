@@ -346,6 +346,44 @@ def squeeze_excite_case(outdir, rng, name, shape, hidden, gate):
     write(outdir, name, nodes, [("x", x)], [("y", y.astype(np.float32))], inits)
 
 
+def opset6_case(outdir, rng, name):
+    """A CNN head with opset 6's semantics, which the version converter
+    upgrades: BatchNormalization-6 (is_test), Add-6 and Mul-6 with the
+    broadcast and axis attributes (a channel bias, a scalar scale), Gemm-6
+    (broadcast C), Dropout-6 (is_test), around ops unchanged since (Conv,
+    Relu, GlobalAveragePool, Flatten)."""
+    x = values(rng, (2, 4, 5, 5))
+    w = (rng.integers(-8, 9, size=(8, 4, 3, 3)) / 16.0).astype(np.float32)
+    scale, shift, bias = values(rng, (8,)), values(rng, (8,)), values(rng, (8,))
+    mean = values(rng, (8,))
+    var = (rng.integers(1, 17, size=8) / 8.0).astype(np.float32)
+    wfc = values(rng, (8, 3))
+    bfc = values(rng, (3,))
+    k = np.array([0.75], np.float32)
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "scale", "shift", "mean", "var"], ["bn"],
+                         is_test=1, epsilon=1e-3),
+        helper.make_node("Add", ["bn", "bias"], ["a"], broadcast=1, axis=1),
+        helper.make_node("Relu", ["a"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"], axis=1),
+        helper.make_node("Gemm", ["f", "wfc", "bfc"], ["fc"], broadcast=1),
+        helper.make_node("Mul", ["fc", "k"], ["m"], broadcast=1),
+        helper.make_node("Dropout", ["m"], ["y"], is_test=1),
+    ]
+    c = conv_ref(x, w, np.zeros(8, np.float32), (1, 1), (1, 1, 1, 1), (1, 1)).astype(np.float64)
+    per = lambda v: v.astype(np.float64).reshape(1, 8, 1, 1)
+    bn = (c - per(mean)) / np.sqrt(per(var) + 1e-3) * per(scale) + per(shift)
+    r = np.maximum(bn + per(bias), 0.0)
+    fc = r.mean(axis=(2, 3)) @ wfc.astype(np.float64) + bfc
+    y = (fc * 0.75).astype(np.float32)
+    write(outdir, name, nodes, [("x", x)], [("y", y)],
+          [numpy_helper.from_array(a, n) for a, n in
+           ((w, "w"), (scale, "scale"), (shift, "shift"), (mean, "mean"), (var, "var"),
+            (bias, "bias"), (wfc, "wfc"), (bfc, "bfc"), (k, "k"))], opset=6)
+
+
 def main(outdir):
     rng = np.random.default_rng(20261123)
     # Max pools: 16 and 24 channels take the 16-byte path at f16 and f32; 12
@@ -417,6 +455,9 @@ def main(outdir):
     squeeze_excite_case(outdir, rng, "test_tessel_squeeze_excite_hard_sigmoid", (3, 16, 5, 5), 4,
                         "HardSigmoid")
     attention_cases(outdir, rng)
+    # A model older than opset 7 whose ops changed since (ONNX's version
+    # converter upgrades it).
+    opset6_case(outdir, rng, "test_tessel_opset6_cnn")
 
 
 if __name__ == "__main__":

@@ -399,13 +399,28 @@ CASES.update({
     "reduce_mean_28": lambda: reduce_mean_17_with_axes_input(),
 })
 
-# Ops newer than opset 13.
+def opset6_add(bias_shape):
+    """Add-6 of x [2,3,4] and a bias at axis 1 (broadcast=1), then Relu."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, bias_shape)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])
+    return helper.make_graph(
+        [helper.make_node("Add", ["x", "b"], ["s"], broadcast=1, axis=1, name="bias_add"),
+         helper.make_node("Relu", ["s"], ["y"])], "opset6_add", [x, b], [y])
+
+
+CASES.update({
+    "opset6_add": lambda: opset6_add([3]),
+    "opset6_add_bad": lambda: opset6_add([5]),
+})
+
+# Ops newer than opset 13 (and older than opset 7).
 OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14, "scatter_nd": 16,
           "scatter_nd_bad_updates": 16, "newer_opsets": 25, "reduce_mean_17_axes_input": 17,
           "reduce_mean_28": 28, "split_18_bad_count": 18,
           "attention_4d_causal_mask": 23, "attention_3d_past": 23, "attention_softcap": 23,
           "layer_norm_bad_scale": 17, "swish_24": 24, "dynamic_batch": 18,
-          "resize_sizes_not_larger": 18}
+          "resize_sizes_not_larger": 18, "opset6_add": 6, "opset6_add_bad": 6}
 
 if __name__ == "__main__":
     case, out = sys.argv[1], sys.argv[2]
