@@ -4,7 +4,8 @@
 // explicit pads, ConvTranspose's output_shape to pads), Gemm (alpha, beta and
 // transposes as attributes), MatMul (numpy batch broadcasting) and Attention
 // (opset 23: tessel.attention, the op the attention fusion makes of the
-// MatMul-Softmax-MatMul pattern).
+// MatMul-Softmax-MatMul pattern) and Einsum (transposes, reshapes and
+// batched MatMuls).
 //
 //===----------------------------------------------------------------------===//
 #include "Node.h"
@@ -12,6 +13,7 @@
 #include "OpTable.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -413,12 +415,270 @@ LogicalResult importAttention(Node &n) {
   return n.setOutput(0, y);
 }
 
+/// An Einsum operand: its value and each dim's label (a letter, or
+/// kEllipsisLabel + i for the i-th of the dims the ellipses stand for,
+/// counted so that they align to the right across operands).
+struct Labeled {
+  Value value;
+  SmallVector<int> labels;
+};
+constexpr int kEllipsisLabel = 256;
+
+std::string labelText(int label) {
+  return label >= kEllipsisLabel ? "... dim " + std::to_string(label - kEllipsisLabel)
+                                 : "'" + std::string(1, char(label)) + "'";
+}
+
+/// `x` with its dims in the order of `order` (labels of x).
+Labeled permuteTo(Node &n, const Labeled &x, ArrayRef<int> order) {
+  SmallVector<int64_t> perm, shape;
+  for (int label : order) {
+    int64_t d = llvm::find(x.labels, label) - x.labels.begin();
+    perm.push_back(d);
+    shape.push_back(shapeOf(x.value)[d]);
+  }
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return {x.value, SmallVector<int>(order)};
+  return {n.create<TransposeOp>(RankedTensorType::get(shape, elementOf(x.value)), x.value,
+                                {n.named("perm", n.b.getDenseI64ArrayAttr(perm))}),
+          SmallVector<int>(order)};
+}
+
+/// `x` summed over the dims whose labels `drop` selects.
+Labeled sumOut(Node &n, const Labeled &x, llvm::function_ref<bool(int)> drop) {
+  SmallVector<int64_t> axes;
+  Labeled y{x.value, {}};
+  for (auto [d, label] : llvm::enumerate(x.labels))
+    (drop(label) ? axes.push_back(d) : y.labels.push_back(label));
+  if (!axes.empty())
+    y.value = createReduce<ReduceSumOp>(n, x.value, axes, /*keepdims=*/false);
+  return y;
+}
+
+/// `x` with each label that appears twice replaced by its diagonal: the
+/// elements off it zeroed (a where over an identity mask), then a sum over
+/// the second of the two dims.
+Labeled takeDiagonals(Node &n, Labeled x) {
+  for (;;) {
+    int first = -1, second = -1;
+    for (int i = 0; i < int(x.labels.size()) && second < 0; ++i)
+      for (int j = i + 1; j < int(x.labels.size()) && second < 0; ++j)
+        if (x.labels[i] == x.labels[j])
+          std::tie(first, second) = std::pair(i, j);
+    if (second < 0)
+      return x;
+    ArrayRef<int64_t> shape = shapeOf(x.value);
+    int64_t size = shape[first];
+    SmallVector<int64_t> maskShape(shape.size(), 1);
+    maskShape[first] = maskShape[second] = size;
+    SmallVector<bool> eye(size * size, false);
+    for (int64_t i = 0; i < size; ++i)
+      eye[i * size + i] = true;
+    Value mask = n.constantValue(
+        DenseElementsAttr::get(RankedTensorType::get(maskShape, n.b.getI1Type()), eye));
+    Value masked = n.create<WhereOp>(x.value.getType(),
+                                     {mask, x.value, n.scalar(elementOf(x.value), 0.0)});
+    x.value = createReduce<ReduceSumOp>(n, masked, {second}, /*keepdims=*/false);
+    x.labels.erase(x.labels.begin() + second);
+  }
+}
+
+/// The product of `a` and `b` summed over their common labels that `keep`
+/// lacks, as one (batched) MatMul: each operand transposed to [batch, own,
+/// contracted] or [batch, contracted, own] and its own and contracted dims
+/// merged; the result is [batch, a's own, b's own].
+Labeled contract(Node &n, Labeled a, Labeled b, llvm::function_ref<bool(int)> keep,
+                 const llvm::DenseMap<int, int64_t> &sizes) {
+  auto in = [](const Labeled &x, int label) { return llvm::is_contained(x.labels, label); };
+  a = sumOut(n, a, [&](int l) { return !keep(l) && !in(b, l); });
+  b = sumOut(n, b, [&](int l) { return !keep(l) && !in(a, l); });
+  SmallVector<int> batch, aOwn, bOwn, summed;
+  for (int l : a.labels)
+    (in(b, l) ? (keep(l) ? batch : summed) : aOwn).push_back(l);
+  for (int l : b.labels)
+    if (!in(a, l))
+      bOwn.push_back(l);
+  auto product = [&](ArrayRef<int> labels) {
+    int64_t p = 1;
+    for (int l : labels)
+      p *= sizes.lookup(l);
+    return p;
+  };
+  auto operand = [&](Labeled x, ArrayRef<int> outer, ArrayRef<int> inner) {
+    SmallVector<int> order(batch);
+    order.append(outer.begin(), outer.end());
+    order.append(inner.begin(), inner.end());
+    x = permuteTo(n, x, order);
+    SmallVector<int64_t> shape(shapeOf(x.value).take_front(batch.size()));
+    shape.push_back(product(outer));
+    shape.push_back(product(inner));
+    return shape == shapeOf(x.value) ? x.value : n.reshape(x.value, shape);
+  };
+  Value lhs = operand(a, aOwn, summed), rhs = operand(b, summed, bOwn);
+  SmallVector<int64_t> shape;
+  for (auto [da, db] : llvm::zip(shapeOf(lhs).drop_back(2), shapeOf(rhs).drop_back(2)))
+    shape.push_back(std::max(da, db));
+  shape.push_back(product(aOwn));
+  shape.push_back(product(bOwn));
+  Labeled y{n.create<MatMulOp>(RankedTensorType::get(shape, elementOf(lhs)), {lhs, rhs}), batch};
+  y.labels.append(aOwn);
+  y.labels.append(bOwn);
+  SmallVector<int64_t> split;
+  for (int l : y.labels)
+    split.push_back(llvm::is_contained(batch, l) ? shape[llvm::find(batch, l) - batch.begin()]
+                                                 : sizes.lookup(l));
+  if (split != shape)
+    y.value = n.reshape(y.value, split);
+  return y;
+}
+
+/// Einsum (opset 12) with explicit or implicit output and ellipses, as
+/// tessel ops: repeated labels in an operand give its diagonal, labels in
+/// one operand only and not in the output are summed first, and the
+/// operands are multiplied left to right, each pair as one MatMul (a
+/// batched one on Tensor Cores) between transposes and reshapes; the result
+/// is transposed to the output's order. Ellipsis dims broadcast as numpy's
+/// do, and an explicit output must have them, as numpy's einsum (ONNX's
+/// reference) requires; a letter must have one size wherever it appears.
+LogicalResult importEinsum(Node &n) {
+  FailureOr<std::string> equationAttr = n.getString("equation", "");
+  if (failed(equationAttr))
+    return failure();
+  std::string equation;
+  for (char c : *equationAttr)
+    if (c != ' ')
+      equation += c;
+  size_t arrow = equation.find("->");
+  std::string lhs = equation.substr(0, arrow);
+  SmallVector<std::string> terms;
+  for (size_t begin = 0;;) {
+    size_t comma = lhs.find(',', begin);
+    terms.push_back(lhs.substr(begin, comma - begin));
+    if (comma == std::string::npos)
+      break;
+    begin = comma + 1;
+  }
+  if (int(terms.size()) != n.numInputs())
+    return n.invalid("equation '" + *equationAttr + "' has " + Twine(terms.size()) +
+                     " operand(s), the node " + Twine(n.numInputs()) + " input(s)");
+  // Each term's letters, and where its ellipsis is (npos: none).
+  auto parse = [&](const std::string &term, std::string &letters, size_t &ellipsis) {
+    letters.clear();
+    ellipsis = std::string::npos;
+    for (size_t i = 0; i < term.size(); ++i) {
+      if (term.compare(i, 3, "...") == 0 && ellipsis == std::string::npos) {
+        ellipsis = letters.size();
+        i += 2;
+      } else if (std::isalpha(static_cast<unsigned char>(term[i]))) {
+        letters += term[i];
+      } else {
+        return false;
+      }
+    }
+    return true;
+  };
+  SmallVector<Labeled> operands;
+  SmallVector<std::pair<std::string, size_t>> parsed;
+  int64_t ellipsisRank = 0;
+  for (auto [i, term] : llvm::enumerate(terms)) {
+    FailureOr<Value> x = n.input(i);
+    if (failed(x))
+      return failure();
+    std::string letters;
+    size_t ellipsis;
+    if (!parse(term, letters, ellipsis))
+      return n.invalid("cannot parse operand '" + term + "' of equation '" + *equationAttr + "'");
+    int64_t rank = shapeOf(*x).size(), extra = rank - int64_t(letters.size());
+    if (extra < 0 || (extra > 0 && ellipsis == std::string::npos))
+      return n.invalid("operand '" + term + "' of equation '" + *equationAttr +
+                       "' does not fit input " + Twine(i) + " of rank " + Twine(rank));
+    ellipsisRank = std::max(ellipsisRank, extra);
+    operands.push_back({*x, {}});
+    parsed.push_back({letters, ellipsis});
+  }
+  llvm::DenseMap<int, int64_t> sizes;
+  for (auto [x, term] : llvm::zip(operands, parsed)) {
+    auto &[letters, ellipsis] = term;
+    int64_t extra = shapeOf(x.value).size() - letters.size();
+    for (size_t i = 0; i <= letters.size(); ++i) {
+      if (i == ellipsis)
+        for (int64_t e = 0; e < extra; ++e)
+          x.labels.push_back(kEllipsisLabel + ellipsisRank - extra + e);
+      if (i < letters.size())
+        x.labels.push_back(letters[i]);
+    }
+    for (auto [label, size] : llvm::zip(x.labels, shapeOf(x.value))) {
+      auto [known, inserted] = sizes.try_emplace(label, size);
+      if (inserted || known->second == size)
+        continue;
+      if (label >= kEllipsisLabel && (known->second == 1 || size == 1))
+        known->second = std::max(known->second, size);
+      else
+        return n.invalid("label " + labelText(label) + " has sizes " + Twine(known->second) +
+                         " and " + Twine(size));
+    }
+  }
+  // The output's labels: as written, or (implicit) the ellipsis dims, then
+  // the letters that appear once, in alphabetical order.
+  SmallVector<int> output;
+  if (arrow != std::string::npos) {
+    std::string letters;
+    size_t ellipsis;
+    if (!parse(equation.substr(arrow + 2), letters, ellipsis))
+      return n.invalid("cannot parse the output of equation '" + *equationAttr + "'");
+    for (size_t i = 0; i <= letters.size(); ++i) {
+      if (i == ellipsis)
+        for (int64_t e = 0; e < ellipsisRank; ++e)
+          output.push_back(kEllipsisLabel + e);
+      if (i < letters.size()) {
+        if (llvm::is_contained(output, letters[i]) || !sizes.count(letters[i]))
+          return n.invalid("output label '" + Twine(letters[i]) + "' of equation '" +
+                           *equationAttr + "' is repeated or in no operand");
+        output.push_back(letters[i]);
+      }
+    }
+  } else {
+    for (int64_t e = 0; e < ellipsisRank; ++e)
+      output.push_back(kEllipsisLabel + e);
+    for (int c = 0; c < kEllipsisLabel; ++c) {
+      int count = 0;
+      for (const auto &term : parsed)
+        count += llvm::count(term.first, char(c));
+      if (count == 1)
+        output.push_back(c);
+    }
+  }
+  for (int e = 0; e < ellipsisRank; ++e)
+    if (!llvm::is_contained(output, kEllipsisLabel + e))
+      return n.invalid("the output of equation '" + *equationAttr +
+                       "' has no '...' for its operands' ellipsis dims");
+
+  for (Labeled &x : operands)
+    x = takeDiagonals(n, x);
+  Labeled y = sumOut(n, operands[0], [&](int l) {
+    return !llvm::is_contained(output, l) &&
+           llvm::none_of(ArrayRef(operands).drop_front(),
+                         [&](const Labeled &o) { return llvm::is_contained(o.labels, l); });
+  });
+  for (size_t i = 1; i < operands.size(); ++i)
+    y = contract(n, y, operands[i], [&](int l) {
+      return llvm::is_contained(output, l) ||
+             llvm::any_of(ArrayRef(operands).drop_front(i + 1),
+                          [&](const Labeled &o) { return llvm::is_contained(o.labels, l); });
+    }, sizes);
+  y = permuteTo(n, y, output);
+  if (y.value == operands[0].value && operands.size() == 1)
+    y.value = n.create<IdentityOp>(y.value.getType(), y.value);
+  return n.setOutput(0, y.value);
+}
+
 const OpVersion kConvGemmOps[] = {
     // Attention-24 added nonpad_kv_seqlen, 25 the windows: the handler
     // refuses both.
     {"Attention", {23}, importAttention},
     {"Conv", {1}, importConv},
     {"ConvTranspose", {1}, importConvTranspose},
+    {"Einsum", {12}, importEinsum},
     {"Gemm", {7}, importGemm},
     {"MatMul", {1}, importMatMul},
 };

@@ -384,6 +384,28 @@ def opset6_case(outdir, rng, name):
             (bias, "bias"), (wfc, "wfc"), (bfc, "bfc"), (k, "k"))], opset=6)
 
 
+def einsum_cases(outdir, rng):
+    """Einsum beyond the ONNX suite's (f64, one or two small operands): f32
+    operands of Tensor Core sizes (attention scores, the batched matmul a
+    head's projection is), an implicit output with a broadcast ellipsis,
+    three operands, an outer product, a trace per batch; numpy.einsum in
+    float64 is the reference."""
+    cases = [
+        ("test_tessel_einsum_attention_scores", "bhqd,bhkd->bhqk", [(2, 3, 8, 16), (2, 3, 8, 16)]),
+        ("test_tessel_einsum_ellipsis_implicit", "...ij,jk", [(2, 1, 4, 24), (24, 16)]),
+        ("test_tessel_einsum_ellipsis_broadcast", "...ij,...jk->...ik", [(2, 1, 4, 8), (2, 3, 8, 5)]),
+        ("test_tessel_einsum_three_operands", "ij,jk,kl->li", [(4, 8), (8, 16), (16, 8)]),
+        ("test_tessel_einsum_outer", "i,j->ij", [(5,), (7,)]),
+        ("test_tessel_einsum_trace_sum", "bii,bj->jb", [(3, 6, 6), (3, 4)]),
+    ]
+    names = "xyz"
+    for name, equation, shapes in cases:
+        arrays = [values(rng, shape) for shape in shapes]
+        y = np.einsum(equation, *[a.astype(np.float64) for a in arrays]).astype(np.float32)
+        node = helper.make_node("Einsum", list(names[:len(arrays)]), ["out"], equation=equation)
+        write(outdir, name, [node], list(zip(names, arrays)), [("out", y)], opset=12)
+
+
 def main(outdir):
     rng = np.random.default_rng(20261123)
     # Max pools: 16 and 24 channels take the 16-byte path at f16 and f32; 12
@@ -458,6 +480,7 @@ def main(outdir):
     # A model older than opset 7 whose ops changed since (ONNX's version
     # converter upgrades it).
     opset6_case(outdir, rng, "test_tessel_opset6_cnn")
+    einsum_cases(outdir, rng)
 
 
 if __name__ == "__main__":

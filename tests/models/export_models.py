@@ -28,7 +28,13 @@ The models:
   and gpt2 (12 pre-LN blocks, width 768, 12 heads, sequence 128, vocabulary
   50257; input "input_ids" int64[1,128], output the logits); bert_tiny and
   gpt2_tiny are the same with 2 layers, width 256 and 4 heads (head dim 64,
-  sequence 128; gpt2_tiny's vocabulary 1001), sized for the CPU tier in CI.
+  sequence 128; gpt2_tiny's vocabulary 1001), sized for the CPU tier in CI;
+- torchvision's semantic segmentation models lraspp_mobilenet_v3_large,
+  fcn_resnet50 and deeplabv3_mobilenet_v3_large (opset 13, no auxiliary
+  head, weights_backbone=None; the dict they return wrapped so that the
+  graph's one output is its 'out' tensor, the per-pixel logits of 21
+  classes at the input's size: bilinear Resize, align_corners=False),
+  at SEGMENTATION_SHAPE to keep the CPU tier short.
 Without --models, the models ctest tests are exported (DEFAULT_MODELS:
 everything but the full-size transformers).
 """
@@ -57,7 +63,30 @@ def skinny_mlp(weights=None):
                                torch.nn.Linear(4096, 1024))
 
 
-# Image classifiers (and skinny_mlp): name -> constructor(weights=None).
+class SegmentationOut(torch.nn.Module):
+    """A torchvision segmentation model whose output is its dict's 'out'
+    tensor (N, classes, H, W): the ONNX graph's one output."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+def segmentation(constructor):
+    """constructor(weights=None) building a torchvision segmentation model
+    without pretrained backbone weights and without the auxiliary head."""
+    def build(weights=None):
+        return SegmentationOut(constructor(weights=weights, weights_backbone=None,
+                                           aux_loss=False))
+    build.__name__ = constructor.__name__
+    return build
+
+
+# Image classifiers (and skinny_mlp, and the segmentation models):
+# name -> constructor(weights=None).
 MODELS = {
     "resnet18": torchvision.models.resnet18,
     "resnet50": torchvision.models.resnet50,
@@ -74,7 +103,14 @@ MODELS = {
     "mobilenet_v3_large": torchvision.models.mobilenet_v3_large,
     "resnet18_dynamic": torchvision.models.resnet18,
     "resnet18_dynamic_opset18": torchvision.models.resnet18,
+    "lraspp_mobilenet_v3_large": segmentation(
+        torchvision.models.segmentation.lraspp_mobilenet_v3_large),
+    "fcn_resnet50": segmentation(torchvision.models.segmentation.fcn_resnet50),
+    "deeplabv3_mobilenet_v3_large": segmentation(
+        torchvision.models.segmentation.deeplabv3_mobilenet_v3_large),
 }
+# The segmentation models: no top-1 image reference (their output is a map).
+SEGMENTATION = ("lraspp_mobilenet_v3_large", "fcn_resnet50", "deeplabv3_mobilenet_v3_large")
 # Models exported with a dynamic batch dimension (dynamic_axes), as
 # torch.onnx.export users commonly do; besides NAME.input.pb / NAME.output.pb
 # (batch 1) they get NAME_bB.input.pb / NAME_bB.output.pb for each B of
@@ -107,8 +143,12 @@ OPSET = 13
 OPSETS = {"vit_b_16": 17, "convnext_tiny": 17, "swin_t": 17, "resnet18_opset18": 18,
           "resnet18_dynamic_opset18": 18}
 INPUT_SHAPE = (1, 3, 224, 224)  # batch 1 keeps the CPU-tier run short
-# Models whose input is not an image.
+# The segmentation models' input: smaller than the classifiers' (their convs
+# run at stride 8 in fcn_resnet50's dilated ResNet) to keep the CPU tier short.
+SEGMENTATION_SHAPE = (1, 3, 160, 160)
+# Models whose input is not a 224x224 image.
 INPUT_SHAPES = {"skinny_mlp": (1, 1024)}
+INPUT_SHAPES.update({name: SEGMENTATION_SHAPE for name in SEGMENTATION})
 # A real photograph for the top-1 checks, from Debian's python-matplotlib-data
 # (scripts/dev/install-deps.sh installs it): matplotlib's sample of Grace Hopper.
 IMAGE = "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"
@@ -148,15 +188,15 @@ def save_tensor(array, name, path):
     os.replace(tmp, path)
 
 
-def calibrate_batchnorm(model, batches=2, batch_size=8):
+def calibrate_batchnorm(model, shape=INPUT_SHAPE, batches=2, batch_size=8):
     """Gives BatchNorm layers the statistics and affine terms of a trained net.
 
     Freshly initialized BatchNorm in eval mode is an identity (mean 0, var 1,
     gamma 1, beta 0), so with weights=None activations drift in scale with depth:
     mobilenet_v2's logits come out ~1e-9, which any sane atol would pass
     unchecked. Here gamma/beta get random values and the running statistics are
-    measured on random inputs (cumulative average, train mode), as training
-    would leave them. Activations then stay O(1) through the net, the logits are
+    measured on random inputs of the model's input size (cumulative average,
+    train mode), as training would leave them. Activations then stay O(1) through the net, the logits are
     O(1), and the BatchNorm folded into each Conv (torch's exporter folds it in
     eval mode) carries a real per-channel scale and shift. Deterministic: runs
     under the caller's torch.manual_seed.
@@ -172,7 +212,7 @@ def calibrate_batchnorm(model, batches=2, batch_size=8):
             bn.momentum = None  # cumulative moving average over the batches below
         model.train()
         for _ in range(batches):
-            model(torch.randn(batch_size, *INPUT_SHAPE[1:]))
+            model(torch.randn(batch_size, *shape[1:]))
 
 
 def randomize_layer_norms(model):
@@ -190,7 +230,7 @@ def randomize_layer_norms(model):
 def prepare(name, model):
     """Makes a freshly built torchvision model's function that of a trained
     one where its initialization would leave it degenerate."""
-    calibrate_batchnorm(model)
+    calibrate_batchnorm(model, INPUT_SHAPES.get(name, INPUT_SHAPE))
     randomize_layer_norms(model)
     with torch.no_grad():
         if name == "vit_b_16":

@@ -2,7 +2,8 @@
 """A small float64 numpy evaluator for the ONNX ops the model tests and the
 bundled example use (onnx 1.12 ships no reference evaluator): the CNNs' ops,
 and the transformers' (LayerNormalization, Erf, Tanh, Softmax, Gather, Where,
-Expand, Split, Slice, ReduceMean, shape arithmetic, ...).
+Expand, Split, Slice, ReduceMean, shape arithmetic, ...), and the segmentation
+models' Resize.
 
 It is an independent check on the test data, not on Tessel: it confirms that
 an exported .onnx file computes what PyTorch computed (so a model-test failure
@@ -239,6 +240,125 @@ def scatter_nd(data, indices, updates):
     return y
 
 
+def _str_attr(attrs, name, default):
+    value = attrs.get(name, default)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _resize_weights(length, out_length, resized, scale, attrs, roi):
+    """One axis of Resize (opsets 11-17): the (out_length, length) matrix of
+    the weights each output element gives the input elements along the axis,
+    and the output elements outside the input (tf_crop_and_resize's
+    extrapolation), following the operator's definition: the output
+    coordinate mapped to the input by coordinate_transformation_mode, then
+    nearest, linear (2 taps) or cubic (4 taps, cubic_coeff_a) interpolation,
+    the taps past an edge taking the edge's value (exclude_outside: weight 0,
+    the others renormalized). `resized` is the resized length in the
+    coordinate transformations: length * scale as given, unrounded (ONNX's
+    reference: align_corners' ratio with downsample scales), or the size."""
+    mode = _str_attr(attrs, "mode", "nearest")
+    transform = _str_attr(attrs, "coordinate_transformation_mode", "half_pixel")
+    x = np.arange(out_length, dtype=np.float64)
+    if transform == "half_pixel":
+        x_in = (x + 0.5) / scale - 0.5
+    elif transform == "pytorch_half_pixel":
+        x_in = (x + 0.5) / scale - 0.5 if resized > 1 else np.zeros_like(x)
+    elif transform == "align_corners":
+        x_in = x * (length - 1) / (resized - 1) if resized > 1 else np.zeros_like(x)
+    elif transform == "asymmetric":
+        x_in = x / scale
+    elif transform == "tf_half_pixel_for_nearest":
+        x_in = (x + 0.5) / scale
+    elif transform == "tf_crop_and_resize":
+        start, end = roi
+        if resized > 1:
+            x_in = start * (length - 1) + x * (end - start) * (length - 1) / (resized - 1)
+        else:
+            x_in = np.full_like(x, 0.5 * (start + end) * (length - 1))
+    else:
+        raise NotImplementedError("numpy_ref: Resize coordinate_transformation_mode %s"
+                                  % transform)
+    outside = (x_in < 0) | (x_in > length - 1) if transform == "tf_crop_and_resize" else \
+        np.zeros(out_length, dtype=bool)
+    weights = np.zeros((out_length, length))
+    rows = np.arange(out_length)
+    if mode == "nearest":
+        nearest = _str_attr(attrs, "nearest_mode", "round_prefer_floor")
+        index = {"round_prefer_floor": lambda v: np.ceil(v - 0.5),
+                 "round_prefer_ceil": lambda v: np.floor(v + 0.5),
+                 "floor": np.floor, "ceil": np.ceil}.get(nearest)
+        if index is None:
+            raise NotImplementedError("numpy_ref: Resize nearest_mode %s" % nearest)
+        weights[rows, np.clip(index(x_in), 0, length - 1).astype(np.int64)] = 1.0
+        return weights, outside
+    base = np.floor(x_in)
+    t = x_in - base
+    if mode == "linear":
+        taps, coeffs = [0, 1], [1.0 - t, t]
+    elif mode == "cubic":
+        a = attrs.get("cubic_coeff_a", -0.75)
+
+        def cubic(d):  # Keys' kernel at distance d (0 <= d < 2)
+            return np.where(d <= 1, ((a + 2) * d - (a + 3)) * d * d + 1,
+                            ((a * d - 5 * a) * d + 8 * a) * d - 4 * a)
+        taps, coeffs = [-1, 0, 1, 2], [cubic(1 + t), cubic(t), cubic(1 - t), cubic(2 - t)]
+    else:
+        raise NotImplementedError("numpy_ref: Resize mode %s" % mode)
+    exclude = bool(attrs.get("exclude_outside", 0))
+    total = np.zeros(out_length)
+    for tap, coeff in zip(taps, coeffs):
+        index = base.astype(np.int64) + tap
+        inside = (index >= 0) & (index <= length - 1)
+        if exclude:
+            coeff = np.where(inside, coeff, 0.0)
+        np.add.at(weights, (rows, np.clip(index, 0, length - 1)), coeff)
+        total += coeff
+    if exclude:
+        weights /= total[:, None]
+    return weights, outside
+
+
+def resize(x, roi, scales, sizes, attrs):
+    """ONNX Resize, opsets 11-17 (X, roi, scales, sizes): separable, one axis
+    at a time (_resize_weights); the output size floor(L * scale), or sizes
+    (their ratio to the input's the scale)."""
+    for name, default in (("antialias", 0), ("axes", None),
+                          ("keep_aspect_ratio_policy", "stretch")):
+        if _str_attr(attrs, name, default) != default:
+            raise NotImplementedError("numpy_ref: Resize with %s" % name)
+    if sizes is not None and sizes.size:
+        out_shape = _int_list(sizes)
+        scales = [o / float(n) for o, n in zip(out_shape, x.shape)]
+        resized = [float(o) for o in out_shape]
+    else:
+        scales = [float(v) for v in np.asarray(scales).reshape(-1)]
+        resized = [n * s for n, s in zip(x.shape, scales)]
+        out_shape = [int(np.floor(r)) for r in resized]
+    if len(out_shape) != x.ndim:
+        raise NotImplementedError("numpy_ref: Resize of %d axes of a %d-D tensor"
+                                  % (len(out_shape), x.ndim))
+    roi = np.asarray(roi, np.float64).reshape(-1) if roi is not None and roi.size else \
+        np.array([0.0] * x.ndim + [1.0] * x.ndim)
+    y = x.astype(np.float64)
+    outside = np.zeros(out_shape, dtype=bool)
+    for axis, (length, out_length, scale) in enumerate(zip(x.shape, out_shape, scales)):
+        if length == 0 or out_length == 0:
+            raise NotImplementedError("numpy_ref: Resize of an empty axis")
+        if length == out_length and scale == 1.0 and _str_attr(
+                attrs, "coordinate_transformation_mode", "half_pixel") in (
+                "half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"):
+            continue  # each element maps to itself: the identity in every mode
+        weights, out_axis = _resize_weights(length, out_length, resized[axis], scale, attrs,
+                                            (roi[axis], roi[axis + x.ndim]))
+        y = np.moveaxis(np.tensordot(weights, y, axes=([1], [axis])), 0, axis)
+        shape = [1] * x.ndim
+        shape[axis] = out_length
+        outside |= out_axis.reshape(shape)
+    if outside.any():
+        y = np.where(outside, float(attrs.get("extrapolation_value", 0.0)), y)
+    return y.astype(x.dtype) if x.dtype.kind != "f" else y
+
+
 def cast(x, to):
     if to in (onnx.TensorProto.BFLOAT16, onnx.TensorProto.STRING):
         raise NotImplementedError("numpy_ref: Cast to %s" % onnx.TensorProto.DataType.Name(to))
@@ -366,6 +486,10 @@ def evaluate(op, x, a, outputs):
         if a.get("reduction", b"none") not in (b"none", "none"):
             raise NotImplementedError("numpy_ref: ScatterND with a reduction")
         return scatter_nd(x[0], x[1], x[2])
+    if op == "Resize":
+        if len(x) < 3:  # Resize-10 (X, scales), without the modes of 11
+            raise NotImplementedError("numpy_ref: Resize-10")
+        return resize(x[0], x[1], x[2], x[3] if len(x) > 3 else None, a)
     if op == "Dropout":
         # The identity, and a mask that keeps everything: in inference (no
         # training_mode, or a false one), or with ratio 0 (swin_t's attention

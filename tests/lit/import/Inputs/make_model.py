@@ -409,7 +409,19 @@ def opset6_add(bias_shape):
          helper.make_node("Relu", ["s"], ["y"])], "opset6_add", [x, b], [y])
 
 
+def einsum(equation, shapes, out):
+    inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
+              for n, s in zip("abc", shapes)]
+    y = helper.make_tensor_value_info("out", TensorProto.FLOAT, out)
+    return helper.make_graph(
+        [helper.make_node("Einsum", list("abc"[:len(shapes)]), ["out"], equation=equation,
+                          name="contract")], "einsum", inputs, [y])
+
+
 CASES.update({
+    "einsum_matmul": lambda: einsum("bij,bjk->bik", [[2, 3, 4], [2, 4, 5]], [2, 3, 5]),
+    "einsum_bad_sizes": lambda: einsum("ij,jk->ik", [[3, 4], [5, 2]], [3, 2]),
+    "einsum_sum_ellipsis": lambda: einsum("...i->i", [[2, 3, 4]], [4]),
     "opset6_add": lambda: opset6_add([3]),
     "opset6_add_bad": lambda: opset6_add([5]),
 })
@@ -420,7 +432,8 @@ OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14, "scatter_
           "reduce_mean_28": 28, "split_18_bad_count": 18,
           "attention_4d_causal_mask": 23, "attention_3d_past": 23, "attention_softcap": 23,
           "layer_norm_bad_scale": 17, "swish_24": 24, "dynamic_batch": 18,
-          "resize_sizes_not_larger": 18, "opset6_add": 6, "opset6_add_bad": 6}
+          "resize_sizes_not_larger": 18, "opset6_add": 6, "opset6_add_bad": 6,
+          "einsum_matmul": 12, "einsum_bad_sizes": 12, "einsum_sum_ellipsis": 12}
 
 if __name__ == "__main__":
     case, out = sys.argv[1], sys.argv[2]
