@@ -107,8 +107,9 @@ FailureOr<EngineAttrs> engineAttrs(Operation *op) {
   for (NamedAttribute named : all) {
     std::string name = named.getName().str();
     Attribute attr = named.getValue();
-    // Operand positions are encoded in the step's input list instead.
-    if (name == "operandSegmentSizes")
+    // Operand positions are encoded in the step's input list instead; the
+    // precision pin is the compiler's (the types carry its effect).
+    if (name == "operandSegmentSizes" || name == kModelPrecisionAttr)
       continue;
     if (auto b = dyn_cast<BoolAttr>(attr))
       attrs.emplace_back(name, int64_t(b.getValue()));

@@ -5,6 +5,7 @@
 // location, and never reaches the engine.
 //
 //===----------------------------------------------------------------------===//
+#include <cmath>
 #include "TesselDialect.h"
 #include "tessel/attention.h"
 
@@ -144,20 +145,60 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 OpFoldResult IdentityOp::fold(FoldAdaptor) { return getInput(); }
 
+/// Whether every element of float `v` is an integer (or NaN): a round, a
+/// constant of integers, a cast from an integer type, a clip with integer
+/// bounds of such values, or
+/// a sum, difference or product of two (rounding an integer result keeps
+/// it an integer: near it, every float of the type is one).
+static bool isIntegral(Value v, int depth = 0) {
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 8)
+    return false;
+  if (isa<RoundOp>(op))
+    return true;
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+    return dense && llvm::all_of(dense.getValues<APFloat>(),
+                                 [](const APFloat &f) { return f.isInteger(); });
+  }
+  if (auto cast = dyn_cast<CastOp>(op))
+    return isa<IntegerType>(elementOf(cast.getInput()));
+  if (auto clip = dyn_cast<ClipOp>(op))
+    return std::trunc(clip.getMin().convertToDouble()) == clip.getMin().convertToDouble() &&
+           std::trunc(clip.getMax().convertToDouble()) == clip.getMax().convertToDouble() &&
+           isIntegral(clip.getInput(), depth + 1);
+  if (isa<AddOp, SubOp, MulOp>(op))
+    return isIntegral(op->getOperand(0), depth + 1) && isIntegral(op->getOperand(1), depth + 1);
+  return false;
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())
     return getInput();
-  // x -> wider -> back is x when the widening represents every x exactly
-  // (f16 -> f32, bf16 -> f32, f32 -> f64); a narrowing in between is not.
   auto inner = getInput().getDefiningOp<CastOp>();
   if (!inner || inner.getInput().getType() != getType())
     return {};
+  // x -> wider -> back is x when the widening represents every x exactly
+  // (f16 -> f32, bf16 -> f32, f32 -> f64); a narrowing in between is not.
   auto from = dyn_cast<FloatType>(elementOf(inner.getInput()));
   auto through = dyn_cast<FloatType>(elementOf(inner.getOutput()));
   if (from && through &&
       llvm::APFloat::isRepresentableAsNormalIn(from.getFloatSemantics(),
                                                through.getFloatSemantics()))
     return inner.getInput();
+  // float -> integer -> back is x when x is integral and clipped into the
+  // integer's range (a QuantizeLinear's result, then a DequantizeLinear's
+  // cast: the pair is a fake quantization in float).
+  auto integer = dyn_cast<IntegerType>(elementOf(inner.getOutput()));
+  auto clip = inner.getInput().getDefiningOp<ClipOp>();
+  if (from && integer && clip && isIntegral(clip.getResult())) {
+    const unsigned bits = integer.getWidth();
+    const bool isUnsigned = integer.isUnsigned() || bits == 1;
+    double lo = isUnsigned ? 0.0 : -std::ldexp(1.0, bits - 1);
+    double hi = isUnsigned ? std::ldexp(1.0, bits) - 1 : std::ldexp(1.0, bits - 1) - 1;
+    if (clip.getMin().convertToDouble() >= lo && clip.getMax().convertToDouble() <= hi)
+      return inner.getInput();
+  }
   return {};
 }
 

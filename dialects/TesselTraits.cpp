@@ -37,6 +37,8 @@ template <KernelFamily... Families> KernelFamily declaredFamily(OperationName na
 } // namespace
 
 PrecisionClass precisionClass(Operation *op) {
+  if (op->hasAttr(kModelPrecisionAttr))
+    return PrecisionClass::F32;
   return precisionOf(op->getName()).value_or(PrecisionClass::F32);
 }
 

@@ -111,8 +111,15 @@ bool isElementwiseBinary(mlir::Operation *op);
 bool isComparison(mlir::Operation *op);
 bool isReduction(mlir::Operation *op);
 
-/// The precision class `op` declares. Ops of other dialects declare none and
-/// are F32: never lowered by accident.
+/// The unit attribute that pins an op to the precision the model gave it:
+/// the arithmetic of a conversion the model wrote (QuantizeLinear and
+/// DequantizeLinear), which --tessel-lower-precision leaves in f32 as it
+/// leaves a model's Cast.
+constexpr llvm::StringLiteral kModelPrecisionAttr = "tessel.model_precision";
+
+/// The precision class `op` declares; F32 where it carries
+/// kModelPrecisionAttr. Ops of other dialects declare none and are F32:
+/// never lowered by accident.
 PrecisionClass precisionClass(mlir::Operation *op);
 /// Whether `name` (a registered op) declares a precision class at all.
 bool declaresPrecision(mlir::OperationName name);

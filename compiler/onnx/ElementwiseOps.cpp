@@ -3,7 +3,8 @@
 // Unary ops (with their float attributes' ONNX defaults), Clip, Cast and
 // CastLike, IsInf, and the broadcasting binary and variadic ops: one tessel op
 // each, except variadic Max/Min/Sum/Mean (a chain of binary ops) and IsInf
-// (equal against the infinities).
+// (equal against the infinities), and QuantizeLinear / DequantizeLinear
+// (their arithmetic as float ops, a clip and casts).
 //
 //===----------------------------------------------------------------------===//
 #include "Node.h"
@@ -256,6 +257,198 @@ LogicalResult importIsInf(Node &n) {
   return n.setConstantOutput(0, DenseElementsAttr::get(result, false));
 }
 
+/// A Q/DQ node's scale or zero point, shaped to broadcast against x of
+/// shape `xs`: a scalar (or one element) per tensor; a vector along `axis`
+/// per axis; with `block` > 0 (opset 21's blocked quantization), x's shape
+/// with ceil(D / block) at `axis`, each element repeated `block` times
+/// along it (unsqueeze, expand, merge, and a slice where the last block is
+/// short).
+FailureOr<Value> alignQuantParam(Node &n, Value param, ArrayRef<int64_t> xs, int64_t axis,
+                                 int64_t block, StringRef what) {
+  ArrayRef<int64_t> ps = shapeOf(param);
+  const int64_t rank = xs.size();
+  if (block == 0) {
+    if (ps.size() <= 1 && ShapedType::getNumElements(ps) == 1)
+      return param;
+    if (ps.size() != 1 || ps[0] != xs[axis])
+      return n.invalid(what + " has shape " + shapeText(ps) + "; per axis it is [" +
+                       Twine(xs[axis]) + "], dim " + Twine(axis) + " of the input " +
+                       shapeText(xs));
+    SmallVector<int64_t> shape(rank - axis, 1);
+    shape[0] = xs[axis];
+    return n.reshape(param, shape);
+  }
+  const int64_t blocks = (xs[axis] + block - 1) / block;
+  bool fits = int64_t(ps.size()) == rank;
+  for (int64_t d = 0; fits && d < rank; ++d)
+    fits = ps[d] == (d == axis ? blocks : xs[d]);
+  if (!fits)
+    return n.invalid(what + " has shape " + shapeText(ps) + "; with block_size " +
+                     Twine(block) + " along dim " + Twine(axis) + " of the input " +
+                     shapeText(xs) + " it has " + Twine(blocks) + " there");
+  SmallVector<int64_t> split(ps), repeated(ps), merged(ps);
+  split.insert(split.begin() + axis + 1, 1);
+  repeated.insert(repeated.begin() + axis + 1, block);
+  merged[axis] = blocks * block;
+  Value expanded = n.create<ExpandOp>(RankedTensorType::get(repeated, elementOf(param)),
+                                      n.reshape(param, split));
+  Value full = n.reshape(expanded, merged);
+  if (merged[axis] == xs[axis])
+    return full;
+  return createSlice(n, full, SmallVector<int64_t>(rank, 0), SmallVector<int64_t>(rank, 1), xs);
+}
+
+/// What QuantizeLinear and DequantizeLinear read alike: x, the scale and
+/// the optional zero point, each parameter aligned to x (alignQuantParam).
+struct QuantOperands {
+  Value x, scale, zeroPoint;
+  Type scaleElement, zeroElement;
+};
+
+FailureOr<QuantOperands> quantOperands(Node &n) {
+  FailureOr<Value> x = n.input(0), scale = n.input(1);
+  FailureOr<int64_t> axisAttr = n.getInt("axis", 1), block = n.getInt("block_size", 0);
+  if (failed(x) || failed(scale) || failed(axisAttr) || failed(block))
+    return failure();
+  ArrayRef<int64_t> xs = shapeOf(*x);
+  // The axis matters per axis and blocked only (its default, 1, is out of
+  // range for a 1-D input quantized per tensor).
+  ArrayRef<int64_t> ss = shapeOf(*scale);
+  bool perTensor = *block == 0 && ss.size() <= 1 && ShapedType::getNumElements(ss) == 1;
+  std::optional<int64_t> axis = perTensor ? 0 : normalizeAxis(*axisAttr, xs.size());
+  if (!axis)
+    return n.invalid("axis " + Twine(*axisAttr) + " is out of range for rank " +
+                     Twine(xs.size()));
+  if (*block < 0)
+    return n.invalid("block_size " + Twine(*block) + " is negative");
+  if (!isa<FloatType>(elementOf(*scale)))
+    return n.invalid("the scale must be a float tensor, not " + typeText(elementOf(*scale)));
+  QuantOperands q{*x, {}, {}, elementOf(*scale), {}};
+  FailureOr<Value> aligned = alignQuantParam(n, *scale, xs, *axis, *block, "the scale");
+  if (failed(aligned))
+    return failure();
+  q.scale = *aligned;
+  if (n.has(2)) {
+    FailureOr<Value> zero = n.input(2);
+    if (failed(zero))
+      return failure();
+    if (shapeOf(*zero) != shapeOf(*scale))
+      return n.invalid("the zero point's shape " + shapeText(shapeOf(*zero)) +
+                       " is not the scale's " + shapeText(shapeOf(*scale)));
+    q.zeroElement = elementOf(*zero);
+    aligned = alignQuantParam(n, *zero, xs, *axis, *block, "the zero point");
+    if (failed(aligned))
+      return failure();
+    q.zeroPoint = *aligned;
+  }
+  return q;
+}
+
+/// `v` as `element` (a cast unless it is one already).
+Value castTo(Node &n, Value v, Type element) {
+  if (elementOf(v) == element)
+    return v;
+  return n.create<CastOp>(RankedTensorType::get(shapeOf(v), element), v);
+}
+
+/// `v`, its producer pinned to the model's precision (kModelPrecisionAttr):
+/// quantization arithmetic is integer arithmetic in float, which f16 cannot
+/// hold (int16's range, a divide's rounding at a tie), so an fp16 engine
+/// computes it in the model's type as it computes a model's Cast.
+Value pinned(Value v) {
+  if (Operation *op = v.getDefiningOp(); op && !isa<ConstantOp>(op))
+    op->setAttr(kModelPrecisionAttr, UnitAttr::get(op->getContext()));
+  return v;
+}
+
+/// The float type an attribute (output_dtype, precision) names, or `dflt`
+/// when it is absent or 0.
+FailureOr<Type> floatTypeAttr(Node &n, StringRef name, Type dflt) {
+  FailureOr<int64_t> code = n.getInt(name, 0);
+  if (failed(code))
+    return failure();
+  if (*code == 0)
+    return dflt;
+  Type t = elementType(n.ctx, static_cast<int32_t>(*code));
+  if (!t || !isa<FloatType>(t))
+    return FailureOr<Type>(n.unsupported(name + " " + onnxTypeName(static_cast<int32_t>(*code)),
+                                         "float, float16, bfloat16 or double"));
+  return t;
+}
+
+/// QuantizeLinear: saturate(round(x / scale) + zero_point), rounding half
+/// to even, per tensor, per axis or blocked (opset 21), to int8, uint8,
+/// int16 or uint16 (the zero point's type, else output_dtype, else uint8),
+/// as tessel ops: the divide in the scale's type (or `precision`'s), round,
+/// add, a clip to the integer range, a cast; pinned to that type in an fp16
+/// engine too (pinned). In a float engine a
+/// DequantizeLinear of the result folds the cast pair away (CastOp::fold):
+/// the pair is a fake quantization in float.
+LogicalResult importQuantize(Node &n) {
+  FailureOr<QuantOperands> q = quantOperands(n);
+  if (failed(q))
+    return failure();
+  Type target = q->zeroElement;
+  if (!target) {
+    FailureOr<int64_t> code = n.getInt("output_dtype", onnx::TensorProto::UINT8);
+    if (failed(code))
+      return failure();
+    target = elementType(n.ctx, static_cast<int32_t>(*code ? *code : onnx::TensorProto::UINT8));
+    if (!target)
+      return n.unsupported(Twine("output_dtype ") + onnxTypeName(static_cast<int32_t>(*code)),
+                           "int8, uint8, int16 or uint16");
+  }
+  auto integer = dyn_cast<IntegerType>(target);
+  if (!integer || (integer.getWidth() != 8 && integer.getWidth() != 16))
+    return n.unsupported("quantization to " + typeText(target), "int8, uint8, int16 or uint16");
+  FailureOr<Type> compute = floatTypeAttr(n, "precision", q->scaleElement);
+  if (failed(compute))
+    return failure();
+  const unsigned bits = integer.getWidth();
+  const double lo = integer.isUnsigned() ? 0.0 : -std::ldexp(1.0, bits - 1);
+  const double hi = integer.isUnsigned() ? std::ldexp(1.0, bits) - 1 : std::ldexp(1.0, bits - 1) - 1;
+  Value x = castTo(n, q->x, *compute);
+  FailureOr<Value> scaled = createBinary<DivOp>(n, x, castTo(n, q->scale, *compute));
+  if (failed(scaled))
+    return failure();
+  Value y = pinned(n.create<RoundOp>(pinned(*scaled).getType(), *scaled));
+  if (q->zeroPoint) {
+    FailureOr<Value> shifted = createBinary<AddOp>(n, y, castTo(n, q->zeroPoint, *compute));
+    if (failed(shifted))
+      return failure();
+    y = pinned(*shifted);
+  }
+  y = pinned(n.create<ClipOp>(y.getType(), y,
+                              {n.named("min", n.b.getF64FloatAttr(lo)),
+                               n.named("max", n.b.getF64FloatAttr(hi))}));
+  return n.setOutput(0, castTo(n, y, target));
+}
+
+/// DequantizeLinear: (x - zero_point) * scale, per tensor, per axis or
+/// blocked, in the scale's type (or output_dtype's), pinned as Quantize's.
+LogicalResult importDequantize(Node &n) {
+  FailureOr<QuantOperands> q = quantOperands(n);
+  if (failed(q))
+    return failure();
+  if (!isa<IntegerType>(elementOf(q->x)))
+    return n.unsupported("dequantization of " + typeText(elementOf(q->x)),
+                         "an integer input (int8, uint8, int16, uint16, int32)");
+  FailureOr<Type> target = floatTypeAttr(n, "output_dtype", q->scaleElement);
+  if (failed(target))
+    return failure();
+  Value y = castTo(n, q->x, *target);
+  if (q->zeroPoint) {
+    FailureOr<Value> shifted = createBinary<SubOp>(n, y, castTo(n, q->zeroPoint, *target));
+    if (failed(shifted))
+      return failure();
+    y = pinned(*shifted);
+  }
+  FailureOr<Value> scaled = createBinary<MulOp>(n, y, castTo(n, q->scale, *target));
+  if (failed(scaled))
+    return failure();
+  return n.setOutput(0, pinned(*scaled));
+}
+
 const OpVersion kElementwiseOps[] = {
     // Unary.
     {"Abs", {6}, importUnary<AbsOp>},
@@ -325,6 +518,10 @@ const OpVersion kElementwiseOps[] = {
     {"Clip", {6, 10}, importClipAttributes},
     {"Clip", {11}, importClipInputs},
     {"Cast", {6}, importCast},
+    {"QuantizeLinear", {10, 12}, importQuantize},
+    {"QuantizeLinear", {13}, importQuantize},
+    {"DequantizeLinear", {10, 12}, importDequantize},
+    {"DequantizeLinear", {13}, importDequantize},
     {"CastLike", {15}, importCast},
     {"IsInf", {10}, importIsInf},
     // Binary and variadic.

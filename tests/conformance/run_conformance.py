@@ -98,6 +98,16 @@ FP16_UNREPRESENTABLE = {
        for name in ("test_softmax_large_number_expanded", "test_logsoftmax_large_number_expanded",
                     "test_softmax_large_number_expanded_ver18",
                     "test_logsoftmax_large_number_expanded_ver18")},
+    # The expanded graph computes y_scale = (2 - (-3)) / 255 in float ops
+    # (an f16 div at fp16) and quantizes x = -2.5 by it: in f32 the quotient
+    # is -127.49999 (the f32 scale is 0.019607844), which rounds to -127; the
+    # f16 scale (0.01961, relative error 2^-12) gives -127.502, which rounds
+    # to -128. The expected value sits 1e-5 from a rounding tie, so any
+    # rounding of the scale coarser than f32's moves it by one. (Quantize's own
+    # arithmetic is pinned to f32 and passes the non-expanded tests.)
+    "test_dynamicquantizelinear_expanded":
+        "x / y_scale = -127.49999 in f32, 1e-5 from a rounding tie that the f16 "
+        "storage of the graph-computed scale crosses",
 }
 
 

@@ -406,6 +406,56 @@ def einsum_cases(outdir, rng):
         write(outdir, name, [node], list(zip(names, arrays)), [("out", y)], opset=12)
 
 
+def qdq_conv_case(outdir, rng, name):
+    """A QDQ conv as quantization tools write it: the activation quantized
+    and dequantized per tensor (uint8, zero point 128), the int8 weight
+    dequantized per output channel (axis 0, zero point 0), a conv with a f32
+    bias, its output quantized and dequantized again (int8, zero point -3).
+    A float engine folds each pair's casts (a fake quantization in f32) and
+    the weight's DequantizeLinear into a constant. numpy computes the ONNX
+    formulas (round half to even, saturation) in f32, the scales' type, as
+    ONNX's reference does. The activation's and weight's scales are powers
+    of two, so that every conv output is a multiple of 1/32 below 64 in
+    magnitude, exact in f16 too; the output's scale is 0.13, which f16
+    rounds (to 0.1300049), and c / 0.13 is not exact in f16 either: the
+    case checks that quantizing in f16 would change some outputs by a step,
+    so at fp16 it passes only where the quantization arithmetic stays in
+    f32 (kModelPrecisionAttr)."""
+    x = values(rng, (1, 8, 6, 6))
+    w_q = rng.integers(-4, 5, size=(16, 8, 3, 3)).astype(np.int8)
+    w_scale = rng.choice([1 / 16, 1 / 8], size=16).astype(np.float32)
+    b = values(rng, (16,))
+    x_scale, x_zero = np.float32(1 / 2), np.uint8(128)
+    y_scale, y_zero = np.float32(0.13), np.int8(-3)
+
+    def fake_quant(v, scale, zero, lo, hi):
+        q = np.clip(np.rint(v.astype(np.float32) / scale) + np.float32(zero), lo, hi)
+        return (q - np.float32(zero)) * scale
+
+    xq = fake_quant(x, x_scale, x_zero, 0, 255)
+    w = (w_q.astype(np.float64) * w_scale.astype(np.float64).reshape(16, 1, 1, 1))
+    c = conv_ref(xq, w, b, (1, 1), (1, 1, 1, 1), (1, 1)).astype(np.float64)
+    assert np.abs(c).max() < 64 and np.all(c * 32 == np.rint(c * 32)), "not exact in f16"
+    y = fake_quant(c, y_scale, y_zero, -128, 127).astype(np.float32)
+    quotient16 = (c.astype(np.float16) / np.float16(y_scale)).astype(np.float16)
+    q16 = np.clip(np.rint(quotient16.astype(np.float32)) + np.float32(y_zero), -128, 127)
+    assert np.any(q16 != np.rint(y / y_scale + np.float32(y_zero))), "f16 quantization agrees"
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zero"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "x_scale", "x_zero"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w_q", "w_scale"], ["w"], axis=0),
+        helper.make_node("Conv", ["xd", "w", "b"], ["c"], kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["c", "y_scale", "y_zero"], ["cq"]),
+        helper.make_node("DequantizeLinear", ["cq", "y_scale", "y_zero"], ["y"]),
+    ]
+    write(outdir, name, nodes, [("x", x)], [("y", y)],
+          [numpy_helper.from_array(a, n) for a, n in
+           ((w_q, "w_q"), (w_scale, "w_scale"), (b, "b"),
+            (np.array(x_scale), "x_scale"), (np.array(x_zero), "x_zero"),
+            (np.array(y_scale), "y_scale"), (np.array(y_zero), "y_zero"))])
+
+
 def main(outdir):
     rng = np.random.default_rng(20261123)
     # Max pools: 16 and 24 channels take the 16-byte path at f16 and f32; 12
@@ -481,6 +531,8 @@ def main(outdir):
     # converter upgrades it).
     opset6_case(outdir, rng, "test_tessel_opset6_cnn")
     einsum_cases(outdir, rng)
+    # QuantizeLinear / DequantizeLinear pairs around a conv (QDQ).
+    qdq_conv_case(outdir, rng, "test_tessel_qdq_conv")
 
 
 if __name__ == "__main__":
