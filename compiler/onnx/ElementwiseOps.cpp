@@ -376,6 +376,28 @@ FailureOr<Type> floatTypeAttr(Node &n, StringRef name, Type dflt) {
   return t;
 }
 
+/// saturate(round(x / scale) + zero) in x's float type, pinned (the clip to
+/// `integer`'s range is the saturation; the caller casts); `zero` may be
+/// null.
+FailureOr<Value> quantized(Node &n, Value x, Value scale, Value zero, IntegerType integer) {
+  const unsigned bits = integer.getWidth();
+  const double lo = integer.isUnsigned() ? 0.0 : -std::ldexp(1.0, bits - 1);
+  const double hi = integer.isUnsigned() ? std::ldexp(1.0, bits) - 1 : std::ldexp(1.0, bits - 1) - 1;
+  FailureOr<Value> scaled = createBinary<DivOp>(n, x, scale);
+  if (failed(scaled))
+    return failure();
+  Value y = pinned(n.create<RoundOp>(pinned(*scaled).getType(), *scaled));
+  if (zero) {
+    FailureOr<Value> shifted = createBinary<AddOp>(n, y, zero);
+    if (failed(shifted))
+      return failure();
+    y = pinned(*shifted);
+  }
+  return pinned(n.create<ClipOp>(y.getType(), y,
+                                 {n.named("min", n.b.getF64FloatAttr(lo)),
+                                  n.named("max", n.b.getF64FloatAttr(hi))}));
+}
+
 /// QuantizeLinear: saturate(round(x / scale) + zero_point), rounding half
 /// to even, per tensor, per axis or blocked (opset 21), to int8, uint8,
 /// int16 or uint16 (the zero point's type, else output_dtype, else uint8),
@@ -404,24 +426,42 @@ LogicalResult importQuantize(Node &n) {
   FailureOr<Type> compute = floatTypeAttr(n, "precision", q->scaleElement);
   if (failed(compute))
     return failure();
-  const unsigned bits = integer.getWidth();
-  const double lo = integer.isUnsigned() ? 0.0 : -std::ldexp(1.0, bits - 1);
-  const double hi = integer.isUnsigned() ? std::ldexp(1.0, bits) - 1 : std::ldexp(1.0, bits - 1) - 1;
-  Value x = castTo(n, q->x, *compute);
-  FailureOr<Value> scaled = createBinary<DivOp>(n, x, castTo(n, q->scale, *compute));
-  if (failed(scaled))
+  Value x = castTo(n, q->x, *compute), scale = castTo(n, q->scale, *compute);
+  Value zero = q->zeroPoint ? castTo(n, q->zeroPoint, *compute) : Value();
+  FailureOr<Value> y = quantized(n, x, scale, zero, integer);
+  if (failed(y))
     return failure();
-  Value y = pinned(n.create<RoundOp>(pinned(*scaled).getType(), *scaled));
-  if (q->zeroPoint) {
-    FailureOr<Value> shifted = createBinary<AddOp>(n, y, castTo(n, q->zeroPoint, *compute));
-    if (failed(shifted))
-      return failure();
-    y = pinned(*shifted);
-  }
-  y = pinned(n.create<ClipOp>(y.getType(), y,
-                              {n.named("min", n.b.getF64FloatAttr(lo)),
-                               n.named("max", n.b.getF64FloatAttr(hi))}));
-  return n.setOutput(0, castTo(n, y, target));
+  return n.setOutput(0, castTo(n, *y, target));
+}
+
+/// DynamicQuantizeLinear (opset 11): uint8 quantization of x by the scale
+/// and zero point of its range widened to hold 0: scale = (max(0, max x) -
+/// min(0, min x)) / 255, zero point = saturate(round(-min(0, min x) /
+/// scale)), then QuantizeLinear's formula; all in f32, pinned.
+LogicalResult importDynamicQuantize(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  if (!elementOf(*x).isF32())
+    return n.invalid("x must be a float tensor, not " + typeText(elementOf(*x)));
+  auto u8 = IntegerType::get(n.ctx, 8, IntegerType::Unsigned);
+  SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, shapeOf(*x).size()));
+  Value zeroF = n.scalar(elementOf(*x), 0.0);
+  auto scalarType = RankedTensorType::get({}, elementOf(*x));
+  Value hi = pinned(n.create<MaxOp>(
+      scalarType, {createReduce<ReduceMaxOp>(n, *x, all, /*keepdims=*/false), zeroF}));
+  Value lo = pinned(n.create<MinOp>(
+      scalarType, {createReduce<ReduceMinOp>(n, *x, all, /*keepdims=*/false), zeroF}));
+  Value range = pinned(n.create<SubOp>(scalarType, {hi, lo}));
+  Value scale = pinned(n.create<DivOp>(scalarType, {range, n.scalar(elementOf(*x), 255.0)}));
+  Value negLo = pinned(n.create<SubOp>(scalarType, {zeroF, lo}));
+  FailureOr<Value> zero = quantized(n, negLo, scale, Value(), u8);
+  FailureOr<Value> y = quantized(n, *x, scale, *zero, u8);
+  if (failed(zero) || failed(y))
+    return failure();
+  if (failed(n.setOutput(0, castTo(n, *y, u8))) || failed(n.setOutput(1, scale)))
+    return failure();
+  return n.setOutput(2, castTo(n, *zero, u8));
 }
 
 /// DequantizeLinear: (x - zero_point) * scale, per tensor, per axis or
@@ -522,6 +562,7 @@ const OpVersion kElementwiseOps[] = {
     {"QuantizeLinear", {13}, importQuantize},
     {"DequantizeLinear", {10, 12}, importDequantize},
     {"DequantizeLinear", {13}, importDequantize},
+    {"DynamicQuantizeLinear", {11}, importDynamicQuantize},
     {"CastLike", {15}, importCast},
     {"IsInf", {10}, importIsInf},
     // Binary and variadic.
