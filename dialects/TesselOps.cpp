@@ -393,6 +393,13 @@ template <typename PoolOp> static LogicalResult verifyPool(PoolOp op) {
 }
 LogicalResult MaxPoolOp::verify() { return verifyPool(*this); }
 LogicalResult AvgPoolOp::verify() { return verifyPool(*this); }
+LogicalResult MaxPoolIndicesOp::verify() {
+  if (!elementOf(getOutput()).isInteger(64))
+    return emitOpError("result must be i64 indices");
+  if (getStorageOrder() != 0 && getStorageOrder() != 1)
+    return emitOpError("storage_order must be 0 or 1");
+  return verifyPool(*this);
+}
 
 static LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
   if (axis < 0 || axis >= std::max<int64_t>(rank, 1))

@@ -508,6 +508,11 @@ class Tessel_PoolOp<string mnemonic, list<Trait> traits, dag params>
 
 def Tessel_MaxPoolOp : Tessel_PoolOp<"max_pool", [ExactMath], (ins)>;
 def Tessel_AvgPoolOp : Tessel_PoolOp<"avg_pool", [F16Math], (ins BoolAttr:$count_include_pad)>;
+// MaxPool's Indices output (i64): where max_pool's result came from, as the
+// flat index into the input in NCHW order (storage_order 0: spatial dims
+// row-major; 1: column-major), whatever the layout the op runs in.
+def Tessel_MaxPoolIndicesOp : Tessel_PoolOp<"max_pool_indices", [ExactMath],
+    (ins DefaultValuedAttr<I64Attr, "0">:$storage_order)>;
 
 def Tessel_SoftmaxOp : Tessel_Op<"softmax", [SameOperandsAndResultType, InputStorageMath,
     Tessel_Kernel<"Softmax">]> {

@@ -136,6 +136,8 @@ struct PoolParams {
   int64_t n, batch, channels;
   int64_t inBatch, inC, inS, outBatch, outC, outS;
   int32_t spatialRank, includePad;
+  int32_t columnMajor; // max_pool_indices' storage_order 1
+  int32_t unused;
   int64_t inSpatial[kMaxPoolDims], outSpatial[kMaxPoolDims], kernel[kMaxPoolDims];
   int64_t stride[kMaxPoolDims], dilation[kMaxPoolDims];
   int64_t padBegin[kMaxPoolDims], padEnd[kMaxPoolDims];
@@ -296,7 +298,7 @@ static_assert(sizeof(GatherParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(ReduceParams) == 280, "layout shared with the kernels");
 static_assert(sizeof(AxisParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(ColumnParams) == 40, "layout shared with the kernels");
-static_assert(sizeof(PoolParams) == 248, "layout shared with the kernels");
+static_assert(sizeof(PoolParams) == 256, "layout shared with the kernels");
 static_assert(sizeof(NormParams) == 40, "layout shared with the kernels");
 static_assert(sizeof(BatchNormParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(LrnParams) == 56, "layout shared with the kernels");

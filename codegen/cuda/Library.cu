@@ -465,6 +465,16 @@ TSL_POOL(max_pool, maxPool, i8)
 TSL_POOL(max_pool, maxPool, u8)
 #endif
 
+// max_pool_indices: MaxPool's Indices output (i64), from f32 and f16.
+#define TSL_POOL_INDICES(name, t)                                               \
+  TSL_KERNEL tsl_##name##_##t(const TSL_T(t) *x, int64_t *y, TSL_PARAMS(PoolParams)) { \
+    maxPoolIndices(x, y, p);                                                    \
+  }
+
+#ifdef TSL_FAMILY_max_pool_indices
+TSL_FLOATS(TSL_POOL_INDICES, max_pool_indices)
+#endif
+
 #ifdef TSL_FAMILY_avg_pool
 TSL_FLOATS(TSL_POOL_VEC, avg_pool, avgPool)
 #endif

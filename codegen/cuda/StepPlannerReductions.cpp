@@ -380,7 +380,11 @@ Launches StepPlanner::lrn() {
 //===----------------------------------------------------------------------===//
 
 Launches StepPlanner::pool() {
-  if (in.size() != 1 || in[0].dtype != out[0].dtype)
+  // max_pool_indices: f32 or f16 in, i64 indices out.
+  const bool indices = step.name == "max_pool_indices";
+  if (in.size() != 1 ||
+      (indices ? !isF32OrF16(in[0].dtype) || out[0].dtype != DType::I64
+               : in[0].dtype != out[0].dtype))
     return std::nullopt;
   // The CPU kernel's own reading of the layout and window (tessel/window.h):
   // where the CPU kernel would fail, there is no GPU kernel either.
@@ -396,6 +400,7 @@ Launches StepPlanner::pool() {
   p.channels = g.channels;
   p.spatialRank = static_cast<int32_t>(ns);
   p.includePad = attrs.getInt("count_include_pad", 0) != 0;
+  p.columnMajor = attrs.getInt("storage_order", 0) == 1;
   // Spatial dims right-aligned; unused leading slots are 1-wide windows.
   const size_t lead = kernels::kMaxPoolDims - ns;
   for (size_t s = 0; s < static_cast<size_t>(kernels::kMaxPoolDims); ++s) {
@@ -424,7 +429,7 @@ Launches StepPlanner::pool() {
   // Lanes), which poolWindow sees as one channel at stride `lanes`.
   const int64_t lanes = 16 / static_cast<int64_t>(in[0].elementBytes());
   const bool floats = in[0].dtype == DType::F16 || in[0].dtype == DType::F32;
-  if (g.nhwc && floats && p.channels % lanes == 0) {
+  if (g.nhwc && floats && !indices && p.channels % lanes == 0) {
     name += "_vec";
     p.channels /= lanes;
     p.inC = lanes;

@@ -32,12 +32,8 @@ template <typename OpT> LogicalResult importPool(Node &n) {
   if (failed(x) || failed(kernel) || failed(ceilMode) || failed(storageOrder) ||
       failed(countIncludePad))
     return failure();
-  if (isMax && n.wants(1))
-    return n.unsupported("output Indices ('" + n.proto.output(1) + "')",
-                         "only the pooled output Y is supported");
-  if (*storageOrder != 0)
-    return n.unsupported("storage_order=" + Twine(*storageOrder),
-                         "row-major storage_order=0");
+  if (*storageOrder != 0 && *storageOrder != 1)
+    return n.invalid("storage_order is " + Twine(*storageOrder) + "; it is 0 or 1");
   ArrayRef<int64_t> xs = shapeOf(*x);
   if (xs.size() < 3)
     return n.invalid("input " + shapeText(xs) + " must be N x C x spatial...");
@@ -61,7 +57,16 @@ template <typename OpT> LogicalResult importPool(Node &n) {
       n.create<OpT>(RankedTensorType::get(shape, elementOf(*x)), *x, attrs);
   // With ceil_mode, ONNX 1.12 shape inference keeps a last window that starts
   // in the end padding, which resolveWindow drops: ours is the result type.
-  return n.setOutput(0, pooled, /*matchInference=*/*ceilMode == 0);
+  if (failed(n.setOutput(0, pooled, /*matchInference=*/*ceilMode == 0)))
+    return failure();
+  if (!isMax || !n.wants(1))
+    return success();
+  // Indices: an op of its own, over the same windows (max_pool_indices).
+  attrs.push_back(n.named("storage_order", n.b.getI64IntegerAttr(*storageOrder)));
+  return n.setOutput(1,
+                     n.create<MaxPoolIndicesOp>(
+                         RankedTensorType::get(shape, n.b.getIntegerType(64)), *x, attrs),
+                     /*matchInference=*/*ceilMode == 0);
 }
 
 template <typename OpT> LogicalResult importGlobalPool(Node &n) {

@@ -272,6 +272,27 @@ TEST(KernelF16, EveryFloatKernelIsItsF32KernelRoundedOnce) {
     }
     covered.insert("top_k");
   }
+  // max_pool_indices (i64 out): on f16 the indices the f32 kernel gives on
+  // the widened input (ties among the rounded values included), NHWC,
+  // column-major.
+  {
+    Tensor x16 = randomTensor(DType::F16, {2, 6, 7, 3}, rng, -4, 4), x32(DType::F32, {2, 6, 7, 3});
+    for (int64_t i = 0; i < x16.size(); ++i)
+      x32.set(i, x16.get(i));
+    Tensor i16(DType::I64, {2, 3, 4, 3}), i32(DType::I64, {2, 3, 4, 3});
+    Attrs a;
+    a.set("layout", std::string("NHWC"));
+    a.set("kernel_shape", std::vector<int64_t>{3, 2});
+    a.set("strides", std::vector<int64_t>{2, 2});
+    a.set("pads", std::vector<int64_t>{1, 1, 0, 0});
+    a.set("dilations", std::vector<int64_t>{1, 1});
+    a.set("storage_order", int64_t(1));
+    RUN_OK("max_pool_indices", a, {&x16}, i16);
+    RUN_OK("max_pool_indices", a, {&x32}, i32);
+    for (int64_t i = 0; i < i16.size(); ++i)
+      EXPECT_EQ(i16.getI(i), i32.getI(i)) << "max_pool_indices element " << i;
+    covered.insert("max_pool_indices");
+  }
   // The bool-only kernels have no f16 form; every other kernel is covered.
   for (const std::string &name : kernelNames())
     if (name != "and" && name != "or" && name != "xor" && name != "not")

@@ -17,7 +17,8 @@
 #   models       torchvision models exported there with PyTorch, compiled and
 #                run on each tier against PyTorch's own output (MODELS: the
 #                names of tests/models/export_models.py to run, default the
-#                five CNNs; e.g. MODELS="bert_base gpt2 vit_b_16")
+#                five CNNs and the three segmentation models; e.g.
+#                MODELS="bert_base gpt2 vit_b_16")
 #   profiles     batch profiles (check_profiles.py) on models exported there
 #                with a dynamic batch (PROFILE_MODELS, default
 #                resnet18_dynamic_opset18; PROFILE_RUNS, default fp16:tc
@@ -85,7 +86,7 @@ if has conformance; then
   done
 fi
 
-models=${MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 skinny_mlp}
+models=${MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 skinny_mlp lraspp_mobilenet_v3_large fcn_resnet50 deeplabv3_mobilenet_v3_large}
 if has models || has timing; then
   python3 tests/models/export_models.py "$work/models" --models "${models// /,}" --no-check \
     > "$out/export.log" 2>&1 || { status=1; say "export failed: $(tail -3 "$out/export.log")"; }

@@ -456,6 +456,51 @@ def qdq_conv_case(outdir, rng, name):
             (np.array(y_scale), "y_scale"), (np.array(y_zero), "y_zero"))])
 
 
+def maxpool_indices_case(outdir, rng, name, shape, kernel, strides, pads, storage_order, nans=0):
+    """MaxPool with its Indices output: the flat NCHW index into x (after the
+    bias add, t) of each window's first maximum (the first NaN where there
+    is one), its spatial part row-major, or column-major with storage_order
+    1; a batch of 2 and 16 channels, so that the batch and channel terms
+    count and the engine's pooled output runs NHWC."""
+    x = values(rng, shape)
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, nans, replace=False)] = np.nan
+    bias = values(rng, (shape[1], 1, 1))
+    t = (x + bias).astype(np.float32)
+    n, c, h, w = shape
+    oh = (h + pads[0] + pads[2] - kernel[0]) // strides[0] + 1
+    ow = (w + pads[1] + pads[3] - kernel[1]) // strides[1] + 1
+    y = np.zeros((n, c, oh, ow), np.float32)
+    z = np.zeros((n, c, oh, ow), np.int64)
+    for b, ch, i, j in itertools.product(range(n), range(c), range(oh), range(ow)):
+        taps = [(r, q) for r in range(i * strides[0] - pads[0], i * strides[0] - pads[0] + kernel[0])
+                for q in range(j * strides[1] - pads[1], j * strides[1] - pads[1] + kernel[1])
+                if 0 <= r < h and 0 <= q < w]
+        vals = np.array([t[b, ch, r, q] for r, q in taps])
+        r, q = taps[int(np.argmax(vals))]  # the first maximum, or the first NaN
+        y[b, ch, i, j] = vals.max() if not np.isnan(vals).any() else np.nan
+        spatial = r * w + q if storage_order == 0 else q * h + r
+        z[b, ch, i, j] = (b * c + ch) * h * w + spatial
+    node = helper.make_node("MaxPool", ["t"], ["y", "z"], kernel_shape=list(kernel),
+                            strides=list(strides), pads=list(pads), storage_order=storage_order)
+    graph = helper.make_graph(
+        [BIAS_ADD, node], name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y.shape),
+         helper.make_tensor_value_info("z", TensorProto.INT64, z.shape)],
+        initializer=[numpy_helper.from_array(bias, "bias")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    data = os.path.join(outdir, name, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    onnx.save(model, os.path.join(outdir, name, "model.onnx"))
+    for path, (tensor_name, value) in (("input_0.pb", ("x", x)), ("output_0.pb", ("y", y)),
+                                       ("output_1.pb", ("z", z))):
+        with open(os.path.join(data, path), "wb") as f:
+            f.write(numpy_helper.from_array(value, tensor_name).SerializeToString())
+
+
 def main(outdir):
     rng = np.random.default_rng(20261123)
     # Max pools: 16 and 24 channels take the 16-byte path at f16 and f32; 12
@@ -533,6 +578,11 @@ def main(outdir):
     einsum_cases(outdir, rng)
     # QuantizeLinear / DequantizeLinear pairs around a conv (QDQ).
     qdq_conv_case(outdir, rng, "test_tessel_qdq_conv")
+    # MaxPool's Indices output, row-major and column-major, with NaNs and ties.
+    maxpool_indices_case(outdir, rng, "test_tessel_maxpool_indices_row_major", (2, 16, 7, 9),
+                         (3, 3), (2, 2), (1, 1, 1, 1), 0, nans=6)
+    maxpool_indices_case(outdir, rng, "test_tessel_maxpool_indices_column_major", (2, 16, 8, 6),
+                         (2, 3), (2, 1), (0, 1, 1, 0), 1)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-//===- Pool.cuh - max_pool and avg_pool, NCHW or NHWC ---------------------===//
+//===- Pool.cuh - max_pool(_indices) and avg_pool, NCHW or NHWC ----------===//
 //
 // The pools of runtime/kernels/src/pool.cpp: a thread per result element, its
 // window clipped to the input, taps in row-major order (max_pool keeps the
@@ -28,7 +28,7 @@ __device__ __forceinline__ int64_t ceilDiv(int64_t a, int64_t b) {
 /// One result element's window: its input base, the taps [lo, hi) per dim
 /// at input position first + k * dilation, and the tap counts.
 struct PoolWindow {
-  int64_t inBase;
+  int64_t inBase, n, c;
   int64_t first[kMaxPoolDims], lo[kMaxPoolDims], hi[kMaxPoolDims];
   int64_t count, padded;
 };
@@ -56,6 +56,8 @@ __device__ __noinline__ PoolWindow poolWindow(const PoolParams &p, uint64_t e) {
   }
   PoolWindow w;
   w.inBase = static_cast<int64_t>(n) * p.inBatch + static_cast<int64_t>(c) * p.inC;
+  w.n = static_cast<int64_t>(n);
+  w.c = static_cast<int64_t>(c);
   w.count = 1;
   w.padded = 1;
   bool any = true;
@@ -142,6 +144,42 @@ __device__ __forceinline__ void maxPool(const T *x, T *y, const PoolParams &p) {
     for (int l = 0; l < Lanes; ++l)
       result.lane[l] = any ? bestRaw[l] : store<T>(best[l]);
     storeLanes<T, Lanes>(y + e * Lanes, result);
+  }
+}
+
+/// MaxPool's Indices (max_pool_indices): the flat NCHW index into x of the
+/// tap maxPool takes (the first maximum, the first NaN), its spatial part
+/// row-major, or column-major with p.columnMajor; -1 for an empty window.
+/// A thread per result element, either layout (Lanes 1).
+template <typename T>
+__device__ __forceinline__ void maxPoolIndices(const T *x, int64_t *y, const PoolParams &p) {
+  using C = Math<T>;
+  const int64_t spatial = p.inSpatial[0] * p.inSpatial[1] * p.inSpatial[2];
+  for (int64_t e = gridStart(); e < p.n; e += gridStep()) {
+    const PoolWindow w = poolWindow(p, e);
+    C best = C{};
+    int64_t at = -1;
+    forEachTap(p, w, [&](int64_t i) {
+      const C v = load(x[i]);
+      bool take = at < 0 || v > best;
+      if constexpr (isFloat<T>())
+        take = take || (isnan(v) && !isnan(best));
+      if (take) {
+        best = v;
+        at = i;
+      }
+    });
+    int64_t index = -1;
+    if (at >= 0) {
+      // The tap's spatial coordinates (slots right-aligned, leading ones 0).
+      int64_t rest = (at - w.inBase) / p.inS;
+      const int64_t s2 = p.inSpatial[2], s1 = p.inSpatial[1];
+      const int64_t a0 = rest / (s1 * s2), a1 = rest / s2 % s1, a2 = rest % s2;
+      const int64_t position =
+          p.columnMajor ? a2 * p.inSpatial[0] * s1 + a1 * p.inSpatial[0] + a0 : rest;
+      index = (w.n * p.channels + w.c) * spatial + position;
+    }
+    y[e] = index;
   }
 }
 

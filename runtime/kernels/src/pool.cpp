@@ -6,7 +6,8 @@
 // NCHW and NHWC share the window logic, is read by window.h's
 // readPoolGeometry, which the CUDA planner reads pools with too.
 //
-// max_pool keeps the first greatest element's bits (NaN wins); avg_pool
+// max_pool keeps the first greatest element's bits (NaN wins), and
+// max_pool_indices gives its flat NCHW index (MaxPool's Indices); avg_pool
 // accumulates in double for every dtype and rounds the mean once.
 //
 //===----------------------------------------------------------------------===//
@@ -89,6 +90,40 @@ template <typename F> void forEachPoolWindow(const PoolGeometry &g, F &&f) {
   }
 }
 
+// The window's greatest element, as the position in `offsets` of its first
+// occurrence (a NaN wins: the first NaN); -1 for an empty window.
+template <typename T>
+int64_t maxTap(const T *xp, const int64_t *offsets, int64_t count) {
+  using C = MathType<T>;
+  int64_t tap = -1;
+  C best{};
+  for (int64_t i = 0; i < count; ++i) {
+    const C v = loadElem(xp[offsets[i]]);
+    bool take = tap < 0 || v > best;
+    if constexpr (std::is_floating_point<C>::value)
+      take = take || (std::isnan(v) && !std::isnan(best));
+    if (take) {
+      best = v;
+      tap = i;
+    }
+  }
+  return tap;
+}
+
+// Calls run(T{}) for the dtypes max_pool takes; false for the others.
+template <typename F> bool forMaxPoolTypes(DType dtype, F &&run) {
+  switch (dtype) {
+  case DType::F32: run(float{}); return true;
+  case DType::F64: run(double{}); return true;
+  case DType::F16: run(Half{}); return true;
+  case DType::I8: run(int8_t{}); return true;
+  case DType::U8: run(uint8_t{}); return true;
+  case DType::I32: run(int32_t{}); return true;
+  case DType::I64: run(int64_t{}); return true;
+  default: return false;
+  }
+}
+
 KernelStatus maxPoolKernel(const Attrs &attrs, const std::vector<const TensorView *> &inputs,
                            const std::vector<TensorView *> &outputs) {
   if (auto s = checkArity("max_pool", inputs, outputs, 1); !s.ok())
@@ -97,11 +132,6 @@ KernelStatus maxPoolKernel(const Attrs &attrs, const std::vector<const TensorVie
   TensorView &out = *outputs[0];
   if (out.dtype != x.dtype)
     return fail("max_pool: result dtype must match the input");
-  switch (x.dtype) {
-  case DType::F32: case DType::F64: case DType::F16: case DType::I8: case DType::U8:
-  case DType::I32: case DType::I64: break;
-  default: return unsupported("max_pool", x.dtype);
-  }
   PoolGeometry g;
   if (auto s = planPool("max_pool", attrs, x, out, g); !s.ok())
     return s;
@@ -114,36 +144,70 @@ KernelStatus maxPoolKernel(const Attrs &attrs, const std::vector<const TensorVie
                              int64_t count, int64_t) {
       for (int64_t c = 0; c < g.channels; ++c) {
         const T *xp = xs + inBase + c * g.inC;
-        C best = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
-                                                      : std::numeric_limits<C>::lowest();
-        bool any = false;
-        T bestRaw{};
-        for (int64_t i = 0; i < count; ++i) {
-          const T raw = xp[offsets[i]];
-          const C v = loadElem(raw);
-          bool take = !any || v > best;
-          if constexpr (std::is_floating_point<C>::value)
-            take = take || (std::isnan(v) && !std::isnan(best));
-          if (take) {
-            best = v;
-            bestRaw = raw;
-            any = true;
-          }
-        }
-        ys[outBase + c * g.outC] = any ? bestRaw : storeElem<T>(best);
+        const int64_t tap = maxTap(xp, offsets, count);
+        ys[outBase + c * g.outC] =
+            tap >= 0 ? xp[offsets[tap]]
+                     : storeElem<T>(std::numeric_limits<C>::has_infinity
+                                        ? -std::numeric_limits<C>::infinity()
+                                        : std::numeric_limits<C>::lowest());
       }
     });
   };
-  switch (x.dtype) {
-  case DType::F32: run(float{}); break;
-  case DType::F64: run(double{}); break;
-  case DType::F16: run(Half{}); break;
-  case DType::I8: run(int8_t{}); break;
-  case DType::U8: run(uint8_t{}); break;
-  case DType::I32: run(int32_t{}); break;
-  case DType::I64: run(int64_t{}); break;
-  default: break;
-  }
+  if (!forMaxPoolTypes(x.dtype, run))
+    return unsupported("max_pool", x.dtype);
+  return {};
+}
+
+// MaxPool's Indices: the flat NCHW index into x of each window's maximum
+// (maxTap's choice, as max_pool's), its spatial part row-major, or
+// column-major with storage_order 1; -1 for a window with no tap in the
+// input.
+KernelStatus maxPoolIndicesKernel(const Attrs &attrs,
+                                  const std::vector<const TensorView *> &inputs,
+                                  const std::vector<TensorView *> &outputs) {
+  if (auto s = checkArity("max_pool_indices", inputs, outputs, 1); !s.ok())
+    return s;
+  const TensorView &x = *inputs[0];
+  TensorView &out = *outputs[0];
+  if (out.dtype != DType::I64)
+    return fail("max_pool_indices: the result must be i64");
+  PoolGeometry g;
+  if (auto s = planPool("max_pool_indices", attrs, x, out, g); !s.ok())
+    return s;
+  static const std::string kStorageOrder = "storage_order";
+  const bool columnMajor = attrs.getInt(kStorageOrder, 0) == 1;
+  const int64_t spatial = g.inSpatial.product();
+  const SpatialDims rowStrides = g.inSpatial.strides();
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T *xs = static_cast<const T *>(x.data);
+    int64_t *ys = static_cast<int64_t *>(out.data);
+    forEachPoolWindow(g, [&](int64_t inBase, int64_t outBase, const int64_t *offsets,
+                             int64_t count, int64_t) {
+      const int64_t n = g.inBatch ? inBase / g.inBatch : 0;
+      for (int64_t c = 0; c < g.channels; ++c) {
+        const T *xp = xs + inBase + c * g.inC;
+        const int64_t tap = maxTap(xp, offsets, count);
+        int64_t index = -1;
+        if (tap >= 0) {
+          int64_t rest = offsets[tap] / g.inS, position = 0, columnStride = 1;
+          if (!columnMajor) {
+            position = rest;
+          } else {
+            for (size_t d = 0; d < g.inSpatial.size(); ++d) {
+              position += rest / rowStrides[d] * columnStride;
+              rest %= rowStrides[d];
+              columnStride *= g.inSpatial[d];
+            }
+          }
+          index = (n * g.channels + c) * spatial + position;
+        }
+        ys[outBase + c * g.outC] = index;
+      }
+    });
+  };
+  if (!forMaxPoolTypes(x.dtype, run))
+    return unsupported("max_pool_indices", x.dtype);
   return {};
 }
 
@@ -187,6 +251,7 @@ KernelStatus avgPoolKernel(const Attrs &attrs, const std::vector<const TensorVie
 
 void addPoolKernels(KernelTable &t) {
   t["max_pool"] = &maxPoolKernel;
+  t["max_pool_indices"] = &maxPoolIndicesKernel;
   t["avg_pool"] = &avgPoolKernel;
 }
 

@@ -80,6 +80,7 @@ const std::map<std::string, PrecisionClass> &documentedPolicy() {
           "gather_elements", "gather_nd", "scatter_nd", "trilu", "expand", "tile", "identity", "relu", "abs",
           "neg", "sign",
           "floor", "ceil", "round", "thresholded_relu", "clip", "max", "min", "where", "max_pool",
+          "max_pool_indices",
           "reduce_max", "reduce_min", "argmax", "argmin", "top_k", "equal", "less", "less_equal",
           "greater", "greater_equal", "not", "and", "or", "xor", "cast", "constant"})
       p[op] = PrecisionClass::Exact;
