@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 namespace {
@@ -207,9 +208,17 @@ std::string dimsText(const flatbuffers::Vector<uint32_t> *dims) {
          std::to_string(dims->Get(2));
 }
 
-/// Writes DIR/<module>.sm_<arch>.{ptx,cubin} for every image; false (and a
-/// message on stderr) when a file cannot be written.
+/// Writes DIR/<module>.sm_<arch>.{ptx,cubin} for every image, creating DIR;
+/// false (and a message on stderr) when it or a file cannot be written.
 bool dumpModules(const engine::Engine *fb, const std::string &dir) {
+  // DIR is created where it is missing (its parents too).
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error || !std::filesystem::is_directory(dir)) {
+    std::fprintf(stderr, "error: cannot create the directory '%s': %s\n", dir.c_str(),
+                 error ? error.message().c_str() : "a file of that name exists");
+    return false;
+  }
   if (!fb->modules())
     return true;
   for (const engine::KernelModule *module : *fb->modules()) {
