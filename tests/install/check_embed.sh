@@ -39,19 +39,8 @@ cc -o "$work/embed-pc" "$src/examples/embed/embed.c" $(pkg-config --cflags --lib
 
 check() {
   "$@" "$work/tiny_cnn.tsl" "$work/input.bin" > "$work/out.txt"
-  /usr/bin/python3 - "$work/out.txt" "$src/examples/tiny_cnn.expected.npy" "$1" <<'PY'
-import sys
-import numpy as np
-lines = open(sys.argv[1]).read().split("\n")
-expected = np.load(sys.argv[2]).astype(np.float64).reshape(-1)
-assert lines[0].startswith("tier "), lines[0]
-assert lines[1].startswith("output ") and lines[1].endswith(" f32 1x10"), lines[1]
-got = np.array([float(v) for v in lines[2:] if v], np.float64)
-assert got.shape == expected.shape, (got.shape, expected.shape)
-# fp32 storage and math: ONNX's node-test tolerances (rtol 1e-3, atol 1e-4).
-assert np.allclose(got, expected, rtol=1e-3, atol=1e-4), (got, expected)
-print("PASS %s: %s, max abs err %.3g" % (sys.argv[3], lines[0], np.abs(got - expected).max()))
-PY
+  /usr/bin/python3 "$src/tests/install/check_output.py" "$work/out.txt" \
+    "$src/examples/tiny_cnn.expected.npy" "$1"
 }
 check "$work/embed-cmake/embed"
 check "$work/embed-cmake/embed_cpp"
