@@ -218,7 +218,10 @@ TESSEL_API tessel_status_t tessel_context_bind_output_device(tessel_context_t *c
  * when the outputs are in their bound buffers (host or device). */
 TESSEL_API tessel_status_t tessel_context_run(tessel_context_t *context);
 /* Enqueues one run on `cu_stream` (a CUstream of device 0's primary context;
- * NULL: the context's own stream) and returns without waiting; the caller
+ * 0 / NULL is CUDA's default stream, as everywhere in CUDA: the work is
+ * ordered with the caller's default-stream work, e.g. PyTorch's; the
+ * context's own stream is tessel_context_stream's) and returns without
+ * waiting; the caller
  * synchronizes the stream (or records an event after it) before reading the
  * outputs or changing the inputs. Only for a context whose steps all run on
  * the GPU: otherwise TESSEL_UNSUPPORTED naming the first cpu-tier step (use
@@ -233,6 +236,11 @@ TESSEL_API tessel_status_t tessel_context_run(tessel_context_t *context);
  * whatever their stream (one arena serves them all). A kernel fault
  * surfaces at a later call. The stream must outlive the work enqueued. */
 TESSEL_API tessel_status_t tessel_context_enqueue(tessel_context_t *context, void *cu_stream);
+/* The context's own CUstream (where tessel_context_run works), for a caller
+ * that wants enqueue to use it: tessel_context_enqueue(context, *cu_stream).
+ * TESSEL_UNSUPPORTED for a context without GPU steps. */
+TESSEL_API tessel_status_t tessel_context_stream(const tessel_context_t *context,
+                                                 void **cu_stream);
 /* Runs once, step by step (never a CUDA graph), and writes each step's time
  * in milliseconds to ms[0 .. count - 1]; count must be
  * tessel_context_step_count(). A GPU step is timed by CUDA events around its

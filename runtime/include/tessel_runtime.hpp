@@ -177,10 +177,16 @@ public:
   void bindOutputDevice(size_t index, uint64_t devicePtr, size_t sizeBytes) {
     detail::check(tessel_context_bind_output_device(handle.get(), index, devicePtr, sizeBytes));
   }
-  /// One run on `cuStream` (a CUstream; nullptr: the context's own), not
+  /// One run on `cuStream` (a CUstream; nullptr: CUDA's default stream), not
   /// waited for (tessel_context_enqueue).
-  void enqueue(void *cuStream = nullptr) {
+  void enqueue(void *cuStream) {
     detail::check(tessel_context_enqueue(handle.get(), cuStream));
+  }
+  /// The context's own CUstream (tessel_context_stream).
+  void *stream() const {
+    void *cuStream = nullptr;
+    detail::check(tessel_context_stream(handle.get(), &cuStream));
+    return cuStream;
   }
   /// One run step by step, each step's time in milliseconds
   /// (tessel_context_profile_steps).

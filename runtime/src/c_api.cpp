@@ -314,6 +314,12 @@ tessel_status_t tessel_context_enqueue(tessel_context_t *context, void *cu_strea
   return guarded([&] { return context->context->enqueue(cu_stream); });
 }
 
+tessel_status_t tessel_context_stream(const tessel_context_t *context, void **cu_stream) {
+  if (!context || !cu_stream)
+    return invalidArgument(!context ? "context is NULL" : "cu_stream is NULL");
+  return guarded([&] { return context->context->ownStream(cu_stream); });
+}
+
 tessel_status_t tessel_context_profile_steps(tessel_context_t *context, double *ms,
                                              size_t count) {
   if (!context)

@@ -348,6 +348,13 @@ Status Context::enqueue(void *stream) {
   return device->enqueue(static_cast<gpu::CUstream>(stream));
 }
 
+Status Context::ownStream(void **stream) const {
+  if (!device)
+    return Status(TESSEL_UNSUPPORTED, "the context runs on the cpu tier: it has no stream");
+  *stream = device->ownStream();
+  return {};
+}
+
 Status Context::profileSteps(double *ms) {
   if (Status s = checkAllBound(); !s.ok())
     return s;

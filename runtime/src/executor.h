@@ -71,6 +71,8 @@ public:
   /// without waiting. TESSEL_UNSUPPORTED, naming the first cpu-tier step,
   /// unless every step runs on the GPU.
   Status enqueue(void *stream);
+  /// The context's own CUDA stream; TESSEL_UNSUPPORTED without GPU steps.
+  Status ownStream(void **stream) const;
   /// Runs once step by step, writing each step's milliseconds to ms[0 ..
   /// step count - 1] (gpu::DeviceContext::profile; on the cpu tier a steady
   /// clock around each kernel).

@@ -260,6 +260,9 @@ TEST(RuntimeCApi, DeviceBindingsAndEnqueueNeedGpuSteps) {
   EXPECT_EQ(r.message, "enqueue needs every step on the GPU, but the context runs on the cpu "
                        "tier; use tessel_context_run");
   EXPECT_EQ(take(tessel_context_enqueue(nullptr, nullptr)).message, "context is NULL");
+  void *own = nullptr;
+  EXPECT_EQ(take(tessel_context_stream(nullptr, &own)).message, "context is NULL");
+  EXPECT_EQ(take(tessel_context_stream(context.get(), nullptr)).message, "cu_stream is NULL");
   // The refused calls left the host bindings alone.
   ASSERT_EQ(take(tessel_context_run(context.get())).code, TESSEL_OK);
   EXPECT_EQ(y, sampleExpected(x));
@@ -336,7 +339,8 @@ TEST(RuntimeCppWrapper, RunsAndThrowsErrorsWithCodes) {
   EXPECT_EQ(output, sampleExpected(input));
   for (auto call : {std::function<void()>([&] { context.bindInputDevice(0, 256, 24); }),
                     std::function<void()>([&] { context.bindOutputDevice(0, 256, 40); }),
-                    std::function<void()>([&] { context.enqueue(); })}) {
+                    std::function<void()>([&] { context.enqueue(nullptr); }),
+                    std::function<void()>([&] { (void)context.stream(); })}) {
     try {
       call();
       FAIL() << "expected tessel::Error";

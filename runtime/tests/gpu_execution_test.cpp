@@ -500,8 +500,13 @@ TEST(GpuExecution, EnqueuesOnAUserStream) {
   EXPECT_OK(tessel_context_enqueue(c.context, stream));
   ASSERT_EQ(cu.cuStreamSynchronize(stream), 0);
   EXPECT_EQ(hy, gpuChainExpected(hx));
-  // The context's own stream, then run(): ordered after the enqueues.
-  EXPECT_OK(tessel_context_enqueue(c.context, nullptr));
+  // The context's own stream, asked for explicitly, then run(): ordered
+  // after the enqueues.
+  void *own = nullptr;
+  EXPECT_OK(tessel_context_stream(c.context, &own));
+  EXPECT_NE(own, nullptr);
+  EXPECT_NE(own, static_cast<void *>(stream));
+  EXPECT_OK(tessel_context_enqueue(c.context, own));
   EXPECT_OK(tessel_context_run(c.context));
   EXPECT_EQ(hy, gpuChainExpected(hx));
   std::vector<double> ms(3, -1.0);
@@ -511,6 +516,35 @@ TEST(GpuExecution, EnqueuesOnAUserStream) {
   EXPECT_GT(ms[0] + ms[1] + ms[2], 0.0);
   EXPECT_EQ(hy, gpuChainExpected(hx));
   EXPECT_EQ(cu.cuStreamDestroy(stream), 0);
+}
+
+// Stream 0 is CUDA's default stream, as everywhere in CUDA: an enqueue on
+// it is ordered with the caller's default-stream work. Each round writes a
+// new input with a default-stream copy, enqueues on 0 and reads the output
+// with a default-stream copy, synchronizing only at the end: on any other
+// stream the run would race the copies.
+TEST(GpuExecution, StreamZeroIsTheDefaultStream) {
+  SKIP_WITHOUT_GPU();
+  const auto &cu = Driver::get().api();
+  const uint32_t n = 1 << 20;
+  CContext c(gpuChainSpec(n), bestTier());
+  ASSERT_TRUE(c.context);
+  DeviceBuffer dx(n * 4), dy(n * 4);
+  EXPECT_OK(tessel_context_bind_input_device(c.context, 0, dx.address, n * 4));
+  EXPECT_OK(tessel_context_bind_output_device(c.context, 0, dy.address, n * 4));
+  std::vector<std::vector<float>> xs, ys;
+  for (int round = 0; round < 4; ++round) { // step by step, captured, replayed
+    xs.push_back(testInput(n, 60 + round));
+    ys.emplace_back(n, -1.0f);
+  }
+  for (int round = 0; round < 4; ++round) {
+    ASSERT_EQ(cu.cuMemcpyHtoDAsync(dx.address, xs[round].data(), n * 4, nullptr), 0);
+    EXPECT_OK(tessel_context_enqueue(c.context, nullptr));
+    ASSERT_EQ(cu.cuMemcpyDtoHAsync(ys[round].data(), dy.address, n * 4, nullptr), 0);
+  }
+  ASSERT_EQ(cu.cuStreamSynchronize(nullptr), 0);
+  for (int round = 0; round < 4; ++round)
+    EXPECT_EQ(ys[round], gpuChainExpected(xs[round])) << "round " << round;
 }
 
 TEST(GpuExecution, RebindingAfterCaptureUsesTheNewBuffers) {

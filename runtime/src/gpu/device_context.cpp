@@ -234,7 +234,7 @@ DeviceContext::~DeviceContext() {
     return;
   if (stream)
     cu.cuStreamSynchronize(stream);
-  if (lastStream && lastStream != stream)
+  if (pending && lastStream != stream)
     cu.cuEventSynchronize(lastWork);
   if (graph)
     cu.cuGraphExecDestroy(graph);
@@ -369,7 +369,7 @@ Status DeviceContext::launchAllCaptured() {
 }
 
 Status DeviceContext::follow(CUstream on) {
-  if (!lastStream || lastStream == on)
+  if (!pending || lastStream == on)
     return {};
   const DriverApi &cu = driver->api();
   if (CUresult r = cu.cuStreamWaitEvent(on, lastWork, 0); r != CUDA_SUCCESS)
@@ -435,14 +435,14 @@ Status DeviceContext::run(HostStep hostStep, void *owner) {
     return s;
   if (Status s = synchronize("cuStreamSynchronize"); !s.ok())
     return s;
-  lastStream = nullptr; // nothing of this context is pending
+  pending = false; // nothing of this context is pending
   ++runs;
   return {};
 }
 
 Status DeviceContext::enqueue(CUstream on) {
-  if (!on)
-    on = stream;
+  // `on` is the caller's stream; 0 is CUDA's default stream, as everywhere
+  // in CUDA (the context's own stream is passed explicitly: ownStream()).
   // Nothing synchronizes here: a fault surfaces at a later call, which can
   // only say that a run of this context was in flight. Every step is on the
   // GPU (the caller checks), so no host step runs.
@@ -451,6 +451,7 @@ Status DeviceContext::enqueue(CUstream on) {
   if (CUresult r = driver->api().cuEventRecord(lastWork, on); r != CUDA_SUCCESS)
     return fault(r, "cuEventRecord");
   lastStream = on;
+  pending = true;
   ++runs;
   return {};
 }
@@ -475,7 +476,7 @@ Status DeviceContext::profile(HostStep hostStep, void *owner, double *ms) {
   // The input copies are not the first step's time.
   if (Status s = synchronize("cuStreamSynchronize"); !s.ok())
     return s;
-  lastStream = nullptr;
+  pending = false;
   for (size_t s = 0; s < steps.size(); ++s) {
     if (steps[s].onGpu) {
       CUevent begin = stepEvents[2 * s], end = stepEvents[2 * s + 1];

@@ -29,8 +29,8 @@
 // Changing an address destroys the captured graph (its kernel nodes hold the
 // old one); the next run or enqueue captures again.
 //
-// enqueue(): as run() on the caller's stream (or the context's own) without
-// waiting, for contexts whose steps all run on the GPU. A graph is captured
+// enqueue(): as run() on the caller's stream (0: CUDA's default stream; the
+// context's own when the caller passes ownStream()) without waiting, for contexts whose steps all run on the GPU. A graph is captured
 // on the context's own stream and launched on the caller's. Work of a
 // context on one stream is ordered after its work on another by an event
 // (one arena serves every run).
@@ -85,6 +85,8 @@ public:
   /// without waiting. Only for a context whose steps all run on the GPU.
   /// Host-bound inputs and outputs are copied asynchronously on `stream`.
   Status enqueue(CUstream stream);
+  /// The context's own stream (runs go there; enqueue() there on request).
+  CUstream ownStream() const { return stream; }
 
   /// Runs once step by step (no graph) and writes each step's time in
   /// milliseconds to `ms` (one per step): GPU steps by CUDA events around
@@ -165,7 +167,8 @@ private:
   std::vector<IoParam> ioParams;       // the values holding graph IO addresses
   std::vector<bool> deviceBound;       // per tensor: bound to a caller's address
   CUevent lastWork = nullptr;          // recorded after each enqueue
-  CUstream lastStream = nullptr;       // where the last enqueue went; null: none pending
+  CUstream lastStream = nullptr;       // where the last enqueue went (0: the default stream)
+  bool pending = false;                // whether that work may still be in flight
   std::vector<CUevent> stepEvents;     // profile(): a begin and an end per step
   bool allOnGpu = false;
   bool graphsEnabled = true;
