@@ -11,6 +11,7 @@ packages=(
   googletest libgtest-dev
   libflatbuffers-dev flatbuffers-compiler
   python3-onnx python3-numpy python3-torch python3-torchvision python3-pil
+  python3-venv python3-pip python3-setuptools
   python-matplotlib-data python3-matplotlib
   zlib1g-dev libzstd-dev libxml2-dev libedit-dev libcurl4-openssl-dev
 )
