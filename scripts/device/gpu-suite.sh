@@ -24,6 +24,10 @@
 #                resnet18_dynamic_opset18; PROFILE_RUNS, default fp16:tc
 #                fp32:simt): one engine with batches 1,2,4,8 against the
 #                batch-8 engine's size, each batch against PyTorch
+#   python       the Python API (python/) pip-installed into the machine's
+#                Python, then tests/python/gpu_torch.py with PyTorch CUDA
+#                tensors on tiny_cnn at fp16 and fp32 (in place, tessel-run's
+#                output, enqueue on a torch stream and on stream 0)
 #   timing       ResNet-50 batch 1 latency and batch 256 throughput, Tessel
 #                beside PyTorch (eager and CUDA graph) in the same run
 # Summaries go to $OUT/summary.txt (and stdout); logs to $OUT/*.log.
@@ -105,6 +109,20 @@ if has models; then
         say "model $model $precision $tier: $(grep -E '^(PASS|FAIL)' "$work/one.log" | tail -1)"
       done
     }
+  done
+fi
+
+if has python; then
+  cp -r python "$work/python-src"
+  python3 -m pip install --quiet --no-build-isolation --no-index --no-deps --force-reinstall \
+    "$work/python-src" > "$out/python.log" 2>&1 || status=1
+  for precision in fp16 fp32; do
+    "$bin/tessel-compile" examples/tiny_cnn.onnx -o "$work/tiny_cnn_$precision.tsl" \
+      --precision "$precision" >> "$out/python.log" 2>&1 || status=1
+    (cd "$work" && TESSEL_RUNTIME_LIBRARY=$work/lib/libtessel_runtime.so.0 python3 \
+      "$root/tests/python/gpu_torch.py" "$work/tiny_cnn_$precision.tsl" "$bin/tessel-run") \
+      >> "$out/python.log" 2>&1 || status=1
+    say "python $precision: $(grep -E '^(PASS|Traceback|AssertionError)' "$out/python.log" | tail -1)"
   done
 fi
 

@@ -14,9 +14,15 @@
   the work (issue 18: with 0 as the context's own stream they measured
   nothing).
 
-    gpu_torch.py ENGINE.tsl   (an f32-in, f32-out engine with GPU steps)
+    gpu_torch.py ENGINE.tsl [TESSEL_RUN]
+(an f32-in, f32-out engine with GPU steps; with TESSEL_RUN, the device run's
+output must also equal what tessel-run writes for the same input on the
+same tier)
 """
+import os
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import torch
@@ -41,6 +47,16 @@ got = y.cpu().numpy()
 assert np.array_equal(got, reference), ("device run differs from the host run",
                                         np.abs(got - reference).max())
 print("run_device: pointers kept (x %#x, y %#x), output equals the host run's" % (x_ptr, y_ptr))
+if len(sys.argv) > 2:
+    with tempfile.TemporaryDirectory() as tmp:
+        np.save(os.path.join(tmp, "x.npy"), x.cpu().numpy())
+        subprocess.run([sys.argv[2], sys.argv[1], os.path.join(tmp, "x.npy"), "--tier", "tc",
+                        "--output-dir", tmp, "--output-format", "npy"], check=True,
+                       stdout=subprocess.DEVNULL)
+        by_tool = np.load(os.path.join(tmp, "output_0.npy"))
+    assert np.array_equal(got, by_tool), ("device run differs from tessel-run's",
+                                          np.abs(got - by_tool).max())
+    print("run_device: output equals tessel-run's on the same input and tier")
 
 # enqueue on a PyTorch stream, ordered with PyTorch's kernels on it.
 stream = torch.cuda.Stream()
