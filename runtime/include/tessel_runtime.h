@@ -14,7 +14,12 @@
  *   NULL.
  * - Threads: an engine is immutable once opened and may be shared by any number
  *   of threads and contexts. A context is used by one thread at a time; run
- *   distinct contexts concurrently for parallelism.
+ *   distinct contexts concurrently for parallelism. Thread-safe: every
+ *   tessel_engine_* call, tessel_context_create and _release (also while
+ *   other contexts of the engine run, capture or replay their CUDA graphs:
+ *   set-up waits on its own streams only, graphs are captured thread-local),
+ *   the driver and device queries, and every call on distinct contexts;
+ *   calls on one context must not overlap.
  * - Memory: a context allocates its activation arena once, at creation;
  *   tessel_context_run allocates nothing.
  * - GPU: a context runs each step on the best tier the device and the engine

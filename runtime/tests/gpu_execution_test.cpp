@@ -23,10 +23,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tessel::test {
@@ -578,6 +580,93 @@ TEST(GpuExecution, RebindingAfterCaptureUsesTheNewBuffers) {
     EXPECT_OK(tessel_context_run(c.context));
     EXPECT_EQ(ay.download(), gpuChainExpected(a)) << "round " << round;
   }
+}
+
+// The header's promise under load (issue 17): one engine shared by 16
+// threads, each running its own contexts 100 times and releasing and
+// creating a context every 10 runs (so creation, first runs, graph capture,
+// replay and release of different contexts overlap), each thread with its
+// own input. Every output must equal, bit for bit, a single-threaded run of
+// the same input, which must equal the chain's float reference.
+void stressOneEngine(tessel_tier_t tier) {
+  const uint32_t n = 4096;
+  constexpr int kThreads = 16, kRuns = 100, kRunsPerContext = 10;
+  std::vector<uint8_t> file = buildEngine(gpuChainSpec(n));
+  tessel_engine_t *engine = nullptr;
+  ASSERT_EQ(tessel_engine_open_memory(file.data(), file.size(), &engine), nullptr);
+  auto create = [&](tessel_context_t **context) {
+    tessel_context_options_t options{tier};
+    tessel_status_t status = tessel_context_create(engine, &options, context);
+    std::string message = tessel_status_message(status);
+    tessel_status_free(status);
+    return message;
+  };
+  auto run = [&](tessel_context_t *context, const std::vector<float> &x,
+                 std::vector<float> &y) {
+    tessel_status_t status = tessel_context_bind_input(context, 0, x.data(), n * 4);
+    if (!status)
+      status = tessel_context_bind_output(context, 0, y.data(), n * 4);
+    if (!status)
+      status = tessel_context_run(context);
+    std::string message = tessel_status_message(status);
+    tessel_status_free(status);
+    return message;
+  };
+  std::vector<std::vector<float>> inputs, references;
+  {
+    tessel_context_t *context = nullptr;
+    ASSERT_EQ(create(&context), "");
+    for (int t = 0; t < kThreads; ++t) {
+      inputs.push_back(testInput(n, 1000 + t));
+      references.emplace_back(n);
+      ASSERT_EQ(run(context, inputs[t], references[t]), "");
+      ASSERT_EQ(references[t], gpuChainExpected(inputs[t])) << "thread " << t;
+    }
+    tessel_context_release(context);
+  }
+  std::atomic<int> failures{0}, runs{0};
+  std::vector<std::string> firstError(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      std::vector<float> y(n);
+      tessel_context_t *context = nullptr;
+      for (int r = 0; r < kRuns; ++r) {
+        if (r % kRunsPerContext == 0) {
+          tessel_context_release(context);
+          context = nullptr;
+          if (std::string error = create(&context); !error.empty()) {
+            if (failures++ == 0 || firstError[t].empty())
+              firstError[t] = "create: " + error;
+            continue;
+          }
+        }
+        std::fill(y.begin(), y.end(), -1.0f);
+        std::string error = run(context, inputs[t], y);
+        if (!error.empty() || y != references[t]) {
+          if (firstError[t].empty())
+            firstError[t] = error.empty() ? "run " + std::to_string(r) + ": output differs"
+                                          : "run " + std::to_string(r) + ": " + error;
+          ++failures;
+        }
+        ++runs;
+      }
+      tessel_context_release(context);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(runs.load(), kThreads * kRuns);
+  EXPECT_EQ(failures.load(), 0);
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_EQ(firstError[t], "") << "thread " << t;
+  tessel_engine_release(engine);
+}
+
+TEST(Concurrency, SixteenThreadsShareOneEngineOnTheCpu) { stressOneEngine(TESSEL_TIER_CPU); }
+
+TEST(Concurrency, SixteenThreadsShareOneEngineOnTheGpu) {
+  SKIP_WITHOUT_GPU();
+  stressOneEngine(bestTier());
 }
 
 } // namespace

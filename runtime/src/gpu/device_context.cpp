@@ -119,6 +119,12 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
     }
   const uint64_t workspaceOffset = size;
   size += format::alignUp(workspaceBytes, format::kConstantAlignment);
+  if (Status s = driver->check(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+                               "cuStreamCreate");
+      !s.ok()) {
+    stream = nullptr;
+    return s;
+  }
   if (size) {
     if (Status s = driver->check(cu.cuMemAlloc(&memory, size),
                                  ("cuMemAlloc of the " + std::to_string(size) +
@@ -130,22 +136,19 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
       memory = 0;
       return s;
     }
-    // Deterministic contents for bytes no kernel writes (channel padding).
-    // cuMemsetD8 runs on the legacy default stream, which does not order
-    // work on this context's non-blocking stream: wait for it here, or the
-    // first run's kernels can race the memset (seen on the H100 as outputs
-    // of zeros under load).
-    if (Status s = driver->check(cu.cuMemsetD8(memory, 0, size), "cuMemsetD8"); !s.ok())
-      return s;
-    if (Status s = driver->check(cu.cuCtxSynchronize(), "cuCtxSynchronize after cuMemsetD8");
+    // Deterministic contents for bytes no kernel writes (channel padding),
+    // on this context's own stream, where its runs go; waited for on that
+    // stream only: a whole-context synchronization here would fail while
+    // another thread's context captures a CUDA graph (issue 17), and the
+    // runs on other streams follow this one by event anyway.
+    if (Status s = driver->check(cu.cuMemsetD8Async(memory, 0, size, stream),
+                                 "cuMemsetD8Async");
         !s.ok())
       return s;
-  }
-  if (Status s = driver->check(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
-                               "cuStreamCreate");
-      !s.ok()) {
-    stream = nullptr;
-    return s;
+    if (Status s = driver->check(cu.cuStreamSynchronize(stream),
+                                 "cuStreamSynchronize after cuMemsetD8Async");
+        !s.ok())
+      return s;
   }
 
   for (const TensorInfo &info : engine.inputs())

@@ -79,14 +79,22 @@ Status DeviceEngine::open() {
     constantBase = 0;
     return s;
   }
-  if (Status s = api.check(cu.cuMemcpyHtoD(constantBase, owner->constants(), size),
-                           "uploading the constants (cuMemcpyHtoD)");
+  // On a stream of its own, waited for on that stream: a copy from pageable
+  // memory may return before its DMA lands, and the contexts' non-blocking
+  // streams are not ordered after it, so the upload is finished before any
+  // kernel can read the weights; a whole-context synchronization instead
+  // would fail while another thread captures a CUDA graph (issue 17).
+  CUstream upload = nullptr;
+  if (Status s = api.check(cu.cuStreamCreate(&upload, CU_STREAM_NON_BLOCKING),
+                           "cuStreamCreate for the constants upload");
       !s.ok())
     return s;
-  // A copy from pageable memory may return before its DMA lands, and the
-  // contexts' non-blocking streams are not ordered after the default
-  // stream: finish the upload before any kernel can read the weights.
-  return api.check(cu.cuCtxSynchronize(), "cuCtxSynchronize after the constants upload");
+  Status status = api.check(cu.cuMemcpyHtoDAsync(constantBase, owner->constants(), size, upload),
+                            "uploading the constants (cuMemcpyHtoDAsync)");
+  if (status.ok())
+    status = api.check(cu.cuStreamSynchronize(upload), "cuStreamSynchronize after the constants upload");
+  cu.cuStreamDestroy(upload);
+  return status;
 }
 
 DeviceEngine::~DeviceEngine() {

@@ -43,7 +43,7 @@ template <typename Visit> void forEachEntryPoint(DriverApi &api, Visit &&visit) 
   visit("cuMemcpyDtoH_v2", api.cuMemcpyDtoH);
   visit("cuMemcpyHtoDAsync_v2", api.cuMemcpyHtoDAsync);
   visit("cuMemcpyDtoHAsync_v2", api.cuMemcpyDtoHAsync);
-  visit("cuMemsetD8_v2", api.cuMemsetD8);
+  visit("cuMemsetD8Async", api.cuMemsetD8Async);
   visit("cuLaunchKernel", api.cuLaunchKernel);
   visit("cuStreamCreate", api.cuStreamCreate);
   visit("cuStreamDestroy_v2", api.cuStreamDestroy);

@@ -108,7 +108,8 @@ struct DriverApi {
                                 CUstream stream);                     // _v2
   CUresult (*cuMemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes,
                                 CUstream stream);                     // _v2
-  CUresult (*cuMemsetD8)(CUdeviceptr dst, unsigned char value, size_t bytes); // _v2
+  CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t bytes,
+                              CUstream stream);
   CUresult (*cuLaunchKernel)(CUfunction function, unsigned gridX, unsigned gridY,
                              unsigned gridZ, unsigned blockX, unsigned blockY,
                              unsigned blockZ, unsigned sharedBytes, CUstream stream,
