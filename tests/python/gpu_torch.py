@@ -47,6 +47,27 @@ got = y.cpu().numpy()
 assert np.array_equal(got, reference), ("device run differs from the host run",
                                         np.abs(got - reference).max())
 print("run_device: pointers kept (x %#x, y %#x), output equals the host run's" % (x_ptr, y_ptr))
+
+
+class DLPackOnly:
+    """A CUDA tensor seen through DLPack alone (as JAX's or TensorFlow's
+    arrays are): no __cuda_array_interface__."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __dlpack__(self, stream=None):
+        return self.tensor.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
+
+
+y2 = torch.full(yi.shape, -1.0, device="cuda")
+context.run_device([DLPackOnly(x)], [DLPackOnly(y2)])
+torch.cuda.synchronize()
+assert np.array_equal(y2.cpu().numpy(), reference), "the DLPack-bound run differs"
+print("run_device through DLPack alone: output equals the host run's")
 if len(sys.argv) > 2:
     with tempfile.TemporaryDirectory() as tmp:
         np.save(os.path.join(tmp, "x.npy"), x.cpu().numpy())
