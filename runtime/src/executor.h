@@ -67,7 +67,7 @@ public:
   /// Runs every step in order. Fails if an input or output is unbound, or
   /// with the failing step's index, op and location if a kernel fails.
   Status run();
-  /// Enqueues one run on `stream` (a CUstream; null: the context's own)
+  /// Enqueues one run on `stream` (a CUstream; 0: CUDA's default stream)
   /// without waiting. TESSEL_UNSUPPORTED, naming the first cpu-tier step,
   /// unless every step runs on the GPU.
   Status enqueue(void *stream);

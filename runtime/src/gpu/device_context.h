@@ -81,7 +81,7 @@ public:
   /// later run fails too. Allocates nothing.
   Status run(HostStep hostStep, void *owner);
 
-  /// Enqueues one run on `stream` (null: the context's own) and returns
+  /// Enqueues one run on `stream` (0: CUDA's default stream) and returns
   /// without waiting. Only for a context whose steps all run on the GPU.
   /// Host-bound inputs and outputs are copied asynchronously on `stream`.
   Status enqueue(CUstream stream);
