@@ -5,7 +5,6 @@
 // location, and never reaches the engine.
 //
 //===----------------------------------------------------------------------===//
-#include <cmath>
 #include "TesselDialect.h"
 #include "tessel/attention.h"
 
@@ -14,6 +13,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace tessel;
@@ -192,10 +193,7 @@ OpFoldResult CastOp::fold(FoldAdaptor) {
   auto integer = dyn_cast<IntegerType>(elementOf(inner.getOutput()));
   auto clip = inner.getInput().getDefiningOp<ClipOp>();
   if (from && integer && clip && isIntegral(clip.getResult())) {
-    const unsigned bits = integer.getWidth();
-    const bool isUnsigned = integer.isUnsigned() || bits == 1;
-    double lo = isUnsigned ? 0.0 : -std::ldexp(1.0, bits - 1);
-    double hi = isUnsigned ? std::ldexp(1.0, bits) - 1 : std::ldexp(1.0, bits - 1) - 1;
+    auto [lo, hi] = integerRange(integer);
     if (clip.getMin().convertToDouble() >= lo && clip.getMax().convertToDouble() <= hi)
       return inner.getInput();
   }

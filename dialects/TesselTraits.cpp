@@ -1,6 +1,8 @@
 //===- TesselTraits.cpp - queries of the declared op facts ----------------===//
 #include "TesselDialect.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace tessel {
@@ -35,6 +37,13 @@ template <KernelFamily... Families> KernelFamily declaredFamily(OperationName na
 }
 
 } // namespace
+
+std::pair<double, double> integerRange(IntegerType t) {
+  const unsigned bits = t.getWidth();
+  if (t.isUnsigned() || bits == 1)
+    return {0.0, std::ldexp(1.0, bits) - 1};
+  return {-std::ldexp(1.0, bits - 1), std::ldexp(1.0, bits - 1) - 1};
+}
 
 PrecisionClass precisionClass(Operation *op) {
   if (op->hasAttr(kModelPrecisionAttr))

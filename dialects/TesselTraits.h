@@ -19,7 +19,10 @@
 #ifndef TESSEL_DIALECTS_TESSELTRAITS_H
 #define TESSEL_DIALECTS_TESSELTRAITS_H
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+
+#include <utility>
 
 namespace tessel {
 
@@ -116,6 +119,11 @@ bool isReduction(mlir::Operation *op);
 /// DequantizeLinear), which --tessel-lower-precision leaves in f32 as it
 /// leaves a model's Cast.
 constexpr llvm::StringLiteral kModelPrecisionAttr = "tessel.model_precision";
+
+/// The values of integer type `t` as doubles [lo, hi]: [0, 2^w - 1] for
+/// unsigned types and i1, [-2^(w-1), 2^(w-1) - 1] for signed and signless
+/// ones (ONNX's signed integers).
+std::pair<double, double> integerRange(mlir::IntegerType t);
 
 /// The precision class `op` declares; F32 where it carries
 /// kModelPrecisionAttr. Ops of other dialects declare none and are F32:

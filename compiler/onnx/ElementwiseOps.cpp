@@ -178,15 +178,7 @@ LogicalResult importClipInputs(Node &n) {
   double lo, hi;
   // Absent bounds do not clip: infinities, or the integer type's limits.
   if (auto integer = dyn_cast<IntegerType>(element)) {
-    unsigned width = integer.getWidth();
-    bool isUnsigned = integer.isUnsigned();
-    lo = isUnsigned ? 0.0
-                    : static_cast<double>(
-                          APInt::getSignedMinValue(width).getSExtValue());
-    hi = isUnsigned
-             ? static_cast<double>(APInt::getMaxValue(width).getZExtValue())
-             : static_cast<double>(
-                   APInt::getSignedMaxValue(width).getSExtValue());
+    std::tie(lo, hi) = integerRange(integer);
   } else {
     lo = -std::numeric_limits<double>::infinity();
     hi = std::numeric_limits<double>::infinity();
@@ -344,13 +336,6 @@ FailureOr<QuantOperands> quantOperands(Node &n) {
   return q;
 }
 
-/// `v` as `element` (a cast unless it is one already).
-Value castTo(Node &n, Value v, Type element) {
-  if (elementOf(v) == element)
-    return v;
-  return n.create<CastOp>(RankedTensorType::get(shapeOf(v), element), v);
-}
-
 /// `v`, its producer pinned to the model's precision (kModelPrecisionAttr):
 /// quantization arithmetic is integer arithmetic in float, which f16 cannot
 /// hold (int16's range, a divide's rounding at a tie), so an fp16 engine
@@ -380,13 +365,12 @@ FailureOr<Type> floatTypeAttr(Node &n, StringRef name, Type dflt) {
 /// `integer`'s range is the saturation; the caller casts); `zero` may be
 /// null.
 FailureOr<Value> quantized(Node &n, Value x, Value scale, Value zero, IntegerType integer) {
-  const unsigned bits = integer.getWidth();
-  const double lo = integer.isUnsigned() ? 0.0 : -std::ldexp(1.0, bits - 1);
-  const double hi = integer.isUnsigned() ? std::ldexp(1.0, bits) - 1 : std::ldexp(1.0, bits - 1) - 1;
+  auto [lo, hi] = integerRange(integer);
   FailureOr<Value> scaled = createBinary<DivOp>(n, x, scale);
   if (failed(scaled))
     return failure();
-  Value y = pinned(n.create<RoundOp>(pinned(*scaled).getType(), *scaled));
+  Value quotient = pinned(*scaled);
+  Value y = pinned(n.create<RoundOp>(quotient.getType(), quotient));
   if (zero) {
     FailureOr<Value> shifted = createBinary<AddOp>(n, y, zero);
     if (failed(shifted))

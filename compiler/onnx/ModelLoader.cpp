@@ -11,6 +11,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -614,14 +615,15 @@ std::string upgradeOldOpset(onnx::ModelProto &model) {
     return "";
   // Only where the op table needs it: a model whose ops are all unchanged
   // since its opset imports as it is (OpTable.h).
-  std::string needs;
+  std::vector<std::string> changed;
   const OpTable &table = OpTable::get();
   for (const auto &node : model.graph().node())
     if (isDefaultDomain(node.domain()) && table.contains(node.op_type()) &&
-        !table.find(node.op_type(), opset) && needs.find(node.op_type()) == std::string::npos)
-      needs += (needs.empty() ? "" : ", ") + node.op_type();
-  if (needs.empty())
+        !table.find(node.op_type(), opset) && !llvm::is_contained(changed, node.op_type()))
+      changed.push_back(node.op_type());
+  if (changed.empty())
     return "";
+  std::string needs = llvm::join(changed, ", ");
   std::string crash;
   // The reply: 'E' and the converter's error, or 'M' and the converted model.
   std::optional<std::string> bytes = runIsolated(

@@ -174,14 +174,11 @@ LogicalResult importRmsNorm(Node &n) {
   if (!scaled || ArrayRef<int64_t>(*scaled) != normalized)
     return n.invalid("scale " + shapeText(shapeOf(*scale)) + " does not broadcast to the " +
                      "normalized shape " + shapeText(normalized));
-  auto cast = [&](Value v, Type to) -> Value {
-    return elementOf(v) == to ? v : n.create<CastOp>(RankedTensorType::get(shapeOf(v), to), v);
-  };
   auto scalar = [&](double v) {
     auto type = RankedTensorType::get({}, stash);
     return n.constantValue(DenseElementsAttr::get(type, n.b.getFloatAttr(stash, v)));
   };
-  Value xs = cast(*x, stash);
+  Value xs = castTo(n, *x, stash);
   FailureOr<Value> squares = createBinary<MulOp>(n, xs, xs);
   if (failed(squares))
     return failure();
@@ -194,7 +191,7 @@ LogicalResult importRmsNorm(Node &n) {
   FailureOr<Value> normed = createBinary<DivOp>(n, xs, rms);
   if (failed(normed))
     return failure();
-  FailureOr<Value> y = createBinary<MulOp>(n, cast(*normed, element), *scale);
+  FailureOr<Value> y = createBinary<MulOp>(n, castTo(n, *normed, element), *scale);
   if (failed(y))
     return failure();
   return n.setOutput(0, *y);

@@ -60,6 +60,13 @@ mlir::Value createReduce(Node &n, mlir::Value x, llvm::ArrayRef<int64_t> axes,
        n.named("keepdims", n.b.getBoolAttr(keepdims))});
 }
 
+/// `v` as `element`: a cast, unless it has that element type already.
+inline mlir::Value castTo(Node &n, mlir::Value v, mlir::Type element) {
+  if (elementOf(v) == element)
+    return v;
+  return n.create<CastOp>(mlir::RankedTensorType::get(shapeOf(v), element), v);
+}
+
 /// Strides, dilations and explicit pads of a convolution or pooling window
 /// (auto_pad resolved), and the output extents.
 struct Window {

@@ -31,7 +31,6 @@ template <typename Visit> void forEachEntryPoint(DriverApi &api, Visit &&visit) 
   visit("cuCtxCreate_v2", api.cuCtxCreate);
   visit("cuCtxDestroy_v2", api.cuCtxDestroy);
   visit("cuCtxSetCurrent", api.cuCtxSetCurrent);
-  visit("cuCtxSynchronize", api.cuCtxSynchronize);
   visit("cuModuleLoadData", api.cuModuleLoadData);
   visit("cuModuleLoadDataEx", api.cuModuleLoadDataEx);
   visit("cuModuleUnload", api.cuModuleUnload);

@@ -93,7 +93,6 @@ struct DriverApi {
   CUresult (*cuCtxCreate)(CUcontext *context, unsigned flags, CUdevice device); // _v2
   CUresult (*cuCtxDestroy)(CUcontext context);                        // _v2
   CUresult (*cuCtxSetCurrent)(CUcontext context);
-  CUresult (*cuCtxSynchronize)();
   CUresult (*cuModuleLoadData)(CUmodule *module, const void *image);
   CUresult (*cuModuleLoadDataEx)(CUmodule *module, const void *image, unsigned numOptions,
                                  CUjitOption *options, void **optionValues);
