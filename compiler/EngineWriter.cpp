@@ -33,20 +33,6 @@ namespace fb = tessel::engine;
 namespace tessel {
 namespace {
 
-std::string locationName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc)) {
-    std::string joined;
-    for (Location inner : fused.getLocations())
-      joined += (joined.empty() ? "" : "+") + locationName(inner);
-    return joined;
-  }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  loc.print(os);
-  return text;
-}
 
 struct TensorRecord {
   std::string name;
@@ -60,6 +46,9 @@ struct TensorRecord {
   // root's lifetime is the group's.
   int64_t firstStep = 0, lastStep = 0;
   int32_t root = -1; // the tensor whose offset this one takes, or -1
+  // An output whose extent along extentAxis is data dependent: the i64
+  // tensor that holds it at run time (--tessel-data-dependent-extents).
+  int32_t extentAxis = -1, extentTensor = -1;
 };
 
 struct StepRecord {
@@ -342,10 +331,16 @@ LogicalResult Writer::collect() {
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
   // Results produced by a step write straight into the caller's buffer; a
   // result that is an input, a constant or returned twice gets a copy step.
+  // A result with tessel.extent_of is no output: it is the run-time extent
+  // of one, an arena (or constant) tensor kept to the end of the run.
+  auto extentOf = [&](unsigned i) {
+    return func.getResultAttrOfType<DenseI64ArrayAttr>(
+        i, TesselDialect::ExtentOfAttrHelper::getNameStr());
+  };
   llvm::DenseMap<Value, unsigned> directOutput;
   for (auto [i, value] : llvm::enumerate(returnOp.getOperands()))
     if (value.getDefiningOp() && !value.getDefiningOp<ConstantOp>() &&
-        !directOutput.count(value))
+        !directOutput.count(value) && !extentOf(i))
       directOutput[value] = i;
 
   auto resultName = [&](unsigned i) {
@@ -399,7 +394,18 @@ LogicalResult Writer::collect() {
     steps.push_back(std::move(step));
   }
 
+  std::vector<int32_t> extentTensors;
   for (auto [i, value] : llvm::enumerate(returnOp.getOperands())) {
+    if (DenseI64ArrayAttr link = extentOf(i)) {
+      // The attribute's verifier put the count results after the outputs.
+      if (link[0] >= static_cast<int64_t>(outputs.size()))
+        return returnOp.emitOpError("tessel.extent_of names no earlier output");
+      TensorRecord &output = tensors[outputs[link[0]]];
+      output.extentAxis = static_cast<int32_t>(link[1]);
+      output.extentTensor = tensorOf(value);
+      extentTensors.push_back(output.extentTensor);
+      continue;
+    }
     auto it = directOutput.find(value);
     if (it != directOutput.end() && it->second == i) {
       outputs.push_back(tensorOf(value));
@@ -420,6 +426,9 @@ LogicalResult Writer::collect() {
       if (in >= 0)
         tensors[in].lastStep = std::max<int64_t>(tensors[in].lastStep, s);
   }
+  // The runtime reads an output's extent after the last step.
+  for (int32_t t : extentTensors)
+    tensors[t].lastStep = static_cast<int64_t>(steps.size());
   shareInPlace(tensors, steps);
   // A pure alias whose output took its input's buffer is no step at all: the
   // bytes are already where its readers look, so its kernel (a copy skipped
@@ -505,7 +514,7 @@ FailureOr<PlanOffsets> Writer::serialize(flatbuffers::FlatBufferBuilder &builder
     tensorOffsets.push_back(fb::CreateTensorDirect(
         builder, t.name.c_str(),
         static_cast<fb::DType>(*engineDType(t.type.getElementType())), &shape,
-        t.layout.c_str(), t.storage, t.offset, t.size));
+        t.layout.c_str(), t.storage, t.offset, t.size, t.extentAxis, t.extentTensor));
   }
 
   // The plan's module indices become the engine's.

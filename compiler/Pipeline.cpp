@@ -8,6 +8,9 @@ namespace tessel {
 
 void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   mlir::OpPassManager &func = pm.nest<mlir::func::FuncOp>();
+  // 0. Data-dependent extents (NonMaxSuppression's rows) followed to the
+  //    outputs, before anything folds.          [data-dependent-extents]
+  func.addPass(createDataDependentExtents());
   // 1. Evaluate what is constant (shape subgraphs) and canonicalize
   //    (reshape/transpose chains).
   func.addPass(createFoldConstants());

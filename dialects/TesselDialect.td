@@ -24,10 +24,13 @@ def Tessel_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   // On the function's arguments and results: the graph input or output's
   // ONNX name, and, for a 4-D tensor the caller hands over or takes back,
-  // its layout (--tessel-io-format).
+  // its layout (--tessel-io-format); on a result that is the run-time
+  // extent of another result's axis (--tessel-data-dependent-extents),
+  // [that result, the axis].
   let discardableAttrs = (ins
     "::mlir::StringAttr":$name,
-    "::tessel::LayoutAttr":$layout
+    "::tessel::LayoutAttr":$layout,
+    "::mlir::DenseI64ArrayAttr":$extent_of
   );
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;

@@ -21,14 +21,6 @@ using namespace tessel;
 
 namespace {
 
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
-Type elementOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getElementType();
-}
-
 /// The result shape must be the numpy broadcast of all operand shapes.
 LogicalResult verifyBroadcast(Operation *op) {
   SmallVector<int64_t> shape;
@@ -711,6 +703,30 @@ LogicalResult TopKOp::verify() {
     if (out[d] != (static_cast<int64_t>(d) == getAxis() ? out[d] : in[d]) ||
         (static_cast<int64_t>(d) == getAxis() && out[d] > in[d]))
       return emitOpError("results must have the input's shape, at most its extent along the axis");
+  return success();
+}
+
+LogicalResult NonMaxSuppressionOp::verify() {
+  ArrayRef<int64_t> boxes = shapeOf(getBoxes()), scores = shapeOf(getScores());
+  if (boxes.size() != 3 || boxes[2] != 4 || scores.size() != 3 || scores[0] != boxes[0] ||
+      scores[2] != boxes[1])
+    return emitOpError("boxes must be [batch, boxes, 4] and scores [batch, classes, boxes]");
+  if (elementOf(getBoxes()) != elementOf(getScores()) || !isa<FloatType>(elementOf(getBoxes())))
+    return emitOpError("boxes and scores must have one float element type");
+  if (getCenterPointBox() != 0 && getCenterPointBox() != 1)
+    return emitOpError("center_point_box must be 0 or 1");
+  const int64_t maxOutput = static_cast<int64_t>(getMaxOutputBoxesPerClass());
+  if (maxOutput < 0)
+    return emitOpError("max_output_boxes_per_class must not be negative");
+  const double iou = getIouThreshold().convertToDouble();
+  if (!(iou >= 0 && iou <= 1))
+    return emitOpError("iou_threshold must be in [0, 1]");
+  const int64_t bound = boxes[0] * scores[1] * std::min(maxOutput, boxes[1]);
+  auto i64 = IntegerType::get(getContext(), 64);
+  if (getSelected().getType() != RankedTensorType::get({bound, 3}, i64) ||
+      getCount().getType() != RankedTensorType::get({1}, i64))
+    return emitOpError("selected must be i64 [") << bound << ", 3] (batch * classes * min(max "
+                                                    "output, boxes)) and count i64 [1]";
   return success();
 }
 

@@ -615,6 +615,26 @@ def Tessel_TopKOp : Tessel_Op<"top_k", [ExactMath, Tessel_Kernel<"TopK">]> {
   let hasVerifier = 1;
 }
 
+// Its result's row count is data dependent: `selected` is the static bound
+// (every class of every batch selecting min(max_output_boxes_per_class,
+// boxes)), its first `count` rows the selections and the rest zeros; the
+// engine gives an output that carries those rows the extent `count` holds
+// (--tessel-data-dependent-extents, docs/architecture.md).
+def Tessel_NonMaxSuppressionOp : Tessel_Op<"non_max_suppression", [F32Math,
+    Tessel_Kernel<"Nms">]> {
+  let summary = "ONNX NonMaxSuppression: (batch, class, box) rows of the boxes kept, and their count";
+  let description = [{
+    boxes [batch, boxes, 4], scores [batch, classes, boxes]; selection as
+    tessel/nms.h states it (IoU and score comparisons strict, f32).
+  }];
+  let arguments = (ins Tessel_Tensor:$boxes, Tessel_Tensor:$scores,
+                   I64Attr:$center_point_box, I64Attr:$max_output_boxes_per_class,
+                   F32Attr:$iou_threshold, OptionalAttr<F32Attr>:$score_threshold);
+  let results = (outs Tessel_Tensor:$selected, Tessel_Tensor:$count);
+  let assemblyFormat = "$boxes `,` $scores attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Tessel_ArgMaxOp : Tessel_ArgReduceOp<"argmax">;
 def Tessel_ArgMinOp : Tessel_ArgReduceOp<"argmin">;
 

@@ -60,7 +60,22 @@ KernelFamily kernelFamily(OperationName name) {
                         K::Concat, K::Gather, K::Reduce, K::Softmax, K::ArgReduce,
                         K::Pool, K::LayerNorm, K::InstanceNorm, K::BatchNorm, K::Lrn,
                         K::Scan, K::GatherElements, K::GatherND, K::ScatterND, K::Trilu,
-                        K::Attention, K::Resize, K::TopK>(name);
+                        K::Attention, K::Resize, K::TopK, K::Nms>(name);
+}
+
+std::string locationName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    std::string joined;
+    for (Location inner : fused.getLocations())
+      joined += (joined.empty() ? "" : "+") + locationName(inner);
+    return joined;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
 }
 
 } // namespace tessel

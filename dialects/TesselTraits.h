@@ -22,9 +22,23 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 
+#include <string>
 #include <utility>
 
 namespace tessel {
+
+/// A value's shape and element type: every value of the graph dialect is a
+/// static ranked tensor.
+inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+}
+inline mlir::Type elementOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType()).getElementType();
+}
+
+/// An op's ONNX node as its location names it, "conv1(Conv)" (fused
+/// locations joined by '+'), for messages and the engine's step locations.
+std::string locationName(mlir::Location loc);
 
 /// The precision classes of the fp16 policy.
 enum class PrecisionClass {
@@ -81,6 +95,7 @@ enum class KernelFamily {
   Attention,
   Resize,
   TopK,
+  Nms,
 };
 
 namespace traits {

@@ -60,7 +60,6 @@ using namespace mlir;
 namespace tessel {
 namespace {
 
-ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
 
 SmallVector<int64_t> denseStrides(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);

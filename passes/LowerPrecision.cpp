@@ -26,10 +26,6 @@ namespace tessel {
 
 namespace {
 
-Type elementOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getElementType();
-}
-
 /// The element type an op computes on: its first float operand, else its
 /// first float result, else its first operand (shape arithmetic).
 Type computeElement(Operation *op) {

@@ -29,10 +29,6 @@ int64_t roundUp(int64_t channels) {
   return llvm::divideCeil(channels, kChannelMultiple) * kChannelMultiple;
 }
 
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
 /// `type` with `channels` in its last dim.
 RankedTensorType withChannels(Type type, int64_t channels) {
   SmallVector<int64_t> shape(cast<RankedTensorType>(type).getShape());

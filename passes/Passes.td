@@ -4,6 +4,22 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DataDependentExtents : Pass<"tessel-data-dependent-extents", "mlir::func::FuncOp"> {
+  let summary = "Follow data-dependent extents (NonMaxSuppression's rows) to the outputs";
+  let description = [{
+    An op whose result has a data-dependent extent computes into a static
+    bound and writes the extent into a count tensor; the rows past it are
+    padding. The pass follows each such extent through the ops that keep
+    the rows of one axis apart (elementwise ops, gather, slices along other
+    axes or from the start, reshapes that keep the axis, transposes, concats
+    and reductions along other axes) and refuses, at its node, any op that
+    would mix padding into real values. A function result carrying one gets
+    a companion result, its count, with `tessel.extent_of = [result, axis]`
+    (DataDependentExtents.cpp). Runs before anything folds.
+  }];
+  let dependentDialects = ["::tessel::TesselDialect"];
+}
+
 def FoldConstants : Pass<"tessel-fold-constants", "mlir::func::FuncOp"> {
   let summary = "Evaluate ops whose operands are all constants at compile time";
   let description = [{

@@ -68,10 +68,6 @@ bool movesOnlyUnitDims(ArrayRef<int64_t> shape, Perm perm) {
   return true;
 }
 
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
 Value buildReshape(PatternRewriter &rewriter, Location loc, Value v,
                    ArrayRef<int64_t> shape) {
   if (shapeOf(v) == shape)

@@ -249,6 +249,22 @@ static int toolMain(int argc, char **argv) {
     }
   std::printf("time: median %.3f ms over %d run(s)\n", times[times.size() / 2], iterations);
 
+  // An output with a data-dependent extent keeps the prefix the last run
+  // filled (the rest of its buffer is the bound's padding).
+  for (size_t i = 0; i < outputCount; ++i) {
+    HostTensor &out = outputTensors[i];
+    if (tessel_engine_output_dynamic_axis(engine.get(), i) < 0)
+      continue;
+    std::vector<int64_t> shape(out.shape.size());
+    if (failed(tessel_context_output_shape(context.get(), i, shape.data(), shape.size()),
+               "output shape"))
+      return kError;
+    outputText[i] = tessel::tools::shapeText(out.dtype, shape) + " (bound " +
+                    tessel::tools::shapeText(out.dtype, out.shape) + ")";
+    out.shape = shape;
+    out.data.resize(static_cast<size_t>(out.numElements()) * tessel_dtype_size(out.dtype));
+  }
+
   int exitCode = kOk;
   for (size_t i = 0; i < outputCount; ++i) {
     const HostTensor &out = outputTensors[i];

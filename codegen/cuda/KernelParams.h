@@ -192,6 +192,17 @@ struct TopKParams {
   int32_t largest, pad0;
 };
 
+/// non_max_suppression (kernels/Detection.cuh): maxOutput is already at
+/// most `boxes`, bound = batches * classes * maxOutput; the workspace holds a
+/// byte per box per (batch, class), then from listOffset each (batch,
+/// class)'s kept boxes (maxOutput int64 each), then from countOffset their
+/// counts (int64).
+struct NmsParams {
+  int64_t batches, classes, boxes, maxOutput, bound, listOffset, countOffset;
+  float iouThreshold, scoreThreshold;
+  int32_t centerPoint, hasScoreThreshold;
+};
+
 /// gather_elements: result element i (row-major over `shape`, the indices'
 /// shape) reads the data at sum_d i_d * stride[d] (stride[axis] = 0) plus
 /// index * axisStride, the index taken in [-extent, extent).
@@ -304,6 +315,7 @@ static_assert(sizeof(BatchNormParams) == 32, "layout shared with the kernels");
 static_assert(sizeof(LrnParams) == 56, "layout shared with the kernels");
 static_assert(sizeof(ScanParams) == 40, "layout shared with the kernels");
 static_assert(sizeof(TopKParams) == 40, "layout shared with the kernels");
+static_assert(sizeof(NmsParams) == 72, "layout shared with the kernels");
 static_assert(sizeof(GatherElementsParams) == 160, "layout shared with the kernels");
 static_assert(sizeof(GatherNDParams) == 168, "layout shared with the kernels");
 static_assert(sizeof(ScatterNDParams) == 160, "layout shared with the kernels");

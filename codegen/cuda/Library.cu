@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Attention.cuh"
 #include "kernels/Cast.cuh"
+#include "kernels/Detection.cuh"
 #include "kernels/Elementwise.cuh"
 #include "kernels/Index.cuh"
 #include "kernels/Movement.cuh"
@@ -519,6 +520,22 @@ TSL_RESIZE(f32) TSL_RESIZE(f16)
     topK(x, values, indices, p);                                                \
   }
 TSL_TOP_K(f32) TSL_TOP_K(f16) TSL_TOP_K(i32) TSL_TOP_K(i64)
+#endif
+
+// non_max_suppression: boxes and scores f32 (the precision policy's) or f16,
+// int64 rows and count.
+#ifdef TSL_FAMILY_nms
+#define TSL_NMS_SELECT(t)                                                       \
+  TSL_KERNEL_BOUNDED(kNmsBlock)                                                 \
+  tsl_nms_select_##t(const TSL_T(t) *boxes, const TSL_T(t) *scores, uint8_t *work, \
+                     TSL_PARAMS(NmsParams)) {                                   \
+    nmsSelect(boxes, scores, work, p);                                          \
+  }
+TSL_NMS_SELECT(f32) TSL_NMS_SELECT(f16)
+TSL_KERNEL tsl_nms_compact(const uint8_t *work, int64_t *selected, int64_t *count,
+                           TSL_PARAMS(NmsParams)) {
+  nmsCompact(work, selected, count, p);
+}
 #endif
 
 #ifdef TSL_FAMILY_scan

@@ -708,6 +708,7 @@ Launches StepPlanner::plan() {
   case KernelFamily::Attention: return attention();
   case KernelFamily::Resize: return resize();
   case KernelFamily::TopK: return topK();
+  case KernelFamily::Nms: return nms();
   case KernelFamily::Gemm: // the implicit-GEMM codegen's (ImplicitGemm.h)
   case KernelFamily::None: return std::nullopt;
   }

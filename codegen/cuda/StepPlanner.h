@@ -248,6 +248,7 @@ private:
   Launches scan();
   Launches resize();
   Launches topK();
+  Launches nms();
   Launches pool();
   Launches rowNorm(llvm::StringRef op, const kernels::NormParams &p, std::vector<KernelArg> args);
   Launches layerNorm();

@@ -527,4 +527,42 @@ Launches StepPlanner::attention() {
   return launch(typed("attention", q.dtype) + "_simt", kernels::kAttentionSimtRows, 0);
 }
 
+Launches StepPlanner::nms() {
+  if (in.size() != 2 || out.size() != 2 || !isF32OrF16(in[0].dtype) ||
+      in[1].dtype != in[0].dtype || out[0].dtype != DType::I64 || out[1].dtype != DType::I64 ||
+      out[1].count() != 1)
+    return std::nullopt;
+  const Dims &boxes = in[0].shape, &scores = in[1].shape;
+  if (boxes.size() != 3 || boxes[2] != 4 || scores.size() != 3 || scores[0] != boxes[0] ||
+      scores[2] != boxes[1])
+    return std::nullopt;
+  kernels::NmsParams p{};
+  p.batches = boxes[0];
+  p.classes = scores[1];
+  p.boxes = boxes[1];
+  p.maxOutput = std::min(attrs.getInt("max_output_boxes_per_class", 0), p.boxes);
+  p.bound = p.batches * p.classes * p.maxOutput;
+  if (p.maxOutput < 0 || out[0].shape != Dims{p.bound, 3})
+    return std::nullopt;
+  p.iouThreshold = static_cast<float>(attrs.getFloat("iou_threshold", 0));
+  p.hasScoreThreshold = attrs.has("score_threshold");
+  p.scoreThreshold = static_cast<float>(attrs.getFloat("score_threshold", 0));
+  p.centerPoint = attrs.getInt("center_point_box", 0) != 0;
+  // The workspace: a byte per box per (batch, class), the kept boxes, the
+  // counts (Detection.cuh).
+  const int64_t lines = p.batches * p.classes;
+  p.listOffset = (lines * p.boxes + 7) / 8 * 8;
+  p.countOffset = p.listOffset + lines * p.maxOutput * 8;
+  const KernelArg work =
+      KernelArg::workspace(std::max<uint64_t>(16, static_cast<uint64_t>(p.countOffset + lines * 8)));
+  const std::string select = typed("nms_select", in[0].dtype), compact = "tsl_nms_compact";
+  if (KernelLibrary::familyOf(select) < 0 || KernelLibrary::familyOf(compact) < 0)
+    return std::nullopt;
+  return std::vector<Launch>{
+      makeLaunch(select, static_cast<uint32_t>(std::max<int64_t>(1, lines)), kBlock,
+                 {in[0].address(), in[1].address(), work, KernelArg::value(p)}),
+      makeLaunch(compact, 1, kBlock,
+                 {work, out[0].address(), out[1].address(), KernelArg::value(p)})};
+}
+
 } // namespace tessel::codegen::library

@@ -85,7 +85,7 @@ LogicalResult importConstantOfShape(Node &n) {
 }
 
 LogicalResult importShape(Node &n) {
-  FailureOr<Value> x = n.input(0);
+  FailureOr<Value> x = n.shapeInput(0);
   FailureOr<int64_t> startAttr = n.getInt("start", 0);
   if (failed(x) || failed(startAttr))
     return failure();
@@ -107,7 +107,7 @@ LogicalResult importShape(Node &n) {
 }
 
 LogicalResult importSize(Node &n) {
-  FailureOr<Value> x = n.input(0);
+  FailureOr<Value> x = n.shapeInput(0);
   if (failed(x))
     return failure();
   return n.setConstantOutput(
@@ -118,7 +118,7 @@ LogicalResult importSize(Node &n) {
 /// EyeLike: a constant, since only the input's shape matters: ones where
 /// column - row == k, in `dtype` (default: the input's type).
 LogicalResult importEyeLike(Node &n) {
-  FailureOr<Value> x = n.input(0);
+  FailureOr<Value> x = n.shapeInput(0);
   FailureOr<int64_t> k = n.getInt("k", 0), dtype = n.getInt("dtype", 0);
   if (failed(x) || failed(k) || failed(dtype))
     return failure();

@@ -95,6 +95,39 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, int64_t index) {
     }
 }
 
+bool GraphImporter::dataDependent(Value v) {
+  if (!sawDataDependent)
+    return false;
+  // Depth-first over the producers, each value answered once.
+  SmallVector<Value> stack{v};
+  while (!stack.empty()) {
+    Value top = stack.back();
+    Operation *def = top.getDefiningOp();
+    if (!def || dependence.count(top)) {
+      stack.pop_back();
+      continue;
+    }
+    bool pending = false, dependent = isa<NonMaxSuppressionOp>(def);
+    for (Value operand : def->getOperands()) {
+      if (!operand.getDefiningOp())
+        continue;
+      auto it = dependence.find(operand);
+      if (it == dependence.end()) {
+        stack.push_back(operand);
+        pending = true;
+      } else {
+        dependent |= it->second;
+      }
+    }
+    if (!pending) {
+      dependence[top] = dependent;
+      stack.pop_back();
+    }
+  }
+  auto it = dependence.find(v);
+  return it != dependence.end() && it->second;
+}
+
 void GraphImporter::sweepDeadConstants(func::FuncOp func) {
   SmallVector<Operation *> dead;
   func.walk([&](ConstantOp op) {

@@ -76,6 +76,15 @@ FailureOr<Value> Node::input(int i) {
                  "earlier node");
 }
 
+FailureOr<Value> Node::shapeInput(int i) {
+  FailureOr<Value> v = input(i);
+  if (succeeded(v) && graph.dataDependent(*v))
+    return unsupported("the shape of '" + proto.input(i) +
+                       "' is known only at run time: it follows a data-dependent extent "
+                       "(NonMaxSuppression's rows), and Tessel folds shapes at compile time");
+  return v;
+}
+
 std::optional<DenseElementsAttr> Node::tryConstant(int i) {
   if (!has(i))
     return std::nullopt;

@@ -62,6 +62,9 @@ public:
   int numInputs() const { return proto.input_size(); }
   bool has(int i) const { return i < numInputs() && !proto.input(i).empty(); }
   mlir::FailureOr<mlir::Value> input(int i);
+  /// input(i) for a node that reads only its shape: refused when that shape
+  /// is a data-dependent extent's static bound (GraphImporter::dataDependent).
+  mlir::FailureOr<mlir::Value> shapeInput(int i);
   /// The input's value if it is known at import time; emits `unsupported`
   /// naming `what` otherwise.
   mlir::FailureOr<mlir::DenseElementsAttr> constant(int i, llvm::StringRef what);
@@ -153,10 +156,19 @@ public:
   bool sawInvalid = false, sawUnsupported = false;
   int64_t errorCount = 0;
 
+  /// Set once a node whose result has a data-dependent extent
+  /// (NonMaxSuppression) is imported; from then on a node that reads only
+  /// its input's shape (Shape, Size, EyeLike) asks dataDependent first.
+  bool sawDataDependent = false;
+  /// Whether `v` is computed from a result with a data-dependent extent, so
+  /// that its static shape may be a bound rather than its shape.
+  bool dataDependent(mlir::Value v);
+
   llvm::StringMap<mlir::Value> values;
   llvm::StringMap<KnownConstant> constants;
   llvm::StringMap<const onnx::TypeProto *> onnxTypes;
   std::set<std::string> poisoned; // outputs of nodes that failed to import
+  llvm::DenseMap<mlir::Value, bool> dependence; // dataDependent's answers
 
   ImportResult run(const std::string &path);
 

@@ -14,6 +14,7 @@
 #include "llvm/ADT/Sequence.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -287,9 +288,72 @@ template <bool KInput> LogicalResult importTopK(Node &n) {
   return n.wants(1) ? n.setOutput(1, op.getIndices()) : success();
 }
 
+/// NonMaxSuppression (opsets 10, 11): max_output_boxes_per_class (which
+/// bounds the result's rows), iou_threshold and score_threshold must be
+/// constants. The result's row count is data dependent
+/// (--tessel-data-dependent-extents follows it to the outputs).
+LogicalResult importNonMaxSuppression(Node &n) {
+  FailureOr<Value> boxes = n.input(0), scores = n.input(1);
+  FailureOr<int64_t> center = n.getInt("center_point_box", 0);
+  if (failed(boxes) || failed(scores) || failed(center))
+    return failure();
+  int64_t maxOutput = 0;
+  if (n.has(2)) {
+    FailureOr<double> v = n.constantScalar(2, "max_output_boxes_per_class");
+    if (failed(v))
+      return failure();
+    // PyTorch exports "no limit" as INT64_MAX; the boxes bound it anyway.
+    maxOutput = *v >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(*v);
+  }
+  double iou = 0;
+  std::optional<double> scoreThreshold;
+  if (n.has(3)) {
+    FailureOr<double> v = n.constantScalar(3, "iou_threshold");
+    if (failed(v))
+      return failure();
+    iou = *v;
+  }
+  if (n.has(4)) {
+    FailureOr<double> v = n.constantScalar(4, "score_threshold");
+    if (failed(v))
+      return failure();
+    scoreThreshold = *v;
+  }
+  ArrayRef<int64_t> b = shapeOf(*boxes), s = shapeOf(*scores);
+  if (b.size() != 3 || b[2] != 4 || s.size() != 3 || s[0] != b[0] || s[2] != b[1])
+    return n.invalid("boxes must be [batch, boxes, 4] and scores [batch, classes, boxes], not " +
+                     shapeText(b) + " and " + shapeText(s));
+  if (elementOf(*boxes) != elementOf(*scores) || !isa<FloatType>(elementOf(*boxes)))
+    return n.invalid("boxes and scores must have one float element type");
+  if (*center != 0 && *center != 1)
+    return n.invalid("center_point_box must be 0 or 1, not " + Twine(*center));
+  if (maxOutput < 0)
+    return n.invalid("max_output_boxes_per_class must not be negative, it is " +
+                     Twine(maxOutput));
+  if (!(iou >= 0 && iou <= 1))
+    return n.invalid("iou_threshold must be in [0, 1], it is " + std::to_string(iou));
+  const int64_t bound = b[0] * s[1] * std::min(maxOutput, b[1]);
+  auto i64 = n.b.getI64Type();
+  SmallVector<NamedAttribute> attrs{
+      n.named("center_point_box", n.b.getI64IntegerAttr(*center)),
+      n.named("max_output_boxes_per_class", n.b.getI64IntegerAttr(std::min(maxOutput, b[1]))),
+      n.named("iou_threshold", n.b.getF32FloatAttr(static_cast<float>(iou)))};
+  if (scoreThreshold)
+    attrs.push_back(
+        n.named("score_threshold", n.b.getF32FloatAttr(static_cast<float>(*scoreThreshold))));
+  auto op = n.b.create<NonMaxSuppressionOp>(
+      n.loc,
+      TypeRange{RankedTensorType::get({bound, 3}, i64), RankedTensorType::get({1}, i64)},
+      ValueRange{*boxes, *scores}, attrs);
+  n.graph.sawDataDependent = true;
+  // ONNX's inference knows no row count (or the test's own): not matched.
+  return n.setOutput(0, op.getSelected(), /*matchInference=*/false);
+}
+
 const OpVersion kPoolReduceOps[] = {
     {"TopK", {1, 9}, importTopK</*KInput=*/false>},
     {"TopK", {10}, importTopK</*KInput=*/true>},
+    {"NonMaxSuppression", {10}, importNonMaxSuppression},
     {"AveragePool", {7}, importPool<AvgPoolOp>},
     {"MaxPool", {1}, importPool<MaxPoolOp>},
     {"GlobalAveragePool", {1}, importGlobalPool<ReduceMeanOp>},

@@ -9,6 +9,7 @@
 #ifndef TESSEL_COMPILER_ONNX_TENSORS_H
 #define TESSEL_COMPILER_ONNX_TENSORS_H
 
+#include "TesselTraits.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
@@ -46,14 +47,6 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 /// The numpy broadcast of two shapes; nothing if they do not broadcast.
 std::optional<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
-
-inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value v) {
-  return mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
-}
-
-inline mlir::Type elementOf(mlir::Value v) {
-  return mlir::cast<mlir::RankedTensorType>(v.getType()).getElementType();
-}
 
 /// Integer values of a constant (sign- or zero-extended by signedness);
 /// nothing for floats.

@@ -83,6 +83,9 @@ def _load():
         "tessel_engine_output_count": (size, [handle]),
         "tessel_engine_input_info": (status, [handle, size, ctypes.POINTER(_TensorInfo)]),
         "tessel_engine_output_info": (status, [handle, size, ctypes.POINTER(_TensorInfo)]),
+        "tessel_engine_output_dynamic_axis": (ctypes.c_int64, [handle, size]),
+        "tessel_context_output_shape": (status, [handle, size, ctypes.POINTER(ctypes.c_int64),
+                                                 size]),
         "tessel_engine_profile_count": (size, [handle]),
         "tessel_engine_profile": (status, [handle, size, ctypes.POINTER(handle)]),
         "tessel_engine_find_profile": (status, [handle, size, ctypes.POINTER(ctypes.c_int64),
@@ -120,9 +123,12 @@ def _check(status):
 class TensorInfo:
     """A graph input or output: name, dtype (a numpy dtype; bf16 as uint16
     with dtype_name "bf16"), shape, layout ("NCHW", "NHWC" or ""), size in
-    bytes."""
+    bytes; for an output whose extent along one axis is data dependent
+    (NonMaxSuppression's rows), dynamic_axis (else None) and shape is its
+    bound."""
 
-    def __init__(self, raw):
+    def __init__(self, raw, dynamic_axis=-1):
+        self.dynamic_axis = None if dynamic_axis < 0 else dynamic_axis
         self.name = raw.name.decode()
         self.dtype_name = _DTYPE_NAMES[raw.dtype]
         self.dtype = np.dtype(_DTYPES[raw.dtype])
@@ -147,14 +153,15 @@ class Engine:
             _check(_lib.tessel_engine_open_file(os.fsencode(path), ctypes.byref(self._handle)))
         self.inputs = self._infos(_lib.tessel_engine_input_count, _lib.tessel_engine_input_info)
         self.outputs = self._infos(_lib.tessel_engine_output_count,
-                                   _lib.tessel_engine_output_info)
+                                   _lib.tessel_engine_output_info,
+                                   _lib.tessel_engine_output_dynamic_axis)
 
-    def _infos(self, count, info):
+    def _infos(self, count, info, dynamic_axis=None):
         result = []
         for i in range(count(self._handle)):
             raw = _TensorInfo()
             _check(info(self._handle, i, ctypes.byref(raw)))
-            result.append(TensorInfo(raw))
+            result.append(TensorInfo(raw, dynamic_axis(self._handle, i) if dynamic_axis else -1))
         return result
 
     @property
@@ -236,7 +243,8 @@ class Context:
 
     def run(self, inputs):
         """Runs on host arrays (a list in input order, or a dict by name);
-        returns the outputs as new numpy arrays."""
+        returns the outputs as new numpy arrays (a data-dependent output cut
+        to the extent this run found)."""
         if isinstance(inputs, dict):
             inputs = [inputs[info.name] for info in self.engine.inputs]
         if len(inputs) != len(self.engine.inputs):
@@ -257,7 +265,19 @@ class Context:
             _check(_lib.tessel_context_bind_output(self._handle, i, array.ctypes.data,
                                                    array.nbytes))
         _check(_lib.tessel_context_run(self._handle))
+        for i, info in enumerate(self.engine.outputs):
+            if info.dynamic_axis is not None:
+                shape = self.output_shape(i)
+                outputs[i] = outputs[i].reshape(-1)[:int(np.prod(shape))].reshape(shape)
         return outputs
+
+    def output_shape(self, index):
+        """Output `index`'s shape after the last run: a data-dependent axis
+        holds the extent that run found (after enqueue, it waits for it)."""
+        rank = len(self.engine.outputs[index].shape)
+        dims = (ctypes.c_int64 * rank)()
+        _check(_lib.tessel_context_output_shape(self._handle, index, dims, rank))
+        return tuple(dims)
 
     def _bind_device(self, inputs, outputs):
         for kind, infos, tensors, bind in (

@@ -130,6 +130,14 @@ TESSEL_API tessel_status_t tessel_engine_input_info(const tessel_engine_t *engin
 TESSEL_API tessel_status_t tessel_engine_output_info(const tessel_engine_t *engine,
                                                      size_t index,
                                                      tessel_tensor_info_t *info);
+/* The axis of output `index` whose extent is data dependent
+ * (NonMaxSuppression's selected rows, and what is computed from them), or -1
+ * when its shape is static (or the engine or index is invalid). Such an
+ * output's info gives its bound, the buffer size to bind; after a run,
+ * tessel_context_output_shape gives the extent, and the valid elements are
+ * the buffer's prefix (only dims of 1 precede the axis). */
+TESSEL_API int64_t tessel_engine_output_dynamic_axis(const tessel_engine_t *engine,
+                                                     size_t index);
 
 /* Batch profiles (tessel-compile --batch 1,8,32): an engine holds one plan
  * per profile over one copy of the constants and kernels. A handle views one
@@ -241,6 +249,13 @@ TESSEL_API tessel_status_t tessel_context_run(tessel_context_t *context);
  * whatever their stream (one arena serves them all). A kernel fault
  * surfaces at a later call. The stream must outlive the work enqueued. */
 TESSEL_API tessel_status_t tessel_context_enqueue(tessel_context_t *context, void *cu_stream);
+/* Output `index`'s shape after the context's last run, `rank` entries
+ * (the output's rank) into shape: the engine's, but along a data-dependent
+ * axis (tessel_engine_output_dynamic_axis) the extent that run found.
+ * After tessel_context_enqueue it waits for that run to finish.
+ * TESSEL_INVALID_ARGUMENT for a data-dependent output before any run. */
+TESSEL_API tessel_status_t tessel_context_output_shape(tessel_context_t *context, size_t index,
+                                                       int64_t *shape, size_t rank);
 /* The context's own CUstream (where tessel_context_run works), for a caller
  * that wants enqueue to use it: tessel_context_enqueue(context, *cu_stream).
  * TESSEL_UNSUPPORTED for a context without GPU steps. */

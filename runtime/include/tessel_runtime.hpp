@@ -56,6 +56,9 @@ struct TensorInfo {
   std::vector<int64_t> shape;
   std::string layout;
   size_t sizeBytes = 0;
+  /// An output's data-dependent axis (shape is then its bound;
+  /// Context::outputShape gives the extent after a run), or -1.
+  int64_t dynamicAxis = -1;
 
   int64_t numElements() const {
     int64_t n = 1;
@@ -86,7 +89,9 @@ public:
     return info(tessel_engine_input_info, index);
   }
   TensorInfo output(size_t index) const {
-    return info(tessel_engine_output_info, index);
+    TensorInfo result = info(tessel_engine_output_info, index);
+    result.dynamicAxis = tessel_engine_output_dynamic_axis(handle.get(), index);
+    return result;
   }
 
   /// Batch profiles (tessel_engine_profile_count): this object views one.
@@ -168,6 +173,14 @@ public:
   }
 
   void run() { detail::check(tessel_context_run(handle.get())); }
+
+  /// Output `index`'s shape after the last run (tessel_context_output_shape):
+  /// a data-dependent axis holds the extent that run found.
+  std::vector<int64_t> outputShape(size_t index, size_t rank) {
+    std::vector<int64_t> shape(rank);
+    detail::check(tessel_context_output_shape(handle.get(), index, shape.data(), rank));
+    return shape;
+  }
 
   /// Device-resident IO (tessel_context_bind_input_device): a CUDA device
   /// address, 256-byte aligned, of exactly the tensor's sizeBytes.

@@ -250,6 +250,12 @@ tessel_status_t tessel_engine_output_info(const tessel_engine_t *engine, size_t 
   return tensorInfo(engine, index, info, /*isInput=*/false);
 }
 
+int64_t tessel_engine_output_dynamic_axis(const tessel_engine_t *engine, size_t index) {
+  if (!engine || index >= engine->engine->outputs().size())
+    return -1;
+  return engine->engine->outputs()[index].extentAxis;
+}
+
 tessel_status_t tessel_context_create(const tessel_engine_t *engine,
                                       const tessel_context_options_t *options,
                                       tessel_context_t **context) {
@@ -318,6 +324,23 @@ tessel_status_t tessel_context_stream(const tessel_context_t *context, void **cu
   if (!context || !cu_stream)
     return invalidArgument(!context ? "context is NULL" : "cu_stream is NULL");
   return guarded([&] { return context->context->ownStream(cu_stream); });
+}
+
+tessel_status_t tessel_context_output_shape(tessel_context_t *context, size_t index,
+                                            int64_t *shape, size_t rank) {
+  if (!context || !shape)
+    return invalidArgument(!context ? "context is NULL" : "shape is NULL");
+  return guarded([&] {
+    std::vector<int64_t> dims;
+    if (tessel::rt::Status s = context->context->outputShape(index, dims); !s.ok())
+      return s;
+    if (rank != dims.size())
+      return tessel::rt::invalidArgument("rank is " + std::to_string(rank) + ", but output " +
+                                         std::to_string(index) + " has rank " +
+                                         std::to_string(dims.size()));
+    std::copy(dims.begin(), dims.end(), shape);
+    return tessel::rt::Status{};
+  });
 }
 
 tessel_status_t tessel_context_profile_steps(tessel_context_t *context, double *ms,

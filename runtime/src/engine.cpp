@@ -289,6 +289,24 @@ Status Engine::verifyTensor(size_t index, const fb::Tensor *tensor) const {
       offset % elementSize != 0)
     return fail("offset " + std::to_string(offset) + " is not aligned to its " +
                 std::to_string(elementSize) + "-byte elements");
+  if (tensor->extent_axis() != -1 || tensor->extent_tensor() != -1) {
+    const int64_t rank = tensor->shape() ? tensor->shape()->size() : 0;
+    const int64_t axis = tensor->extent_axis(), source = tensor->extent_tensor();
+    const auto *tensors = plan->tensors();
+    if (tensor->storage() != fb::Storage::Output || axis < 0 || axis >= rank)
+      return fail("a data-dependent extent needs an output and an axis within its rank");
+    for (int64_t d = 0; d < axis; ++d)
+      if (tensor->shape()->Get(d) != 1)
+        return fail("its data-dependent axis " + std::to_string(axis) +
+                    " follows a dim that is not 1");
+    if (source < 0 || source >= static_cast<int64_t>(tensors->size()))
+      return fail("its extent tensor " + std::to_string(source) + " does not exist");
+    const fb::Tensor *count = tensors->Get(source);
+    if (count->dtype() != fb::DType::i64 || count->size() != sizeof(int64_t) ||
+        (count->storage() != fb::Storage::Arena && count->storage() != fb::Storage::Constant))
+      return fail("its extent tensor " + std::to_string(source) +
+                  " is not one i64 in the arena or the constants");
+  }
   return {};
 }
 
@@ -497,6 +515,8 @@ Status Engine::collectGraphIo(bool isInput, std::vector<TensorInfo> &infos) cons
       info.layout = fbString(tensor->layout());
       info.sizeBytes = static_cast<size_t>(tensor->size());
       info.tensor = t;
+      info.extentAxis = tensor->extent_axis();
+      info.extentTensor = tensor->extent_tensor();
       infos.push_back(std::move(info));
     }
   }
@@ -559,7 +579,8 @@ Status Engine::verifyPlan(size_t index) {
     return std::equal(a.begin(), a.end(), b.begin(), b.end(),
                       [](const TensorInfo &x, const TensorInfo &y) {
                         return x.name == y.name && x.dtype == y.dtype &&
-                               x.shape.size() == y.shape.size() && x.layout == y.layout;
+                               x.shape.size() == y.shape.size() && x.layout == y.layout &&
+                               x.extentAxis == y.extentAxis;
                       });
   };
   if (index + 1 < profileCount() &&

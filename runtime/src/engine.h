@@ -43,6 +43,9 @@ struct TensorInfo {
   std::string layout;
   size_t sizeBytes = 0;
   int32_t tensor = 0; // index into fb()->tensors()
+  // An output whose extent along extentAxis is data dependent (shape is its
+  // bound): the i64 tensor holding the extent after a run; -1, -1 otherwise.
+  int32_t extentAxis = -1, extentTensor = -1;
 };
 
 class Engine {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <set>
 #include <string>
 
@@ -325,11 +326,46 @@ Status Context::checkAllBound() const {
 Status Context::run() {
   if (Status s = checkAllBound(); !s.ok())
     return s;
-  if (device)
-    return device->run(&Context::runHostStep, this);
+  if (device) {
+    Status status = device->run(&Context::runHostStep, this);
+    ran |= status.ok();
+    return status;
+  }
   for (size_t s = 0; s < steps.size(); ++s)
     if (Status status = runStep(s); !status.ok())
       return status;
+  ran = true;
+  return {};
+}
+
+Status Context::outputShape(size_t index, std::vector<int64_t> &shape) {
+  const std::vector<TensorInfo> &outputs = owner->outputs();
+  if (index >= outputs.size())
+    return Status(TESSEL_INVALID_ARGUMENT, "output index " + std::to_string(index) +
+                                               " is out of range (the engine has " +
+                                               std::to_string(outputs.size()) + ")");
+  const TensorInfo &info = outputs[index];
+  shape = info.shape;
+  if (info.extentTensor < 0)
+    return {};
+  if (!ran)
+    return Status(TESSEL_INVALID_ARGUMENT, "output '" + info.name +
+                                               "' has a data-dependent extent, known after a run");
+  const fb::Tensor *count = owner->fb()->tensors()->Get(info.extentTensor);
+  int64_t extent = 0;
+  if (count->storage() == fb::Storage::Constant) {
+    std::memcpy(&extent, owner->constants() + count->offset(), sizeof extent);
+  } else if (device) {
+    if (Status s = device->extent(info.extentTensor, extent); !s.ok())
+      return s;
+  } else {
+    std::memcpy(&extent, views[info.extentTensor].data, sizeof extent);
+  }
+  if (extent < 0 || extent > info.shape[info.extentAxis])
+    return Status(TESSEL_INTERNAL, "output '" + info.name + "': its extent " +
+                                       std::to_string(extent) + " exceeds its bound " +
+                                       std::to_string(info.shape[info.extentAxis]));
+  shape[info.extentAxis] = extent;
   return {};
 }
 
@@ -345,7 +381,9 @@ Status Context::enqueue(void *stream) {
                                             describeStep(s, owner->fb()->steps()->Get(s)) +
                                             " runs on the cpu tier (" + tierText +
                                             "); use tessel_context_run");
-  return device->enqueue(static_cast<gpu::CUstream>(stream));
+  Status status = device->enqueue(static_cast<gpu::CUstream>(stream));
+  ran |= status.ok();
+  return status;
 }
 
 Status Context::ownStream(void **stream) const {
@@ -358,8 +396,11 @@ Status Context::ownStream(void **stream) const {
 Status Context::profileSteps(double *ms) {
   if (Status s = checkAllBound(); !s.ok())
     return s;
-  if (device)
-    return device->profile(&Context::runHostStep, this, ms);
+  if (device) {
+    Status status = device->profile(&Context::runHostStep, this, ms);
+    ran |= status.ok();
+    return status;
+  }
   for (size_t s = 0; s < steps.size(); ++s) {
     auto start = std::chrono::steady_clock::now();
     if (Status status = runStep(s); !status.ok())
@@ -367,6 +408,7 @@ Status Context::profileSteps(double *ms) {
     ms[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                 .count();
   }
+  ran = true;
   return {};
 }
 

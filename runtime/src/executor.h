@@ -71,6 +71,11 @@ public:
   /// without waiting. TESSEL_UNSUPPORTED, naming the first cpu-tier step,
   /// unless every step runs on the GPU.
   Status enqueue(void *stream);
+  /// Graph output `index`'s shape after the last run: its engine shape, but
+  /// along a data-dependent axis (TensorInfo::extentAxis) the extent that
+  /// run found. Waits for an enqueued run to finish. TESSEL_INVALID_ARGUMENT
+  /// for a data-dependent output before any run.
+  Status outputShape(size_t index, std::vector<int64_t> &shape);
   /// The context's own CUDA stream; TESSEL_UNSUPPORTED without GPU steps.
   Status ownStream(void **stream) const;
   /// Runs once step by step, writing each step's milliseconds to ms[0 ..
@@ -130,6 +135,7 @@ private:
   std::vector<cpu::TensorView> views;
   std::vector<PreparedStep> steps;
   std::vector<bool> inputBound, outputBound;
+  bool ran = false; // a run, enqueue or profile succeeded: extents are known
   // Mixed contexts: per graph input, then output, the host view of one bound
   // on the device, for the cpu-tier steps; empty until such a binding.
   std::vector<AlignedBuffer> staging;

@@ -293,6 +293,29 @@ TEST(KernelF16, EveryFloatKernelIsItsF32KernelRoundedOnce) {
       EXPECT_EQ(i16.getI(i), i32.getI(i)) << "max_pool_indices element " << i;
     covered.insert("max_pool_indices");
   }
+  // non_max_suppression (i64 out): on f16 boxes and scores the rows and
+  // count the f32 kernel gives on the widened values (score ties included).
+  {
+    Tensor b16 = randomTensor(DType::F16, {2, 30, 4}, rng, 0, 4), b32(DType::F32, {2, 30, 4});
+    Tensor s16 = randomTensor(DType::F16, {2, 3, 30}, rng, -1, 1), s32(DType::F32, {2, 3, 30});
+    for (int64_t i = 0; i < b16.size(); ++i)
+      b32.set(i, b16.get(i));
+    for (int64_t i = 0; i < s16.size(); ++i)
+      s32.set(i, s16.get(i));
+    Tensor r16(DType::I64, {60, 3}), c16(DType::I64, {1}), r32(DType::I64, {60, 3}),
+        c32(DType::I64, {1});
+    Attrs a;
+    a.set("max_output_boxes_per_class", int64_t(10));
+    a.set("iou_threshold", 0.3);
+    a.set("score_threshold", 0.0);
+    RUN_OK("non_max_suppression", a, {&b16, &s16}, r16, c16);
+    RUN_OK("non_max_suppression", a, {&b32, &s32}, r32, c32);
+    EXPECT_EQ(c16.getI(0), c32.getI(0));
+    EXPECT_GT(c32.getI(0), 0);
+    for (int64_t i = 0; i < r16.size(); ++i)
+      EXPECT_EQ(r16.getI(i), r32.getI(i)) << "non_max_suppression element " << i;
+    covered.insert("non_max_suppression");
+  }
   // The bool-only kernels have no f16 form; every other kernel is covered.
   for (const std::string &name : kernelNames())
     if (name != "and" && name != "or" && name != "xor" && name != "not")

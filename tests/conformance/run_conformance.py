@@ -159,6 +159,9 @@ CONST_OPERANDS = {
     "Trilu": {1},               # k
     "Compress": {1},            # condition: output length
     "Dropout": {1, 2},          # ratio, training_mode (opset 12+)
+    # max_output_boxes_per_class (the result's row bound), iou_threshold,
+    # score_threshold.
+    "NonMaxSuppression": {2, 3, 4},
 }
 
 # Attributes that carry subgraphs make a node unsupported outright.

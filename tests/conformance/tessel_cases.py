@@ -501,6 +501,89 @@ def maxpool_indices_case(outdir, rng, name, shape, kernel, strides, pads, storag
             f.write(numpy_helper.from_array(value, tensor_name).SerializeToString())
 
 
+def nms_ref(boxes, scores, max_out, iou_threshold, score_threshold, center):
+    """Greedy NonMaxSuppression as ONNX's reference describes it, in float32:
+    per batch and class, the boxes scoring above the threshold in descending
+    score order (a stable sort: equal scores by index), each kept unless its
+    IoU with a box kept before it exceeds the threshold."""
+    def corners(b):
+        if center:
+            return (b[0] - b[2] / np.float32(2), b[0] + b[2] / np.float32(2),
+                    b[1] - b[3] / np.float32(2), b[1] + b[3] / np.float32(2))
+        return (min(b[1], b[3]), max(b[1], b[3]), min(b[0], b[2]), max(b[0], b[2]))
+
+    def iou(a, b):
+        ax0, ax1, ay0, ay1 = corners(a)
+        bx0, bx1, by0, by1 = corners(b)
+        w, h = min(ax1, bx1) - max(ax0, bx0), min(ay1, by1) - max(ay0, by0)
+        if w <= 0 or h <= 0:
+            return np.float32(0)
+        inter = w * h
+        union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
+        return inter / union if union > 0 else np.float32(0)
+
+    rows = []
+    for b in range(boxes.shape[0]):
+        for c in range(scores.shape[1]):
+            order = sorted((i for i in range(boxes.shape[1]) if scores[b, c, i] > score_threshold),
+                           key=lambda i: -scores[b, c, i])
+            kept = []
+            for i in order:
+                if len(kept) == max_out:
+                    break
+                if all(iou(boxes[b, k], boxes[b, i]) <= iou_threshold for k in kept):
+                    kept.append(i)
+            rows += [(b, c, i) for i in kept]
+    return np.array(rows, np.int64).reshape(-1, 3)
+
+
+def nms_case(outdir, rng, name, batches, classes, count, max_out, center):
+    """NonMaxSuppression over clustered random boxes (so that many overlap),
+    scores from 40 levels (ties break by index), then the kept boxes'
+    coordinates by GatherND of (batch, box): both outputs' extents are data
+    dependent. Boxes and scores are graph inputs: f32 at either precision."""
+    centers = rng.uniform(0, 4, (batches, count, 2)).astype(np.float32)
+    sizes = rng.uniform(0.5, 2, (batches, count, 2)).astype(np.float32)
+    if center:
+        boxes = np.concatenate([centers, sizes], axis=2)
+    else:  # (y1, x1, y2, x2), corners in either order
+        flip = rng.random((batches, count, 1)) < 0.3
+        lo, hi = centers - sizes / 2, centers + sizes / 2
+        boxes = np.where(flip, np.concatenate([hi, lo], 2), np.concatenate([lo, hi], 2))
+    boxes = boxes.astype(np.float32)
+    scores = (rng.integers(0, 40, (batches, classes, count)) / 40).astype(np.float32)
+    iou_threshold, score_threshold = 0.4, 0.3
+    selected = nms_ref(boxes, scores, max_out, np.float32(iou_threshold),
+                       np.float32(score_threshold), center)
+    kept = boxes[selected[:, 0], selected[:, 2]]
+    nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou", "thr"],
+                              ["selected"], center_point_box=int(center)),
+             helper.make_node("Gather", ["selected", "columns"], ["where"], axis=1),
+             helper.make_node("GatherND", ["boxes", "where"], ["kept"])]
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, boxes.shape),
+         helper.make_tensor_value_info("scores", TensorProto.FLOAT, scores.shape)],
+        [helper.make_tensor_value_info("selected", TensorProto.INT64, ["n", 3]),
+         helper.make_tensor_value_info("kept", TensorProto.FLOAT, ["n", 4])],
+        initializer=[numpy_helper.from_array(np.array([max_out], np.int64), "max_out"),
+                     numpy_helper.from_array(np.array([iou_threshold], np.float32), "iou"),
+                     numpy_helper.from_array(np.array([score_threshold], np.float32), "thr"),
+                     numpy_helper.from_array(np.array([0, 2], np.int64), "columns")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    data = os.path.join(outdir, name, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    onnx.save(model, os.path.join(outdir, name, "model.onnx"))
+    for path, (tensor_name, value) in (("input_0.pb", ("boxes", boxes)),
+                                       ("input_1.pb", ("scores", scores)),
+                                       ("output_0.pb", ("selected", selected)),
+                                       ("output_1.pb", ("kept", kept))):
+        with open(os.path.join(data, path), "wb") as f:
+            f.write(numpy_helper.from_array(value, tensor_name).SerializeToString())
+
+
 def main(outdir):
     rng = np.random.default_rng(20261123)
     # Max pools: 16 and 24 channels take the 16-byte path at f16 and f32; 12
@@ -583,6 +666,9 @@ def main(outdir):
                          (3, 3), (2, 2), (1, 1, 1, 1), 0, nans=6)
     maxpool_indices_case(outdir, rng, "test_tessel_maxpool_indices_column_major", (2, 16, 8, 6),
                          (2, 3), (2, 1), (0, 1, 1, 0), 1)
+    # NonMaxSuppression, its rows data dependent, corner and center boxes.
+    nms_case(outdir, rng, "test_tessel_nms_corners", 2, 3, 300, 25, center=False)
+    nms_case(outdir, rng, "test_tessel_nms_centers", 1, 4, 1000, 1000, center=True)
 
 
 if __name__ == "__main__":

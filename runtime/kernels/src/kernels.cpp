@@ -87,6 +87,7 @@ static const KernelTable &table() {
     addGatherKernels(t);
     addAttentionKernels(t);
     addResizeKernels(t);
+    addDetectionKernels(t);
     return t;
   }();
   return kernels;

@@ -22,6 +22,7 @@ void addMovementKernels(KernelTable &table);      // movement.cpp: reshape, cast
 void addGatherKernels(KernelTable &table);        // gather.cpp: gather, gather_elements, gather_nd, scatter_nd
 void addAttentionKernels(KernelTable &table);     // attention.cpp: attention
 void addResizeKernels(KernelTable &table);        // resize.cpp: resize
+void addDetectionKernels(KernelTable &table);     // detection.cpp: non_max_suppression
 
 } // namespace tessel::cpu
 

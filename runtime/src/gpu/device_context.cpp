@@ -155,6 +155,22 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
     inputs.push_back({address(info.tensor), &views[info.tensor], info.sizeBytes, info.tensor});
   for (const TensorInfo &info : engine.outputs())
     outputs.push_back({address(info.tensor), &views[info.tensor], info.sizeBytes, info.tensor});
+  // An output's data-dependent extent comes to the host with the outputs
+  // (the arena on the device has it: cpu-tier steps copy results back).
+  size_t extentCount = 0;
+  for (const TensorInfo &info : engine.outputs())
+    extentCount += info.extentTensor >= 0;
+  extentValues.assign(extentCount, 0);
+  extentViews.reserve(extentCount);
+  for (const TensorInfo &info : engine.outputs()) {
+    if (info.extentTensor < 0 ||
+        tensors->Get(info.extentTensor)->storage() != fb::Storage::Arena)
+      continue;
+    extentTensors.push_back(info.extentTensor);
+    extentViews.push_back({cpu::DType::I64, {1}, &extentValues[extentViews.size()]});
+    outputs.push_back({address(info.extentTensor), &extentViews.back(), sizeof(int64_t),
+                       info.extentTensor});
+  }
 
   // Kernel parameters: each launch's kernelParams array points at values
   // that never move (both vectors are sized once, here).
@@ -369,6 +385,23 @@ Status DeviceContext::launchAllCaptured() {
   // reports its error with the step.
   inFlightFirst = inFlightLast = kNone;
   return {};
+}
+
+Status DeviceContext::extent(int32_t tensor, int64_t &value) {
+  for (size_t k = 0; k < extentViews.size(); ++k) {
+    if (extentTensors[k] != tensor)
+      continue;
+    if (pending) {
+      if (Status s = device->makeCurrent(); !s.ok())
+        return s;
+      if (CUresult r = driver->api().cuEventSynchronize(lastWork); r != CUDA_SUCCESS)
+        return fault(r, "waiting for the run that computes an output's extent");
+      pending = false;
+    }
+    value = extentValues[k];
+    return {};
+  }
+  return Status(TESSEL_INTERNAL, "tensor " + std::to_string(tensor) + " is no output's extent");
 }
 
 Status DeviceContext::follow(CUstream on) {

@@ -100,6 +100,11 @@ public:
   /// Whether `tensor` is bound to a caller's device address.
   bool boundOnDevice(int32_t tensor) const { return deviceBound[tensor]; }
 
+  /// The run-time extent in `tensor` (an i64 arena tensor some output's
+  /// extent_tensor names) after the last run: copied out with the outputs,
+  /// and waited for here if that run was enqueued.
+  Status extent(int32_t tensor, int64_t &value);
+
   /// Whether later runs replay a captured CUDA graph.
   bool replaysGraph() const { return graph != nullptr; }
 
@@ -158,7 +163,10 @@ private:
   CUstream stream = nullptr;
   CUdeviceptr memory = 0;              // arena, then graph inputs and outputs
   std::vector<uint64_t> ioOffsets;     // per tensor: its graph IO buffer's offset in memory
-  std::vector<Copy> inputs, outputs;   // the graph's, every run
+  std::vector<Copy> inputs, outputs;   // the graph's (and the extents'), every run
+  std::vector<int32_t> extentTensors;  // the outputs' arena extent tensors
+  std::vector<int64_t> extentValues;   // their values, copied out every run
+  std::vector<cpu::TensorView> extentViews; // the copies' host side
   std::vector<Copy> hostCopies;        // cpu steps' operands and results
   std::vector<Launch> launches;
   std::vector<Step> steps;

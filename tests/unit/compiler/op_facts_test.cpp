@@ -73,7 +73,8 @@ const std::map<std::string, PrecisionClass> &documentedPolicy() {
          {"cumsum", "cumprod", "log_softmax", "reduce_sum", "reduce_prod",
           "reduce_l1", "reduce_l2", "reduce_log_sum", "reduce_log_sum_exp", "reduce_sum_square",
           "batch_norm", "instance_norm", "lrn", "exp", "pow", "sinh", "cosh",
-          "log", "erf", "sin", "cos", "tan", "asin", "acos", "acosh", "atanh", "mod"})
+          "log", "erf", "sin", "cos", "tan", "asin", "acos", "acosh", "atanh", "mod",
+          "non_max_suppression"})
       p[op] = PrecisionClass::F32;
     for (const char *op :
          {"reshape", "transpose", "concat", "slice", "pad", "im2row", "gather",

@@ -426,6 +426,50 @@ CASES.update({
     "opset6_add_bad": lambda: opset6_add([5]),
 })
 
+def nms(after, constant_max=True):
+    # NonMaxSuppression over 6 boxes and 2 classes (at most 3 a class: 6
+    # rows), then `after` on its rows: "gather" takes each selected box's
+    # coordinates (Gather by the rows' box column, then by those indices,
+    # as torchvision's export does), "reduce" sums the rows (mixing in the
+    # padding), "shape" asks for their shape.
+    max_name = "max_out" if constant_max else "max_in"
+    nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores", max_name, "iou", "score"],
+                              ["selected"], name="nms")]
+    outputs = []
+    if after == "gather":
+        nodes += [helper.make_node("Gather", ["selected", "two"], ["column"], name="column", axis=1),
+                  helper.make_node("Squeeze", ["column", "one"], ["keep"], name="squeeze"),
+                  helper.make_node("Squeeze", ["boxes", "zero"], ["flat"], name="flat"),
+                  helper.make_node("Gather", ["flat", "keep"], ["kept"], name="kept", axis=0)]
+        outputs = [helper.make_tensor_value_info("kept", TensorProto.FLOAT, ["n", 4]),
+                   helper.make_tensor_value_info("selected", TensorProto.INT64, ["n", 3])]
+    elif after == "reduce":
+        nodes += [helper.make_node("ReduceSum", ["selected", "zero"], ["total"], name="total")]
+        outputs = [helper.make_tensor_value_info("total", TensorProto.INT64, [1, 3])]
+    elif after == "shape":
+        nodes += [helper.make_node("Shape", ["selected"], ["rows"], name="rows")]
+        outputs = [helper.make_tensor_value_info("rows", TensorProto.INT64, [2])]
+    inputs = [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 6, 4]),
+              helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 2, 6])]
+    if not constant_max:
+        inputs.append(helper.make_tensor_value_info("max_in", TensorProto.INT64, [1]))
+    return helper.make_graph(
+        nodes, "nms_" + after, inputs, outputs,
+        [helper.make_tensor("max_out", TensorProto.INT64, [1], [3]),
+         helper.make_tensor("iou", TensorProto.FLOAT, [1], [0.5]),
+         helper.make_tensor("score", TensorProto.FLOAT, [1], [0.0]),
+         helper.make_tensor("zero", TensorProto.INT64, [1], [0]),
+         helper.make_tensor("one", TensorProto.INT64, [1], [1]),
+         helper.make_tensor("two", TensorProto.INT64, [1], [2])])
+
+
+CASES.update({
+    "nms_gather": lambda: nms("gather"),
+    "nms_reduce": lambda: nms("reduce"),
+    "nms_shape": lambda: nms("shape"),
+    "nms_max_input": lambda: nms("gather", constant_max=False),
+})
+
 # Ops newer than opset 13 (and older than opset 7).
 OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14, "scatter_nd": 16,
           "scatter_nd_bad_updates": 16, "newer_opsets": 25, "reduce_mean_17_axes_input": 17,
