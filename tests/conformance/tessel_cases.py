@@ -32,6 +32,9 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper, TensorProto
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+import numpy_ref  # noqa: E402  (one NonMaxSuppression reference)
+
 
 # t = x + bias, ahead of a pool or pad (see above: it makes them f16 at fp16).
 BIAS_ADD = helper.make_node("Add", ["x", "bias"], ["t"])
@@ -501,42 +504,6 @@ def maxpool_indices_case(outdir, rng, name, shape, kernel, strides, pads, storag
             f.write(numpy_helper.from_array(value, tensor_name).SerializeToString())
 
 
-def nms_ref(boxes, scores, max_out, iou_threshold, score_threshold, center):
-    """Greedy NonMaxSuppression as ONNX's reference describes it, in float32:
-    per batch and class, the boxes scoring above the threshold in descending
-    score order (a stable sort: equal scores by index), each kept unless its
-    IoU with a box kept before it exceeds the threshold."""
-    def corners(b):
-        if center:
-            return (b[0] - b[2] / np.float32(2), b[0] + b[2] / np.float32(2),
-                    b[1] - b[3] / np.float32(2), b[1] + b[3] / np.float32(2))
-        return (min(b[1], b[3]), max(b[1], b[3]), min(b[0], b[2]), max(b[0], b[2]))
-
-    def iou(a, b):
-        ax0, ax1, ay0, ay1 = corners(a)
-        bx0, bx1, by0, by1 = corners(b)
-        w, h = min(ax1, bx1) - max(ax0, bx0), min(ay1, by1) - max(ay0, by0)
-        if w <= 0 or h <= 0:
-            return np.float32(0)
-        inter = w * h
-        union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
-        return inter / union if union > 0 else np.float32(0)
-
-    rows = []
-    for b in range(boxes.shape[0]):
-        for c in range(scores.shape[1]):
-            order = sorted((i for i in range(boxes.shape[1]) if scores[b, c, i] > score_threshold),
-                           key=lambda i: -scores[b, c, i])
-            kept = []
-            for i in order:
-                if len(kept) == max_out:
-                    break
-                if all(iou(boxes[b, k], boxes[b, i]) <= iou_threshold for k in kept):
-                    kept.append(i)
-            rows += [(b, c, i) for i in kept]
-    return np.array(rows, np.int64).reshape(-1, 3)
-
-
 def nms_case(outdir, rng, name, batches, classes, count, max_out, center):
     """NonMaxSuppression over clustered random boxes (so that many overlap),
     scores from 40 levels (ties break by index), then the kept boxes'
@@ -553,8 +520,8 @@ def nms_case(outdir, rng, name, batches, classes, count, max_out, center):
     boxes = boxes.astype(np.float32)
     scores = (rng.integers(0, 40, (batches, classes, count)) / 40).astype(np.float32)
     iou_threshold, score_threshold = 0.4, 0.3
-    selected = nms_ref(boxes, scores, max_out, np.float32(iou_threshold),
-                       np.float32(score_threshold), center)
+    selected = numpy_ref.non_max_suppression(boxes, scores, max_out, np.float32(iou_threshold),
+                                             np.float32(score_threshold), center)
     kept = boxes[selected[:, 0], selected[:, 2]]
     nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou", "thr"],
                               ["selected"], center_point_box=int(center)),

@@ -34,7 +34,9 @@ The models:
   head, weights_backbone=None; the dict they return wrapped so that the
   graph's one output is its 'out' tensor, the per-pixel logits of 21
   classes at the input's size: bilinear Resize, align_corners=False),
-  at SEGMENTATION_SHAPE to keep the CPU tier short.
+  at SEGMENTATION_SHAPE to keep the CPU tier short;
+- yolo_detector (YoloDetector): a YOLO-style detector with TopK and
+  NonMaxSuppression (opset 13), its output's rows data dependent.
 Without --models, the models ctest tests are exported (DEFAULT_MODELS:
 everything but the full-size transformers).
 """
@@ -85,6 +87,89 @@ def segmentation(constructor):
     return build
 
 
+class YoloDetector(torch.nn.Module):
+    """A YOLO-style single-stage detector: a conv backbone to a 10x10 map
+    (stride 16 on 160x160), a 1x1 head predicting per cell a box (tx, ty, tw,
+    th: center sigmoid(t) + cell, size exp(t) * anchor) and CLASSES class
+    logits; decoded boxes, each cell's best class and score (sigmoid, max),
+    the CANDIDATES best cells (TopK), class-agnostic NMS
+    (torchvision.ops.nms: ONNX NonMaxSuppression) and the first MAX_DETECTIONS
+    kept. Output [detections, 6]: x1, y1, x2, y2, score, class, as many rows
+    as NMS keeps (data dependent).
+
+    The head adds a fixed prior per cell and channel, as trained detectors
+    carry one (biases): each cell's class logit on its own level (100 levels
+    0.04 apart), box sizes 16, 32 or 48, so that the decisions (which cells
+    are candidates, their order, which boxes overlap beyond the IoU
+    threshold) keep a margin that f16 storage cannot cross
+    (detector_margins, checked at export); the learned part is scaled to a
+    few hundredths of it."""
+
+    GRID, STRIDE, ANCHOR, CLASSES = 10, 16, 16.0, 4
+    CANDIDATES, MAX_DETECTIONS, IOU = 40, 20, 0.4
+
+    def __init__(self, weights=None):
+        del weights
+        super().__init__()
+        layers, channels = [], 3
+        for width in (16, 32, 64, 64):
+            layers += [torch.nn.Conv2d(channels, width, 3, 2, 1, bias=False),
+                       torch.nn.BatchNorm2d(width), torch.nn.ReLU()]
+            channels = width
+        self.backbone = torch.nn.Sequential(*layers)
+        self.head = torch.nn.Conv2d(channels, 4 + self.CLASSES, 1)
+        with torch.no_grad():
+            self.head.weight.mul_(0.01)
+            self.head.bias.zero_()
+        cells = self.GRID * self.GRID
+        rng = np.random.default_rng(7)
+        prior = np.zeros((4 + self.CLASSES, cells), np.float32)
+        prior[2:4] = np.log(rng.choice([1.0, 2.0, 3.0], cells))[None, :]
+        levels = rng.permutation(np.linspace(-2.0, 2.0, cells))
+        best = rng.integers(0, self.CLASSES, cells)
+        prior[4:] = (levels - 1.5 - rng.uniform(0, 1, (self.CLASSES, cells))).astype(np.float32)
+        prior[4 + best, np.arange(cells)] = levels
+        self.register_buffer("prior", torch.from_numpy(prior).reshape(1, -1, self.GRID, self.GRID))
+        ys, xs = np.meshgrid(np.arange(self.GRID), np.arange(self.GRID), indexing="ij")
+        self.register_buffer("grid", torch.from_numpy(
+            np.stack([xs.reshape(-1), ys.reshape(-1)], 1).astype(np.float32)))
+
+    def candidates(self, x):
+        """Every cell's decoded box [cells, 4] and best score and class."""
+        p = (self.head(self.backbone(x)) + self.prior).flatten(2)[0].transpose(0, 1)
+        xy = (p[:, 0:2].sigmoid() + self.grid) * self.STRIDE
+        wh = p[:, 2:4].exp() * self.ANCHOR
+        boxes = torch.cat([xy - wh / 2, xy + wh / 2], 1)
+        scores, labels = p[:, 4:].sigmoid().max(1)
+        return boxes, scores, labels
+
+    def forward(self, x):
+        boxes, scores, labels = self.candidates(x)
+        top, index = scores.topk(self.CANDIDATES)
+        boxes, labels = boxes[index], labels[index]
+        keep = torchvision.ops.nms(boxes, top, self.IOU)[:self.MAX_DETECTIONS]
+        return torch.cat([boxes[keep], top[keep, None], labels[keep, None].float()], 1)
+
+
+def detector_margins(module, x):
+    """The detector's decision margins on input x (PyTorch fp32): the least
+    gap between the scores of the candidates and the next cell (TopK's set
+    and NMS's order), and the least distance of a candidate pair's IoU from
+    the threshold (what NMS suppresses)."""
+    with torch.no_grad():
+        boxes, scores, _ = module.candidates(torch.from_numpy(x))
+    order = torch.argsort(scores, descending=True)[:module.CANDIDATES + 1]
+    s = scores[order].numpy().astype(np.float64)
+    b = boxes[order[:module.CANDIDATES]].numpy().astype(np.float64)
+    x0, y0 = np.maximum(b[:, None, 0], b[None, :, 0]), np.maximum(b[:, None, 1], b[None, :, 1])
+    x1, y1 = np.minimum(b[:, None, 2], b[None, :, 2]), np.minimum(b[:, None, 3], b[None, :, 3])
+    inter = np.clip(x1 - x0, 0, None) * np.clip(y1 - y0, 0, None)
+    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    iou = inter / (area[:, None] + area[None, :] - inter)
+    pairs = iou[np.triu_indices(len(b), 1)]
+    return float(np.min(s[:-1] - s[1:])), float(np.min(np.abs(pairs - module.IOU)))
+
+
 # Image classifiers (and skinny_mlp, and the segmentation models):
 # name -> constructor(weights=None).
 MODELS = {
@@ -108,7 +193,14 @@ MODELS = {
     "fcn_resnet50": segmentation(torchvision.models.segmentation.fcn_resnet50),
     "deeplabv3_mobilenet_v3_large": segmentation(
         torchvision.models.segmentation.deeplabv3_mobilenet_v3_large),
+    "yolo_detector": YoloDetector,
 }
+# Detectors: their output's rows are data dependent (NonMaxSuppression).
+DETECTORS = ("yolo_detector",)
+# The least decision margins detector_margins must find (export fails
+# otherwise): f16 storage moves a score near 1 by ~2.4e-4 (u/2) and its
+# logit by about as much; a box edge of ~100 by ~0.05, an IoU by ~1e-3.
+MIN_SCORE_GAP, MIN_IOU_MARGIN = 2e-3, 2e-2
 # The segmentation models: no top-1 image reference (their output is a map).
 SEGMENTATION = ("lraspp_mobilenet_v3_large", "fcn_resnet50", "deeplabv3_mobilenet_v3_large")
 # Models exported with a dynamic batch dimension (dynamic_axes), as
@@ -159,7 +251,7 @@ SEGMENTATION_SHAPE = (1, 3, 160, 160)
 RESIDUAL_GAMMA = {"fcn_resnet50": (0.1, 0.3)}
 # Models whose input is not a 224x224 image.
 INPUT_SHAPES = {"skinny_mlp": (1, 1024)}
-INPUT_SHAPES.update({name: SEGMENTATION_SHAPE for name in SEGMENTATION})
+INPUT_SHAPES.update({name: SEGMENTATION_SHAPE for name in SEGMENTATION + DETECTORS})
 # A real photograph for the top-1 checks, from Debian's python-matplotlib-data
 # (scripts/dev/install-deps.sh installs it): matplotlib's sample of Grace Hopper.
 IMAGE = "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"
@@ -317,6 +409,13 @@ def export(name, outdir, force=False, check=True, batch=1):
     args = tuple(torch.from_numpy(x) for _, x in inputs)
     with torch.no_grad():
         y = module(*args).numpy()
+    if name in DETECTORS:
+        gap, iou_margin = detector_margins(module, inputs[0][1])
+        print("%s: %d detections; decision margins: score gap %.3g, IoU %.3g from the threshold"
+              % (stem_name, y.shape[0], gap, iou_margin))
+        if gap < MIN_SCORE_GAP or iou_margin < MIN_IOU_MARGIN:
+            raise SystemExit("%s: decision margins below %g / %g: an f16 engine could decide "
+                             "otherwise" % (stem_name, MIN_SCORE_GAP, MIN_IOU_MARGIN))
 
     tmp_model = model_path + ".tmp"
     # Traced with gradients enabled: under no_grad, nn.MultiheadAttention

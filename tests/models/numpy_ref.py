@@ -375,6 +375,50 @@ def cast(x, to):
     return x.astype(dtype)
 
 
+def non_max_suppression(boxes, scores, max_out, iou_threshold, score_threshold, center):
+    """Greedy NonMaxSuppression as ONNX's reference describes it: per batch
+    and class, the boxes scoring above the threshold (every box without one)
+    in descending score order (a stable sort: equal scores by index), each
+    kept unless its IoU with a box kept before it exceeds the threshold; at
+    most max_out a class. Rows (batch, class, box), int64 [n, 3]."""
+    def corners(b):
+        if center:
+            return (b[0] - b[2] / 2, b[0] + b[2] / 2, b[1] - b[3] / 2, b[1] + b[3] / 2)
+        return (min(b[1], b[3]), max(b[1], b[3]), min(b[0], b[2]), max(b[0], b[2]))
+
+    def iou(a, b):
+        ax0, ax1, ay0, ay1 = corners(a)
+        bx0, bx1, by0, by1 = corners(b)
+        w, h = min(ax1, bx1) - max(ax0, bx0), min(ay1, by1) - max(ay0, by0)
+        if w <= 0 or h <= 0:
+            return 0
+        inter = w * h
+        union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
+        return inter / union if union > 0 else 0
+
+    rows = []
+    for b in range(boxes.shape[0]):
+        for c in range(scores.shape[1]):
+            order = sorted((i for i in range(boxes.shape[1])
+                            if score_threshold is None or scores[b, c, i] > score_threshold),
+                           key=lambda i: -scores[b, c, i])
+            kept = []
+            for i in order:
+                if len(kept) == max_out:
+                    break
+                if all(iou(boxes[b, k], boxes[b, i]) <= iou_threshold for k in kept):
+                    kept.append(i)
+            rows += [(b, c, i) for i in kept]
+    return np.array(rows, np.int64).reshape(-1, 3)
+
+
+def top_k(x, k, axis, largest):
+    """ONNX TopK, sorted, equal values by index."""
+    order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+    index = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(x, index, axis=axis), index.astype(np.int64)
+
+
 def evaluate(op, x, a, outputs):
     """One node: op type, input arrays (None where omitted), attributes and
     the number of outputs; returns an array or a tuple of arrays."""
@@ -443,6 +487,24 @@ def evaluate(op, x, a, outputs):
         axes = _axes(a, x, 1)
         return x[0].mean(axis=None if axes is None else tuple(axes),
                          keepdims=bool(a.get("keepdims", 1)))
+    if op in ("ReduceMax", "ReduceMin"):
+        axes = _axes(a, x, 1)
+        reduce = np.max if op == "ReduceMax" else np.min
+        return reduce(x[0], axis=None if axes is None else tuple(axes),
+                      keepdims=bool(a.get("keepdims", 1)))
+    if op in ("ArgMax", "ArgMin"):
+        if a.get("select_last_index", 0):
+            raise NotImplementedError("numpy_ref: select_last_index")
+        arg = np.argmax if op == "ArgMax" else np.argmin
+        y = arg(x[0], axis=a.get("axis", 0)).astype(np.int64)
+        return np.expand_dims(y, a.get("axis", 0)) if a.get("keepdims", 1) else y
+    if op == "TopK":
+        return top_k(x[0], int(_int_list(x[1])[0]), a.get("axis", -1), a.get("largest", 1))
+    if op == "NonMaxSuppression":
+        def scalar(i, default):
+            return x[i].reshape(-1)[0] if len(x) > i and x[i] is not None else default
+        return non_max_suppression(x[0], x[1], int(scalar(2, 0)), scalar(3, 0.0),
+                                   scalar(4, None), a.get("center_point_box", 0))
     if op == "Reshape":
         shape = _int_list(x[1])
         if not a.get("allowzero", 0):
