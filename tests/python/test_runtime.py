@@ -40,6 +40,32 @@ def dynamic_batch_example():
     return path
 
 
+def nms_example():
+    """NonMaxSuppression over 1 batch of 8 boxes and 2 classes (at most 4 a
+    class), then the kept boxes by GatherND: both outputs' rows are data
+    dependent."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou"],
+                              ["selected"]),
+             helper.make_node("Gather", ["selected", "columns"], ["where"], axis=1),
+             helper.make_node("GatherND", ["boxes", "where"], ["kept"])]
+    graph = helper.make_graph(
+        nodes, "nms",
+        [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 8, 4]),
+         helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 2, 8])],
+        [helper.make_tensor_value_info("selected", TensorProto.INT64, ["n", 3]),
+         helper.make_tensor_value_info("kept", TensorProto.FLOAT, ["n", 4])],
+        [numpy_helper.from_array(np.array([4], np.int64), "max_out"),
+         numpy_helper.from_array(np.array([0.5], np.float32), "iou"),
+         numpy_helper.from_array(np.array([0, 2], np.int64), "columns")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = 7
+    path = os.path.join(ENGINE_DIR, "nms.onnx")
+    onnx.save(model, path)
+    return path
+
+
 class RuntimeTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -81,6 +107,32 @@ class RuntimeTest(unittest.TestCase):
         with self.assertRaises(tessel.Error) as raised:
             engine.find_profile((2, 3, 32, 32))
         self.assertEqual(raised.exception.code, 1)
+
+    def test_data_dependent_output(self):
+        # NonMaxSuppression's rows: the engine's shapes are bounds (8 rows),
+        # a run returns as many rows as it keeps, the greedy reference's.
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "models"))
+        import numpy_ref
+        engine = tessel.Engine(compile_example("nms.tsl", "--precision", "fp32",
+                                               model=nms_example()))
+        self.assertEqual([(o.shape, o.dynamic_axis) for o in engine.outputs],
+                         [((8, 3), 0), ((8, 4), 0)])
+        context = engine.context("cpu")
+        with self.assertRaises(tessel.Error) as raised:
+            context.output_shape(0)
+        self.assertEqual(raised.exception.code, 1)
+        rng = np.random.default_rng(3)
+        for _ in range(4):
+            corners = rng.uniform(0, 3, (1, 8, 2)).astype(np.float32)
+            boxes = np.concatenate([corners, corners + rng.uniform(0.5, 2, (1, 8, 2))],
+                                   2).astype(np.float32)
+            scores = rng.uniform(0, 1, (1, 2, 8)).astype(np.float32)
+            selected, kept = context.run([boxes, scores])
+            expected = numpy_ref.non_max_suppression(boxes, scores, 4, np.float32(0.5), None, 0)
+            np.testing.assert_array_equal(selected, expected)
+            np.testing.assert_array_equal(kept, boxes[0, expected[:, 2]])
+            self.assertEqual(context.output_shape(1), (len(expected), 4))
 
     def test_errors(self):
         with self.assertRaises(tessel.Error) as raised:
