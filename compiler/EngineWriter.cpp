@@ -636,6 +636,13 @@ FailureOr<std::vector<uint8_t>> writeEngine(ArrayRef<ModuleOp> profiles,
   };
   optionOffsets.push_back(fb::CreateOptionDirect(
       builder, "targets", targetList.empty() ? "none" : targetList.c_str()));
+  if (!options.fp32Nodes.empty()) { // sorted by key: first
+    std::string nodes;
+    for (const std::string &node : options.fp32Nodes)
+      nodes += (nodes.empty() ? "" : ",") + node;
+    optionOffsets.insert(optionOffsets.begin(),
+                         fb::CreateOptionDirect(builder, "fp32_nodes", nodes.c_str()));
+  }
   std::vector<flatbuffers::Offset<flatbuffers::String>> targetOffsets;
   for (const std::string &name : targetNames)
     targetOffsets.push_back(builder.CreateString(name));

@@ -37,7 +37,10 @@ void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   //    in f16.
   func.addPass(createFoldConstants());
   // 4. f16 storage and Tensor Core math, f32 accumulate.  [lower-precision]
-  func.addPass(createLowerPrecision({options.precision}));
+  LowerPrecisionOptions precision;
+  precision.precision = options.precision;
+  precision.fp32Nodes = options.fp32Nodes;
+  func.addPass(createLowerPrecision(precision));
   // 5. NHWC activations, transposes cancelled.            [to-nhwc]
   func.addPass(createToNHWC());
   // 6. Channels padded to the Tensor Core multiple.       [pad-channels]

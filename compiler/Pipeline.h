@@ -25,6 +25,9 @@ struct CompileOptions {
   /// A step of a GPU engine without a GPU kernel is an error, not a warning
   /// (--require-gpu). Changes no engine: it only refuses to write one.
   bool requireGpu = false;
+  /// ONNX nodes whose ops stay in f32 at fp16 (--fp32-nodes; tessel-run
+  /// --check-overflow names the nodes an fp16 engine overflows in).
+  std::vector<std::string> fp32Nodes;
 };
 
 /// Appends the graph pipeline, in order, to `pm`.

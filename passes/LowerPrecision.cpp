@@ -14,6 +14,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace tessel {
 #define GEN_PASS_DEF_LOWERPRECISION
@@ -162,7 +163,49 @@ struct LowerPrecisionPass : impl::LowerPrecisionBase<LowerPrecisionPass> {
           << precision << "'";
       return signalPassFailure();
     }
+    if (failed(pinNodes()))
+      return signalPassFailure();
     Lowering(&getContext()).run(getOperation());
+  }
+
+  /// Pins the ops of the fp32-nodes to f32 (kModelPrecisionAttr): an op of
+  /// several nodes (a fused one) when any of them is listed.
+  LogicalResult pinNodes() {
+    if (fp32Nodes.empty())
+      return success();
+    llvm::StringSet<> wanted, seen;
+    for (const std::string &node : fp32Nodes)
+      wanted.insert(node);
+    getOperation().walk([&](Operation *op) {
+      if (!isa<TesselDialect>(op->getDialect()) || isa<ConstantOp>(op))
+        return;
+      for (StringRef node : nodeNames(op->getLoc()))
+        if (wanted.contains(node)) {
+          op->setAttr(kModelPrecisionAttr, UnitAttr::get(op->getContext()));
+          seen.insert(node);
+        }
+    });
+    for (const std::string &node : fp32Nodes)
+      if (!seen.contains(node))
+        getOperation().emitWarning() << "--fp32-nodes: no op of a node named '" << node
+                                     << "' is left to keep in f32";
+    return success();
+  }
+
+  /// The ONNX node names of a location: "conv1(Conv)" -> conv1, each of a
+  /// fused location's.
+  static SmallVector<StringRef> nodeNames(Location loc) {
+    SmallVector<StringRef> names;
+    if (auto name = dyn_cast<NameLoc>(loc)) {
+      StringRef text = name.getName().getValue();
+      size_t open = text.rfind('(');
+      if (open != StringRef::npos && open > 0)
+        names.push_back(text.take_front(open));
+    } else if (auto fused = dyn_cast<FusedLoc>(loc)) {
+      for (Location inner : fused.getLocations())
+        names.append(nodeNames(inner));
+    }
+    return names;
   }
 };
 

@@ -203,10 +203,17 @@ def LowerPrecision : Pass<"tessel-lower-precision", "mlir::func::FuncOp"> {
     arithmetic, bool masks, the model's own f16 or f64, a model Cast's
     result) are never retyped; a model Cast takes its operand in whatever
     type it arrives.
+
+    `fp32-nodes` names ONNX nodes (tessel-compile --fp32-nodes, from
+    tessel-run --check-overflow's report) whose ops stay in f32: each op
+    whose location names one of them is pinned (kModelPrecisionAttr, the f32
+    class) before the rewrite; a name no op carries is a warning.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"fp16\"",
-           "fp16 (f16 storage, f32 accumulation) or fp32 (no change)">
+           "fp16 (f16 storage, f32 accumulation) or fp32 (no change)">,
+    ListOption<"fp32Nodes", "fp32-nodes", "std::string",
+               "ONNX node names whose ops stay in f32">
   ];
   let dependentDialects = ["::tessel::TesselDialect"];
 }

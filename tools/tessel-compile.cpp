@@ -118,6 +118,12 @@ int main(int argc, char **argv) {
   app.add_flag("--require-gpu", options.requireGpu,
                "fail (exit 3) when a step of a GPU engine has no GPU kernel, instead of warning "
                "that it runs on the CPU tier");
+  std::vector<std::string> fp32Nodes;
+  app.add_option("--fp32-nodes", fp32Nodes,
+                 "NAME[,NAME...] or @FILE (names one a line): ONNX nodes whose ops stay in f32 "
+                 "at fp16, e.g. where tessel-run --check-overflow found f16 overflowing")
+      ->delimiter(',')
+      ->type_name("NAMES|@FILE");
   app.add_option("--freeze", freeze,
                  "NAME=FILE.pb: replace graph input NAME by a constant TensorProto")
       ->type_name("NAME=FILE");
@@ -152,6 +158,22 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "error: a model and -o OUTPUT are required\n%s",
                  app.help().c_str());
     return kUsage;
+  }
+
+  for (const std::string &entry : fp32Nodes) {
+    if (entry.empty() || entry[0] != '@') {
+      if (!entry.empty())
+        options.fp32Nodes.push_back(entry);
+      continue;
+    }
+    std::ifstream file(entry.substr(1));
+    if (!file) {
+      std::fprintf(stderr, "error: --fp32-nodes: cannot read %s\n", entry.c_str() + 1);
+      return kUsage;
+    }
+    for (std::string line; std::getline(file, line);)
+      if (!line.empty())
+        options.fp32Nodes.push_back(line);
   }
 
   if (std::optional<std::vector<int>> parsed = parseTargets(targets)) {

@@ -55,6 +55,25 @@ std::string describe(const tessel_tensor_info_t &info) {
   return *info.layout ? text + " " + info.layout : text;
 }
 
+/// The ONNX node names of a step's location, "a(Conv)+b(Relu)" -> a, b (the
+/// name is what precedes a node's "(OpType)"; tessel-compile --fp32-nodes
+/// takes them).
+std::vector<std::string> locationNodes(const std::string &location) {
+  std::vector<std::string> nodes;
+  size_t start = 0;
+  while (start <= location.size()) {
+    size_t end = location.find(")+", start);
+    std::string part = location.substr(start, end == std::string::npos ? end : end + 1 - start);
+    size_t open = part.rfind('(');
+    if (open != std::string::npos && open > 0)
+      nodes.push_back(part.substr(0, open));
+    if (end == std::string::npos)
+      break;
+    start = end + 2;
+  }
+  return nodes;
+}
+
 struct Comparison {
   double maxAbs = 0, maxRel = 0;
   int64_t mismatches = 0;
@@ -123,13 +142,34 @@ static int toolMain(int argc, char **argv) {
                  "the batch profile to run (tessel-compile --batch); by default the one whose "
                  "first input has the shape of the first input file, else profile 0")
       ->check(CLI::NonNegativeNumber);
-  bool verbose = false;
+  bool verbose = false, checkOverflow = false;
+  std::string overflowReport;
   app.add_flag("-v,--verbose", verbose, "print the tier and kernel each step runs on");
+  app.add_flag("--check-overflow", checkOverflow,
+               "first run step by step on the cpu tier and name each step whose float "
+               "results hold an infinity or NaN its operands did not (an f16 overflow): exit 1 "
+               "if there is one, and print the tessel-compile --fp32-nodes that keeps their "
+               "nodes in f32");
+  app.add_option("--overflow-report", overflowReport,
+                 "with --check-overflow: write those nodes' names to FILE, one a line "
+                 "(tessel-compile --fp32-nodes @FILE)");
   app.add_flag("--print", print, "print output values");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
     return app.exit(e) == 0 ? kOk : kUsage;
+  }
+
+  if (checkOverflow && tier != "auto" && tier != "cpu") {
+    std::fprintf(stderr, "error: --check-overflow runs on the cpu tier (whose kernels store f16 "
+                         "as the GPU tiers do), not on --tier %s\n", tier.c_str());
+    return kUsage;
+  }
+  if (checkOverflow)
+    tier = "cpu";
+  if (!overflowReport.empty() && !checkOverflow) {
+    std::fprintf(stderr, "error: --overflow-report needs --check-overflow\n");
+    return kUsage;
   }
 
   tessel_engine_t *engineRaw = nullptr;
@@ -229,6 +269,50 @@ static int toolMain(int argc, char **argv) {
       return kError;
   }
 
+  int exitCode = kOk;
+  if (checkOverflow) {
+    std::vector<size_t> found(tessel_context_step_count(context.get()));
+    size_t count = 0;
+    if (failed(tessel_context_find_nonfinite(context.get(), found.data(), found.size(), &count),
+               "--check-overflow"))
+      return kError;
+    // The ONNX nodes of each step: its location, "a(Conv)+b(Relu)".
+    std::vector<std::string> nodes;
+    for (size_t i = 0; i < count; ++i) {
+      tessel_step_info_t step;
+      if (failed(tessel_context_step_info(context.get(), found[i], &step), "step info"))
+        return kError;
+      std::printf("overflow: step %zu %s at %s: a float result holds inf or NaN, its "
+                  "operands do not\n",
+                  found[i], step.op, step.location);
+      for (const std::string &node : locationNodes(step.location))
+        if (std::find(nodes.begin(), nodes.end(), node) == nodes.end())
+          nodes.push_back(node);
+    }
+    std::string list;
+    for (const std::string &node : nodes)
+      list += (list.empty() ? "" : ",") + node;
+    if (count == 0)
+      std::printf("overflow: none (every step's float results are finite where its operands "
+                  "are)\n");
+    else
+      std::printf("overflow: %zu step(s); keep their nodes in f32: tessel-compile ... "
+                  "--fp32-nodes %s\n",
+                  count, list.c_str());
+    if (!overflowReport.empty()) {
+      std::FILE *f = std::fopen(overflowReport.c_str(), "w");
+      if (!f) {
+        std::fprintf(stderr, "error: cannot write %s\n", overflowReport.c_str());
+        return kError;
+      }
+      for (const std::string &node : nodes)
+        std::fprintf(f, "%s\n", node.c_str());
+      std::fclose(f);
+    }
+    if (count)
+      exitCode = kMismatch;
+  }
+
   std::vector<double> times;
   for (int it = 0; it < iterations; ++it) {
     auto start = std::chrono::steady_clock::now();
@@ -265,7 +349,6 @@ static int toolMain(int argc, char **argv) {
     out.data.resize(static_cast<size_t>(out.numElements()) * tessel_dtype_size(out.dtype));
   }
 
-  int exitCode = kOk;
   for (size_t i = 0; i < outputCount; ++i) {
     const HostTensor &out = outputTensors[i];
     std::printf("output %zu '%s' %s", i, out.name.c_str(), outputText[i].c_str());

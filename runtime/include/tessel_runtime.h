@@ -256,6 +256,18 @@ TESSEL_API tessel_status_t tessel_context_enqueue(tessel_context_t *context, voi
  * TESSEL_INVALID_ARGUMENT for a data-dependent output before any run. */
 TESSEL_API tessel_status_t tessel_context_output_shape(tessel_context_t *context, size_t index,
                                                        int64_t *shape, size_t rank);
+/* Runs once, step by step, and finds the steps whose float results hold an
+ * infinity or NaN that none of their float operands held: where an fp16
+ * engine overflows f16's range (65504), or an operation is invalid. Writes
+ * their indices, in step order, to steps[0 .. min(count, capacity) - 1] and
+ * their number to *count (tessel_context_step_info names each step's ONNX
+ * node; tessel-compile --fp32-nodes keeps nodes in f32). Outputs are written
+ * as by tessel_context_run. Only on the cpu tier (TESSEL_UNSUPPORTED for a
+ * context with GPU steps): create the context on TESSEL_TIER_CPU, whose
+ * kernels store f16 as the GPU tiers do. */
+TESSEL_API tessel_status_t tessel_context_find_nonfinite(tessel_context_t *context,
+                                                         size_t *steps, size_t capacity,
+                                                         size_t *count);
 /* The context's own CUstream (where tessel_context_run works), for a caller
  * that wants enqueue to use it: tessel_context_enqueue(context, *cu_stream).
  * TESSEL_UNSUPPORTED for a context without GPU steps. */

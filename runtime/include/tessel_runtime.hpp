@@ -201,6 +201,15 @@ public:
     detail::check(tessel_context_stream(handle.get(), &cuStream));
     return cuStream;
   }
+  /// The steps whose float results first hold an infinity or NaN, from one
+  /// run on a cpu-tier context (tessel_context_find_nonfinite).
+  std::vector<size_t> findNonFinite() {
+    std::vector<size_t> steps(stepCount());
+    size_t count = 0;
+    detail::check(tessel_context_find_nonfinite(handle.get(), steps.data(), steps.size(), &count));
+    steps.resize(count);
+    return steps;
+  }
   /// One run step by step, each step's time in milliseconds
   /// (tessel_context_profile_steps).
   std::vector<double> profileSteps() {

@@ -11,6 +11,7 @@
 #include "executor.h"
 #include "gpu/driver.h"
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <new>
@@ -339,6 +340,21 @@ tessel_status_t tessel_context_output_shape(tessel_context_t *context, size_t in
                                          std::to_string(index) + " has rank " +
                                          std::to_string(dims.size()));
     std::copy(dims.begin(), dims.end(), shape);
+    return tessel::rt::Status{};
+  });
+}
+
+tessel_status_t tessel_context_find_nonfinite(tessel_context_t *context, size_t *steps,
+                                              size_t capacity, size_t *count) {
+  if (!context || !count || (!steps && capacity))
+    return invalidArgument(!context ? "context is NULL"
+                                    : !count ? "count is NULL" : "steps is NULL");
+  return guarded([&] {
+    std::vector<size_t> found;
+    if (tessel::rt::Status s = context->context->findNonFinite(found); !s.ok())
+      return s;
+    *count = found.size();
+    std::copy(found.begin(), found.begin() + std::min(capacity, found.size()), steps);
     return tessel::rt::Status{};
   });
 }

@@ -5,7 +5,9 @@
 #include "gpu/device_engine.h"
 #include "gpu/driver.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -407,6 +409,60 @@ Status Context::profileSteps(double *ms) {
       return status;
     ms[s] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                 .count();
+  }
+  ran = true;
+  return {};
+}
+
+namespace {
+
+/// Whether a float tensor holds an infinity or NaN (integers never do).
+bool hasNonFinite(const cpu::TensorView &view) {
+  const int64_t n = view.numElements();
+  auto any = [&](auto test) {
+    for (int64_t i = 0; i < n; ++i)
+      if (test(i))
+        return true;
+    return false;
+  };
+  switch (view.dtype) {
+  case cpu::DType::F32:
+    return any([&](int64_t i) { return !std::isfinite(static_cast<const float *>(view.data)[i]); });
+  case cpu::DType::F64:
+    return any([&](int64_t i) { return !std::isfinite(static_cast<const double *>(view.data)[i]); });
+  case cpu::DType::F16: // exponent all ones: an infinity or a NaN
+    return any([&](int64_t i) {
+      return (static_cast<const uint16_t *>(view.data)[i] & 0x7c00) == 0x7c00;
+    });
+  case cpu::DType::BF16:
+    return any([&](int64_t i) {
+      return (static_cast<const uint16_t *>(view.data)[i] & 0x7f80) == 0x7f80;
+    });
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+Status Context::findNonFinite(std::vector<size_t> &found) {
+  if (Status s = checkAllBound(); !s.ok())
+    return s;
+  if (device)
+    return Status(TESSEL_UNSUPPORTED, "finding non-finite results runs on the cpu tier, but the "
+                                      "context has GPU steps (" + tierText +
+                                          "); create it on TESSEL_TIER_CPU");
+  found.clear();
+  for (size_t s = 0; s < steps.size(); ++s) {
+    // The operands before the step runs: an in-place step overwrites them.
+    const bool finiteIn = std::none_of(
+        steps[s].inputs.begin(), steps[s].inputs.end(),
+        [](const cpu::TensorView *in) { return in && hasNonFinite(*in); });
+    if (Status status = runStep(s); !status.ok())
+      return status;
+    if (finiteIn && std::any_of(steps[s].outputs.begin(), steps[s].outputs.end(),
+                                [](const cpu::TensorView *out) { return hasNonFinite(*out); }))
+      found.push_back(s);
   }
   ran = true;
   return {};

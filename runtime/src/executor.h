@@ -83,6 +83,13 @@ public:
   /// clock around each kernel).
   Status profileSteps(double *ms);
 
+  /// Runs once step by step and lists, in order, the steps whose float
+  /// results hold an infinity or NaN where none of their float operands held
+  /// one: where an f16 engine overflows f16's range (or an operation is
+  /// invalid). Only on the cpu tier (TESSEL_UNSUPPORTED otherwise), whose
+  /// kernels store f16 as the GPU tiers' do.
+  Status findNonFinite(std::vector<size_t> &steps);
+
   /// The tier every step runs on ("cpu", "simt", "tc-sm70", "tc-sm80",
   /// "tc-sm90"), or "mixed".
   const char *tier() const { return tierName.c_str(); }
