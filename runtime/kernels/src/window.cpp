@@ -48,11 +48,21 @@ bool readWindow(const Attrs &attrs, size_t spatial, Window &w, std::string &erro
     error = "pads must hold " + std::to_string(2 * spatial) + " values";
     return false;
   }
-  for (size_t d = 0; d < spatial; ++d)
+  for (size_t d = 0; d < spatial; ++d) {
     if (w.strides[d] < 1 || w.dilations[d] < 1) {
       error = "strides and dilations must be positive";
       return false;
     }
+    if (w.padBegin[d] < 0 || w.padEnd[d] < 0) {
+      error = "pads must not be negative";
+      return false;
+    }
+    if (w.strides[d] > kMaxWindowExtent || w.dilations[d] > kMaxWindowExtent ||
+        w.padBegin[d] > kMaxWindowExtent || w.padEnd[d] > kMaxWindowExtent) {
+      error = "strides, dilations and pads must be at most " + std::to_string(kMaxWindowExtent);
+      return false;
+    }
+  }
   return true;
 }
 
@@ -75,11 +85,23 @@ bool readPoolGeometry(const Attrs &attrs, const std::vector<int64_t> &x,
   }
   if (!readWindow(attrs, ns, g.window, error))
     return false;
-  for (size_t d = 0; d < ns; ++d)
-    if (kernel[d] < 1) {
-      error = "kernel_shape must be positive";
+  int64_t taps = 1;
+  for (size_t d = 0; d < ns; ++d) {
+    if (kernel[d] < 1 || kernel[d] > kMaxWindowExtent) {
+      error = "kernel_shape must be in [1, " + std::to_string(kMaxWindowExtent) + "]";
       return false;
     }
+    taps *= kernel[d];
+    const int64_t in = x[firstSpatial + d];
+    if ((kernel[d] - 1) * g.window.dilations[d] + 1 >
+            in + g.window.padBegin[d] + g.window.padEnd[d] ||
+        taps > kMaxWindowTaps) {
+      error = "the window (kernel_shape " + shapeString(kernel) +
+              ") must fit the padded input and hold at most " +
+              std::to_string(kMaxWindowTaps) + " taps";
+      return false;
+    }
+  }
   g.kernel.assign(kernel.data(), kernel.data() + ns);
   g.batch = x[0];
   g.channels = x[channels];

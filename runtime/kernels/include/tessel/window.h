@@ -87,10 +87,19 @@ struct Window {
   SpatialDims strides, padBegin, padEnd, dilations;
 };
 
+// The largest stride, dilation, pad or kernel extent a window may have, and
+// the most taps a pool window may hold: far beyond any model's (a global
+// pool of a 4096x4096 map is 2^24 taps), small enough that no index
+// arithmetic overflows and no scratch buffer is absurd, whatever an engine
+// file says.
+constexpr int64_t kMaxWindowExtent = int64_t(1) << 24;
+constexpr int64_t kMaxWindowTaps = int64_t(1) << 24;
+
 // Reads strides, dilations and pads with their defaults. Errors: more than
 // kMaxSpatial spatial dims; strides, dilations or pads of the wrong length;
-// strides or dilations below 1. (conv and conv_transpose take their kernel
-// extents from the weight, not from an attribute.)
+// strides or dilations below 1, pads below 0, any above kMaxWindowExtent.
+// (conv and conv_transpose take their kernel extents from the weight, not
+// from an attribute.)
 bool readWindow(const Attrs &attrs, size_t spatial, Window &window, std::string &error);
 
 // A pool's geometry and its one index mapping: element (n, c, spatial
@@ -109,7 +118,9 @@ struct PoolGeometry {
 // input and a result of these shapes. Errors, in this order: the layout; a
 // rank below 3 or a result whose rank, batch or channels differ from the
 // input's; a kernel_shape not of one value per spatial dim; the window
-// (readWindow); a kernel_shape value below 1.
+// (readWindow); a kernel_shape value below 1 or above kMaxWindowExtent, a
+// window of more than kMaxWindowTaps taps, or one (dilated) larger than the
+// padded input.
 bool readPoolGeometry(const Attrs &attrs, const std::vector<int64_t> &input,
                       const std::vector<int64_t> &result, PoolGeometry &geometry,
                       std::string &error);
