@@ -24,6 +24,9 @@
 #                resnet18_dynamic_opset18; PROFILE_RUNS, default fp16:tc
 #                fp32:simt): one engine with batches 1,2,4,8 against the
 #                batch-8 engine's size, each batch against PyTorch
+#   sanitize     compute-sanitizer memcheck, racecheck and synccheck on one
+#                engine per GPU tier (tiny_cnn on tc, tc-sm80, tc-sm70 and
+#                simt; Tessel's NonMaxSuppression case on simt)
 #   python       the Python API (python/) pip-installed into the machine's
 #                Python, then tests/python/gpu_torch.py with PyTorch CUDA
 #                tensors on tiny_cnn at fp16 and fp32 (in place, tessel-run's
@@ -109,6 +112,35 @@ if has models; then
         say "model $model $precision $tier: $(grep -E '^(PASS|FAIL)' "$work/one.log" | tail -1)"
       done
     }
+  done
+fi
+
+if has sanitize; then
+  # compute-sanitizer's memcheck, racecheck and synccheck on one engine per
+  # GPU tier: the bundled CNN (conv and GEMM kernels, pools, softmax) at fp16
+  # on tc, tc-sm80, tc-sm70 and simt, and Tessel's NonMaxSuppression case
+  # (a data-dependent extent) at fp16 on simt. A line is clean when the tool
+  # reports 0 errors (racecheck: 0 hazards) and the outputs still match
+  # (tiny_cnn's are probabilities, at most 1: f16 storage rounds each by
+  # 2^-11 over a handful of layers, well inside atol 0.01).
+  "$bin/tessel-compile" examples/tiny_cnn.onnx -o "$work/san_tiny.tsl" > /dev/null 2>&1 || status=1
+  python3 tests/conformance/tessel_cases.py "$work/san-cases" > /dev/null 2>&1 || status=1
+  nms=$work/san-cases/test_tessel_nms_centers
+  "$bin/tessel-compile" "$nms/model.onnx" -o "$work/san_nms.tsl" > /dev/null 2>&1 || status=1
+  for run in tiny:tc tiny:tc-sm80 tiny:tc-sm70 tiny:simt nms:simt; do
+    engine=${run%%:*} tier=${run##*:}
+    if [ "$engine" = tiny ]; then
+      args="$work/san_tiny.tsl examples/tiny_cnn.input.npy --compare examples/tiny_cnn.expected.npy --atol 0.01"
+    else
+      args="$work/san_nms.tsl $nms/test_data_set_0/input_0.pb $nms/test_data_set_0/input_1.pb --compare $nms/test_data_set_0/output_0.pb $nms/test_data_set_0/output_1.pb"
+    fi
+    for tool in memcheck racecheck synccheck; do
+      log=$out/sanitize-$engine-$tier-$tool.log
+      # shellcheck disable=SC2086
+      compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin/tessel-run" $args --tier "$tier" \
+        --iterations 3 > "$log" 2>&1 || status=1
+      say "sanitize $engine $tier $tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1) $(grep -cE ' PASS$' "$log") output(s) PASS, tier $(grep '^tier:' "$log" | head -1 | cut -d' ' -f2-)"
+    done
   done
 fi
 
