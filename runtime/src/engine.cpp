@@ -10,6 +10,7 @@
 #include "engine.h"
 
 #include "gpu/tiers.h"
+#include "tessel/window.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -310,6 +311,41 @@ Status Engine::verifyTensor(size_t index, const fb::Tensor *tensor) const {
   return {};
 }
 
+cpu::Attrs decodeAttrs(const fb::Step *step) {
+  cpu::Attrs attrs;
+  if (!step->attrs())
+    return attrs;
+  for (const fb::Attr *attr : *step->attrs()) {
+    std::string name = attr->name()->str();
+    switch (attr->kind()) {
+    case fb::AttrKind::Int:
+      attrs.set(name, attr->i());
+      break;
+    case fb::AttrKind::Float:
+      attrs.set(name, attr->f());
+      break;
+    case fb::AttrKind::Ints: {
+      std::vector<int64_t> ints;
+      if (attr->ints())
+        ints.assign(attr->ints()->begin(), attr->ints()->end());
+      attrs.set(name, std::move(ints));
+      break;
+    }
+    case fb::AttrKind::Floats: {
+      std::vector<double> floats;
+      if (attr->floats())
+        floats.assign(attr->floats()->begin(), attr->floats()->end());
+      attrs.set(name, std::move(floats));
+      break;
+    }
+    case fb::AttrKind::String:
+      attrs.set(name, std::string(fbString(attr->s())));
+      break;
+    }
+  }
+  return attrs;
+}
+
 Status Engine::verifyStep(size_t index, const fb::Step *step) const {
   auto fail = [&](const std::string &what) {
     return invalidEngine(describeStep(index, step) + ": " + what);
@@ -354,6 +390,24 @@ Status Engine::verifyStep(size_t index, const fb::Step *step) const {
       if (!elementsAligned(attr->ints()) || !elementsAligned(attr->floats()))
         return fail("attribute " + quoted(attr->name()) + " has a misaligned vector");
     }
+  }
+  // A pool's window against its shapes (tessel/window.h): no changed engine
+  // may ask a pool kernel for absurd scratch memory or index arithmetic that
+  // overflows.
+  const std::string op = step->op()->str();
+  if (op == "max_pool" || op == "avg_pool" || op == "max_pool_indices") {
+    if (!step->inputs() || step->inputs()->size() < 1 || step->inputs()->Get(0) < 0 ||
+        !step->outputs() || step->outputs()->size() < 1)
+      return fail("a pool needs an input and a result");
+    auto shapeOf = [&](int32_t t) {
+      const auto *shape = tensors->Get(t)->shape();
+      return shape ? std::vector<int64_t>(shape->begin(), shape->end()) : std::vector<int64_t>();
+    };
+    cpu::PoolGeometry geometry;
+    std::string error;
+    if (!cpu::readPoolGeometry(decodeAttrs(step), shapeOf(step->inputs()->Get(0)),
+                               shapeOf(step->outputs()->Get(0)), geometry, error))
+      return fail("its window: " + error);
   }
   bool hasCpu = false;
   if (const auto *variants = step->variants()) {

@@ -34,6 +34,9 @@ inline const char *fbString(const flatbuffers::String *s) {
 /// "step N 'op' at LOCATION": how every message names a step.
 std::string describeStep(size_t index, const tessel::engine::Step *step);
 
+/// A step's attributes as the CPU kernels read them.
+cpu::Attrs decodeAttrs(const tessel::engine::Step *step);
+
 /// A graph input or output, decoded once at open: the C API hands out
 /// pointers into these, valid while the engine lives.
 struct TensorInfo {

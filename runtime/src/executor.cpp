@@ -25,41 +25,6 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return text + "]";
 }
 
-cpu::Attrs decodeAttrs(const fb::Step *step) {
-  cpu::Attrs attrs;
-  if (!step->attrs())
-    return attrs;
-  for (const fb::Attr *attr : *step->attrs()) {
-    std::string name = attr->name()->str();
-    switch (attr->kind()) {
-    case fb::AttrKind::Int:
-      attrs.set(name, attr->i());
-      break;
-    case fb::AttrKind::Float:
-      attrs.set(name, attr->f());
-      break;
-    case fb::AttrKind::Ints: {
-      std::vector<int64_t> ints;
-      if (attr->ints())
-        ints.assign(attr->ints()->begin(), attr->ints()->end());
-      attrs.set(name, std::move(ints));
-      break;
-    }
-    case fb::AttrKind::Floats: {
-      std::vector<double> floats;
-      if (attr->floats())
-        floats.assign(attr->floats()->begin(), attr->floats()->end());
-      attrs.set(name, std::move(floats));
-      break;
-    }
-    case fb::AttrKind::String:
-      attrs.set(name, std::string(fbString(attr->s())));
-      break;
-    }
-  }
-  return attrs;
-}
-
 /// The modules the GPU steps of `selection` launch from, in index order.
 std::set<size_t> modulesUsed(const Engine &engine, const gpu::Selection &selection) {
   std::set<size_t> used;

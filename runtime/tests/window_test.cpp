@@ -139,7 +139,30 @@ TEST(KernelWindow, BadPoolsAreErrorsInOrder) {
   EXPECT_EQ(error, "pads must hold 4 values");
   window.set("pads", std::vector<int64_t>{0, 0, 0, 0});
   EXPECT_FALSE(readPoolGeometry(window, {1, 2, 4, 4}, {1, 2, 2, 2}, g, error));
-  EXPECT_EQ(error, "kernel_shape must be positive");
+  EXPECT_EQ(error, "kernel_shape must be in [1, 16777216]");
+  // Windows an engine file could change into overflowing index arithmetic
+  // or absurd scratch memory (issue 17's fuzzing).
+  window.set("kernel_shape", std::vector<int64_t>{2, 2});
+  window.set("pads", std::vector<int64_t>{0, -1, 0, 0});
+  EXPECT_FALSE(readPoolGeometry(window, {1, 2, 4, 4}, {1, 2, 2, 2}, g, error));
+  EXPECT_EQ(error, "pads must not be negative");
+  window.set("pads", std::vector<int64_t>{0, 0, 0, 0});
+  window.set("strides", std::vector<int64_t>{int64_t(1) << 40, 1});
+  EXPECT_FALSE(readPoolGeometry(window, {1, 2, 4, 4}, {1, 2, 2, 2}, g, error));
+  EXPECT_EQ(error, "strides, dilations and pads must be at most 16777216");
+  window.set("strides", std::vector<int64_t>{1, 1});
+  window.set("kernel_shape", std::vector<int64_t>{5, 2});
+  EXPECT_FALSE(readPoolGeometry(window, {1, 2, 4, 4}, {1, 2, 2, 2}, g, error));
+  EXPECT_EQ(error, "the window (kernel_shape [5,2]) must fit the padded input and hold at most "
+                   "16777216 taps");
+  window.set("kernel_shape", std::vector<int64_t>{8192, 4096});
+  EXPECT_FALSE(readPoolGeometry(window, {1, 2, 8192, 4096}, {1, 2, 1, 1}, g, error));
+  EXPECT_EQ(error, "the window (kernel_shape [8192,4096]) must fit the padded input and hold at "
+                   "most 16777216 taps");
+  // The padded input holds the window: 5 taps over 4 + 1 of padding.
+  window.set("kernel_shape", std::vector<int64_t>{5, 2});
+  window.set("pads", std::vector<int64_t>{1, 0, 0, 0});
+  EXPECT_TRUE(readPoolGeometry(window, {1, 2, 4, 4}, {1, 2, 1, 3}, g, error)) << error;
 }
 
 } // namespace
