@@ -72,12 +72,15 @@ def pool_ref(x, kind, kernel, strides, pads, dilations=(1, 1), ceil=False, inclu
     return y.astype(np.float32)
 
 
-def write(outdir, name, nodes, inputs, outputs, initializers=(), opset=13):
+def write(outdir, name, nodes, inputs, outputs, initializers=(), opset=13, rows=()):
     """The model of `nodes` and its test data set (inputs and outputs of the
-    arrays' dtypes: float32, or bool)."""
+    arrays' dtypes: float32, int64 or bool). Outputs named in `rows` declare
+    their first dim symbolic: data dependent, as ONNX infers it."""
+    types = {np.dtype(np.bool_): TensorProto.BOOL, np.dtype(np.int64): TensorProto.INT64}
+
     def info(k, v):
-        return helper.make_tensor_value_info(
-            k, TensorProto.BOOL if v.dtype == np.bool_ else TensorProto.FLOAT, v.shape)
+        shape = ["n"] + list(v.shape[1:]) if k in rows else v.shape
+        return helper.make_tensor_value_info(k, types.get(v.dtype, TensorProto.FLOAT), shape)
     graph = helper.make_graph(
         nodes, name, [info(k, v) for k, v in inputs], [info(k, v) for k, v in outputs],
         initializer=list(initializers))
@@ -486,22 +489,8 @@ def maxpool_indices_case(outdir, rng, name, shape, kernel, strides, pads, storag
         z[b, ch, i, j] = (b * c + ch) * h * w + spatial
     node = helper.make_node("MaxPool", ["t"], ["y", "z"], kernel_shape=list(kernel),
                             strides=list(strides), pads=list(pads), storage_order=storage_order)
-    graph = helper.make_graph(
-        [BIAS_ADD, node], name,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y.shape),
-         helper.make_tensor_value_info("z", TensorProto.INT64, z.shape)],
-        initializer=[numpy_helper.from_array(bias, "bias")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
-    model.ir_version = 7
-    onnx.checker.check_model(model)
-    data = os.path.join(outdir, name, "test_data_set_0")
-    os.makedirs(data, exist_ok=True)
-    onnx.save(model, os.path.join(outdir, name, "model.onnx"))
-    for path, (tensor_name, value) in (("input_0.pb", ("x", x)), ("output_0.pb", ("y", y)),
-                                       ("output_1.pb", ("z", z))):
-        with open(os.path.join(data, path), "wb") as f:
-            f.write(numpy_helper.from_array(value, tensor_name).SerializeToString())
+    write(outdir, name, [BIAS_ADD, node], [("x", x)], [("y", y), ("z", z)],
+          [numpy_helper.from_array(bias, "bias")], opset=12)
 
 
 def nms_case(outdir, rng, name, batches, classes, count, max_out, center):
@@ -527,28 +516,13 @@ def nms_case(outdir, rng, name, batches, classes, count, max_out, center):
                               ["selected"], center_point_box=int(center)),
              helper.make_node("Gather", ["selected", "columns"], ["where"], axis=1),
              helper.make_node("GatherND", ["boxes", "where"], ["kept"])]
-    graph = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, boxes.shape),
-         helper.make_tensor_value_info("scores", TensorProto.FLOAT, scores.shape)],
-        [helper.make_tensor_value_info("selected", TensorProto.INT64, ["n", 3]),
-         helper.make_tensor_value_info("kept", TensorProto.FLOAT, ["n", 4])],
-        initializer=[numpy_helper.from_array(np.array([max_out], np.int64), "max_out"),
-                     numpy_helper.from_array(np.array([iou_threshold], np.float32), "iou"),
-                     numpy_helper.from_array(np.array([score_threshold], np.float32), "thr"),
-                     numpy_helper.from_array(np.array([0, 2], np.int64), "columns")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
-    model.ir_version = 7
-    onnx.checker.check_model(model)
-    data = os.path.join(outdir, name, "test_data_set_0")
-    os.makedirs(data, exist_ok=True)
-    onnx.save(model, os.path.join(outdir, name, "model.onnx"))
-    for path, (tensor_name, value) in (("input_0.pb", ("boxes", boxes)),
-                                       ("input_1.pb", ("scores", scores)),
-                                       ("output_0.pb", ("selected", selected)),
-                                       ("output_1.pb", ("kept", kept))):
-        with open(os.path.join(data, path), "wb") as f:
-            f.write(numpy_helper.from_array(value, tensor_name).SerializeToString())
+    write(outdir, name, nodes, [("boxes", boxes), ("scores", scores)],
+          [("selected", selected), ("kept", kept)],
+          [numpy_helper.from_array(np.array([max_out], np.int64), "max_out"),
+           numpy_helper.from_array(np.array([iou_threshold], np.float32), "iou"),
+           numpy_helper.from_array(np.array([score_threshold], np.float32), "thr"),
+           numpy_helper.from_array(np.array([0, 2], np.int64), "columns")], opset=12,
+          rows=("selected", "kept"))
 
 
 def main(outdir):
