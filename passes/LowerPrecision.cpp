@@ -16,6 +16,9 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace tessel {
 #define GEN_PASS_DEF_LOWERPRECISION
 #include "Passes.h.inc"
@@ -107,6 +110,33 @@ private:
     llvm_unreachable("unknown precision class");
   }
 
+  /// The largest finite magnitude of an f32 constant operand of `op` beyond
+  /// f16's range (65504), or 0 when every one fits: stored in f16 such a
+  /// value would be an infinity, and the op's results wrong (inf, or NaN from
+  /// inf * 0) whatever its inputs.
+  static double constantBeyondF16(Operation *op) {
+    double largest = 0;
+    for (Value v : op->getOperands()) {
+      auto constant = v.getDefiningOp<ConstantOp>();
+      if (!constant || !elementOf(v).isF32())
+        continue;
+      auto values = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!values)
+        continue;
+      auto consider = [&](const APFloat &value) {
+        double magnitude = std::fabs(value.convertToDouble());
+        if (std::isfinite(magnitude) && magnitude > 65504.0)
+          largest = std::max(largest, magnitude);
+      };
+      if (values.isSplat())
+        consider(values.getSplatValue<APFloat>());
+      else
+        for (const APFloat &value : values.getValues<APFloat>())
+          consider(value);
+    }
+    return largest;
+  }
+
   void lower(Operation *op) {
     if (isa<ConstantOp>(op))
       return; // converted where used, by a cast that fold-constants folds
@@ -115,6 +145,15 @@ private:
     bool conversion = isa<CastOp>(op);
     PrecisionClass cls = precisionClass(op);
     Type target = targetOf(op, cls);
+    // An op whose constant would overflow f16 stays in f32, pinned as
+    // --fp32-nodes pins (issue 17: no silent inf), and says so.
+    if (!conversion && target == f16)
+      if (double largest = constantBeyondF16(op)) {
+        op->emitWarning() << "a constant operand holds " << largest
+                          << ", beyond f16's range (65504): the op stays in f32";
+        op->setAttr(kModelPrecisionAttr, UnitAttr::get(op->getContext()));
+        target = f32;
+      }
     if (!conversion)
       for (OpOperand &operand : op->getOpOperands())
         if (isa<RankedTensorType>(operand.get().getType()) &&

@@ -147,9 +147,10 @@ static int toolMain(int argc, char **argv) {
   app.add_flag("-v,--verbose", verbose, "print the tier and kernel each step runs on");
   app.add_flag("--check-overflow", checkOverflow,
                "first run step by step on the cpu tier and name each step whose float "
-               "results hold an infinity or NaN its operands did not (an f16 overflow): exit 1 "
-               "if there is one, and print the tessel-compile --fp32-nodes that keeps their "
-               "nodes in f32");
+               "results hold an infinity or NaN its operands did not (an f16 overflow), then "
+               "each whose f16 results are mostly subnormals where its operands were not (an "
+               "f16 underflow): exit 1 if there is one, and print the tessel-compile "
+               "--fp32-nodes that keeps their nodes in f32");
   app.add_option("--overflow-report", overflowReport,
                  "with --check-overflow: write those nodes' names to FILE, one a line "
                  "(tessel-compile --fp32-nodes @FILE)");
@@ -271,34 +272,47 @@ static int toolMain(int argc, char **argv) {
 
   int exitCode = kOk;
   if (checkOverflow) {
-    std::vector<size_t> found(tessel_context_step_count(context.get()));
-    size_t count = 0;
-    if (failed(tessel_context_find_nonfinite(context.get(), found.data(), found.size(), &count),
-               "--check-overflow"))
-      return kError;
-    // The ONNX nodes of each step: its location, "a(Conv)+b(Relu)".
-    std::vector<std::string> nodes;
-    for (size_t i = 0; i < count; ++i) {
-      tessel_step_info_t step;
-      if (failed(tessel_context_step_info(context.get(), found[i], &step), "step info"))
+    // Two runs step by step: the overflows, then the underflows.
+    struct Check {
+      const char *kind, *what;
+      tessel_status_t (*find)(tessel_context_t *, size_t *, size_t, size_t *);
+    };
+    const Check checks[] = {
+        {"overflow", "a float result holds inf or NaN, its operands do not",
+         tessel_context_find_nonfinite},
+        {"underflow", "an f16 result's nonzero values are at least 1% subnormals (|x| < 2^-14), its "
+                      "operands' are not",
+         tessel_context_find_underflow}};
+    std::vector<std::string> nodes; // the ONNX nodes of every step found
+    size_t total = 0;
+    for (const Check &check : checks) {
+      std::vector<size_t> found(tessel_context_step_count(context.get()));
+      size_t count = 0;
+      if (failed(check.find(context.get(), found.data(), found.size(), &count),
+                 "--check-overflow"))
         return kError;
-      std::printf("overflow: step %zu %s at %s: a float result holds inf or NaN, its "
-                  "operands do not\n",
-                  found[i], step.op, step.location);
-      for (const std::string &node : locationNodes(step.location))
-        if (std::find(nodes.begin(), nodes.end(), node) == nodes.end())
-          nodes.push_back(node);
+      for (size_t i = 0; i < count; ++i) {
+        tessel_step_info_t step;
+        if (failed(tessel_context_step_info(context.get(), found[i], &step), "step info"))
+          return kError;
+        std::printf("%s: step %zu %s at %s: %s\n", check.kind, found[i], step.op, step.location,
+                    check.what);
+        // Its location names its ONNX nodes: "a(Conv)+b(Relu)".
+        for (const std::string &node : locationNodes(step.location))
+          if (std::find(nodes.begin(), nodes.end(), node) == nodes.end())
+            nodes.push_back(node);
+      }
+      if (count == 0)
+        std::printf("%s: none\n", check.kind);
+      total += count;
     }
     std::string list;
     for (const std::string &node : nodes)
       list += (list.empty() ? "" : ",") + node;
-    if (count == 0)
-      std::printf("overflow: none (every step's float results are finite where its operands "
-                  "are)\n");
-    else
-      std::printf("overflow: %zu step(s); keep their nodes in f32: tessel-compile ... "
+    if (total)
+      std::printf("f16 range: %zu step(s); keep their nodes in f32: tessel-compile ... "
                   "--fp32-nodes %s\n",
-                  count, list.c_str());
+                  total, list.c_str());
     if (!overflowReport.empty()) {
       std::FILE *f = std::fopen(overflowReport.c_str(), "w");
       if (!f) {
@@ -309,7 +323,7 @@ static int toolMain(int argc, char **argv) {
         std::fprintf(f, "%s\n", node.c_str());
       std::fclose(f);
     }
-    if (count)
+    if (total)
       exitCode = kMismatch;
   }
 

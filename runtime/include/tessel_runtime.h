@@ -268,6 +268,15 @@ TESSEL_API tessel_status_t tessel_context_output_shape(tessel_context_t *context
 TESSEL_API tessel_status_t tessel_context_find_nonfinite(tessel_context_t *context,
                                                          size_t *steps, size_t capacity,
                                                          size_t *count);
+/* As above, the steps whose f16 results underflow: at least 1% of their
+ * nonzero values are f16 subnormals (magnitudes below 2^-14, where f16 keeps
+ * fewer than 11 bits; below 2^-25 a value rounds to zero), where their float
+ * operands other than the engine's constants held fewer (an f32 operand
+ * counted as if stored in f16; subnormal f16 weights flag the step reading
+ * them). */
+TESSEL_API tessel_status_t tessel_context_find_underflow(tessel_context_t *context,
+                                                         size_t *steps, size_t capacity,
+                                                         size_t *count);
 /* The context's own CUstream (where tessel_context_run works), for a caller
  * that wants enqueue to use it: tessel_context_enqueue(context, *cu_stream).
  * TESSEL_UNSUPPORTED for a context without GPU steps. */

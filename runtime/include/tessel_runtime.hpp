@@ -210,6 +210,15 @@ public:
     steps.resize(count);
     return steps;
   }
+  /// The steps whose f16 results first underflow (mostly f16 subnormals),
+  /// from one run on a cpu-tier context (tessel_context_find_underflow).
+  std::vector<size_t> findUnderflow() {
+    std::vector<size_t> steps(stepCount());
+    size_t count = 0;
+    detail::check(tessel_context_find_underflow(handle.get(), steps.data(), steps.size(), &count));
+    steps.resize(count);
+    return steps;
+  }
   /// One run step by step, each step's time in milliseconds
   /// (tessel_context_profile_steps).
   std::vector<double> profileSteps() {

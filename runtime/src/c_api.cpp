@@ -344,19 +344,31 @@ tessel_status_t tessel_context_output_shape(tessel_context_t *context, size_t in
   });
 }
 
-tessel_status_t tessel_context_find_nonfinite(tessel_context_t *context, size_t *steps,
-                                              size_t capacity, size_t *count) {
+namespace {
+tessel_status_t findSteps(tessel_context_t *context, size_t *steps, size_t capacity, size_t *count,
+                          tessel::rt::Status (tessel::rt::Context::*find)(std::vector<size_t> &)) {
   if (!context || !count || (!steps && capacity))
     return invalidArgument(!context ? "context is NULL"
                                     : !count ? "count is NULL" : "steps is NULL");
   return guarded([&] {
     std::vector<size_t> found;
-    if (tessel::rt::Status s = context->context->findNonFinite(found); !s.ok())
+    if (tessel::rt::Status s = (context->context.get()->*find)(found); !s.ok())
       return s;
     *count = found.size();
     std::copy(found.begin(), found.begin() + std::min(capacity, found.size()), steps);
     return tessel::rt::Status{};
   });
+}
+} // namespace
+
+tessel_status_t tessel_context_find_nonfinite(tessel_context_t *context, size_t *steps,
+                                              size_t capacity, size_t *count) {
+  return findSteps(context, steps, capacity, count, &tessel::rt::Context::findNonFinite);
+}
+
+tessel_status_t tessel_context_find_underflow(tessel_context_t *context, size_t *steps,
+                                              size_t capacity, size_t *count) {
+  return findSteps(context, steps, capacity, count, &tessel::rt::Context::findUnderflow);
 }
 
 tessel_status_t tessel_context_profile_steps(tessel_context_t *context, double *ms,

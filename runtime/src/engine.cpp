@@ -346,6 +346,71 @@ cpu::Attrs decodeAttrs(const fb::Step *step) {
   return attrs;
 }
 
+// A step's attributes against its shapes, for the ops whose kernels index or
+// size scratch memory by them: pool and conv windows (tessel/window.h, the
+// readers the kernels use), and `axis`, `axes` and `perm` within the rank of
+// the first input (every op that has one counts it so). An empty string when
+// they agree: no changed engine may ask a kernel for absurd scratch memory or
+// index arithmetic that overflows.
+static std::string checkGeometry(
+    const fb::Step *step,
+    const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>> &tensors) {
+  // verifyStep has checked every operand index; -1 is an absent operand.
+  auto shapeOf = [&](const flatbuffers::Vector<int32_t> *operands, size_t i) {
+    std::vector<int64_t> shape;
+    if (operands && i < operands->size() && operands->Get(i) >= 0)
+      if (const auto *dims = tensors.Get(operands->Get(i))->shape())
+        shape.assign(dims->begin(), dims->end());
+    return shape;
+  };
+  const std::string op = step->op()->str();
+  const std::vector<int64_t> input = shapeOf(step->inputs(), 0);
+  const std::vector<int64_t> result = shapeOf(step->outputs(), 0);
+  std::string error;
+  if (op == "max_pool" || op == "avg_pool" || op == "max_pool_indices") {
+    cpu::PoolGeometry geometry;
+    if (!cpu::readPoolGeometry(decodeAttrs(step), input, result, geometry, error))
+      return "its window: " + error;
+  } else if (op == "conv") {
+    cpu::ConvGeometry geometry;
+    if (!cpu::readConvGeometry(decodeAttrs(step), input, shapeOf(step->inputs(), 1), result,
+                               geometry, error))
+      return "its window: " + error;
+  } else if (op == "conv_transpose") {
+    cpu::Window window;
+    if (input.size() < 3 || !cpu::readWindow(decodeAttrs(step), input.size() - 2, window, error))
+      return "its window: " + (error.empty() ? "the input must have rank >= 3" : error);
+  }
+  const auto rank = static_cast<int64_t>(input.size());
+  auto axisError = [&](const char *name, int64_t axis) {
+    return "attribute '" + std::string(name) + "' holds " + std::to_string(axis) +
+           ", outside the rank " + std::to_string(rank) + " of its first input";
+  };
+  if (!step->attrs())
+    return {};
+  for (const fb::Attr *attr : *step->attrs()) {
+    const std::string name = attr->name()->str();
+    if (name == "axis" && attr->kind() == fb::AttrKind::Int &&
+        (attr->i() < -rank || attr->i() >= rank))
+      return axisError("axis", attr->i());
+    if ((name == "axes" || name == "perm") && attr->kind() == fb::AttrKind::Ints && attr->ints()) {
+      std::vector<bool> seen(static_cast<size_t>(rank), false);
+      for (int64_t axis : *attr->ints()) {
+        if (axis < -rank || axis >= rank)
+          return axisError(name.c_str(), axis);
+        size_t d = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+        if (seen[d])
+          return "attribute '" + name + "' names axis " + std::to_string(axis) + " twice";
+        seen[d] = true;
+      }
+      if (name == "perm" && attr->ints()->size() != static_cast<size_t>(rank))
+        return "attribute 'perm' holds " + std::to_string(attr->ints()->size()) +
+               " axes for an input of rank " + std::to_string(rank);
+    }
+  }
+  return {};
+}
+
 Status Engine::verifyStep(size_t index, const fb::Step *step) const {
   auto fail = [&](const std::string &what) {
     return invalidEngine(describeStep(index, step) + ": " + what);
@@ -391,24 +456,9 @@ Status Engine::verifyStep(size_t index, const fb::Step *step) const {
         return fail("attribute " + quoted(attr->name()) + " has a misaligned vector");
     }
   }
-  // A pool's window against its shapes (tessel/window.h): no changed engine
-  // may ask a pool kernel for absurd scratch memory or index arithmetic that
-  // overflows.
-  const std::string op = step->op()->str();
-  if (op == "max_pool" || op == "avg_pool" || op == "max_pool_indices") {
-    if (!step->inputs() || step->inputs()->size() < 1 || step->inputs()->Get(0) < 0 ||
-        !step->outputs() || step->outputs()->size() < 1)
-      return fail("a pool needs an input and a result");
-    auto shapeOf = [&](int32_t t) {
-      const auto *shape = tensors->Get(t)->shape();
-      return shape ? std::vector<int64_t>(shape->begin(), shape->end()) : std::vector<int64_t>();
-    };
-    cpu::PoolGeometry geometry;
-    std::string error;
-    if (!cpu::readPoolGeometry(decodeAttrs(step), shapeOf(step->inputs()->Get(0)),
-                               shapeOf(step->outputs()->Get(0)), geometry, error))
-      return fail("its window: " + error);
-  }
+  if (tensors)
+    if (std::string error = checkGeometry(step, *tensors); !error.empty())
+      return fail(error);
   bool hasCpu = false;
   if (const auto *variants = step->variants()) {
     for (size_t v = 0; v < variants->size(); ++v) {

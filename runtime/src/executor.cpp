@@ -408,29 +408,83 @@ bool hasNonFinite(const cpu::TensorView &view) {
   }
 }
 
+/// Whether a float tensor's nonzero values are f16 subnormals (magnitudes
+/// below 2^-14; for f32 and f64, values that would be stored in f16) in at
+/// least Context::kUnderflowPercent percent of the cases.
+bool underflows(const cpu::TensorView &view) {
+  const int64_t n = view.numElements();
+  int64_t nonzero = 0, subnormal = 0;
+  auto count = [&](auto magnitude) {
+    for (int64_t i = 0; i < n; ++i) {
+      const double m = magnitude(i);
+      nonzero += m != 0;
+      subnormal += m != 0 && m < 0x1p-14;
+    }
+  };
+  switch (view.dtype) {
+  case cpu::DType::F32:
+    count([&](int64_t i) { return std::fabs(double(static_cast<const float *>(view.data)[i])); });
+    break;
+  case cpu::DType::F64:
+    count([&](int64_t i) { return std::fabs(static_cast<const double *>(view.data)[i]); });
+    break;
+  case cpu::DType::F16: // exponent 0: zero or subnormal
+    for (int64_t i = 0; i < n; ++i) {
+      const uint16_t bits = static_cast<const uint16_t *>(view.data)[i] & 0x7fff;
+      nonzero += bits != 0;
+      subnormal += bits != 0 && bits < 0x0400;
+    }
+    break;
+  default:
+    return false;
+  }
+  return subnormal > 0 && subnormal * 100 >= nonzero * Context::kUnderflowPercent;
+}
+
 } // namespace
 
-Status Context::findNonFinite(std::vector<size_t> &found) {
+Status Context::findSteps(const ViewTest &operandHas, const ViewTest &resultHas,
+                          std::vector<size_t> &found) {
   if (Status s = checkAllBound(); !s.ok())
     return s;
   if (device)
-    return Status(TESSEL_UNSUPPORTED, "finding non-finite results runs on the cpu tier, but the "
-                                      "context has GPU steps (" + tierText +
+    return Status(TESSEL_UNSUPPORTED, "checking each step's results runs on the cpu tier, but "
+                                      "the context has GPU steps (" + tierText +
                                           "); create it on TESSEL_TIER_CPU");
   found.clear();
   for (size_t s = 0; s < steps.size(); ++s) {
     // The operands before the step runs: an in-place step overwrites them.
-    const bool finiteIn = std::none_of(
-        steps[s].inputs.begin(), steps[s].inputs.end(),
-        [](const cpu::TensorView *in) { return in && hasNonFinite(*in); });
+    const bool clean = std::none_of(steps[s].inputs.begin(), steps[s].inputs.end(),
+                                    [&](const cpu::TensorView *in) { return in && operandHas(*in); });
     if (Status status = runStep(s); !status.ok())
       return status;
-    if (finiteIn && std::any_of(steps[s].outputs.begin(), steps[s].outputs.end(),
-                                [](const cpu::TensorView *out) { return hasNonFinite(*out); }))
+    if (clean && std::any_of(steps[s].outputs.begin(), steps[s].outputs.end(),
+                             [&](const cpu::TensorView *out) { return resultHas(*out); }))
       found.push_back(s);
   }
   ran = true;
   return {};
+}
+
+Status Context::findNonFinite(std::vector<size_t> &found) {
+  return findSteps(hasNonFinite, hasNonFinite, found);
+}
+
+Status Context::findUnderflow(std::vector<size_t> &found) {
+  // The engine's constants do not excuse a step: weights that are f16
+  // subnormals underflowed when the compiler stored them, and the step that
+  // reads them is where that shows. Only an f16 result loses what it
+  // underflows; an f32 one (a step kept in f32) holds it.
+  const uint8_t *constants = owner->constants();
+  const uint8_t *constantsEnd = constants + owner->constantsSize();
+  return findSteps([&](const cpu::TensorView &in) {
+                     const auto *data = static_cast<const uint8_t *>(in.data);
+                     return !(data >= constants && data < constantsEnd) && underflows(in);
+                   },
+                   [](const cpu::TensorView &out) {
+                     return out.dtype == cpu::DType::F16 && underflows(out);
+                   },
+                   found);
 }
 
 Status Context::runStep(size_t index) {

@@ -23,6 +23,7 @@
 #include "gpu/tiers.h"
 #include "status.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,6 +90,14 @@ public:
   /// invalid). Only on the cpu tier (TESSEL_UNSUPPORTED otherwise), whose
   /// kernels store f16 as the GPU tiers' do.
   Status findNonFinite(std::vector<size_t> &steps);
+  /// Likewise the steps whose f16 results underflow: at least
+  /// kUnderflowPercent percent of their nonzero values are f16 subnormals
+  /// (magnitudes below 2^-14, where f16 keeps fewer than its 11 bits and
+  /// below 2^-25 rounds to zero), where their float operands other than the
+  /// engine's constants held fewer such values (an f32 operand counted as if
+  /// it were stored in f16).
+  Status findUnderflow(std::vector<size_t> &steps);
+  static constexpr int kUnderflowPercent = 1;
 
   /// The tier every step runs on ("cpu", "simt", "tc-sm70", "tc-sm80",
   /// "tc-sm90"), or "mixed".
@@ -125,6 +134,12 @@ private:
   Status bindDevice(bool isInput, size_t index, uint64_t address, size_t sizeBytes);
   Status checkAllBound() const;
   Status runStep(size_t index);
+  /// Runs once step by step on the cpu tier and lists the steps none of
+  /// whose operands `operandHas` before the step runs but one of whose
+  /// results `resultHas` after it.
+  using ViewTest = std::function<bool(const cpu::TensorView &)>;
+  Status findSteps(const ViewTest &operandHas, const ViewTest &resultHas,
+                   std::vector<size_t> &found);
   static Status runHostStep(void *context, size_t index);
 
   std::shared_ptr<const Engine> owner;

@@ -505,6 +505,46 @@ TEST(RuntimeEngine, RejectsMalformedSteps) {
   expectRejected(spec, "attribute 'axis' has invalid kind 7");
 }
 
+// Each step's attributes against its shapes (issue 17): an engine changed on
+// disk cannot hand a kernel an axis outside its operand or a window that
+// does not give the result.
+TEST(RuntimeEngine, RejectsAttributesThatDisagreeWithTheShapes) {
+  EngineSpec spec = sampleSpec();
+  spec.steps[2].attrs = {intAttr("axis", 1)};
+  expectRejected(spec, "step 2 'concat' at y(Concat): attribute 'axis' holds 1, outside the "
+                       "rank 1 of its first input");
+  spec.steps[2].attrs = {intAttr("axis", -1)};
+  openValid(buildEngine(spec));
+  spec = sampleSpec();
+  spec.steps[0].attrs = {intsAttr("perm", {1, 2})};
+  expectRejected(spec, "attribute 'perm' holds 2, outside the rank 2 of its first input");
+  spec.steps[0].attrs = {intsAttr("perm", {0, -2})};
+  expectRejected(spec, "attribute 'perm' names axis -2 twice");
+  spec.steps[0].attrs = {intsAttr("perm", {1})};
+  expectRejected(spec, "attribute 'perm' holds 1 axes for an input of rank 2");
+
+  // x f32[1,1,4,4] conv w f32[1,1,3,3] -> y f32[1,1,2,2] (no pads, stride 1).
+  EngineSpec conv;
+  uint64_t wOffset = addConstant(conv.constants, std::vector<float>(9, 1.0f));
+  conv.tensors = {
+      {"x", fb::DType::f32, {1, 1, 4, 4}, fb::Storage::Input, 0, TensorSpec::kAutoSize, ""},
+      {"w", fb::DType::f32, {1, 1, 3, 3}, fb::Storage::Constant, wOffset, TensorSpec::kAutoSize,
+       ""},
+      {"y", fb::DType::f32, {1, 1, 2, 2}, fb::Storage::Output, 0, TensorSpec::kAutoSize, ""},
+  };
+  conv.inputs = {0};
+  conv.outputs = {2};
+  conv.steps = {{"conv", "y(Conv)", {0, 1}, {2}, {}}};
+  openValid(buildEngine(conv));
+  conv.steps[0].attrs = {intsAttr("pads", {1, 1, 1, 1})};
+  expectRejected(conv, "step 0 'conv' at y(Conv): its window: the weight's window [1,1,3,3] must "
+                       "fit the padded input [1,1,4,4] and give the result [1,1,2,2]");
+  conv.steps[0].attrs = {intsAttr("dilations", {int64_t(1) << 40, 1})};
+  expectRejected(conv, "its window: strides, dilations and pads must be at most 16777216");
+  conv.steps[0].attrs = {intAttr("group", 0)};
+  expectRejected(conv, "its window: channels [1,1,4,4] / weight [1,1,3,3] do not match group 0");
+}
+
 TEST(RuntimeEngine, OpensGpuVariantsModulesAndTargets) {
   auto engine = openValid(buildEngine(gpuMixedSpec(300)));
   ASSERT_TRUE(engine);

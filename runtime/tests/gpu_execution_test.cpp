@@ -133,6 +133,51 @@ TEST(GpuExecution, LaunchesShareTheContextsWorkspace) {
   }
 }
 
+// A device allocation that fails (the fault hook fails the nth cuMemAlloc
+// as a full device would): the engine's constants (the first allocation of
+// a fresh engine) and a context's arena (the second). A forced GPU tier
+// reports TESSEL_OUT_OF_MEMORY naming the allocation; AUTO falls back to the
+// cpu tier; and the process goes on creating GPU contexts that compute the
+// right values (issue 17).
+TEST(GpuFaults, AFailedDeviceAllocationIsOutOfMemoryAndRecoverable) {
+  SKIP_WITHOUT_GPU();
+  const uint32_t n = 1000;
+  struct Case {
+    int nth;
+    const char *allocation;
+  };
+  for (Case c : {Case{1, "-byte constants on "}, Case{2, "-byte arena and graph inputs/outputs"}}) {
+    SCOPED_TRACE(c.allocation);
+    auto engine = openSpec(gpuAddSpec(n)); // its own bytes: a fresh device engine
+    std::unique_ptr<Context> context;
+    rt::gpu::failDeviceAllocation(c.nth);
+    Status status = Context::create(engine, TESSEL_TIER_SIMT, context);
+    rt::gpu::failDeviceAllocation(0);
+    EXPECT_EQ(status.code(), TESSEL_OUT_OF_MEMORY) << status.message();
+    EXPECT_TRUE(contains(status.message(), c.allocation)) << status.message();
+    EXPECT_TRUE(contains(status.message(), "CUDA_ERROR_OUT_OF_MEMORY")) << status.message();
+    EXPECT_EQ(context, nullptr);
+
+    rt::gpu::failDeviceAllocation(c.nth);
+    Bound fallback = create(engine, TESSEL_TIER_AUTO, n, 7);
+    rt::gpu::failDeviceAllocation(0);
+    ASSERT_TRUE(fallback.context);
+    EXPECT_STREQ(fallback.context->tier(), "cpu");
+    ASSERT_TRUE(run(fallback).ok());
+    EXPECT_EQ(fallback.y, gpuAddExpected(fallback.x));
+
+    // Nothing is left half set up: the same engine and a new one get GPU
+    // contexts again.
+    for (auto e : {engine, openSpec(gpuAddSpec(n))}) {
+      Bound b = create(e, TESSEL_TIER_SIMT, n, 9);
+      ASSERT_TRUE(b.context);
+      EXPECT_STREQ(b.context->tier(), "simt");
+      ASSERT_TRUE(run(b).ok());
+      EXPECT_EQ(b.y, gpuAddExpected(b.x));
+    }
+  }
+}
+
 TEST(GpuExecution, ContextsShareTheEngineOnTheDevice) {
   SKIP_WITHOUT_GPU();
   auto engine = openSpec(gpuChainSpec(5000));

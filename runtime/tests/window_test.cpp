@@ -165,5 +165,52 @@ TEST(KernelWindow, BadPoolsAreErrorsInOrder) {
   EXPECT_TRUE(readPoolGeometry(window, {1, 2, 4, 4}, {1, 2, 1, 3}, g, error)) << error;
 }
 
+
+// conv's geometry: the weight's window, the group and the result's extents
+// against the input (the verifier checks every conv step of an engine with
+// it at open, the CPU kernel before it runs).
+TEST(KernelWindow, ConvGeometryChecksWindowGroupAndResult) {
+  ConvGeometry g;
+  std::string error;
+  const Attrs strided = makeAttrs({{"strides", std::vector<int64_t>{2, 2}},
+                                   {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  // 7x7 input, 3x3 window, pads 1, stride 2: floor((9 - 3) / 2) + 1 = 4.
+  ASSERT_TRUE(readConvGeometry(strided, {1, 4, 7, 7}, {8, 4, 3, 3}, {1, 8, 4, 4}, g, error))
+      << error;
+  EXPECT_EQ(g.inChannels, 4);
+  EXPECT_EQ(g.outChannels, 8);
+  EXPECT_EQ(g.group, 1);
+  EXPECT_EQ(g.kernel[0], 3);
+  EXPECT_EQ(g.outSpatial[1], 4);
+  Attrs grouped = strided;
+  grouped.set("group", int64_t(2));
+  EXPECT_TRUE(readConvGeometry(grouped, {1, 4, 7, 7}, {8, 2, 3, 3}, {1, 8, 4, 4}, g, error));
+  // NHWC: x N,H,W,C and w OHWI.
+  Attrs nhwc = strided;
+  nhwc.set("layout", std::string("NHWC"));
+  EXPECT_TRUE(readConvGeometry(nhwc, {1, 7, 7, 4}, {8, 3, 3, 4}, {1, 4, 4, 8}, g, error)) << error;
+  EXPECT_TRUE(g.nhwc);
+
+  EXPECT_FALSE(readConvGeometry(strided, {1, 4, 7}, {8, 4, 3, 3}, {1, 8, 4, 4}, g, error));
+  EXPECT_EQ(error, "input, weight and result must have the same rank >= 3");
+  EXPECT_FALSE(readConvGeometry(strided, {1, 4, 7, 7}, {8, 2, 3, 3}, {1, 8, 4, 4}, g, error));
+  EXPECT_EQ(error, "channels [1,4,7,7] / weight [8,2,3,3] do not match group 1");
+  EXPECT_FALSE(readConvGeometry(strided, {1, 4, 7, 7}, {8, 4, 3, 3}, {1, 6, 4, 4}, g, error));
+  EXPECT_EQ(error, "result shape [1,6,4,4] does not match");
+  // A result the window does not give, a window larger than the padded
+  // input, and a weight extent beyond kMaxWindowExtent: what a changed
+  // engine could hold.
+  EXPECT_FALSE(readConvGeometry(grouped, {1, 4, 7, 7}, {8, 2, 3, 3}, {1, 8, 7, 7}, g, error));
+  EXPECT_EQ(error, "the weight's window [8,2,3,3] must fit the padded input [1,4,7,7] and give "
+                   "the result [1,8,7,7]");
+  EXPECT_FALSE(readConvGeometry(grouped, {1, 4, 7, 7}, {8, 2, 11, 3}, {1, 8, 1, 4}, g, error));
+  EXPECT_FALSE(
+      readConvGeometry(grouped, {1, 4, 7, 7}, {8, 2, int64_t(1) << 25, 3}, {1, 8, 1, 4}, g, error));
+  Attrs huge = grouped;
+  huge.set("pads", std::vector<int64_t>{int64_t(1) << 40, 1, 1, 1});
+  EXPECT_FALSE(readConvGeometry(huge, {1, 4, 7, 7}, {8, 2, 3, 3}, {1, 8, 4, 4}, g, error));
+  EXPECT_EQ(error, "strides, dilations and pads must be at most 16777216");
+}
+
 } // namespace
 } // namespace tessel::test

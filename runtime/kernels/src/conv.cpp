@@ -24,13 +24,6 @@
 namespace tessel::cpu {
 namespace {
 
-struct ConvGeometry {
-  int64_t batch, inChannels, outChannels, group;
-  SpatialDims inSpatial, outSpatial, kernel;
-  Window window;
-  bool nhwc = false;
-};
-
 // The operands of one conv call.
 struct ConvOperands {
   const TensorView &x, &w;
@@ -311,35 +304,10 @@ KernelStatus convKernel(const Attrs &attrs, const std::vector<const TensorView *
   if (!isFloat(w.dtype) || out.dtype != x.dtype || (bias && !isFloat(bias->dtype)) ||
       (residual && !isFloat(residual->dtype)))
     return fail("conv: operand dtypes must be float and the result must match the input");
-  const size_t rank = x.shape.size();
-  if (rank < 3 || w.shape.size() != rank || out.shape.size() != rank)
-    return fail("conv: input, weight and result must have the same rank >= 3");
   ConvGeometry g;
   std::string error;
-  if (!readLayout(attrs, g.nhwc, error))
+  if (!readConvGeometry(attrs, x.shape, w.shape, out.shape, g, error))
     return fail("conv: " + error);
-  if (!readWindow(attrs, rank - 2, g.window, error))
-    return fail("conv: " + error);
-  // NCHW: x N,C,spatial; w M,C/group,k; y N,M,spatial. NHWC: x N,spatial,C;
-  // w M,k,C/group; y N,spatial,M.
-  const size_t channels = channelDim(g.nhwc, rank), firstSpatial = firstSpatialDim(g.nhwc);
-  g.batch = x.shape[0];
-  g.inChannels = x.shape[channels];
-  g.outChannels = w.shape[0];
-  g.group = attrs.getInt("group", 1);
-  g.inSpatial.assign(x.shape.data() + firstSpatial, x.shape.data() + firstSpatial + rank - 2);
-  g.outSpatial.assign(out.shape.data() + firstSpatial, out.shape.data() + firstSpatial + rank - 2);
-  g.kernel.assign(w.shape.data() + firstSpatial, w.shape.data() + firstSpatial + rank - 2);
-  if (g.group < 1 || g.inChannels % g.group || g.outChannels % g.group ||
-      w.shape[channels] * g.group != g.inChannels)
-    return fail("conv: channels " + shapeString(x.shape) + " / weight " + shapeString(w.shape) +
-                " do not match group " + std::to_string(g.group) +
-                (g.nhwc ? " (NHWC, weight OHWI)" : ""));
-  if (out.shape[0] != g.batch || out.shape[channels] != g.outChannels)
-    return fail("conv: result shape " + shapeString(out.shape) + " does not match");
-  for (size_t d = 0; d < rank - 2; ++d)
-    if (g.kernel[d] < 0 || g.outSpatial[d] < 0)
-      return fail("conv: negative extent");
   if (bias && bias->numElements() != g.outChannels)
     return fail("conv: bias must have one value per output channel");
   if (residual && residual->shape != out.shape)

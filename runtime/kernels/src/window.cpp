@@ -117,4 +117,48 @@ bool readPoolGeometry(const Attrs &attrs, const std::vector<int64_t> &x,
   return true;
 }
 
+bool readConvGeometry(const Attrs &attrs, const std::vector<int64_t> &x,
+                      const std::vector<int64_t> &w, const std::vector<int64_t> &out,
+                      ConvGeometry &g, std::string &error) {
+  const size_t rank = x.size();
+  if (rank < 3 || w.size() != rank || out.size() != rank) {
+    error = "input, weight and result must have the same rank >= 3";
+    return false;
+  }
+  if (!readLayout(attrs, g.nhwc, error) || !readWindow(attrs, rank - 2, g.window, error))
+    return false;
+  const size_t channels = channelDim(g.nhwc, rank), firstSpatial = firstSpatialDim(g.nhwc);
+  const size_t ns = rank - 2;
+  g.batch = x[0];
+  g.inChannels = x[channels];
+  g.outChannels = w[0];
+  g.group = attrs.getInt("group", 1);
+  g.inSpatial.assign(x.data() + firstSpatial, x.data() + firstSpatial + ns);
+  g.outSpatial.assign(out.data() + firstSpatial, out.data() + firstSpatial + ns);
+  g.kernel.assign(w.data() + firstSpatial, w.data() + firstSpatial + ns);
+  if (g.group < 1 || g.inChannels % g.group || g.outChannels % g.group ||
+      w[channels] * g.group != g.inChannels) {
+    error = "channels " + shapeString(x) + " / weight " + shapeString(w) +
+            " do not match group " + std::to_string(g.group) +
+            (g.nhwc ? " (NHWC, weight OHWI)" : "");
+    return false;
+  }
+  if (out[0] != g.batch || out[channels] != g.outChannels) {
+    error = "result shape " + shapeString(out) + " does not match";
+    return false;
+  }
+  for (size_t d = 0; d < ns; ++d) {
+    const Window &win = g.window;
+    const int64_t span = g.kernel[d] < 1 ? 0 : (g.kernel[d] - 1) * win.dilations[d] + 1;
+    const int64_t padded = g.inSpatial[d] + win.padBegin[d] + win.padEnd[d];
+    if (g.kernel[d] < 1 || g.kernel[d] > kMaxWindowExtent || span > padded ||
+        g.outSpatial[d] != (padded - span) / win.strides[d] + 1) {
+      error = "the weight's window " + shapeString(w) + " must fit the padded input " +
+              shapeString(x) + " and give the result " + shapeString(out);
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace tessel::cpu

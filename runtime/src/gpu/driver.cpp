@@ -3,6 +3,8 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+
 #include <cstdlib>
 
 namespace tessel::rt::gpu {
@@ -102,7 +104,25 @@ Status unsupported(std::string message) {
   return Status(TESSEL_UNSUPPORTED, std::move(message));
 }
 
+// The fault hook (failDeviceAllocation): cuMemAlloc goes through
+// countedMemAlloc, which fails the call the countdown reaches as a full
+// device would. One real entry point for the process: every Driver loads
+// the CUDA driver library.
+std::atomic<int> allocationsBeforeFault{0};
+CUresult (*realMemAlloc)(CUdeviceptr *, size_t) = nullptr;
+
+CUresult countedMemAlloc(CUdeviceptr *pointer, size_t bytes) {
+  int left = allocationsBeforeFault.load();
+  while (left > 0 && !allocationsBeforeFault.compare_exchange_weak(left, left - 1)) {
+  }
+  if (left == 1)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  return realMemAlloc(pointer, bytes);
+}
+
 } // namespace
+
+void failDeviceAllocation(int nth) { allocationsBeforeFault.store(nth > 0 ? nth : 0); }
 
 std::string DeviceInfo::arch() const {
   return "sm_" + std::to_string(ccMajor) + std::to_string(ccMinor);
@@ -179,8 +199,11 @@ Status Driver::resolve() {
     if (!address)
       missing.push_back(symbol);
   });
-  if (missing.empty())
+  if (missing.empty()) {
+    realMemAlloc = entry.cuMemAlloc;
+    entry.cuMemAlloc = countedMemAlloc;
     return {};
+  }
   std::string list;
   for (size_t i = 0; i < missing.size() && i < 6; ++i)
     list += (i ? ", " : "") + std::string(missing[i]);

@@ -44,6 +44,7 @@ using CUgraph = struct CUgraph_st *;
 using CUgraphExec = struct CUgraphExec_st *;
 
 constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 
 // CUjit_option values: the JIT's error log, so that a PTX the driver rejects
 // is reported with the reason.
@@ -210,6 +211,12 @@ private:
   int driverVersion = 0;
   std::vector<DeviceInfo> deviceInfos;
 };
+
+/// Fault injection for tests (issue 17): the nth device allocation from now
+/// (1: the next one), by any context or engine, fails with
+/// CUDA_ERROR_OUT_OF_MEMORY as a full device would; later ones succeed
+/// again. 0 turns it off. Process-wide.
+void failDeviceAllocation(int nth);
 
 } // namespace tessel::rt::gpu
 

@@ -245,3 +245,29 @@ func.func @mean_of_f16(%x: tensor<1x4x2x2xf32>) -> (tensor<1x4x1x1xf32>, tensor<
   %t = tessel.reduce_sum %s {axes = array<i64: 2, 3>, keepdims = true} : (tensor<1x4x2x2xf32>) -> tensor<1x4x1x1xf32>
   return %m, %t : tensor<1x4x1x1xf32>, tensor<1x4x1x1xf32>
 }
+
+// -----
+
+// A constant beyond f16's range (65504) would be an infinity in f16: the op
+// reading it stays in f32, pinned (tessel.model_precision), and a warning
+// says why (issue 17). A splat and a dense constant; the negative: a
+// constant within range (and an infinity the model wrote itself, which f16
+// holds) lowers as usual.
+// RUN: tessel-opt %s --tessel-lower-precision -split-input-file 2>&1 | FileCheck %s --check-prefix=RANGE
+// RANGE: warning: a constant operand holds 1.000000e+06, beyond f16's range (65504): the op stays in f32
+// RANGE: warning: a constant operand holds 7.000000e+04, beyond f16's range (65504): the op stays in f32
+// RANGE-NOT: warning
+// CHECK-LABEL: func @constant_beyond_f16
+// CHECK: %[[C:.*]] = tessel.constant dense<1.000000e+06> : tensor<f32>
+// CHECK: tessel.mul %{{.*}}, %[[C]] {tessel.model_precision} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+// CHECK: tessel.add %{{.*}}, %{{.*}} {tessel.model_precision} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK: tessel.mul %{{.*}}, %{{.*}} : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+func.func @constant_beyond_f16(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %big = tessel.constant dense<1.0e6> : tensor<f32>
+  %dense = tessel.constant dense<[1.0, -7.0e4, 2.0, 3.0]> : tensor<4xf32>
+  %fits = tessel.constant dense<[65504.0, 0x7F800000, -1.0, 0.5]> : tensor<4xf32>
+  %a = tessel.mul %x, %big : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %b = tessel.add %x, %dense : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %c = tessel.mul %x, %fits : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %a, %b, %c : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

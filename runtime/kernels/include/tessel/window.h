@@ -125,6 +125,26 @@ bool readPoolGeometry(const Attrs &attrs, const std::vector<int64_t> &input,
                       const std::vector<int64_t> &result, PoolGeometry &geometry,
                       std::string &error);
 
+// A conv's geometry (NCHW: x N,C,spatial; w M,C/group,k; y N,M,spatial.
+// NHWC: x N,spatial,C; w M,k,C/group; y N,spatial,M).
+struct ConvGeometry {
+  int64_t batch = 0, inChannels = 0, outChannels = 0, group = 1;
+  SpatialDims inSpatial, outSpatial, kernel;
+  Window window;
+  bool nhwc = false;
+};
+
+// Reads conv's layout, window and group for an input, a weight and a result
+// of these shapes. Errors, in this order: ranks that differ or are below 3;
+// the layout; the window (readWindow); channels that do not match the group;
+// a result whose batch or channels differ; a weight extent above
+// kMaxWindowExtent, a window (dilated) larger than the padded input, or a
+// result whose spatial extents are not the window's
+// (floor((in + pads - dilated window) / stride) + 1).
+bool readConvGeometry(const Attrs &attrs, const std::vector<int64_t> &input,
+                      const std::vector<int64_t> &weight, const std::vector<int64_t> &result,
+                      ConvGeometry &geometry, std::string &error);
+
 } // namespace tessel::cpu
 
 #endif // TESSEL_WINDOW_H
