@@ -76,8 +76,10 @@ SmallVector<double> doubleValues(DenseElementsAttr attr) {
       v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
       values.push_back(v.convertToDouble());
     }
-  } else {
-    for (int64_t v : *integerValues(attr))
+  } else if (std::optional<SmallVector<int64_t>> integers = integerValues(attr)) {
+    // Held here: a range-for over `*integerValues(attr)` would read the
+    // optional after its end (found by the ONNX fuzzer under ASan).
+    for (int64_t v : *integers)
       values.push_back(static_cast<double>(v));
   }
   return values;

@@ -54,7 +54,16 @@ extern "C" {
 #define TESSEL_API
 #endif
 
-typedef enum tessel_status_code_e {
+/* C++ sees the enums below with int as their fixed underlying type: a C
+ * caller may pass any int, and the runtime's range checks must then read a
+ * value C++ defines (the same size and calling convention as C's). */
+#ifdef __cplusplus
+#define TESSEL_ENUM_INT : int
+#else
+#define TESSEL_ENUM_INT
+#endif
+
+typedef enum tessel_status_code_e TESSEL_ENUM_INT {
   TESSEL_OK = 0,
   TESSEL_INVALID_ARGUMENT = 1, /* a bad handle, index, size or option */
   TESSEL_INVALID_ENGINE = 2,   /* the engine file is malformed or corrupt */
@@ -72,7 +81,7 @@ TESSEL_API const char *tessel_status_message(tessel_status_t status);
 TESSEL_API void tessel_status_free(tessel_status_t status);
 
 /* Element types; values match the engine schema's DType. */
-typedef enum tessel_dtype_e {
+typedef enum tessel_dtype_e TESSEL_ENUM_INT {
   TESSEL_DTYPE_F32 = 0,
   TESSEL_DTYPE_F16 = 1,
   TESSEL_DTYPE_F64 = 2,
@@ -161,7 +170,7 @@ TESSEL_API tessel_status_t tessel_engine_find_profile(const tessel_engine_t *eng
                                                       size_t input, const int64_t *shape,
                                                       size_t rank, size_t *index);
 
-typedef enum tessel_tier_e {
+typedef enum tessel_tier_e TESSEL_ENUM_INT {
   TESSEL_TIER_AUTO = 0, /* the best tier the machine supports, per step */
   TESSEL_TIER_CPU = 1,  /* reference kernels on the host */
   TESSEL_TIER_SIMT = 2, /* CUDA cores */

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "engine_builder.h"
+#include "sanitizers.h"
 #include "tessel_runtime.h"
 #include "tessel_runtime.hpp"
 
@@ -196,7 +197,7 @@ TEST(RuntimeCApi, ChoosesTiers) {
 }
 
 TEST(RuntimeCApi, ReportsAnArenaTooLargeAsOutOfMemory) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TESSEL_ASAN)
   GTEST_SKIP() << "AddressSanitizer aborts on impossible allocations instead of throwing";
 #endif
   EngineSpec spec = sampleSpec();

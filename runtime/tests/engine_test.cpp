@@ -23,7 +23,8 @@
 // "tessel_context_run allocates nothing". Replacing the global operator new
 // is the one way to see every allocation; outside the window it only forwards.
 // AddressSanitizer brings its own operator new, so the check is off there.
-#if !defined(__SANITIZE_ADDRESS__)
+#include "sanitizers.h"
+#if !defined(TESSEL_ASAN)
 #define TESSEL_COUNT_ALLOCATIONS 1
 namespace {
 std::atomic<bool> countingAllocations{false};

@@ -73,11 +73,13 @@ template <typename T> T pick(std::mt19937 &rng, const T *values, size_t count) {
   return values[rng() % count];
 }
 
+// Wrapping (unsigned) arithmetic: the mutator itself must not overflow.
 int64_t mutateInt(std::mt19937 &rng, int64_t value) {
+  const uint64_t bits = static_cast<uint64_t>(value);
   switch (rng() % 3) {
   case 0: return pick(rng, kInts, std::size(kInts));
-  case 1: return value + static_cast<int64_t>(rng() % 5) - 2;
-  default: return -value;
+  case 1: return static_cast<int64_t>(bits + rng() % 5 - 2);
+  default: return static_cast<int64_t>(0 - bits);
   }
 }
 
@@ -274,7 +276,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (mlir::failed(engine))
     return 0;
   tessel_engine_t *opened = nullptr;
-  tessel_status_t *status = tessel_engine_open_memory(engine->data(), engine->size(), &opened);
+  tessel_status_t status = tessel_engine_open_memory(engine->data(), engine->size(), &opened);
   if (status) {
     std::fprintf(stderr, "the runtime refuses an engine the compiler wrote: %s\n",
                  tessel_status_message(status));

@@ -14,9 +14,10 @@
 #
 #   run.sh engine|onnx FUZZER WORK SOURCE_DIR TESSEL_COMPILE CONFORMANCE_DIR RUNS [libFuzzer args...]
 set -eu
-kind=$1 fuzzer=$2 work=$3 src=$4 compile=$5 conformance=$6 runs=$7
+mkdir -p "$3/seeds" "$3/corpus" "$3/artifacts"
+kind=$1 fuzzer=$(realpath "$2") work=$(realpath "$3") src=$(realpath "$4")
+compile=$(realpath "$5") conformance=$(realpath "$6") runs=$7
 shift 7
-mkdir -p "$work/seeds" "$work/corpus" "$work/artifacts"
 /usr/bin/python3 "$src/tests/lit/import/Inputs/make_model.py" nms_gather "$work/nms.onnx"
 
 case $kind in
@@ -54,6 +55,7 @@ esac
 
 regressions=$src/tests/fuzz/regressions/$kind
 [ -d "$regressions" ] || regressions=
+cd "$work" # where -jobs=N writes its fuzz-N.log files
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
   "$fuzzer" -runs="$runs" -seed=1 -timeout=20 -rss_limit_mb=3072 $limits -len_control=0 \

@@ -49,3 +49,10 @@ def has_gpu():
 
 if has_gpu():
     config.available_features.add("gpu")
+
+# The sanitizer tree's tools (scripts/sanitize.sh passes sanitizers=1): the
+# "asan" feature, for the one test ASan cannot model (an impossible
+# allocation, which AddressSanitizer reports and aborts on where a release
+# build throws std::bad_alloc and the tool says "out of memory").
+if params.get("sanitizers", "0") == "1":
+    config.available_features.add("asan")
