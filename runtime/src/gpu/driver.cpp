@@ -104,10 +104,9 @@ Status unsupported(std::string message) {
   return Status(TESSEL_UNSUPPORTED, std::move(message));
 }
 
-// The fault hook (failDeviceAllocation): cuMemAlloc goes through
-// countedMemAlloc, which fails the call the countdown reaches as a full
-// device would. One real entry point for the process: every Driver loads
-// the CUDA driver library.
+// The fault hook (failDeviceAllocation): the process-wide driver's
+// cuMemAlloc goes through countedMemAlloc, which fails the call the
+// countdown reaches as a full device would.
 std::atomic<int> allocationsBeforeFault{0};
 CUresult (*realMemAlloc)(CUdeviceptr *, size_t) = nullptr;
 
@@ -200,8 +199,12 @@ Status Driver::resolve() {
       missing.push_back(symbol);
   });
   if (missing.empty()) {
-    realMemAlloc = entry.cuMemAlloc;
-    entry.cuMemAlloc = countedMemAlloc;
+    // The process-wide driver's allocations (every context's) go through
+    // the fault hook; a driver a test loads and unloads keeps its own.
+    if (!closeOnDestroy) {
+      realMemAlloc = entry.cuMemAlloc;
+      entry.cuMemAlloc = countedMemAlloc;
+    }
     return {};
   }
   std::string list;

@@ -213,7 +213,8 @@ private:
 };
 
 /// Fault injection for tests (issue 17): the nth device allocation from now
-/// (1: the next one), by any context or engine, fails with
+/// (1: the next one) through the process-wide driver (Driver::get(): every
+/// context's and engine's) fails with
 /// CUDA_ERROR_OUT_OF_MEMORY as a full device would; later ones succeed
 /// again. 0 turns it off. Process-wide.
 void failDeviceAllocation(int nth);
