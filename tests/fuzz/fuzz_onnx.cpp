@@ -218,10 +218,13 @@ bool mutateModel(onnx::ModelProto &model, std::mt19937 &rng) {
       graph.mutable_output()->RemoveLast();
       return true;
     }
-    if (nodes == 0 || graph.node(rng() % nodes).output_size() == 0)
+    if (nodes == 0)
       return false;
-    onnx::ValueInfoProto &output = *graph.add_output();
-    output.set_name(graph.node(rng() % nodes).output(0));
+    const onnx::NodeProto &node = graph.node(rng() % nodes);
+    if (node.output_size() == 0)
+      return false;
+    std::string name = node.output(0);
+    graph.add_output()->set_name(name);
     return true;
   }
   }
