@@ -203,22 +203,10 @@ public:
   }
   /// The steps whose float results first hold an infinity or NaN, from one
   /// run on a cpu-tier context (tessel_context_find_nonfinite).
-  std::vector<size_t> findNonFinite() {
-    std::vector<size_t> steps(stepCount());
-    size_t count = 0;
-    detail::check(tessel_context_find_nonfinite(handle.get(), steps.data(), steps.size(), &count));
-    steps.resize(count);
-    return steps;
-  }
+  std::vector<size_t> findNonFinite() { return findSteps(tessel_context_find_nonfinite); }
   /// The steps whose f16 results first underflow (mostly f16 subnormals),
   /// from one run on a cpu-tier context (tessel_context_find_underflow).
-  std::vector<size_t> findUnderflow() {
-    std::vector<size_t> steps(stepCount());
-    size_t count = 0;
-    detail::check(tessel_context_find_underflow(handle.get(), steps.data(), steps.size(), &count));
-    steps.resize(count);
-    return steps;
-  }
+  std::vector<size_t> findUnderflow() { return findSteps(tessel_context_find_underflow); }
   /// One run step by step, each step's time in milliseconds
   /// (tessel_context_profile_steps).
   std::vector<double> profileSteps() {
@@ -243,6 +231,15 @@ public:
   tessel_context_t *get() const { return handle.get(); }
 
 private:
+  /// One step-by-step check run (tessel_context_find_nonfinite or _underflow).
+  std::vector<size_t> findSteps(tessel_status_t (*find)(tessel_context_t *, size_t *, size_t,
+                                                        size_t *)) {
+    std::vector<size_t> steps(stepCount());
+    size_t count = 0;
+    detail::check(find(handle.get(), steps.data(), steps.size(), &count));
+    steps.resize(count);
+    return steps;
+  }
   struct Release {
     void operator()(tessel_context_t *context) const { tessel_context_release(context); }
   };
