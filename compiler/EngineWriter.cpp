@@ -8,6 +8,7 @@
 #include "EngineWriter.h"
 
 #include "GraphRewrite.h"
+#include "CustomOp.h"
 #include "KernelEmitter.h"
 #include "StepEncoding.h"
 #include "TesselDialect.h"
@@ -636,6 +637,15 @@ FailureOr<std::vector<uint8_t>> writeEngine(ArrayRef<ModuleOp> profiles,
   };
   optionOffsets.push_back(fb::CreateOptionDirect(
       builder, "targets", targetList.empty() ? "none" : targetList.c_str()));
+  if (options.customOps && !options.customOps->empty()) { // sorted by key: first
+    // The ops by name, not the manifests' paths: the engine stays the same
+    // bytes wherever the manifests are.
+    std::string names;
+    for (const custom::CustomOpDecl &decl : options.customOps->all())
+      names += (names.empty() ? "" : ",") + decl.qualifiedName();
+    optionOffsets.insert(optionOffsets.begin(),
+                         fb::CreateOptionDirect(builder, "custom_ops", names.c_str()));
+  }
   if (!options.fp32Nodes.empty()) { // sorted by key: first
     std::string nodes;
     for (const std::string &node : options.fp32Nodes)

@@ -12,6 +12,10 @@
 
 namespace tessel {
 
+namespace custom {
+class CustomOpRegistry;
+} // namespace custom
+
 struct ImportOptions {
   // Graph inputs replaced by compile-time constants before import, as
   // (input name, path of an ONNX TensorProto .pb file). This is how shape
@@ -25,6 +29,9 @@ struct ImportOptions {
   // When positive, the extent of every graph input's first dim that is
   // still dynamic after inputShapes (--batch; one import per batch profile).
   int64_t batch = 0;
+  // The custom ops the model may use (tessel-compile --custom-op): a node
+  // whose domain and op type one declares becomes a tessel.custom.
+  const custom::CustomOpRegistry *customOps = nullptr;
 };
 
 enum class ImportFailure { None, Invalid, Unsupported };

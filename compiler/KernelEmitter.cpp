@@ -1,6 +1,7 @@
 //===- KernelEmitter.cpp - every step's GPU kernels, planned --------------===//
 #include "KernelEmitter.h"
 
+#include "CustomOp.h"
 #include "ImplicitGemm.h"
 #include "KernelLibrary.h"
 
@@ -17,13 +18,27 @@ planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
 
   codegen::GemmPlanner gemm(ctx, targets);
   codegen::KernelLibrary library;
+  custom::CustomOpRegistry noCustomOps;
+  custom::CustomKernelPlanner customPlanner(options.customOps ? *options.customOps : noCustomOps,
+                                            targets);
   // Launches name modules by each planner's own numbering (the library's
   // family index, the GEMM codegen's module index) until every step is
   // planned; then the modules of the library's families that are used come
   // first, in the library's family order, and the GEMM modules follow.
-  std::vector<std::pair<size_t, size_t>> libraryVariants, gemmVariants;
+  std::vector<std::pair<size_t, size_t>> libraryVariants, gemmVariants, customVariants;
   for (auto [index, step] : llvm::enumerate(steps)) {
     std::vector<codegen::KernelVariant> &variants = plan.steps[index];
+    if (step.name == "custom") {
+      // A custom op's kernels are its manifest's alone.
+      mlir::FailureOr<std::vector<codegen::KernelVariant>> planned = customPlanner.plan(step);
+      if (mlir::failed(planned))
+        return mlir::failure();
+      for (codegen::KernelVariant &variant : *planned) {
+        customVariants.emplace_back(index, variants.size());
+        variants.push_back(std::move(variant));
+      }
+      continue;
+    }
     if (step.op) {
       mlir::FailureOr<std::vector<codegen::KernelVariant>> planned = gemm.plan(step);
       if (mlir::failed(planned))
@@ -65,6 +80,12 @@ planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
   for (auto [step, variant] : gemmVariants)
     for (codegen::Launch &launch : plan.steps[step][variant].launches)
       launch.module += gemmBase;
+  const int32_t customBase = static_cast<int32_t>(plan.modules.size());
+  for (codegen::KernelModule &module : customPlanner.finish())
+    plan.modules.push_back(std::move(module));
+  for (auto [step, variant] : customVariants)
+    for (codegen::Launch &launch : plan.steps[step][variant].launches)
+      launch.module += customBase;
   return plan;
 }
 

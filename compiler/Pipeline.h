@@ -10,6 +10,10 @@
 
 namespace tessel {
 
+namespace custom {
+class CustomOpRegistry;
+} // namespace custom
+
 /// Every option that changes the engine. They flow here from the command line
 /// and nowhere else, and are recorded in the engine.
 struct CompileOptions {
@@ -28,6 +32,9 @@ struct CompileOptions {
   /// ONNX nodes whose ops stay in f32 at fp16 (--fp32-nodes; tessel-run
   /// --check-overflow names the nodes an fp16 engine overflows in).
   std::vector<std::string> fp32Nodes;
+  /// The custom ops' manifests (--custom-op), for their GPU kernels; the
+  /// engine records their names and files (the "custom_ops" option).
+  const custom::CustomOpRegistry *customOps = nullptr;
 };
 
 /// Appends the graph pipeline, in order, to `pm`.

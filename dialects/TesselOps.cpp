@@ -682,6 +682,33 @@ LogicalResult TriluOp::verify() {
   return success();
 }
 
+bool CustomOp::accepts(Type element) {
+  StringRef name = element.isF16() ? "f16" : element.isF32() ? "f32" : "";
+  if (name.empty())
+    return false;
+  SmallVector<StringRef> types;
+  getDtypes().split(types, ',');
+  return llvm::is_contained(types, name);
+}
+
+LogicalResult CustomOp::verify() {
+  if (getDomain().empty() || getOpType().empty())
+    return emitOpError("needs a domain and an op type");
+  if (getLayout() != "any" && getLayout() != "NCHW" && getLayout() != "NHWC")
+    return emitOpError("layout must be any, NCHW or NHWC");
+  if (getOutputs().empty())
+    return emitOpError("needs a result");
+  // One element type for every operand and result, one the kernels accept.
+  Type element = elementOf(getOutputs().front());
+  if (!accepts(element))
+    return emitOpError("element type ") << element << " is not among its dtypes '"
+                                        << getDtypes() << "'";
+  auto other = [&](Value v) { return elementOf(v) != element; };
+  if (llvm::any_of(getInputs(), other) || llvm::any_of(getOutputs(), other))
+    return emitOpError("every operand and result must have element type ") << element;
+  return success();
+}
+
 template <typename ScanOp> static LogicalResult verifyScan(ScanOp op) {
   if (failed(verifyAxis(op, op.getAxis(), shapeOf(op.getInput()).size())))
     return failure();

@@ -810,4 +810,33 @@ def Tessel_TileOp : Tessel_Op<"tile", [ExactMath, Tessel_Kernel<"Tile">]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Custom ops
+//===----------------------------------------------------------------------===//
+
+def Tessel_CustomOp : Tessel_Op<"custom", [ExactMath, Tessel_Kernel<"None">]> {
+  let summary = "a user's op, declared by a manifest (tessel-compile --custom-op)";
+  let description = [{
+    An ONNX node of a domain and op type that a custom op manifest declares
+    (codegen/custom/CustomOp.h). `dtypes` lists the element types its
+    kernels accept ("f32,f16"), `layout` the layout it wants for 4-D
+    operands ("any", "NCHW", "NHWC"); the node's attributes, with the
+    manifest's defaults, are the op's other attributes, by their ONNX names.
+    Every operand and result has one element type, one of `dtypes`; the
+    precision class follows from `dtypes` (precisionClass): both types, the
+    type its operands arrive in (as ExactMath); one, that type. Its GPU
+    kernels come from the manifest's sources (NVRTC), its CPU kernel from
+    the application (tessel_register_custom_op).
+  }];
+  let arguments = (ins Variadic<Tessel_Tensor>:$inputs, StrAttr:$domain, StrAttr:$op_type,
+                   StrAttr:$dtypes, StrAttr:$layout);
+  let results = (outs Variadic<Tessel_Tensor>:$outputs);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether the op's kernels accept `element` (f32 or f16).
+    bool accepts(::mlir::Type element);
+  }];
+}
+
 #endif // TESSEL_OPS_TD

@@ -154,6 +154,10 @@ bool needsRuntimeTranspose(Value v) {
 /// Ops that compute the same thing in any layout once their axis attributes
 /// follow the permutation.
 bool isLayoutAgnostic(Operation *op) {
+  // A custom op of layout "any" computes the same in any layout, by its
+  // manifest's word (rules that name dims need NCHW or NHWC).
+  if (auto custom = dyn_cast<CustomOp>(op))
+    return custom.getLayout() == "any";
   return isElementwiseUnary(op) || isElementwiseBinary(op) ||
          isReduction(op) ||
          isa<WhereOp, ConcatOp, SoftmaxOp, LogSoftmaxOp, SliceOp, PadOp,
@@ -176,6 +180,8 @@ reducedAxes(Operation *op) {
 /// The op's attributes with every axis, per-dim list and pad moved from the
 /// NCHW frame to the NHWC one (NCHW dim d is NHWC dim kToNCHW[d]).
 DictionaryAttr attrsToNHWC(Operation *op) {
+  if (isa<CustomOp>(op)) // the user's attributes mean what the manifest says
+    return op->getAttrDictionary();
   Builder b(op->getContext());
   NamedAttrList attrs(op->getAttrDictionary());
   auto axis = [](int64_t d) { return kToNCHW[d]; };

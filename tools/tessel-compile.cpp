@@ -4,6 +4,7 @@
 // 3 the model uses something Tessel does not support (every such node named).
 //
 //===----------------------------------------------------------------------===//
+#include "CustomOp.h"
 #include "EngineWriter.h"
 #include "Importer.h"
 #include "LowerPrecision.h"
@@ -124,6 +125,11 @@ int main(int argc, char **argv) {
                  "at fp16, e.g. where tessel-run --check-overflow found f16 overflowing")
       ->delimiter(',')
       ->type_name("NAMES|@FILE");
+  std::vector<std::string> customOpFiles;
+  app.add_option("--custom-op", customOpFiles,
+                 "a custom op's manifest (JSON: its ONNX domain and op type, operands, "
+                 "attributes and CUDA C++ kernels, compiled with NVRTC); repeatable")
+      ->type_name("FILE");
   app.add_option("--freeze", freeze,
                  "NAME=FILE.pb: replace graph input NAME by a constant TensorProto")
       ->type_name("NAME=FILE");
@@ -186,7 +192,18 @@ int main(int argc, char **argv) {
     return kUsage;
   }
 
+  tessel::custom::CustomOpRegistry customOps;
+  for (const std::string &file : customOpFiles) {
+    std::string error;
+    if (!customOps.load(file, error)) {
+      std::fprintf(stderr, "error: --custom-op %s\n", error.c_str());
+      return kInvalid;
+    }
+  }
+  options.customOps = &customOps;
+
   tessel::ImportOptions importOptions;
+  importOptions.customOps = &customOps;
   for (const std::string &entry : freeze) {
     size_t eq = entry.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size()) {

@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -155,6 +157,12 @@ static int toolMain(int argc, char **argv) {
                  "with --check-overflow: write those nodes' names to FILE, one a line "
                  "(tessel-compile --fp32-nodes @FILE)");
   app.add_flag("--print", print, "print output values");
+  std::vector<std::string> customOpLibs;
+  app.add_option("--custom-op-lib", customOpLibs,
+                 "a shared library of custom ops' CPU implementations: tessel-run calls its "
+                 "`int tessel_custom_ops_init(void)`, which registers them "
+                 "(tessel_register_custom_op); repeatable")
+      ->type_name("LIB.so");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -171,6 +179,27 @@ static int toolMain(int argc, char **argv) {
   if (!overflowReport.empty() && !checkOverflow) {
     std::fprintf(stderr, "error: --overflow-report needs --check-overflow\n");
     return kUsage;
+  }
+
+  for (const std::string &path : customOpLibs) {
+    // Kept loaded for the process's life: the runtime holds its functions.
+    void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      std::fprintf(stderr, "error: --custom-op-lib %s: %s\n", path.c_str(), dlerror());
+      return kError;
+    }
+    using Init = int (*)();
+    auto init = reinterpret_cast<Init>(dlsym(library, "tessel_custom_ops_init"));
+    if (!init) {
+      std::fprintf(stderr, "error: --custom-op-lib %s: no function tessel_custom_ops_init\n",
+                   path.c_str());
+      return kError;
+    }
+    if (int code = init(); code != 0) {
+      std::fprintf(stderr, "error: --custom-op-lib %s: tessel_custom_ops_init failed (%d)\n",
+                   path.c_str(), code);
+      return kError;
+    }
   }
 
   tessel_engine_t *engineRaw = nullptr;

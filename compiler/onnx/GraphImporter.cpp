@@ -16,6 +16,8 @@
 #include "OpTable.h"
 #include "TensorProto.h"
 
+#include "CustomOp.h"
+
 #include "TesselDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -52,9 +54,23 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, int64_t index) {
     for (const std::string &out : proto.output())
       poisoned.insert(out);
   };
+  if (customOps)
+    if (const custom::CustomOpDecl *decl = customOps->find(proto.domain(), proto.op_type())) {
+      if (llvm::any_of(proto.input(),
+                       [&](const std::string &in) { return poisoned.count(in); }))
+        return poison();
+      int64_t errorsBefore = errorCount;
+      if (failed(importCustomOp(n, *decl))) {
+        if (errorCount == errorsBefore)
+          (void)n.invalid("internal error: the import failed without a diagnostic");
+        return poison();
+      }
+      return;
+    }
   if (!isDefaultDomain(proto.domain())) {
     (void)n.unsupported("domain '" + proto.domain() + "'",
-                        "only the default ONNX domain is supported");
+                        "only the default ONNX domain is supported; a custom op needs "
+                        "its manifest (tessel-compile --custom-op FILE)");
     return poison();
   }
   const OpTable &table = OpTable::get();
@@ -287,7 +303,7 @@ ImportResult importOnnxFile(MLIRContext &context, const std::string &path,
       emitError(fileLoc) << error;
       return failedResult;
     }
-    GraphImporter graph(&context, model, propagated);
+    GraphImporter graph(&context, model, propagated, options.customOps);
     return graph.run(path);
   } catch (const std::exception &e) {
     emitError(fileLoc) << "cannot import ONNX model " << path << ": "

@@ -34,6 +34,10 @@
 #include <set>
 #include <string>
 
+namespace tessel::custom {
+struct CustomOpDecl;
+} // namespace tessel::custom
+
 namespace tessel::importer {
 
 class GraphImporter;
@@ -129,6 +133,9 @@ public:
   }
 };
 
+/// Imports a node that a custom op manifest declares (CustomOps.cpp).
+mlir::LogicalResult importCustomOp(Node &n, const custom::CustomOpDecl &decl);
+
 /// A compile-time value: an initializer (converted on first use) or a tensor
 /// computed at import time.
 struct KnownConstant {
@@ -143,15 +150,17 @@ struct KnownConstant {
 class GraphImporter {
 public:
   GraphImporter(mlir::MLIRContext *ctx, onnx::ModelProto &model,
-                PropagatedData &propagated)
+                PropagatedData &propagated,
+                const custom::CustomOpRegistry *customOps = nullptr)
       : ctx(ctx), b(ctx), model(model), graph(*model.mutable_graph()),
-        propagated(propagated) {}
+        propagated(propagated), customOps(customOps) {}
 
   mlir::MLIRContext *ctx;
   mlir::OpBuilder b;
   onnx::ModelProto &model;
   onnx::GraphProto &graph;
   PropagatedData &propagated;
+  const custom::CustomOpRegistry *customOps; ///< may be null
   int64_t opset = 0; ///< the model's default-domain opset
   bool sawInvalid = false, sawUnsupported = false;
   int64_t errorCount = 0;

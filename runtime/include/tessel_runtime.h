@@ -325,6 +325,67 @@ TESSEL_API size_t tessel_context_step_count(const tessel_context_t *context);
 TESSEL_API tessel_status_t tessel_context_step_info(const tessel_context_t *context,
                                                     size_t index, tessel_step_info_t *info);
 
+/* Custom ops (tessel-compile --custom-op).
+ *
+ * An engine carries a custom op's GPU kernels (compiled from the manifest's
+ * CUDA C++ by NVRTC) but never host code: on the CPU tier a custom step
+ * runs the implementation the application registers here, by the op's
+ * ONNX domain and op type, before creating the contexts that need it. A
+ * context whose cpu tier would run a custom step with none registered
+ * fails at creation with TESSEL_UNSUPPORTED naming the op (under
+ * TESSEL_TIER_AUTO too: a context on a machine without a GPU). */
+
+/* One operand of a custom step: dense, row-major in its layout. */
+typedef struct tessel_custom_tensor_s {
+  tessel_dtype_t dtype;
+  size_t rank;
+  const int64_t *shape;
+  const char *layout; /* "NCHW" or "NHWC" for a 4-D activation, else "" */
+  void *data;         /* inputs: read only */
+} tessel_custom_tensor_t;
+
+/* What a CPU implementation gets: the step's operands and its attributes
+ * (read with tessel_custom_attr_*). Valid during the call only. */
+typedef struct tessel_custom_call_s {
+  const char *domain;
+  const char *op_type;
+  const char *location; /* the ONNX node, e.g. "gate1(SiluGate)" */
+  size_t input_count;
+  const tessel_custom_tensor_t *inputs;
+  size_t output_count;
+  const tessel_custom_tensor_t *outputs;
+  const void *attrs; /* opaque: the tessel_custom_attr_* functions read it */
+} tessel_custom_call_t;
+
+/* A CPU implementation: 0 on success; otherwise it may write a message
+ * (NUL-terminated, at most error_size bytes) into `error`, which the run
+ * reports as TESSEL_INTERNAL naming the step. Called from the thread that
+ * runs the context; distinct contexts may call it concurrently. */
+typedef int (*tessel_custom_cpu_fn)(const tessel_custom_call_t *call, void *user_data,
+                                    char *error, size_t error_size);
+
+/* Registers `fn` as the CPU implementation of domain/op_type for this
+ * process. TESSEL_INVALID_ARGUMENT for NULL or empty arguments or an op
+ * registered already. Thread-safe. */
+TESSEL_API tessel_status_t tessel_register_custom_op(const char *domain, const char *op_type,
+                                                     tessel_custom_cpu_fn fn, void *user_data);
+
+/* A custom step's attribute by its ONNX name (the manifest's default when
+ * the node has none): 1 and the value when the attribute exists with that
+ * kind (int, float: an int attribute reads as a float too; ints, floats:
+ * a pointer to `*count` values, valid during the call; string: a
+ * NUL-terminated string), else 0 and the output untouched. */
+TESSEL_API int tessel_custom_attr_int(const tessel_custom_call_t *call, const char *name,
+                                      int64_t *value);
+TESSEL_API int tessel_custom_attr_float(const tessel_custom_call_t *call, const char *name,
+                                        double *value);
+TESSEL_API int tessel_custom_attr_ints(const tessel_custom_call_t *call, const char *name,
+                                       const int64_t **values, size_t *count);
+TESSEL_API int tessel_custom_attr_floats(const tessel_custom_call_t *call, const char *name,
+                                         const double **values, size_t *count);
+TESSEL_API int tessel_custom_attr_string(const tessel_custom_call_t *call, const char *name,
+                                         const char **value);
+
 /* Devices.
  *
  * The runtime links no CUDA library: it opens the CUDA driver (libcuda.so.1)

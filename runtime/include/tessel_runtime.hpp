@@ -246,6 +246,13 @@ private:
   std::unique_ptr<tessel_context_t, Release> handle;
 };
 
+/// Registers a custom op's CPU implementation for this process
+/// (tessel_register_custom_op: before creating the contexts that need it).
+inline void registerCustomOp(const std::string &domain, const std::string &opType,
+                             tessel_custom_cpu_fn fn, void *userData = nullptr) {
+  detail::check(tessel_register_custom_op(domain.c_str(), opType.c_str(), fn, userData));
+}
+
 } // namespace tessel
 
 #endif // TESSEL_RUNTIME_HPP

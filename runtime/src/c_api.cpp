@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "tessel_runtime.h"
 
+#include "custom_ops.h"
 #include "engine.h"
 #include "executor.h"
 #include "gpu/driver.h"
@@ -465,6 +466,80 @@ tessel_status_t tessel_device_info(size_t index, tessel_device_info_t *info) {
     info->tensor_cores = device.tensorCores() ? 1 : 0;
     return Status();
   });
+}
+
+tessel_status_t tessel_register_custom_op(const char *domain, const char *op_type,
+                                          tessel_custom_cpu_fn fn, void *user_data) {
+  if (!domain || !op_type)
+    return invalidArgument("tessel_register_custom_op: domain and op_type must not be NULL");
+  return guarded([&] { return tessel::rt::registerCustomOp(domain, op_type, fn, user_data); });
+}
+
+namespace {
+
+/// The attribute `name` of a custom call, or null.
+const tessel::cpu::AttrValue *customAttr(const tessel_custom_call_t *call, const char *name) {
+  if (!call || !call->attrs || !name)
+    return nullptr;
+  const auto &all = static_cast<const tessel::cpu::Attrs *>(call->attrs)->all();
+  auto it = all.find(name);
+  return it == all.end() ? nullptr : &it->second;
+}
+
+} // namespace
+
+int tessel_custom_attr_int(const tessel_custom_call_t *call, const char *name, int64_t *value) {
+  const auto *attr = customAttr(call, name);
+  const int64_t *i = attr ? std::get_if<int64_t>(attr) : nullptr;
+  if (!i || !value)
+    return 0;
+  *value = *i;
+  return 1;
+}
+
+int tessel_custom_attr_float(const tessel_custom_call_t *call, const char *name, double *value) {
+  const auto *attr = customAttr(call, name);
+  if (!attr || !value)
+    return 0;
+  if (const double *f = std::get_if<double>(attr))
+    *value = *f;
+  else if (const int64_t *i = std::get_if<int64_t>(attr))
+    *value = static_cast<double>(*i);
+  else
+    return 0;
+  return 1;
+}
+
+int tessel_custom_attr_ints(const tessel_custom_call_t *call, const char *name,
+                            const int64_t **values, size_t *count) {
+  const auto *attr = customAttr(call, name);
+  const auto *ints = attr ? std::get_if<std::vector<int64_t>>(attr) : nullptr;
+  if (!ints || !values || !count)
+    return 0;
+  *values = ints->data();
+  *count = ints->size();
+  return 1;
+}
+
+int tessel_custom_attr_floats(const tessel_custom_call_t *call, const char *name,
+                              const double **values, size_t *count) {
+  const auto *attr = customAttr(call, name);
+  const auto *floats = attr ? std::get_if<std::vector<double>>(attr) : nullptr;
+  if (!floats || !values || !count)
+    return 0;
+  *values = floats->data();
+  *count = floats->size();
+  return 1;
+}
+
+int tessel_custom_attr_string(const tessel_custom_call_t *call, const char *name,
+                              const char **value) {
+  const auto *attr = customAttr(call, name);
+  const auto *text = attr ? std::get_if<std::string>(attr) : nullptr;
+  if (!text || !value)
+    return 0;
+  *value = text->c_str();
+  return 1;
 }
 
 } // extern "C"

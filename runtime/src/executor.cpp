@@ -132,6 +132,17 @@ Status Context::prepare() {
       continue;
     hostSteps = true;
     const fb::Step *step = engineSteps->Get(s);
+    if (step->op()->str() == "custom") {
+      cpu::Attrs attrs = decodeAttrs(step);
+      const std::string &domain = attrs.getString("domain"), &opType = attrs.getString("op_type");
+      steps[s].custom = findCustomOp(domain, opType);
+      if (!steps[s].custom)
+        return Status(TESSEL_UNSUPPORTED,
+                      describeStep(s, step) + ": custom op " + domain + "." + opType +
+                          " has no CPU implementation in this process (register one with "
+                          "tessel_register_custom_op, or give tessel-run --custom-op-lib)");
+      continue;
+    }
     steps[s].kernel = cpu::findKernel(step->op()->str());
     if (!steps[s].kernel)
       return Status(TESSEL_UNSUPPORTED, describeStep(s, step) + ": op '" + step->op()->str() +
@@ -166,7 +177,7 @@ Status Context::prepare() {
   }
 
   for (size_t s = 0; s < stepCount; ++s) {
-    if (!steps[s].kernel)
+    if (!steps[s].onHost())
       continue;
     const fb::Step *step = engineSteps->Get(s);
     PreparedStep &prepared = steps[s];
@@ -177,6 +188,8 @@ Status Context::prepare() {
     if (const auto *outputs = step->outputs())
       for (int32_t t : *outputs)
         prepared.outputs.push_back(&views[t]);
+    if (prepared.custom)
+      prepareCustomCall(s, prepared);
   }
 
   inputBound.assign(owner->inputs().size(), false);
@@ -487,8 +500,54 @@ Status Context::findUnderflow(std::vector<size_t> &found) {
                    found);
 }
 
+void Context::prepareCustomCall(size_t index, PreparedStep &step) {
+  const fb::Step *engineStep = owner->fb()->steps()->Get(index);
+  const auto *tensors = owner->fb()->tensors();
+  auto describe = [&](const cpu::TensorView *view, int32_t t) {
+    tessel_custom_tensor_t tensor{};
+    if (!view)
+      return tensor;
+    tensor.dtype = static_cast<tessel_dtype_t>(view->dtype);
+    tensor.rank = view->shape.size();
+    tensor.shape = view->shape.data(); // views are never resized after prepare()
+    tensor.layout = fbString(tensors->Get(static_cast<uint32_t>(t))->layout());
+    return tensor;
+  };
+  for (size_t i = 0; i < step.inputs.size(); ++i)
+    step.customInputs.push_back(describe(step.inputs[i], engineStep->inputs()->Get(i)));
+  for (size_t i = 0; i < step.outputs.size(); ++i)
+    step.customOutputs.push_back(describe(step.outputs[i], engineStep->outputs()->Get(i)));
+  step.call.domain = step.custom->domain.c_str();
+  step.call.op_type = step.custom->opType.c_str();
+  step.call.location = fbString(engineStep->location());
+  step.call.input_count = step.customInputs.size();
+  step.call.inputs = step.customInputs.data();
+  step.call.output_count = step.customOutputs.size();
+  step.call.outputs = step.customOutputs.data();
+  step.call.attrs = &step.attrs;
+}
+
+Status Context::runCustomStep(size_t index, PreparedStep &step) {
+  // The operands' addresses as bound now (bindings change between runs).
+  for (size_t i = 0; i < step.inputs.size(); ++i)
+    step.customInputs[i].data = step.inputs[i] ? step.inputs[i]->data : nullptr;
+  for (size_t i = 0; i < step.outputs.size(); ++i)
+    step.customOutputs[i].data = step.outputs[i]->data;
+  char error[512] = {0};
+  int result = step.custom->fn(&step.call, step.custom->userData, error, sizeof error);
+  if (result == 0)
+    return {};
+  error[sizeof error - 1] = 0;
+  return Status(TESSEL_INTERNAL, describeStep(index, owner->fb()->steps()->Get(index)) +
+                                     ": custom op " + step.custom->domain + "." +
+                                     step.custom->opType + " failed (" + std::to_string(result) +
+                                     (error[0] ? "): " + std::string(error) : ")"));
+}
+
 Status Context::runStep(size_t index) {
-  const PreparedStep &step = steps[index];
+  PreparedStep &step = steps[index];
+  if (step.custom)
+    return runCustomStep(index, step);
   cpu::KernelStatus result = step.kernel(step.attrs, step.inputs, step.outputs);
   // A verified engine from tessel-compile should never get here: a kernel
   // rejecting its operands is a compiler/runtime mismatch or bug, or data

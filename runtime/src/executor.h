@@ -19,6 +19,7 @@
 
 #include "aligned_buffer.h"
 #include "tessel/cpu_kernels.h"
+#include "custom_ops.h"
 #include "engine.h"
 #include "gpu/tiers.h"
 #include "status.h"
@@ -116,12 +117,18 @@ public:
   ~Context();
 
 private:
-  // A cpu-tier step; GPU steps keep it empty.
+  // A cpu-tier step; GPU steps keep it empty. A custom op's step runs the
+  // application's implementation (custom) instead of a kernel, on operands
+  // described once here (their data pointers set at each run).
   struct PreparedStep {
     cpu::Kernel kernel = nullptr;
+    const CustomOpImpl *custom = nullptr;
     cpu::Attrs attrs;
     std::vector<const cpu::TensorView *> inputs; // nullptr: absent optional
     std::vector<cpu::TensorView *> outputs;
+    std::vector<tessel_custom_tensor_t> customInputs, customOutputs;
+    tessel_custom_call_t call{};
+    bool onHost() const { return kernel || custom; }
   };
 
   Context(std::shared_ptr<const Engine> engine, gpu::Selection selection);
@@ -134,6 +141,10 @@ private:
   Status bindDevice(bool isInput, size_t index, uint64_t address, size_t sizeBytes);
   Status checkAllBound() const;
   Status runStep(size_t index);
+  /// A custom step's call: operand descriptions, attributes (data pointers
+  /// are set by runCustomStep at each run).
+  void prepareCustomCall(size_t index, PreparedStep &step);
+  Status runCustomStep(size_t index, PreparedStep &step);
   /// Runs once step by step on the cpu tier and lists the steps none of
   /// whose operands `operandHas` before the step runs but one of whose
   /// results `resultHas` after it.

@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ pkg-config dpkg-dev fakeroot clang-19 libfuzzer-19-dev
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libcli11-dev libspdlog-dev libfmt-dev
+  libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   googletest libgtest-dev
   libflatbuffers-dev flatbuffers-compiler
   python3-onnx python3-numpy python3-torch python3-torchvision python3-pil

@@ -25,6 +25,11 @@ config.substitutions.append(("%tessel_inspect", os.path.join(tessel_bin, "tessel
 config.substitutions.append(("%tessel_bench", os.path.join(tessel_bin, "tessel-bench")))
 config.substitutions.append(("%conformance", conformance))
 config.substitutions.append(("%python", "/usr/bin/python3"))
+# The custom op example (examples/custom_op): its sources and its CPU
+# implementation, a shared library for tessel-run --custom-op-lib.
+config.substitutions.append(("%examples", os.path.join(os.path.dirname(config.test_source_root), "..", "examples")))
+config.substitutions.append(("%custom_op_lib", os.path.abspath(params.get(
+    "custom_op_lib", os.path.join(tessel_bin, "..", "examples", "custom_op", "libtessel_example_silu_gate.so")))))
 
 # CUDA's ptxas checks that generated PTX assembles (tests/lit/codegen); where it
 # is absent those tests are UNSUPPORTED, and the run says why.

@@ -83,7 +83,10 @@ const std::map<std::string, PrecisionClass> &documentedPolicy() {
           "floor", "ceil", "round", "thresholded_relu", "clip", "max", "min", "where", "max_pool",
           "max_pool_indices",
           "reduce_max", "reduce_min", "argmax", "argmin", "top_k", "equal", "less", "less_equal",
-          "greater", "greater_equal", "not", "and", "or", "xor", "cast", "constant"})
+          "greater", "greater_equal", "not", "and", "or", "xor", "cast", "constant",
+          // A custom op declares Exact; its manifest's dtypes decide per op
+          // (precisionClass: f32 or f16 alone make it F32 or F16).
+          "custom"})
       p[op] = PrecisionClass::Exact;
     for (const char *op : {"layer_norm", "softmax", "reduce_mean"})
       p[op] = PrecisionClass::InputStorage;
@@ -111,11 +114,29 @@ TEST(OpFacts, PrecisionClassesAreTheDocumentedPolicy) {
     EXPECT_TRUE(seen.count(op)) << op << " is documented but not an op of the dialect";
 }
 
+TEST(OpFacts, ACustomOpsClassIsItsManifests) {
+  MLIRContext context;
+  context.loadDialect<tessel::TesselDialect>();
+  auto classOf = [&](const char *dtypes) {
+    OperationState state(UnknownLoc::get(&context), "tessel.custom");
+    state.addAttribute("dtypes", StringAttr::get(&context, dtypes));
+    Operation *instance = Operation::create(state);
+    PrecisionClass cls = tessel::precisionClass(instance);
+    instance->destroy();
+    return cls;
+  };
+  EXPECT_EQ(classOf("f32"), PrecisionClass::F32);
+  EXPECT_EQ(classOf("f16"), PrecisionClass::F16);
+  EXPECT_EQ(classOf("f16,f32"), PrecisionClass::Exact);
+}
+
 TEST(OpFacts, EveryStepOpHasACpuKernelOfItsName) {
   MLIRContext context;
   for (RegisteredOperationName name : tesselOps(context)) {
     std::string op = opName(name);
     if (op == "constant") // constants are engine tensors, not steps
+      continue;
+    if (op == "custom") // the application's (tessel_register_custom_op)
       continue;
     EXPECT_NE(tessel::cpu::findKernel(op), nullptr) << op;
   }

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""The custom op example: SiluGate (com.example) between convs.
+
+    x f32[1,8,16,16] -> Conv 8->16 3x3 pad 1 (+bias) = a
+                     -> Conv 8->16 1x1           = b
+    SiluGate(a, b; alpha = 1.5) = a * sigmoid(1.5 a) * b
+      -> Conv 16->16 1x1 (+bias) -> y f32[1,16,16,16]
+
+Writes the model, an input (numpy seed 0) and the output evaluated in
+float64 with numpy (an independent reference: no Tessel code):
+
+    make_model.py [OUT_DIR]        (default: this folder)
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def conv(x, w, b=None, pad=0):
+    """NCHW conv, stride 1, float64."""
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
+    y = np.zeros((n, o, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            y += np.einsum("nchw,oc->nohw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
+    if b is not None:
+        y += b.reshape(1, -1, 1, 1)
+    return y
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 8, 16, 16)).astype(np.float32)
+    wa = (rng.standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32)
+    ba = (rng.standard_normal(16) * 0.1).astype(np.float32)
+    wb = (rng.standard_normal((16, 8, 1, 1)) * 0.4).astype(np.float32)
+    wc = (rng.standard_normal((16, 16, 1, 1)) * 0.25).astype(np.float32)
+    bc = (rng.standard_normal(16) * 0.1).astype(np.float32)
+    alpha = 1.5
+
+    nodes = [
+        helper.make_node("Conv", ["x", "wa", "ba"], ["a"], name="conv_a", pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "wb"], ["b"], name="conv_b"),
+        helper.make_node("SiluGate", ["a", "b"], ["g"], name="gate", domain="com.example",
+                         alpha=alpha),
+        helper.make_node("Conv", ["g", "wc", "bc"], ["y"], name="conv_c"),
+    ]
+    inits = [numpy_helper.from_array(v, n) for n, v in
+             [("wa", wa), ("ba", ba), ("wb", wb), ("wc", wc), ("bc", bc)]]
+    graph = helper.make_graph(
+        nodes, "silu_gate_example",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 16, 16])], inits)
+    model = helper.make_model(graph, producer_name="tessel-example", opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "silu_gate.onnx"))
+
+    x64 = x.astype(np.float64)
+    a = conv(x64, wa.astype(np.float64), ba.astype(np.float64), pad=1)
+    b = conv(x64, wb.astype(np.float64))
+    g = a / (1.0 + np.exp(-alpha * a)) * b
+    y = conv(g, wc.astype(np.float64), bc.astype(np.float64))
+    np.save(os.path.join(out, "silu_gate.input.npy"), x)
+    np.save(os.path.join(out, "silu_gate.expected.npy"), y.astype(np.float32))
+
+
+if __name__ == "__main__":
+    main()
