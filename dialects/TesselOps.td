@@ -814,7 +814,7 @@ def Tessel_TileOp : Tessel_Op<"tile", [ExactMath, Tessel_Kernel<"Tile">]> {
 // Custom ops
 //===----------------------------------------------------------------------===//
 
-def Tessel_CustomOp : Tessel_Op<"custom", [ExactMath, Tessel_Kernel<"None">]> {
+def Tessel_CustomOp : Tessel_Op<"custom", [F16Math, Tessel_Kernel<"None">]> {
   let summary = "a user's op, declared by a manifest (tessel-compile --custom-op)";
   let description = [{
     An ONNX node of a domain and op type that a custom op manifest declares
@@ -823,8 +823,9 @@ def Tessel_CustomOp : Tessel_Op<"custom", [ExactMath, Tessel_Kernel<"None">]> {
     operands ("any", "NCHW", "NHWC"); the node's attributes, with the
     manifest's defaults, are the op's other attributes, by their ONNX names.
     Every operand and result has one element type, one of `dtypes`; the
-    precision class follows from `dtypes` (precisionClass): both types, the
-    type its operands arrive in (as ExactMath); one, that type. Its GPU
+    precision class follows from `dtypes` (precisionClass): F16Math where
+    its kernels take f16 (at fp16 its operands are f16, as its neighbours'
+    are), F32Math where they take f32 alone. Its GPU
     kernels come from the manifest's sources (NVRTC), its CPU kernel from
     the application (tessel_register_custom_op).
   }];

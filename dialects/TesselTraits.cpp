@@ -48,15 +48,11 @@ std::pair<double, double> integerRange(IntegerType t) {
 PrecisionClass precisionClass(Operation *op) {
   if (op->hasAttr(kModelPrecisionAttr))
     return PrecisionClass::F32;
-  // A custom op's class is its manifest's, per op: a kernel of one type runs
-  // in that type; kernels of both run in the type the operands arrive in.
+  // A custom op's class is its manifest's, per op: F16 (declared) where its
+  // kernels take f16, F32 where they take f32 alone.
   if (isa<CustomOp>(op))
-    if (auto dtypes = op->getAttrOfType<StringAttr>("dtypes")) {
-      if (dtypes.getValue() == "f32")
-        return PrecisionClass::F32;
-      if (dtypes.getValue() == "f16")
-        return PrecisionClass::F16;
-    }
+    if (auto dtypes = op->getAttrOfType<StringAttr>("dtypes"); dtypes && dtypes.getValue() == "f32")
+      return PrecisionClass::F32;
   return precisionOf(op->getName()).value_or(PrecisionClass::F32);
 }
 

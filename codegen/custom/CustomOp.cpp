@@ -441,19 +441,38 @@ CustomOpDecl readManifest(const json &root, const std::string &path) {
       // "a", or {"name": "b", "shape": {"same_as": "a"}}.
       std::string name = input.is_string() ? input.get<std::string>() : "";
       int sameAs = -1;
+      std::vector<DimExpr> dims;
       if (input.is_object()) {
         name = stringField(input, "name", op + ": an input");
         const std::string where = op + ": input '" + name + "'";
         onlyKeys(input, where, {"name", "shape"});
         const json &shape = required(input, "shape", where);
-        if (!shape.is_object())
-          fail(where + ": \"shape\" must be {\"same_as\": EARLIER_INPUT}");
-        onlyKeys(shape, where + "'s shape", {"same_as"});
-        std::string other = stringField(shape, "same_as", where + "'s shape");
-        auto it = std::find(decl.inputs.begin(), decl.inputs.end(), other);
-        if (it == decl.inputs.end())
-          fail(where + ": \"same_as\" names '" + other + "', which is not an earlier input");
-        sameAs = static_cast<int>(it - decl.inputs.begin());
+        if (shape.is_array()) {
+          if (shape.size() > static_cast<size_t>(kMaxRank))
+            fail(where + ": at most " + std::to_string(kMaxRank) + " dims");
+          for (const json &dim : shape) {
+            std::string text = dim.is_number_integer() ? std::to_string(dim.get<int64_t>())
+                               : dim.is_string()       ? dim.get<std::string>()
+                                                       : "";
+            if (text.empty())
+              fail(where + ": each dim must be an integer or an expression string");
+            std::string why;
+            std::optional<DimExpr> expr = DimExpr::parse(text, decl.inputs, {}, why);
+            if (!expr)
+              fail(where + ": " + why);
+            dims.push_back(std::move(*expr));
+          }
+        } else {
+          if (!shape.is_object())
+            fail(where + ": \"shape\" must be {\"same_as\": EARLIER_INPUT} or a list of dims "
+                         "over earlier inputs' dims");
+          onlyKeys(shape, where + "'s shape", {"same_as"});
+          std::string other = stringField(shape, "same_as", where + "'s shape");
+          auto it = std::find(decl.inputs.begin(), decl.inputs.end(), other);
+          if (it == decl.inputs.end())
+            fail(where + ": \"same_as\" names '" + other + "', which is not an earlier input");
+          sameAs = static_cast<int>(it - decl.inputs.begin());
+        }
       }
       if (!isIdentifier(name))
         fail(op + ": an input must be an identifier (letters, digits, '_') or an object with "
@@ -462,6 +481,7 @@ CustomOpDecl readManifest(const json &root, const std::string &path) {
         fail(op + ": input '" + name + "' is declared twice");
       decl.inputs.push_back(name);
       decl.sameShapeAs.push_back(sameAs);
+      decl.inputDims.push_back(std::move(dims));
     }
 
     const json &types = required(root, "types", op);

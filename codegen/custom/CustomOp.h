@@ -104,8 +104,10 @@ struct CustomOpDecl {
   std::string domain, opType;
   std::vector<std::string> inputs;
   /// Per input, the earlier input whose shape it must have (the kernels
-  /// index both alike), or -1.
+  /// index both alike), or -1; or else its dims as expressions over the
+  /// earlier inputs' dims (in the op's layout), or none.
   std::vector<int> sameShapeAs;
+  std::vector<std::vector<DimExpr>> inputDims;
   std::vector<OutputDecl> outputs;
   std::vector<std::string> dtypes; ///< accepted element types, "f32"/"f16"
   std::string layout = "any";      ///< "any", "NCHW" or "NHWC"

@@ -140,10 +140,28 @@ LogicalResult importCustomOp(Node &n, const custom::CustomOpDecl &decl) {
       v = transposed(n, v, kToNHWC);
   }
 
-  // Results, shaped by the manifest's rules (in the op's layout).
+  // Inputs with declared dims, then the results, by the manifest's rules
+  // (in the op's layout).
   std::vector<std::vector<int64_t>> shapes;
   for (Value v : inputs)
     shapes.emplace_back(shapeOf(v).begin(), shapeOf(v).end());
+  for (auto [i, dims] : llvm::enumerate(decl.inputDims)) {
+    if (dims.empty())
+      continue;
+    std::vector<int64_t> expected;
+    for (const custom::DimExpr &dim : dims) {
+      std::string why;
+      std::optional<int64_t> extent = dim.evaluate(shapes, intAttrs, why);
+      if (!extent)
+        return n.invalid("input '" + decl.inputs[i] + "' of " + op + ": dim '" + dim.text() +
+                         "': " + why);
+      expected.push_back(*extent);
+    }
+    if (expected != shapes[i])
+      return n.invalid("input '" + decl.inputs[i] + "' has shape " + shapeText(shapes[i]) +
+                       (nhwc ? " (NHWC)" : "") + ", but " + op + " needs " +
+                       shapeText(expected));
+  }
   SmallVector<Type> resultTypes;
   for (const custom::OutputDecl &output : decl.outputs) {
     SmallVector<int64_t> shape;

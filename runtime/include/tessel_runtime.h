@@ -349,7 +349,7 @@ typedef struct tessel_custom_tensor_s {
 typedef struct tessel_custom_call_s {
   const char *domain;
   const char *op_type;
-  const char *location; /* the ONNX node, e.g. "gate1(SiluGate)" */
+  const char *location; /* the ONNX node, e.g. "mix(GatedMix)" */
   size_t input_count;
   const tessel_custom_tensor_t *inputs;
   size_t output_count;

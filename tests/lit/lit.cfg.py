@@ -29,7 +29,7 @@ config.substitutions.append(("%python", "/usr/bin/python3"))
 # implementation, a shared library for tessel-run --custom-op-lib.
 config.substitutions.append(("%examples", os.path.join(os.path.dirname(config.test_source_root), "..", "examples")))
 config.substitutions.append(("%custom_op_lib", os.path.abspath(params.get(
-    "custom_op_lib", os.path.join(tessel_bin, "..", "examples", "custom_op", "libtessel_example_silu_gate.so")))))
+    "custom_op_lib", os.path.join(tessel_bin, "..", "examples", "custom_op", "libtessel_example_gated_mix.so")))))
 
 # CUDA's ptxas checks that generated PTX assembles (tests/lit/codegen); where it
 # is absent those tests are UNSUPPORTED, and the run says why.

@@ -72,21 +72,27 @@ TEST(CustomOpDimExpr, RefusesWhatItCannotMean) {
 TEST(CustomOpManifest, ReadsTheExample) {
   std::string error;
   std::optional<CustomOpDecl> decl =
-      tessel::custom::loadManifest(TESSEL_SOURCE_DIR "/examples/custom_op/silu_gate.json", error);
+      tessel::custom::loadManifest(TESSEL_SOURCE_DIR "/examples/custom_op/gated_mix.json", error);
   ASSERT_TRUE(decl) << error;
-  EXPECT_EQ(decl->qualifiedName(), "com.example.SiluGate");
-  EXPECT_EQ(decl->inputs, (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(decl->sameShapeAs, (std::vector<int>{-1, 0}));
+  EXPECT_EQ(decl->qualifiedName(), "com.example.GatedMix");
+  EXPECT_EQ(decl->inputs, (std::vector<std::string>{"a", "b", "w"}));
+  EXPECT_EQ(decl->sameShapeAs, (std::vector<int>{-1, 0, -1}));
+  ASSERT_EQ(decl->inputDims.size(), 3u);
+  ASSERT_EQ(decl->inputDims[2].size(), 2u);
+  EXPECT_EQ(decl->inputDims[2][1].text(), "a[3]");
   ASSERT_EQ(decl->outputs.size(), 1u);
   EXPECT_EQ(decl->outputs[0].rule, OutputDecl::Rule::SameAs);
   EXPECT_EQ(decl->outputs[0].input, 0);
   EXPECT_EQ(decl->dtypes, (std::vector<std::string>{"f16", "f32"}));
-  EXPECT_EQ(decl->layout, "any");
+  EXPECT_EQ(decl->layout, "NHWC");
   ASSERT_EQ(decl->numericAttributes().size(), 1u);
-  EXPECT_EQ(decl->numericAttributes()[0]->name, "alpha");
-  ASSERT_EQ(decl->variants.size(), 2u);
-  EXPECT_EQ(decl->variants[0].kernel, "silu_gate_f32");
-  EXPECT_EQ(decl->variants[1].kernel, "silu_gate_f16");
-  EXPECT_EQ(decl->variants[1].elementsPerThread, 2u);
-  EXPECT_EQ(decl->variants[1].block, 256u);
+  EXPECT_EQ(decl->numericAttributes()[0]->name, "beta");
+  // Best tier first.
+  ASSERT_EQ(decl->variants.size(), 3u);
+  EXPECT_EQ(decl->variants[0].kernel, "gated_mix_tc");
+  EXPECT_EQ(decl->variants[0].tier, tessel::engine::Tier::tc_sm70);
+  EXPECT_EQ(decl->variants[0].elementsPerThread, 8u);
+  EXPECT_EQ(decl->variants[1].kernel, "gated_mix_f16");
+  EXPECT_EQ(decl->variants[2].kernel, "gated_mix_f32");
+  EXPECT_EQ(decl->variants[2].block, 256u);
 }

@@ -1,0 +1,79 @@
+// GatedMix: a channel mix gated by SiLU, for NHWC activations of C channels:
+//   y[p, n] = s * sigmoid(beta * s) * b[p, n],
+//   s = sum_k a[p, k] * w[k, n],
+// with p a pixel (N*H*W of them) and w a [C, C] matrix. tessel-compile
+// compiles this file with NVRTC behind its prelude, which defines
+// TesselCustomArgs: every operand's shape and the manifest's numeric
+// attributes in order (attrs[0] is beta).
+#include <mma.h>
+
+__device__ float gate(float s, float b, float beta) {
+  return s / (1.0f + expf(-beta * s)) * b;
+}
+
+// One output element, any C: the SIMT variants, and the Tensor Core
+// variant's fallback.
+template <typename T>
+__device__ void mix_one(const T *a, const T *b, const T *w, T *y, long long channels,
+                        long long i, float beta) {
+  long long p = i / channels, n = i % channels;
+  float s = 0.0f;
+  for (long long k = 0; k < channels; ++k)
+    s += static_cast<float>(a[p * channels + k]) * static_cast<float>(w[k * channels + n]);
+  y[i] = static_cast<T>(gate(s, static_cast<float>(b[i]), beta));
+}
+
+extern "C" __global__ void gated_mix_f32(const float *a, const float *b, const float *w,
+                                         float *y, TesselCustomArgs args) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < args.outputs[0].elements)
+    mix_one(a, b, w, y, args.inputs[0].dims[3], i, (float)args.attrs[0]);
+}
+
+extern "C" __global__ void gated_mix_f16(const __half *a, const __half *b, const __half *w,
+                                         __half *y, TesselCustomArgs args) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < args.outputs[0].elements)
+    mix_one(a, b, w, y, args.inputs[0].dims[3], i, (float)args.attrs[0]);
+}
+
+// Tensor Cores (WMMA, f16 operands, f32 accumulation): a warp per 16x16
+// tile of y (16 pixels x 16 output channels), 8 warps a block (the
+// manifest's block of 256 threads with 8 elements each: one thread per 8
+// elements is a warp per 256). Where C or the pixel count is not a multiple
+// of 16, each thread computes its 8 elements as the SIMT variant does.
+extern "C" __global__ void gated_mix_tc(const __half *a, const __half *b, const __half *w,
+                                        __half *y, TesselCustomArgs args) {
+  using namespace nvcuda;
+  const long long channels = args.inputs[0].dims[3];
+  const long long pixels = args.inputs[0].elements / channels;
+  const long long thread = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  const float beta = (float)args.attrs[0];
+  if (channels % 16 != 0 || pixels % 16 != 0) {
+    for (long long i = thread * 8; i < thread * 8 + 8 && i < args.outputs[0].elements; ++i)
+      mix_one(a, b, w, y, channels, i, beta);
+    return;
+  }
+  const long long warp = thread / 32;
+  const int lane = threadIdx.x % 32;
+  if (warp >= (pixels / 16) * (channels / 16))
+    return; // the whole warp
+  const long long row0 = warp / (channels / 16) * 16, col0 = warp % (channels / 16) * 16;
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  wmma::fill_fragment(acc, 0.0f);
+  for (long long k = 0; k < channels; k += 16) {
+    wmma::load_matrix_sync(fa, a + row0 * channels + k, channels);
+    wmma::load_matrix_sync(fb, w + k * channels + col0, channels);
+    wmma::mma_sync(acc, fa, fb, acc);
+  }
+  __shared__ float tiles[8][16 * 16];
+  float *tile = tiles[threadIdx.x / 32];
+  wmma::store_matrix_sync(tile, acc, 16, wmma::mem_row_major);
+  __syncwarp();
+  for (int e = lane; e < 256; e += 32) {
+    long long i = (row0 + e / 16) * channels + col0 + e % 16;
+    y[i] = __float2half(gate(tile[e], __half2float(b[i]), beta));
+  }
+}
