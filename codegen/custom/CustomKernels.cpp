@@ -16,10 +16,13 @@
 #include "mlir/IR/Diagnostics.h"
 
 #include <cstddef>
+#include <cstdlib>
+#include <type_traits>
 #include <fstream>
 #include <sstream>
 
 #ifdef TESSEL_HAVE_NVRTC
+#include <dlfcn.h>
 #include <nvrtc.h>
 #endif
 
@@ -97,12 +100,73 @@ std::string signatureCheck(const CustomOpDecl &decl, const VariantDecl &variant)
 
 #ifdef TESSEL_HAVE_NVRTC
 
+/// NVRTC, opened with dlopen on first use (as the runtime opens libcuda): a
+/// tessel-compile on a machine without it starts, compiles every model
+/// without custom GPU variants, and says why when one needs them.
+struct NvrtcLibrary {
+  std::string error; ///< empty once loaded
+  decltype(&::nvrtcCreateProgram) createProgram = nullptr;
+  decltype(&::nvrtcCompileProgram) compileProgram = nullptr;
+  decltype(&::nvrtcGetProgramLogSize) getProgramLogSize = nullptr;
+  decltype(&::nvrtcGetProgramLog) getProgramLog = nullptr;
+  decltype(&::nvrtcGetPTXSize) getPTXSize = nullptr;
+  decltype(&::nvrtcGetPTX) getPTX = nullptr;
+  decltype(&::nvrtcGetCUBINSize) getCUBINSize = nullptr;
+  decltype(&::nvrtcGetCUBIN) getCUBIN = nullptr;
+  decltype(&::nvrtcDestroyProgram) destroyProgram = nullptr;
+  decltype(&::nvrtcGetErrorString) getErrorString = nullptr;
+};
+
+const NvrtcLibrary &nvrtc() {
+  static const NvrtcLibrary library = [] {
+    NvrtcLibrary lib;
+    void *handle = nullptr;
+    // $TESSEL_NVRTC alone when set (tests use it to take NVRTC away); else
+    // the toolkit's the build found, then the loader's.
+    const char *forced = std::getenv("TESSEL_NVRTC");
+    std::vector<const char *> names = {TESSEL_NVRTC_LIBRARY, "libnvrtc.so.13", "libnvrtc.so"};
+    if (forced && *forced)
+      names = {forced};
+    for (const char *name : names)
+      if ((handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+        break;
+    if (!handle) {
+      const char *why = dlerror();
+      lib.error = std::string("NVRTC (CUDA's runtime compiler, ") + names.front() +
+                  ") could not be loaded: " + (why ? why : "unknown error");
+      return lib;
+    }
+    auto bind = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
+      if (!fn && lib.error.empty())
+        lib.error = std::string("NVRTC has no ") + name;
+    };
+    bind(lib.createProgram, "nvrtcCreateProgram");
+    bind(lib.compileProgram, "nvrtcCompileProgram");
+    bind(lib.getProgramLogSize, "nvrtcGetProgramLogSize");
+    bind(lib.getProgramLog, "nvrtcGetProgramLog");
+    bind(lib.getPTXSize, "nvrtcGetPTXSize");
+    bind(lib.getPTX, "nvrtcGetPTX");
+    bind(lib.getCUBINSize, "nvrtcGetCUBINSize");
+    bind(lib.getCUBIN, "nvrtcGetCUBIN");
+    bind(lib.destroyProgram, "nvrtcDestroyProgram");
+    bind(lib.getErrorString, "nvrtcGetErrorString");
+    return lib;
+  }();
+  return library;
+}
+
 /// Compiles `text` for `arch` (a cubin for sm_ARCH, or PTX for compute_ARCH);
 /// false with the log in `log`.
 bool nvrtcCompile(const std::string &text, const std::string &name, int arch, bool cubin,
                   std::vector<uint8_t> &image, std::string &log) {
+  const NvrtcLibrary &lib = nvrtc();
+  if (!lib.error.empty()) {
+    log = lib.error;
+    return false;
+  }
   nvrtcProgram program = nullptr;
-  if (nvrtcCreateProgram(&program, text.c_str(), name.c_str(), 0, nullptr, nullptr) !=
+  if (lib.createProgram(&program, text.c_str(), name.c_str(), 0, nullptr, nullptr) !=
       NVRTC_SUCCESS) {
     log = "nvrtcCreateProgram failed";
     return false;
@@ -110,29 +174,29 @@ bool nvrtcCompile(const std::string &text, const std::string &name, int arch, bo
   std::string archOption = (cubin ? "-arch=sm_" : "-arch=compute_") + std::to_string(arch);
   const std::string include = std::string("--include-path=") + TESSEL_CUDA_INCLUDE_DIR;
   const char *options[] = {archOption.c_str(), "--std=c++17", include.c_str()};
-  nvrtcResult result = nvrtcCompileProgram(program, 3, options);
+  nvrtcResult result = lib.compileProgram(program, 3, options);
   size_t logSize = 0;
-  if (nvrtcGetProgramLogSize(program, &logSize) == NVRTC_SUCCESS && logSize > 1) {
+  if (lib.getProgramLogSize(program, &logSize) == NVRTC_SUCCESS && logSize > 1) {
     log.assign(logSize, '\0');
-    nvrtcGetProgramLog(program, log.data());
+    lib.getProgramLog(program, log.data());
     log.resize(logSize - 1);
   }
   bool ok = result == NVRTC_SUCCESS;
   if (ok) {
     size_t size = 0;
-    ok = (cubin ? nvrtcGetCUBINSize(program, &size) : nvrtcGetPTXSize(program, &size)) ==
+    ok = (cubin ? lib.getCUBINSize(program, &size) : lib.getPTXSize(program, &size)) ==
          NVRTC_SUCCESS;
     image.assign(size, 0);
-    ok = ok && (cubin ? nvrtcGetCUBIN(program, reinterpret_cast<char *>(image.data()))
-                      : nvrtcGetPTX(program, reinterpret_cast<char *>(image.data()))) ==
+    ok = ok && (cubin ? lib.getCUBIN(program, reinterpret_cast<char *>(image.data()))
+                      : lib.getPTX(program, reinterpret_cast<char *>(image.data()))) ==
                    NVRTC_SUCCESS;
     // PTX comes NUL-terminated; the plan keeps text without it.
     if (ok && !cubin && !image.empty() && image.back() == 0)
       image.pop_back();
   } else if (log.empty()) {
-    log = nvrtcGetErrorString(result);
+    log = lib.getErrorString(result);
   }
-  nvrtcDestroyProgram(&program);
+  lib.destroyProgram(&program);
   return ok;
 }
 
@@ -224,6 +288,10 @@ CustomKernelPlanner::plan(const codegen::StepView &step) {
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
           c = '_';
       const std::string where = "custom op " + decl->qualifiedName() + " (" + decl->file + ")";
+      if (!nvrtc().error.empty())
+        return step.op->emitError(where)
+               << ": its GPU variants need NVRTC: " << nvrtc().error
+               << " (install the CUDA toolkit, or compile with --target none)";
       // PTX first: its failure tells a broken source from a wrong signature.
       codegen::KernelImage ptx;
       ptx.arch = 75;

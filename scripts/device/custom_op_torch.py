@@ -31,6 +31,7 @@ ref = (s / (1.0 + np.exp(-beta * s)) * b.astype(np.float64).reshape(-1, channels
 status = 0
 engine = os.path.join(d, "gated_mix_op.tsl")
 for tier in ("tc", "simt"):
+    os.makedirs(os.path.join(out, tier), exist_ok=True)
     run = subprocess.run([os.path.join(bin_dir, "tessel-run"), engine, os.path.join(out, "a.npy"),
                           os.path.join(out, "b.npy"), "--tier", tier, "-v", "--output-format", "npy",
                           "--output-dir", os.path.join(out, tier)], capture_output=True, text=True)
