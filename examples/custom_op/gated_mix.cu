@@ -37,43 +37,58 @@ extern "C" __global__ void gated_mix_f16(const __half *a, const __half *b, const
     mix_one(a, b, w, y, args.inputs[0].dims[3], i, (float)args.attrs[0]);
 }
 
-// Tensor Cores (WMMA, f16 operands, f32 accumulation): a warp per 16x16
-// tile of y (16 pixels x 16 output channels), 8 warps a block (the
-// manifest's block of 256 threads with 8 elements each: one thread per 8
-// elements is a warp per 256). Where C or the pixel count is not a multiple
-// of 16, each thread computes its 8 elements as the SIMT variant does.
+// Tensor Cores (WMMA, f16 operands, f32 accumulation): a warp per strip of
+// 16 pixels and every output channel (up to 128: 8 accumulators), so that
+// each 16x16 tile of a is loaded once for all of them. The manifest's launch
+// (8 elements a thread: a warp per 256 outputs) gives at least as many warps
+// as strips; the others return at once. Where C is not a multiple of 16 or
+// above 128, or the pixel count not a multiple of 16, each thread computes
+// its 8 elements as the SIMT variant does.
 extern "C" __global__ void gated_mix_tc(const __half *a, const __half *b, const __half *w,
                                         __half *y, TesselCustomArgs args) {
   using namespace nvcuda;
+  constexpr int kMaxTiles = 8;
   const long long channels = args.inputs[0].dims[3];
   const long long pixels = args.inputs[0].elements / channels;
   const long long thread = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   const float beta = (float)args.attrs[0];
-  if (channels % 16 != 0 || pixels % 16 != 0) {
+  if (channels % 16 != 0 || channels > 16 * kMaxTiles || pixels % 16 != 0) {
     for (long long i = thread * 8; i < thread * 8 + 8 && i < args.outputs[0].elements; ++i)
       mix_one(a, b, w, y, channels, i, beta);
     return;
   }
-  const long long warp = thread / 32;
+  const long long strip = thread / 32;
   const int lane = threadIdx.x % 32;
-  if (warp >= (pixels / 16) * (channels / 16))
+  if (strip >= pixels / 16)
     return; // the whole warp
-  const long long row0 = warp / (channels / 16) * 16, col0 = warp % (channels / 16) * 16;
+  const int tiles = static_cast<int>(channels / 16);
+  const long long row0 = strip * 16;
   wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
   wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-  wmma::fill_fragment(acc, 0.0f);
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[kMaxTiles];
+  for (int t = 0; t < kMaxTiles; ++t)
+    wmma::fill_fragment(acc[t], 0.0f);
   for (long long k = 0; k < channels; k += 16) {
     wmma::load_matrix_sync(fa, a + row0 * channels + k, channels);
-    wmma::load_matrix_sync(fb, w + k * channels + col0, channels);
-    wmma::mma_sync(acc, fa, fb, acc);
+#pragma unroll
+    for (int t = 0; t < kMaxTiles; ++t)
+      if (t < tiles) {
+        wmma::load_matrix_sync(fb, w + k * channels + t * 16, channels);
+        wmma::mma_sync(acc[t], fa, fb, acc[t]);
+      }
   }
-  __shared__ float tiles[8][16 * 16];
-  float *tile = tiles[threadIdx.x / 32];
-  wmma::store_matrix_sync(tile, acc, 16, wmma::mem_row_major);
-  __syncwarp();
-  for (int e = lane; e < 256; e += 32) {
-    long long i = (row0 + e / 16) * channels + col0 + e % 16;
-    y[i] = __float2half(gate(tile[e], __half2float(b[i]), beta));
+  __shared__ float staging[8][16 * 16]; // a tile per warp of the block (256 threads)
+  float *tile = staging[threadIdx.x / 32];
+#pragma unroll
+  for (int t = 0; t < kMaxTiles; ++t) {
+    if (t >= tiles)
+      break;
+    wmma::store_matrix_sync(tile, acc[t], 16, wmma::mem_row_major);
+    __syncwarp();
+    for (int e = lane; e < 256; e += 32) {
+      long long i = (row0 + e / 16) * channels + t * 16 + e % 16;
+      y[i] = __float2half(gate(tile[e], __half2float(b[i]), beta));
+    }
+    __syncwarp();
   }
 }
