@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <type_traits>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #ifdef TESSEL_HAVE_NVRTC
@@ -247,8 +248,29 @@ CustomKernelPlanner::plan(const codegen::StepView &step) {
   mlir::Type element = step.type(step.outputs.front()).getElementType();
   const std::string dtype = element.isF16() ? "f16" : element.isF32() ? "f32" : "";
 
+  // The operands' shapes and the int attributes, for the variants' conditions.
+  std::vector<std::vector<int64_t>> shapes;
+  for (int32_t tensor : step.inputs) {
+    llvm::ArrayRef<int64_t> shape = step.type(tensor).getShape();
+    shapes.emplace_back(shape.begin(), shape.end());
+  }
+  std::map<std::string, int64_t> intAttrs;
+  for (const AttrDecl &attr : decl->attributes)
+    if (auto integer = step.op->getAttrOfType<mlir::IntegerAttr>(attr.name);
+        integer && attr.kind == AttrDecl::Kind::Int)
+      intAttrs[attr.name] = integer.getValue().getSExtValue();
+  auto holds = [&](const VariantDecl &variant) {
+    for (const DimExpr &condition : variant.when) {
+      std::string ignored;
+      std::optional<int64_t> value = condition.evaluate(shapes, intAttrs, ignored);
+      if (!value || *value == 0)
+        return false;
+    }
+    return true;
+  };
+
   for (const VariantDecl &variant : decl->variants) {
-    if (variant.dtype != dtype)
+    if (variant.dtype != dtype || !holds(variant))
       continue;
     // The source's module, compiled on first use.
     size_t moduleIndex = 0;

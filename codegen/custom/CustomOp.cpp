@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -40,7 +41,7 @@ public:
       : text(text), inputs(inputs), intAttrs(intAttrs) {}
 
   std::shared_ptr<const DimExpr::Node> parse(std::string &error) {
-    auto node = expr();
+    auto node = comparison();
     skipSpace();
     if (node && pos != text.size())
       fail("unexpected '" + std::string(1, text[pos]) + "'");
@@ -72,6 +73,22 @@ private:
     node->lhs = std::move(lhs);
     node->rhs = std::move(rhs);
     return node;
+  }
+  /// `expr (CMP expr)?`, CMP one of == != <= >= < >: 1 or 0.
+  NodePtr comparison() {
+    NodePtr lhs = expr();
+    skipSpace();
+    if (!lhs || pos >= text.size())
+      return lhs;
+    static const std::pair<const char *, char> kOps[] = {
+        {"==", 'e'}, {"!=", 'n'}, {"<=", 'l'}, {">=", 'g'}, {"<", '<'}, {">", '>'}};
+    for (auto [spelling, code] : kOps)
+      if (text.compare(pos, std::strlen(spelling), spelling) == 0) {
+        pos += std::strlen(spelling);
+        NodePtr rhs = expr();
+        return rhs ? binary(code, lhs, rhs) : nullptr;
+      }
+    return lhs;
   }
   NodePtr expr() {
     NodePtr lhs = term();
@@ -232,6 +249,12 @@ std::optional<int64_t> evaluateNode(const DimExpr::Node &node,
     int64_t result = 0;
     bool overflow = false;
     switch (node.op) {
+    case 'e': return int64_t(*a == *b);
+    case 'n': return int64_t(*a != *b);
+    case 'l': return int64_t(*a <= *b);
+    case 'g': return int64_t(*a >= *b);
+    case '<': return int64_t(*a < *b);
+    case '>': return int64_t(*a > *b);
     case '+': overflow = __builtin_add_overflow(*a, *b, &result); break;
     case '-': overflow = __builtin_sub_overflow(*a, *b, &result); break;
     case '*': overflow = __builtin_mul_overflow(*a, *b, &result); break;
@@ -589,7 +612,23 @@ CustomOpDecl readManifest(const json &root, const std::string &path) {
       VariantDecl v;
       v.kernel = stringField(variant, "kernel", op + ": a variant");
       const std::string where = op + ": variant '" + v.kernel + "'";
-      onlyKeys(variant, where, {"tier", "type", "source", "kernel", "block", "elements_per_thread"});
+      onlyKeys(variant, where,
+               {"tier", "type", "source", "kernel", "block", "elements_per_thread", "when"});
+      if (variant.contains("when")) {
+        const json &when = variant.at("when");
+        if (!when.is_array())
+          fail(where + ": \"when\" must list conditions such as \"a[3] % 16 == 0\"");
+        for (const json &condition : when) {
+          if (!condition.is_string())
+            fail(where + ": each condition of \"when\" must be a string");
+          std::string why;
+          std::optional<DimExpr> expr =
+              DimExpr::parse(condition.get<std::string>(), decl.inputs, intAttrs, why);
+          if (!expr)
+            fail(where + ": \"when\": " + why);
+          v.when.push_back(std::move(*expr));
+        }
+      }
       if (!isIdentifier(v.kernel))
         fail(where + ": the kernel's name must be an identifier (extern \"C\")");
       std::string tier = stringField(variant, "tier", where);

@@ -52,7 +52,8 @@ constexpr int kMaxNumericAttrs = 8;
 
 /// An integer expression over input dims and integer attributes: `a[2]`
 /// (dim 2 of input a; negative counts from the last), `size` (an int
-/// attribute), integer literals, + - * / (floor division) % and parentheses.
+/// attribute), integer literals, + - * / (floor division) % and parentheses,
+/// optionally compared (== != < <= > >=: 1 or 0) with another.
 class DimExpr {
 public:
   /// Parses `text`; on error, `error` says where.
@@ -97,6 +98,10 @@ struct VariantDecl {
   std::string kernel;
   uint32_t block = 256;
   uint32_t elementsPerThread = 1;
+  /// Conditions on the operands' dims (in the op's layout) and int
+  /// attributes, all non-zero where a step may take this variant ("a[3] %
+  /// 16 == 0"); a step that fails one takes the next variant.
+  std::vector<DimExpr> when;
 };
 
 struct CustomOpDecl {

@@ -41,8 +41,9 @@ extern "C" __global__ void gated_mix_f16(const __half *a, const __half *b, const
 // 16 pixels and every output channel (up to 128: 8 accumulators), so that
 // each 16x16 tile of a is loaded once for all of them. The manifest's launch
 // (8 elements a thread: a warp per 256 outputs) gives at least as many warps
-// as strips; the others return at once. Where C is not a multiple of 16 or
-// above 128, or the pixel count not a multiple of 16, each thread computes
+// as strips; the others return at once. The manifest's "when" gives this
+// variant only steps whose C is a multiple of 16 up to 128 and whose pixel
+// count is a multiple of 16; should it run on others, each thread computes
 // its 8 elements as the SIMT variant does.
 extern "C" __global__ void gated_mix_tc(const __half *a, const __half *b, const __half *w,
                                         __half *y, TesselCustomArgs args) {

@@ -51,6 +51,12 @@ TEST(CustomOpDimExpr, EvaluatesDimsAttributesAndArithmetic) {
   EXPECT_EQ(value("-y[0] / 2"), -4);         // floor division
   EXPECT_EQ(value("-y[0] % 3"), 2);          // the remainder of floor division
   EXPECT_EQ(value(" 17 "), 17);
+  EXPECT_EQ(value("x[2] % 5 == 0"), 1);      // comparisons: 1 or 0, below arithmetic
+  EXPECT_EQ(value("x[0] * x[1] != 6"), 0);
+  EXPECT_EQ(value("y[0] <= k * 2"), 1);
+  EXPECT_EQ(value("y[0] < 7"), 0);
+  EXPECT_EQ(value("y[0] >= 7"), 1);
+  EXPECT_EQ(value("x[1] > x[2]"), 0);
 }
 
 TEST(CustomOpDimExpr, RefusesWhatItCannotMean) {
@@ -90,6 +96,9 @@ TEST(CustomOpManifest, ReadsTheExample) {
   // Best tier first.
   ASSERT_EQ(decl->variants.size(), 3u);
   EXPECT_EQ(decl->variants[0].kernel, "gated_mix_tc");
+  ASSERT_EQ(decl->variants[0].when.size(), 3u);
+  EXPECT_EQ(decl->variants[0].when[0].text(), "a[3] % 16 == 0");
+  EXPECT_TRUE(decl->variants[1].when.empty());
   EXPECT_EQ(decl->variants[0].tier, tessel::engine::Tier::tc_sm70);
   EXPECT_EQ(decl->variants[0].elementsPerThread, 8u);
   EXPECT_EQ(decl->variants[1].kernel, "gated_mix_f16");
