@@ -382,6 +382,29 @@ uint32_t positiveField(const json &object, const char *key, const std::string &w
   return static_cast<uint32_t>(value.get<int64_t>());
 }
 
+/// A list of dims, each an integer or an expression over `inputs`' dims and
+/// `intAttrs` (DimExpr).
+std::vector<DimExpr> readDims(const json &shape, const std::string &where,
+                              const std::vector<std::string> &inputs,
+                              const std::vector<std::string> &intAttrs) {
+  if (shape.size() > static_cast<size_t>(kMaxRank))
+    fail(where + ": at most " + std::to_string(kMaxRank) + " dims");
+  std::vector<DimExpr> dims;
+  for (const json &dim : shape) {
+    std::string text = dim.is_number_integer() ? std::to_string(dim.get<int64_t>())
+                       : dim.is_string()       ? dim.get<std::string>()
+                                               : "";
+    if (text.empty())
+      fail(where + ": each dim must be an integer or an expression string");
+    std::string why;
+    std::optional<DimExpr> expr = DimExpr::parse(text, inputs, intAttrs, why);
+    if (!expr)
+      fail(where + ": " + why);
+    dims.push_back(std::move(*expr));
+  }
+  return dims;
+}
+
 std::optional<AttrDecl::Kind> attrKind(const std::string &name) {
   if (name == "int") return AttrDecl::Kind::Int;
   if (name == "float") return AttrDecl::Kind::Float;
@@ -402,28 +425,16 @@ cpu::AttrValue attrValue(const json &value, AttrDecl::Kind kind, const std::stri
     if (!value.is_number())
       return wrong("a number");
     return value.get<double>();
-  case AttrDecl::Kind::Ints: {
-    std::vector<int64_t> values;
-    if (!value.is_array())
+  case AttrDecl::Kind::Ints:
+    if (!value.is_array() || !std::all_of(value.begin(), value.end(),
+                                          [](const json &v) { return v.is_number_integer(); }))
       return wrong("an array of integers");
-    for (const json &v : value) {
-      if (!v.is_number_integer())
-        return wrong("an array of integers");
-      values.push_back(v.get<int64_t>());
-    }
-    return values;
-  }
-  case AttrDecl::Kind::Floats: {
-    std::vector<double> values;
-    if (!value.is_array())
+    return value.get<std::vector<int64_t>>();
+  case AttrDecl::Kind::Floats:
+    if (!value.is_array() ||
+        !std::all_of(value.begin(), value.end(), [](const json &v) { return v.is_number(); }))
       return wrong("an array of numbers");
-    for (const json &v : value) {
-      if (!v.is_number())
-        return wrong("an array of numbers");
-      values.push_back(v.get<double>());
-    }
-    return values;
-  }
+    return value.get<std::vector<double>>();
   case AttrDecl::Kind::String:
     if (!value.is_string())
       return wrong("a string");
@@ -471,20 +482,7 @@ CustomOpDecl readManifest(const json &root, const std::string &path) {
         onlyKeys(input, where, {"name", "shape"});
         const json &shape = required(input, "shape", where);
         if (shape.is_array()) {
-          if (shape.size() > static_cast<size_t>(kMaxRank))
-            fail(where + ": at most " + std::to_string(kMaxRank) + " dims");
-          for (const json &dim : shape) {
-            std::string text = dim.is_number_integer() ? std::to_string(dim.get<int64_t>())
-                               : dim.is_string()       ? dim.get<std::string>()
-                                                       : "";
-            if (text.empty())
-              fail(where + ": each dim must be an integer or an expression string");
-            std::string why;
-            std::optional<DimExpr> expr = DimExpr::parse(text, decl.inputs, {}, why);
-            if (!expr)
-              fail(where + ": " + why);
-            dims.push_back(std::move(*expr));
-          }
+          dims = readDims(shape, where, decl.inputs, {});
         } else {
           if (!shape.is_object())
             fail(where + ": \"shape\" must be {\"same_as\": EARLIER_INPUT} or a list of dims "
@@ -581,20 +579,7 @@ CustomOpDecl readManifest(const json &root, const std::string &path) {
         out.input = static_cast<int>(it - decl.inputs.begin());
       } else if (shape.is_array()) {
         out.rule = OutputDecl::Rule::Dims;
-        if (shape.size() > static_cast<size_t>(kMaxRank))
-          fail(where + ": at most " + std::to_string(kMaxRank) + " dims");
-        for (const json &dim : shape) {
-          std::string text = dim.is_number_integer() ? std::to_string(dim.get<int64_t>())
-                             : dim.is_string()       ? dim.get<std::string>()
-                                                     : "";
-          if (text.empty())
-            fail(where + ": each dim must be an integer or an expression string");
-          std::string why;
-          std::optional<DimExpr> expr = DimExpr::parse(text, decl.inputs, intAttrs, why);
-          if (!expr)
-            fail(where + ": " + why);
-          out.dims.push_back(std::move(*expr));
-        }
+        out.dims = readDims(shape, where, decl.inputs, intAttrs);
       } else {
         fail(where + ": \"shape\" must be {\"same_as\": INPUT}, \"broadcast\" or a list of "
                      "dims (integers or expressions such as \"x[0]\" or \"x[2] * scale\")");

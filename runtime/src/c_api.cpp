@@ -116,6 +116,32 @@ tessel_status_t tensorInfo(const tessel_engine_t *engine, size_t index,
 
 } // namespace
 
+namespace {
+
+/// The attribute `name` of a custom call, or null.
+const tessel::cpu::AttrValue *customAttr(const tessel_custom_call_t *call, const char *name) {
+  if (!call || !call->attrs || !name)
+    return nullptr;
+  const auto &all = static_cast<const tessel::cpu::Attrs *>(call->attrs)->all();
+  auto it = all.find(name);
+  return it == all.end() ? nullptr : &it->second;
+}
+
+/// tessel_custom_attr_ints / _floats: an array attribute of element type T.
+template <typename T>
+int customArray(const tessel_custom_call_t *call, const char *name, const T **values,
+                size_t *count) {
+  const auto *attr = customAttr(call, name);
+  const auto *array = attr ? std::get_if<std::vector<T>>(attr) : nullptr;
+  if (!array || !values || !count)
+    return 0;
+  *values = array->data();
+  *count = array->size();
+  return 1;
+}
+
+} // namespace
+
 extern "C" {
 
 tessel_status_code_t tessel_status_code(tessel_status_t status) {
@@ -475,19 +501,6 @@ tessel_status_t tessel_register_custom_op(const char *domain, const char *op_typ
   return guarded([&] { return tessel::rt::registerCustomOp(domain, op_type, fn, user_data); });
 }
 
-namespace {
-
-/// The attribute `name` of a custom call, or null.
-const tessel::cpu::AttrValue *customAttr(const tessel_custom_call_t *call, const char *name) {
-  if (!call || !call->attrs || !name)
-    return nullptr;
-  const auto &all = static_cast<const tessel::cpu::Attrs *>(call->attrs)->all();
-  auto it = all.find(name);
-  return it == all.end() ? nullptr : &it->second;
-}
-
-} // namespace
-
 int tessel_custom_attr_int(const tessel_custom_call_t *call, const char *name, int64_t *value) {
   const auto *attr = customAttr(call, name);
   const int64_t *i = attr ? std::get_if<int64_t>(attr) : nullptr;
@@ -512,24 +525,12 @@ int tessel_custom_attr_float(const tessel_custom_call_t *call, const char *name,
 
 int tessel_custom_attr_ints(const tessel_custom_call_t *call, const char *name,
                             const int64_t **values, size_t *count) {
-  const auto *attr = customAttr(call, name);
-  const auto *ints = attr ? std::get_if<std::vector<int64_t>>(attr) : nullptr;
-  if (!ints || !values || !count)
-    return 0;
-  *values = ints->data();
-  *count = ints->size();
-  return 1;
+  return customArray(call, name, values, count);
 }
 
 int tessel_custom_attr_floats(const tessel_custom_call_t *call, const char *name,
                               const double **values, size_t *count) {
-  const auto *attr = customAttr(call, name);
-  const auto *floats = attr ? std::get_if<std::vector<double>>(attr) : nullptr;
-  if (!floats || !values || !count)
-    return 0;
-  *values = floats->data();
-  *count = floats->size();
-  return 1;
+  return customArray(call, name, values, count);
 }
 
 int tessel_custom_attr_string(const tessel_custom_call_t *call, const char *name,
