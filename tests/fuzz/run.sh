@@ -8,7 +8,9 @@
 #           kernels size scratch memory or index by attributes;
 #   onnx:   the bundled example, that NonMaxSuppression model and every 4th
 #           ONNX node test model (sorted by name).
-# The regression inputs under tests/fuzz/regressions/KIND run first. Exit 0
+# The regression inputs under tests/fuzz/regressions/KIND run first.
+# allow_user_poisoning=0 as in scripts/sanitize.sh (LLVM's allocator
+# poisons slabs that the uninstrumented libMLIR.so then writes). Exit 0
 # when nothing crashed, hung or tripped a sanitizer; a crashing input is left
 # in WORK/artifacts, to be added to the regressions.
 #
@@ -56,7 +58,7 @@ esac
 regressions=$src/tests/fuzz/regressions/$kind
 [ -d "$regressions" ] || regressions=
 cd "$work" # where -jobs=N writes its fuzz-N.log files
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+ASAN_OPTIONS=allow_user_poisoning=0:${ASAN_OPTIONS:-detect_leaks=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
   "$fuzzer" -runs="$runs" -seed=1 -timeout=20 -rss_limit_mb=3072 $limits -len_control=0 \
   -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$@" \
