@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # The custom op example on the GPU (issue 19). Its engines are compiled on
-# the CPU machine (NVRTC there) into device-custom/ (untracked: it travels
-# with the working tree), then run on the GPU machine with the device
-# bundle's tools:
+# the CPU machine (NVRTC there) into device-custom/ (git-ignored, carried),
+# then run on the GPU machine with the device bundle's tools:
 #
 #   here:    bash scripts/device/custom-op.sh --prepare
-#   device:  run(command="bash scripts/device/custom-op.sh", carry=["device-bundle"])
+#   device:  run(command="bash scripts/device/custom-op.sh", carry=["device-bundle", "device-custom"])
 #
 # There: examples/custom_op's model (GatedMix between convs) at fp16 on the
 # tc and simt tiers and at fp32 on simt, each against the float64 numpy
