@@ -637,21 +637,19 @@ FailureOr<std::vector<uint8_t>> writeEngine(ArrayRef<ModuleOp> profiles,
   };
   optionOffsets.push_back(fb::CreateOptionDirect(
       builder, "targets", targetList.empty() ? "none" : targetList.c_str()));
-  if (options.customOps && !options.customOps->empty()) { // sorted by key: first
+  if (options.customOps && !options.customOps->empty()) {
     // The ops by name, not the manifests' paths: the engine stays the same
     // bytes wherever the manifests are.
     std::string names;
     for (const custom::CustomOpDecl &decl : options.customOps->all())
       names += (names.empty() ? "" : ",") + decl.qualifiedName();
-    optionOffsets.insert(optionOffsets.begin(),
-                         fb::CreateOptionDirect(builder, "custom_ops", names.c_str()));
+    optionOffsets.push_back(fb::CreateOptionDirect(builder, "custom_ops", names.c_str()));
   }
-  if (!options.fp32Nodes.empty()) { // sorted by key: first
+  if (!options.fp32Nodes.empty()) {
     std::string nodes;
     for (const std::string &node : options.fp32Nodes)
       nodes += (nodes.empty() ? "" : ",") + node;
-    optionOffsets.insert(optionOffsets.begin(),
-                         fb::CreateOptionDirect(builder, "fp32_nodes", nodes.c_str()));
+    optionOffsets.push_back(fb::CreateOptionDirect(builder, "fp32_nodes", nodes.c_str()));
   }
   std::vector<flatbuffers::Offset<flatbuffers::String>> targetOffsets;
   for (const std::string &name : targetNames)
@@ -683,7 +681,7 @@ FailureOr<std::vector<uint8_t>> writeEngine(ArrayRef<ModuleOp> profiles,
   const PlanOffsets &first = plans.front();
   auto engine = fb::CreateEngine(
       builder, format::kFormatVersion, builder.CreateString("tessel-compile 0.1.0"),
-      builder.CreateVector(optionOffsets), first.tensors, first.inputs, first.outputs,
+      builder.CreateVectorOfSortedTables(&optionOffsets), first.tensors, first.inputs, first.outputs,
       first.steps, first.arenaSize, first.unplanned, shared.constants.size(), first.tiers,
       builder.CreateVector(moduleOffsets), builder.CreateVector(targetOffsets),
       nested.empty() ? 0 : builder.CreateVector(nested));

@@ -22,70 +22,65 @@ planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
   custom::CustomKernelPlanner customPlanner(options.customOps ? *options.customOps : noCustomOps,
                                             targets);
   // Launches name modules by each planner's own numbering (the library's
-  // family index, the GEMM codegen's module index) until every step is
-  // planned; then the modules of the library's families that are used come
-  // first, in the library's family order, and the GEMM modules follow.
-  std::vector<std::pair<size_t, size_t>> libraryVariants, gemmVariants, customVariants;
-  for (auto [index, step] : llvm::enumerate(steps)) {
+  // family index, the GEMM codegen's and the custom planner's module index)
+  // until every step is planned; then the modules of the library's families
+  // that are used come first, in the library's family order, then the GEMM
+  // modules, then the custom ones.
+  using Placed = std::vector<std::pair<size_t, size_t>>; // (step, variant)
+  Placed libraryVariants, gemmVariants, customVariants;
+  // Appends a planner's variants to step `index`'s, noting where they went.
+  auto append = [&](size_t index, mlir::FailureOr<std::vector<codegen::KernelVariant>> planned,
+                    Placed &placed) {
+    if (mlir::failed(planned))
+      return false;
     std::vector<codegen::KernelVariant> &variants = plan.steps[index];
+    for (codegen::KernelVariant &variant : *planned) {
+      placed.emplace_back(index, variants.size());
+      variants.push_back(std::move(variant));
+    }
+    return true;
+  };
+  for (auto [index, step] : llvm::enumerate(steps)) {
     if (step.name == "custom") {
       // A custom op's kernels are its manifest's alone.
-      mlir::FailureOr<std::vector<codegen::KernelVariant>> planned = customPlanner.plan(step);
-      if (mlir::failed(planned))
+      if (!append(index, customPlanner.plan(step), customVariants))
         return mlir::failure();
-      for (codegen::KernelVariant &variant : *planned) {
-        customVariants.emplace_back(index, variants.size());
-        variants.push_back(std::move(variant));
-      }
       continue;
     }
-    if (step.op) {
-      mlir::FailureOr<std::vector<codegen::KernelVariant>> planned = gemm.plan(step);
-      if (mlir::failed(planned))
-        return mlir::failure();
-      for (codegen::KernelVariant &variant : *planned) {
-        gemmVariants.emplace_back(index, variants.size());
-        variants.push_back(std::move(variant));
-      }
-    }
+    if (step.op && !append(index, gemm.plan(step), gemmVariants))
+      return mlir::failure();
     // The library's variants go after the GEMM codegen's (best tier first):
     // those of a step the GEMM codegen gave no simt variant (the library's
     // simt variant, and a Tensor Core one where its family has one).
-    bool hasSimt = llvm::any_of(variants, [](const codegen::KernelVariant &v) {
+    bool hasSimt = llvm::any_of(plan.steps[index], [](const codegen::KernelVariant &v) {
       return v.tier == engine::Tier::simt;
     });
-    if (hasSimt)
-      continue;
-    mlir::FailureOr<std::vector<codegen::KernelVariant>> fromLibrary = library.plan(step);
-    if (mlir::failed(fromLibrary))
+    if (!hasSimt && !append(index, library.plan(step), libraryVariants))
       return mlir::failure();
-    for (codegen::KernelVariant &variant : *fromLibrary) {
-      libraryVariants.emplace_back(index, variants.size());
-      variants.push_back(std::move(variant));
-    }
   }
 
+  // Renumbers the launches of `placed` variants with `module`.
+  auto renumber = [&](const Placed &placed, auto module) {
+    for (auto [step, variant] : placed)
+      for (codegen::Launch &launch : plan.steps[step][variant].launches)
+        launch.module = module(launch.module);
+  };
   std::vector<int32_t> familyModule;
   for (codegen::KernelModule &module : library.modules(targets, familyModule))
     plan.modules.push_back(std::move(module));
-  for (auto [step, variant] : libraryVariants)
-    for (codegen::Launch &launch : plan.steps[step][variant].launches)
-      launch.module = familyModule.at(static_cast<size_t>(launch.module));
+  renumber(libraryVariants,
+           [&](int32_t family) { return familyModule.at(static_cast<size_t>(family)); });
   const int32_t gemmBase = static_cast<int32_t>(plan.modules.size());
   mlir::FailureOr<std::vector<codegen::KernelModule>> gemmModules = gemm.finish();
   if (mlir::failed(gemmModules))
     return mlir::failure();
   for (codegen::KernelModule &module : *gemmModules)
     plan.modules.push_back(std::move(module));
-  for (auto [step, variant] : gemmVariants)
-    for (codegen::Launch &launch : plan.steps[step][variant].launches)
-      launch.module += gemmBase;
+  renumber(gemmVariants, [&](int32_t index) { return gemmBase + index; });
   const int32_t customBase = static_cast<int32_t>(plan.modules.size());
   for (codegen::KernelModule &module : customPlanner.finish())
     plan.modules.push_back(std::move(module));
-  for (auto [step, variant] : customVariants)
-    for (codegen::Launch &launch : plan.steps[step][variant].launches)
-      launch.module += customBase;
+  renumber(customVariants, [&](int32_t index) { return customBase + index; });
   return plan;
 }
 

@@ -73,29 +73,36 @@ struct CustomKernelPlanner::Compiled {
 
 namespace {
 
-std::string cType(const std::string &dtype) { return dtype == "f16" ? "__half" : "float"; }
-
-/// The declaration the manifest implies for `variant`, as C++.
-std::string expectedSignature(const CustomOpDecl &decl, const VariantDecl &variant) {
-  std::string text = "extern \"C\" __global__ void " + variant.kernel + "(";
+/// The kernel's parameters the manifest implies for `variant`: (type, name).
+std::vector<std::pair<std::string, std::string>> parameters(const CustomOpDecl &decl,
+                                                            const VariantDecl &variant) {
+  const std::string type = variant.dtype == "f16" ? "__half" : "float";
+  std::vector<std::pair<std::string, std::string>> list;
   for (const std::string &input : decl.inputs)
-    text += "const " + cType(variant.dtype) + " *" + input + ", ";
+    list.emplace_back("const " + type + " *", input);
   for (const OutputDecl &output : decl.outputs)
-    text += cType(variant.dtype) + " *" + output.name + ", ";
-  return text + "TesselCustomArgs args)";
+    list.emplace_back(type + " *", output.name);
+  list.emplace_back("TesselCustomArgs", "args");
+  return list;
+}
+
+/// That declaration, as C++.
+std::string expectedSignature(const CustomOpDecl &decl, const VariantDecl &variant) {
+  std::string text;
+  for (const auto &[type, name] : parameters(decl, variant))
+    text += (text.empty() ? "" : ", ") + type + (type.back() == '*' ? "" : " ") + name;
+  return "extern \"C\" __global__ void " + variant.kernel + "(" + text + ")";
 }
 
 /// The check line: the kernel's type is the pointer type the declaration
 /// implies (tessel_same_type: the prelude's std::is_same). Compile-time
 /// only: it adds nothing to the module.
 std::string signatureCheck(const CustomOpDecl &decl, const VariantDecl &variant) {
-  std::string parameters;
-  for (size_t i = 0; i < decl.inputs.size(); ++i)
-    parameters += "const " + cType(variant.dtype) + " *, ";
-  for (size_t i = 0; i < decl.outputs.size(); ++i)
-    parameters += cType(variant.dtype) + " *, ";
-  return "static_assert(tessel_same_type<decltype(&" + variant.kernel + "), void (*)(" +
-         parameters + "TesselCustomArgs)>::value, \"kernel '" + variant.kernel +
+  std::string types;
+  for (const auto &[type, name] : parameters(decl, variant))
+    types += (types.empty() ? "" : ", ") + type;
+  return "static_assert(tessel_same_type<decltype(&" + variant.kernel + "), void (*)(" + types +
+         ")>::value, \"kernel '" + variant.kernel +
          "' does not have the parameters the manifest declares\");\n";
 }
 

@@ -90,25 +90,15 @@ private:
       }
     return lhs;
   }
-  NodePtr expr() {
-    NodePtr lhs = term();
-    for (skipSpace(); lhs && pos < text.size() && (text[pos] == '+' || text[pos] == '-');
+  NodePtr expr() { return leftAssociative("+-", &ExprParser::term); }
+  NodePtr term() { return leftAssociative("*/%", &ExprParser::factor); }
+  /// `operand (OP operand)*` for OP one of `ops`, grouped from the left.
+  NodePtr leftAssociative(const char *ops, NodePtr (ExprParser::*operand)()) {
+    NodePtr lhs = (this->*operand)();
+    for (skipSpace(); lhs && pos < text.size() && text[pos] && std::strchr(ops, text[pos]);
          skipSpace()) {
       char op = text[pos++];
-      NodePtr rhs = term();
-      if (!rhs)
-        return nullptr;
-      lhs = binary(op, lhs, rhs);
-    }
-    return lhs;
-  }
-  NodePtr term() {
-    NodePtr lhs = factor();
-    for (skipSpace(); lhs && pos < text.size() &&
-                      (text[pos] == '*' || text[pos] == '/' || text[pos] == '%');
-         skipSpace()) {
-      char op = text[pos++];
-      NodePtr rhs = factor();
+      NodePtr rhs = (this->*operand)();
       if (!rhs)
         return nullptr;
       lhs = binary(op, lhs, rhs);

@@ -114,10 +114,6 @@ tessel_status_t tensorInfo(const tessel_engine_t *engine, size_t index,
   return nullptr;
 }
 
-} // namespace
-
-namespace {
-
 /// The attribute `name` of a custom call, or null.
 const tessel::cpu::AttrValue *customAttr(const tessel_custom_call_t *call, const char *name) {
   if (!call || !call->attrs || !name)

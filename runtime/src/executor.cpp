@@ -133,8 +133,12 @@ Status Context::prepare() {
     hostSteps = true;
     const fb::Step *step = engineSteps->Get(s);
     if (step->op()->str() == "custom") {
-      cpu::Attrs attrs = decodeAttrs(step);
-      const std::string &domain = attrs.getString("domain"), &opType = attrs.getString("op_type");
+      // Attributes are sorted by name (the schema's key).
+      auto name = [&](const char *key) -> std::string {
+        const fb::Attr *attr = step->attrs() ? step->attrs()->LookupByKey(key) : nullptr;
+        return attr ? fbString(attr->s()) : "";
+      };
+      const std::string domain = name("domain"), opType = name("op_type");
       steps[s].custom = findCustomOp(domain, opType);
       if (!steps[s].custom)
         return Status(TESSEL_UNSUPPORTED,
