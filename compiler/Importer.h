@@ -32,6 +32,13 @@ struct ImportOptions {
   // The custom ops the model may use (tessel-compile --custom-op): a node
   // whose domain and op type one declares becomes a tessel.custom.
   const custom::CustomOpRegistry *customOps = nullptr;
+  // The longest the ONNX library's checker, shape inference or version
+  // converter may run (each in a child process) before the import fails
+  // naming the limit. Real models take well under a second; a malformed one
+  // can make ONNX's inference loop for hours (ConstantOfShape with a shape
+  // operand declared 2^30 long builds a rank-2^30 type). The fuzzer lowers
+  // it.
+  unsigned onnxLibrarySeconds = 300;
 };
 
 enum class ImportFailure { None, Invalid, Unsupported };

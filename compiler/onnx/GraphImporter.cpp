@@ -203,13 +203,7 @@ ImportResult GraphImporter::run(const std::string &path) {
                       exampleShape(tensorType) +
                       (dynamicBatch(tensorType) ? ", or its first with --batch" : "") +
                       ")");
-    } else if (!isSupportedShape(type->getShape())) {
-      (void)error(argLoc, false,
-                  "graph input '" + info.name() + "' has shape " +
-                      shapeText(type->getShape()) + ", beyond " +
-                      Twine(kMaxExtent) + " per dim or " + Twine(kMaxElements) +
-                      " elements");
-    } else {
+    } else { // extents beyond tessel's were refused before inference (loadModel)
       argTypes.push_back(*type);
       args.push_back(&info);
       continue;
@@ -291,14 +285,14 @@ ImportResult importOnnxFile(MLIRContext &context, const std::string &path,
         failedResult.failure = ImportFailure::Unsupported;
       return failedResult;
     }
-    std::string error = upgradeOldOpset(model);
+    std::string error = upgradeOldOpset(model, options.onnxLibrarySeconds);
     if (!error.empty()) {
       emitError(fileLoc) << error;
       failedResult.failure = ImportFailure::Unsupported;
       return failedResult;
     }
     PropagatedData propagated;
-    error = checkAndInferIsolated(model, propagated);
+    error = checkAndInferIsolated(model, propagated, options.onnxLibrarySeconds);
     if (!error.empty()) {
       emitError(fileLoc) << error;
       return failedResult;

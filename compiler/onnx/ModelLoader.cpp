@@ -361,6 +361,27 @@ LogicalResult fixInputShapes(Location fileLoc, const ImportOptions &options,
   return success();
 }
 
+/// Rejects a graph input whose static dims are beyond what tessel takes,
+/// before ONNX's shape inference sees them: its inference builds types from
+/// them (ConstantOfShape of a shape operand declared 2^40 long: a rank-2^40
+/// type) and would not return.
+LogicalResult checkInputExtents(Location fileLoc, onnx::GraphProto &graph) {
+  for (const onnx::ValueInfoProto *input : runtimeInputs(graph)) {
+    if (!input->type().tensor_type().has_shape())
+      continue;
+    SmallVector<int64_t> known;
+    for (const auto &dim : input->type().tensor_type().shape().dim())
+      if (dim.has_dim_value())
+        known.push_back(dim.dim_value());
+    if (!isSupportedShape(known))
+      return emitError(fileLoc) << "graph input '" << input->name() << "' has shape "
+                                << shapeText(input->type().tensor_type().shape())
+                                << ", beyond " << kMaxExtent << " per dim or "
+                                << kMaxElements << " elements";
+  }
+  return success();
+}
+
 } // namespace
 
 bool isDefaultDomain(const std::string &domain) {
@@ -467,18 +488,21 @@ LogicalResult loadModel(MLIRContext *ctx, const std::string &path,
     if (model.ir_version() >= 4)
       graph.mutable_input()->erase(input);
   }
-  return fixInputShapes(fileLoc, options, graph);
+  if (failed(fixInputShapes(fileLoc, options, graph)))
+    return failure();
+  return checkInputExtents(fileLoc, graph);
 }
 
 /// Runs `work` in a child process and returns the bytes it returns, or
-/// nothing when the child dies (`crash` then says how). ONNX 1.12's
-/// inference functions and version adapters crash on some malformed nodes
-/// (SIGSEGV in LayerNormalization's inference for an out-of-range axis,
-/// SIGFPE in DepthToSpace's when blocksize^2 overflows); isolated, such a
-/// crash becomes a diagnostic instead of taking the compiler down. Where the
-/// process cannot fork, `work` runs in this one.
+/// nothing when the child dies or runs past `seconds` (`crash` then says
+/// which: "crashed (Segmentation fault)", "ran past its limit of 300 s"). ONNX 1.12's inference functions and version adapters crash on some
+/// malformed nodes (SIGSEGV in LayerNormalization's inference for an
+/// out-of-range axis, SIGFPE in DepthToSpace's when blocksize^2 overflows)
+/// and loop on others; isolated, either becomes a diagnostic instead of
+/// taking the compiler down or hanging it. Where the process cannot fork,
+/// `work` runs in this one.
 std::optional<std::string> runIsolated(llvm::function_ref<std::string()> work,
-                                       std::string &crash) {
+                                       unsigned seconds, std::string &crash) {
   int fds[2];
   if (::pipe(fds) != 0)
     return work();
@@ -491,8 +515,9 @@ std::optional<std::string> runIsolated(llvm::function_ref<std::string()> work,
   if (pid == 0) {
     ::close(fds[0]);
     // A crash must end the child, not run the parent's crash handlers.
-    for (int sig : {SIGSEGV, SIGFPE, SIGBUS, SIGILL, SIGABRT})
+    for (int sig : {SIGSEGV, SIGFPE, SIGBUS, SIGILL, SIGABRT, SIGALRM})
       std::signal(sig, SIG_DFL);
+    ::alarm(seconds);
     bool sent = writeAll(fds[1], work());
     ::_exit(sent ? 0 : 1);
   }
@@ -512,8 +537,12 @@ std::optional<std::string> runIsolated(llvm::function_ref<std::string()> work,
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    crash = WIFSIGNALED(status) ? std::string(" (") + ::strsignal(WTERMSIG(status)) + ")"
-                                : std::string();
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+      crash = "ran past its limit of " + std::to_string(seconds) + " s";
+    else if (WIFSIGNALED(status))
+      crash = std::string("crashed (") + ::strsignal(WTERMSIG(status)) + ")";
+    else
+      crash = "crashed";
     return std::nullopt;
   }
   return bytes;
@@ -523,8 +552,8 @@ std::optional<std::string> runIsolated(llvm::function_ref<std::string()> work,
 /// found: the graph's value_info and output types, and the propagated data
 /// (as inputs of a graph whose shapes hold it).
 std::string checkAndInferIsolated(onnx::ModelProto &model,
-                                  PropagatedData &propagated) {
-  std::string crash;
+                                  PropagatedData &propagated, unsigned seconds) {
+  std::string crash = "crashed"; // runIsolated says how the child ended
   std::optional<std::string> bytes = runIsolated(
       [&] {
         onnx::ModelProto envelope;
@@ -539,11 +568,10 @@ std::string checkAndInferIsolated(onnx::ModelProto &model,
         }
         return envelope.SerializeAsString();
       },
-      crash);
+      seconds, crash);
   onnx::ModelProto envelope;
   if (!bytes || !envelope.ParseFromString(*bytes))
-    return "ONNX checker or shape inference crashed on this model" + crash +
-           ": it is malformed";
+    return "ONNX checker or shape inference " + crash + " on this model: it is malformed";
   if (!envelope.doc_string().empty())
     return envelope.doc_string();
   onnx::GraphProto &graph = *model.mutable_graph();
@@ -606,7 +634,7 @@ void alignOldBroadcasts(onnx::ModelProto &inferred) {
   graph.mutable_node()->Swap(&nodes);
 }
 
-std::string upgradeOldOpset(onnx::ModelProto &model) {
+std::string upgradeOldOpset(onnx::ModelProto &model, unsigned seconds) {
   int64_t opset = 0;
   for (const auto &entry : model.opset_import())
     if (isDefaultDomain(entry.domain()))
@@ -624,7 +652,7 @@ std::string upgradeOldOpset(onnx::ModelProto &model) {
   if (changed.empty())
     return "";
   std::string needs = llvm::join(changed, ", ");
-  std::string crash;
+  std::string crash = "crashed"; // runIsolated says how the child ended
   // The reply: 'E' and the converter's error, or 'M' and the converted model.
   std::optional<std::string> bytes = runIsolated(
       [&]() -> std::string {
@@ -640,13 +668,13 @@ std::string upgradeOldOpset(onnx::ModelProto &model) {
           return std::string("E") + e.what();
         }
       },
-      crash);
+      seconds, crash);
   std::string failure =
       "unsupported: cannot upgrade this opset-" + std::to_string(opset) + " model (its " + needs +
       " nodes have the semantics of opsets before " + std::to_string(kMinOpset) +
       ") with ONNX's version converter: ";
   if (!bytes || bytes->empty())
-    return failure + "it crashed" + crash;
+    return failure + "it " + crash;
   if ((*bytes)[0] == 'E')
     return failure + bytes->substr(1);
   onnx::ModelProto converted;

@@ -40,19 +40,19 @@ mlir::LogicalResult loadModel(mlir::MLIRContext *ctx, const std::string &path,
                               onnx::ModelProto &model, bool &unsupported);
 
 /// Upgrades a model older than kMinOpset with ONNX's version converter
-/// (libonnx's version_conversion, in a child process) when one of its nodes
-/// has an op whose semantics changed since the model's opset (Add's
-/// broadcast attribute, BatchNormalization's consumed_inputs, ...); a model
-/// whose ops are unchanged since is left as it is. Returns the error, or ""
-/// on success.
-std::string upgradeOldOpset(onnx::ModelProto &model);
+/// (libonnx's version_conversion, in a child process that may run `seconds`)
+/// when one of its nodes has an op whose semantics changed since the model's
+/// opset (Add's broadcast attribute, BatchNormalization's consumed_inputs,
+/// ...); a model whose ops are unchanged since is left as it is. Returns the
+/// error, or "" on success.
+std::string upgradeOldOpset(onnx::ModelProto &model, unsigned seconds);
 
 /// Runs the ONNX checker, then shape inference with data propagation, in a
-/// child process (in this one where fork fails). Fills in `model`'s
-/// value_info and output types and `propagated`. Returns the error, or ""
-/// when the model is valid.
+/// child process that may run `seconds` (in this one where fork fails).
+/// Fills in `model`'s value_info and output types and `propagated`. Returns
+/// the error, or "" when the model is valid.
 std::string checkAndInferIsolated(onnx::ModelProto &model,
-                                  PropagatedData &propagated);
+                                  PropagatedData &propagated, unsigned seconds);
 
 } // namespace tessel::importer
 

@@ -29,6 +29,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 
@@ -779,8 +780,29 @@ TEST_F(ImporterTest, OnnxInferenceCrashIsADiagnostic) {
   EXPECT_FALSE(result.module);
   EXPECT_EQ(result.failure, tessel::ImportFailure::Invalid);
   EXPECT_TRUE(
-      diagnosed("ONNX checker or shape inference crashed on this model"))
+      diagnosed("ONNX checker or shape inference crashed (")) // the signal's name
       << allDiagnostics();
+}
+
+TEST_F(ImporterTest, OnnxInferencePastItsLimitIsADiagnostic) {
+  // ONNX's ConstantOfShape inference adds one dim per element of the shape
+  // operand: declared 2^31 - 1 long (within tessel's extents), it would run
+  // for minutes and take ~100 GB. The child process ends at the limit.
+  ModelBuilder m(13);
+  m.input("shape", {2147483647}, onnx::TensorProto::INT64);
+  m.output("y", {2, 3});
+  m.node("ConstantOfShape", {"shape"}, {"y"}, "fill");
+  tessel::ImportOptions options;
+  options.onnxLibrarySeconds = 1;
+  auto start = std::chrono::steady_clock::now();
+  result = import(m.save("inference_limit"), options);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(result.module);
+  EXPECT_EQ(result.failure, tessel::ImportFailure::Invalid);
+  EXPECT_TRUE(diagnosed("ONNX checker or shape inference ran past its limit of 1 s on this "
+                        "model: it is malformed"))
+      << allDiagnostics();
+  EXPECT_LT(seconds, 30.0);
 }
 
 TEST_F(ImporterTest, HugeAttributeValuesAreInvalid) {

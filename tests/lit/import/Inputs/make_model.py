@@ -316,6 +316,16 @@ def huge_input():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
 
 
+def constant_of_shape_long_shape():
+    # ConstantOfShape of a shape operand declared 2^40 long: ONNX's inference
+    # would build a rank-2^40 type (found by the ONNX fuzzer as a hang).
+    node = helper.make_node("ConstantOfShape", ["x"], ["y"], name="fill")
+    return helper.make_graph(
+        [node], "long_shape",
+        [helper.make_tensor_value_info("x", TensorProto.INT64, [1 << 40])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3, 2])])
+
+
 def layer_norm_bad_scale():
     # LayerNormalization over the last dim (4) with a scale of 5 elements:
     # invalid (ONNX 1.12's checker lets it through).
@@ -390,6 +400,7 @@ CASES.update({
     "swish_24": swish_24,
     "layer_norm_bad_scale": layer_norm_bad_scale,
     "huge_input": huge_input,
+    "constant_of_shape_long_shape": constant_of_shape_long_shape,
     "attention_4d_causal_mask": lambda: attention_23(4, causal=1, mask=TensorProto.BOOL),
     "attention_3d_past": lambda: attention_23(3, past=True, mask=TensorProto.FLOAT),
     "attention_softcap": lambda: attention_23(4, softcap=30.0),
