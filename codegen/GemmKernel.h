@@ -64,9 +64,10 @@ struct GemmKernel {
   uint32_t sharedBytes() const;
   /// Bytes every operand address must be aligned to (vector loads).
   int alignment() const;
-  /// The kernel's parameters, in order: "a", "b", then "addend" and
-  /// "residual" where the problem has them, then "out"; with split-K "a",
-  /// "b", "workspace" (the epilogue's operands go to the reduction).
+  /// The kernel's parameters, in order: "a", "b", "a_scale" where the
+  /// problem has it, then "addend" and "residual" where it has them, then
+  /// "out"; with split-K "a", "b", ("a_scale"), "workspace" (the epilogue's
+  /// operands go to the reduction).
   llvm::SmallVector<llvm::StringRef> parameters() const;
 
   // Split-K (tiles.splitK > 1) only: the workspace of f32 partial sums,

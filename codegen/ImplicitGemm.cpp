@@ -118,6 +118,12 @@ std::optional<GemmProblem> describeConv(const StepView &step) {
     if (!p.residual || residual.getShape() != y.getShape())
       return std::nullopt;
   }
+  if (step.inputs.size() > 4 && step.inputs[4] >= 0) {
+    RankedTensorType scale = step.type(step.inputs[4]);
+    p.aScale = elemTypeOf(scale);
+    if (p.aScale != p.a || scale.getNumElements() != c.batch * c.inC)
+      return std::nullopt;
+  }
   if (!readActivation(op, "alpha", "beta", p))
     return std::nullopt;
   return p;
@@ -244,6 +250,8 @@ int32_t boundTensor(const StepView &step, const GemmProblem &p, llvm::StringRef 
     return step.inputs[2];
   if (param == "residual")
     return step.inputs[3];
+  if (param == "a_scale")
+    return step.inputs[4];
   (void)p;
   return step.outputs[0];
 }

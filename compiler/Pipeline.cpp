@@ -48,6 +48,9 @@ void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   // 7. Inputs and outputs in the caller's format; the boundary converts then
   //    fold with their inverses below.                   [io-format]
   func.addPass(createIOFormat({options.ioLayout, options.ioDtype}));
+  //    A squeeze-excitation gate's channel scale into the operand load of
+  //    the conv that reads the product.             [fuse-channel-scale]
+  func.addPass(createFuseChannelScale());
   // 8. Fold the compile-time work the passes above left (permuted, padded,
   //    converted weights) and clean up.
   func.addPass(createFoldConstants());

@@ -116,6 +116,21 @@ LogicalResult verifyConvCommon(ConvLike op, bool transposed) {
     return op.emitOpError("result batch or channels do not match");
   if (op.getBias() && shapeOf(op.getBias()) != ArrayRef<int64_t>{outChannels})
     return op.emitOpError("bias must have shape [") << outChannels << "]";
+  if constexpr (std::is_same_v<ConvLike, ConvOp>) {
+    if (Value scale = op.getInputScale()) {
+      SmallVector<int64_t> expected(in.size(), 1);
+      expected[0] = in[0];
+      expected[1] = in[1];
+      SmallVector<int64_t> shape(shapeOf(scale));
+      if (op.getLayout() == Layout::NHWC && shape.size() == in.size())
+        shape = channelsFirst(shape);
+      if (shape != expected || elementOf(scale) != elementOf(op.getInput()))
+        return op.emitOpError("input_scale must have the input's element type and one value "
+                              "per image and input channel");
+      if (op.getGroup() != 1) // the kernels of grouped convs have no prologue
+        return op.emitOpError("input_scale needs group 1");
+    }
+  }
   if (!transposed) {
     for (int64_t i = 0; i < spatial; ++i) {
       int64_t expected =

@@ -307,11 +307,18 @@ def Tessel_ConvOp : Tessel_Op<"conv", [AttrSizedOperandSegments, TensorCoreMath,
     `y = act(conv(x, w) + bias + residual)`, `act` one of none, relu, clip
     (alpha = min, beta = max), leaky_relu (alpha), sigmoid, tanh, hard_swish, gelu, gelu_tanh.
 
+    The prologue: with `input_scale` (shape [N, C, 1, ...] in the layout's
+    order: [N, 1, ..., C] for NHWC), the conv reads `x * input_scale`, each
+    product rounded to the input's type as a separate mul would round it:
+    a squeeze-excitation gate's channel scale, applied in the operand load
+    (--tessel-fuse-channel-scale). Group 1 only.
+
     On f16 tensors: f16 operands, f32 accumulation and epilogue, one rounding
     to f16 at the store.
   }];
   let arguments = (ins Tessel_Tensor:$input, Tessel_Tensor:$weight,
                    Optional<Tessel_Tensor>:$bias, Optional<Tessel_Tensor>:$residual,
+                   Optional<Tessel_Tensor>:$input_scale,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                    DenseI64ArrayAttr:$dilations, I64Attr:$group,
                    DefaultValuedAttr<Tessel_ActivationAttr, "::tessel::Activation::None">:$activation,
@@ -320,8 +327,8 @@ def Tessel_ConvOp : Tessel_Op<"conv", [AttrSizedOperandSegments, TensorCoreMath,
                    DefaultValuedAttr<Tessel_LayoutAttr, "::tessel::Layout::NCHW">:$layout);
   let results = (outs Tessel_Tensor:$output);
   let assemblyFormat = [{
-    $input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict `:`
-    functional-type(operands, results)
+    $input `,` $weight (`bias` $bias^)? (`residual` $residual^)? (`scale` $input_scale^)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

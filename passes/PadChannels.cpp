@@ -101,7 +101,7 @@ struct ChannelPadder {
     ArrayRef<int64_t> in = shapeOf(conv.getInput()),
                       w = shapeOf(conv.getWeight());
     if (conv.getLayout() != Layout::NHWC || in.size() != 4 || conv.getGroup() != 1 ||
-        !isConstantLike(conv.getWeight()) ||
+        conv.getInputScale() || !isConstantLike(conv.getWeight()) ||
         (conv.getBias() && !isConstantLike(conv.getBias())))
       return false;
     return in.back() % kChannelMultiple != 0 || w[0] % kChannelMultiple != 0;

@@ -251,6 +251,19 @@ def ToNHWC : Pass<"tessel-to-nhwc", "mlir::func::FuncOp"> {
   let dependentDialects = ["::tessel::TesselDialect"];
 }
 
+def FuseChannelScale : Pass<"tessel-fuse-channel-scale", "mlir::func::FuncOp"> {
+  let summary = "A per-image, per-channel scale into the conv that reads it";
+  let description = [{
+    `conv(mul(x, s))`, where `s` holds one value per image and input channel
+    (shape [N, 1, ..., C] in NHWC, [N, C, 1, ...] in NCHW: a
+    squeeze-excitation gate), the product in either order and used by the
+    conv (group 1) alone, becomes `conv(x) scale s`: the conv's operand load applies
+    the scale and the product is no step of its own (FuseChannelScale.cpp).
+    Runs after the layout and padding passes, which do not move the scale.
+  }];
+  let dependentDialects = ["::tessel::TesselDialect"];
+}
+
 def PadChannels : Pass<"tessel-pad-channels", "mlir::func::FuncOp"> {
   let summary = "Pad conv channel counts to the Tensor Core multiple (8)";
   let description = [{

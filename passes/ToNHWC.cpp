@@ -264,7 +264,9 @@ struct ConvToNHWC : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvOp conv,
                                 PatternRewriter &rewriter) const override {
-    if (conv.getLayout() != Layout::NCHW || shapeOf(conv.getInput()).size() != 4)
+    // (An input scale joins after the layout passes: fuse-channel-scale.)
+    if (conv.getLayout() != Layout::NCHW || shapeOf(conv.getInput()).size() != 4 ||
+        conv.getInputScale())
       return failure();
     Location loc = conv.getLoc();
     SmallVector<Value> operands = {

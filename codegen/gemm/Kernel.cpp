@@ -132,9 +132,14 @@ int GemmKernel::alignment() const {
 }
 
 llvm::SmallVector<llvm::StringRef> GemmKernel::parameters() const {
-  if (splitsK())
-    return {"a", "b", "workspace"};
-  return withEpilogueOperands(problem, {"a", "b"});
+  llvm::SmallVector<llvm::StringRef> operands = {"a", "b"};
+  if (problem.aScale)
+    operands.push_back("a_scale");
+  if (splitsK()) {
+    operands.push_back("workspace");
+    return operands;
+  }
+  return withEpilogueOperands(problem, operands);
 }
 
 //===----------------------------------------------------------------------===//

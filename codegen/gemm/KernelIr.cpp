@@ -41,6 +41,7 @@ Type KernelIr::paramType(llvm::StringRef param) {
                   : param == "b"        ? p.b
                   : param == "addend"   ? *p.addend
                   : param == "residual" ? *p.residual
+                  : param == "a_scale"  ? *p.aScale
                                         : p.out;
   return MemRefType::get({operandElements(p, param) * elemBytes(type)}, b.getI8Type());
 }

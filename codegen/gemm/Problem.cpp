@@ -76,7 +76,7 @@ std::string GemmProblem::key() const {
   llvm::raw_string_ostream os(text);
   os << int(op) << ":" << m << "x" << n << "x" << k << "x" << batch << ":" << elemName(a)
      << elemName(b) << elemName(out) << ":" << (addend ? elemName(*addend) : "-")
-     << (residual ? elemName(*residual) : "-");
+     << (residual ? elemName(*residual) : "-") << (aScale ? ":scaled" : "");
   if (op == GemmOpKind::Conv)
     os << ":conv" << conv.batch << "," << conv.inH << "," << conv.inW << "," << conv.inC << ","
        << conv.outC << "," << conv.kH << "," << conv.kW << "," << conv.strideH << ","
@@ -102,6 +102,8 @@ int64_t gemm::operandElements(const GemmProblem &p, llvm::StringRef param) {
     return p.op == GemmOpKind::Conv ? c.batch * c.inH * c.inW * c.inC : batchA * p.m * p.k;
   if (param == "b")
     return p.op == GemmOpKind::Conv ? c.outC * p.k : batchB * p.k * p.n;
+  if (param == "a_scale")
+    return c.batch * c.inC;
   if (param == "addend")
     return p.op == GemmOpKind::Conv
                ? c.outC

@@ -60,6 +60,9 @@ struct GemmProblem {
   std::optional<ElemType> addend;
   /// conv, gemm: a tensor of the result's shape.
   std::optional<ElemType> residual;
+  /// conv: the prologue's input scale, [batch][inC]: A(m, k) is read as
+  /// x * scale[image of m][channel of k], rounded to A's type.
+  std::optional<ElemType> aScale;
   ConvShape conv;                ///< conv
   bool transA = false, transB = false;
   float alpha = 1.0f, beta = 1.0f; ///< gemm

@@ -67,7 +67,8 @@ SmallVector<Value> Sm80MainLoop::initAccumulators() {
 ///              the barrier that ended step i - 1), commit;
 ///   g < G - 1  load group g + 1's fragments of step i;
 ///   g = G - 1  wait until only stages - 2 groups are in flight (step i +
-///              1's copies have landed), barrier (and every warp has loaded
+///              1's copies have landed), a conv's input scale on the
+///              thread's own runs of them, barrier (and every warp has loaded
 ///              all of step i), load step i + 1's first fragments;
 ///   then the MMAs of group g, with the fragments loaded one group before.
 /// So the fragment loads of group g + 1, and across the barrier those of the
@@ -86,6 +87,7 @@ SmallVector<Value> Sm80MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
     token = commitCopies();
   }
   waitCopies(token, stages - 2);
+  gather.scaleLanded(kBase, buffer(c(0)));
   b.create<gpu::BarrierOp>(loc);
   SmallVector<Value> carried(init.begin(), init.end());
   const size_t accCount = carried.size();
@@ -111,9 +113,16 @@ SmallVector<Value> Sm80MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
             next = loadFragments(buffer(step), (g + 1) * t.fragK);
           } else {
             waitCopies(token, stages - 2);
-            b.create<gpu::BarrierOp>(loc);
             // Step i + 1's first fragments, where there is a step i + 1.
             Value following = add(step, 1);
+            if (p.aScale) {
+              auto scale = b.create<scf::IfOp>(loc, below(following, steps),
+                                               /*withElseRegion=*/false);
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(&scale.getThenRegion().front());
+              gather.scaleLanded(add(kBase, mul(following, t.blockK)), buffer(following));
+            }
+            b.create<gpu::BarrierOp>(loc);
             SmallVector<Type> types;
             for (Value v : fragments)
               types.push_back(v.getType());

@@ -151,6 +151,7 @@ Value Sm90MainLoop::wgmma(Value acc, Value aAddress, Value bAddress) {
 /// - 1 - w steps of copies ahead, the prologue copies steps 0 .. P - 1, a
 /// group each; step i:
 ///   wait until at most P - 1 copy groups are pending (step i's landed),
+///   a conv's input scale on the thread's own runs of step i (scaleLanded),
 ///   fence.proxy.async, barrier: every thread's copies of step i are in
 ///   shared memory and visible to wgmma, and every warpgroup has waited for
 ///   step i - 1 - w's wgmmas (at the end of step i - 1);
@@ -195,6 +196,7 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
       [&](OpBuilder &, Location, Value step, ValueRange args) {
         SmallVector<Value> accs(args.begin(), args.end());
         waitCopies(token, ahead - 1);
+        gather.scaleLanded(add(kBase, mul(step, t.blockK)), gather.tileViews(bufferOffset(step)));
         asmStatement("fence.proxy.async.shared::cta;");
         b.create<gpu::BarrierOp>(loc);
         Value next = add(step, ahead);

@@ -115,6 +115,12 @@ void OperandGather::declareViews(gpu::GPUFuncOp func, ArrayRef<llvm::StringRef> 
     aRuns = view(arg("a"), 0, {operandElements(p, "a") / plan.a.vector}, runType(plan.a));
   if (plan.b.vector > 1)
     bRuns = view(arg("b"), 0, {operandElements(p, "b") / plan.b.vector}, runType(plan.b));
+  if (p.aScale) {
+    scaleElems = elementView(func, params, "a_scale", *p.aScale);
+    if (plan.a.vector > 1)
+      scaleRuns = view(arg("a_scale"), 0, {operandElements(p, "a_scale") / plan.a.vector},
+                       runType(plan.a));
+  }
 }
 
 void OperandGather::setupBatchOffsets() {
@@ -164,12 +170,14 @@ OperandGather::RowState OperandGather::rowSetup(bool isA, Value row) {
   s.valid = below(row, isA ? p.m : p.n);
   const ConvShape &cv = p.conv;
   if (p.op == GemmOpKind::Conv && isA) {
+    Value image = div(row, cv.outH * cv.outW);
+    if (p.aScale)
+      s.scaleBase = add(mul(image, cv.inC), aBatchOffset);
     if (!p.im2col()) {
       // The input is the A matrix itself: [M][inC], group z's channels.
       s.address = add(mul(row, cv.inC), aBatchOffset);
       return s;
     }
-    Value image = div(row, cv.outH * cv.outW);
     Value pixel = rem(row, cv.outH * cv.outW);
     s.imageBase = mul(image, cv.inH * cv.inW);
     s.ihBase = sub(mul(div(pixel, cv.outW), cv.strideH), cv.padH);
@@ -231,6 +239,8 @@ OperandGather::RunAddress OperandGather::runAddress(bool isA, const RowState &ro
                                  both(cmp(P::sge, iw, 0), cmp(P::slt, iw, cv.inW))));
     Value pixel = add(row.imageBase, add(mul(ih, cv.inW), iw));
     address = add(add(mul(pixel, cv.inC), aBatchOffset), channel);
+    if (row.scaleBase)
+      return {inRange, address, add(row.scaleBase, channel)};
   } else {
     int64_t kStride = 1;
     if (p.op == GemmOpKind::Gemm)
@@ -238,15 +248,25 @@ OperandGather::RunAddress OperandGather::runAddress(bool isA, const RowState &ro
     else if (p.op == GemmOpKind::MatMul)
       kStride = isA ? 1 : p.n;
     address = add(row.address, mul(k, kStride));
+    if (row.scaleBase) // a conv's A without im2col: k is the channel
+      return {inRange, address, add(row.scaleBase, k)};
   }
-  return {inRange, address};
+  return {inRange, address, Value()};
+}
+
+Value OperandGather::scaled(Value run, Value scaleOffset) {
+  Value scale = plan.a.vector == 1
+                    ? b.create<memref::LoadOp>(loc, scaleElems, scaleOffset).getResult()
+                    : b.create<memref::LoadOp>(loc, scaleRuns, div(scaleOffset, plan.a.vector))
+                          .getResult();
+  return b.create<arith::MulFOp>(loc, run, scale);
 }
 
 /// The run of operand elements at (row, k): a vector (or one element), zero
 /// where it is out of range (runAddress).
 Value OperandGather::loadRun(bool isA, const RowState &row, Value active, Value k) {
   const Staging &s = isA ? plan.a : plan.b;
-  auto [inRange, address] = runAddress(isA, row, active, k);
+  auto [inRange, address, scaleOffset] = runAddress(isA, row, active, k);
   Type type = runType(s);
   auto ifOp = b.create<scf::IfOp>(loc, TypeRange{type}, inRange, /*withElseRegion=*/true);
   {
@@ -257,7 +277,7 @@ Value OperandGather::loadRun(bool isA, const RowState &row, Value active, Value 
                        : b.create<memref::LoadOp>(loc, isA ? aRuns : bRuns,
                                                   div(address, s.vector))
                              .getResult();
-    b.create<scf::YieldOp>(loc, loaded);
+    b.create<scf::YieldOp>(loc, scaleOffset ? scaled(loaded, scaleOffset) : loaded);
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
     Attribute zero = b.getZeroAttr(type);
     b.create<scf::YieldOp>(loc, b.create<arith::ConstantOp>(loc, cast<TypedAttr>(zero)).getResult());
@@ -321,33 +341,61 @@ void OperandGather::copyAsync(Value k0, const TileViews &tiles) {
         auto ifOp = b.create<scf::IfOp>(loc, slot.active, /*withElseRegion=*/false);
         b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       }
-      auto [inRange, address] = runAddress(isA, slot.row, Value(), add(k0, slot.kLocal));
+      auto [inRange, address, scaleOffset] =
+          runAddress(isA, slot.row, Value(), add(k0, slot.kLocal));
       // Out of range: nothing read (source size 0), the 16 bytes zeroed;
       // the address stays inside the operand all the same.
       Value from = select(inRange, address, c(0));
       Value count = select(inRange, c(s.vector), c(0));
-      SmallVector<Value> at = s.sharedKContiguous ? SmallVector<Value>{slot.rowLocal, slot.kLocal}
-                                                  : SmallVector<Value>{slot.kLocal, slot.rowLocal};
-      if (s.swizzled && s.sharedKContiguous) {
-        // Chunk kLocal / 8 of the row goes to chunk (kLocal / 8) ^ (row % 8).
-        Value chunk = b.createOrFold<arith::XOrIOp>(loc, div(slot.kLocal, s.vector),
-                                                    rem(slot.rowLocal, 8));
-        at[1] = mul(chunk, s.vector);
-      } else if (s.swizzled) {
-        // MN-major: the run of 8 rows (m or n) at (k, r) is chunk (r % 64) /
-        // 8 of the 128-byte row k % 8 of atom (r / 64, k / 8), stored at
-        // chunk ((r % 64) / 8) ^ (k % 8).
-        Value atom = add(mul(div(slot.rowLocal, 64), t.blockK / 8), div(slot.kLocal, 8));
-        Value chunk = b.createOrFold<arith::XOrIOp>(loc, div(rem(slot.rowLocal, 64), s.vector),
-                                                    rem(slot.kLocal, 8));
-        Value element = add(mul(add(mul(atom, 8), rem(slot.kLocal, 8)), 64), mul(chunk, s.vector));
-        at = {div(element, s.ld), rem(element, s.ld)};
-      }
       b.create<nvgpu::DeviceAsyncCopyOp>(
-          loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), isA ? tiles.a : tiles.b, at,
-          isA ? aElems : bElems, ValueRange{from}, b.getIndexAttr(s.vector), count,
-          /*bypassL1=*/b.getUnitAttr());
+          loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), isA ? tiles.a : tiles.b,
+          sharedIndices(s, slot), isA ? aElems : bElems, ValueRange{from},
+          b.getIndexAttr(s.vector), count, /*bypassL1=*/b.getUnitAttr());
     }
+  }
+}
+
+SmallVector<Value> OperandGather::sharedIndices(const Staging &s, const GatherSlot &slot) {
+  SmallVector<Value> at = s.sharedKContiguous ? SmallVector<Value>{slot.rowLocal, slot.kLocal}
+                                              : SmallVector<Value>{slot.kLocal, slot.rowLocal};
+  if (s.swizzled && s.sharedKContiguous) {
+    // Chunk kLocal / 8 of the row goes to chunk (kLocal / 8) ^ (row % 8).
+    Value chunk = b.createOrFold<arith::XOrIOp>(loc, div(slot.kLocal, s.vector),
+                                                rem(slot.rowLocal, 8));
+    at[1] = mul(chunk, s.vector);
+  } else if (s.swizzled) {
+    // MN-major: the run of 8 rows (m or n) at (k, r) is chunk (r % 64) /
+    // 8 of the 128-byte row k % 8 of atom (r / 64, k / 8), stored at
+    // chunk ((r % 64) / 8) ^ (k % 8).
+    Value atom = add(mul(div(slot.rowLocal, 64), t.blockK / 8), div(slot.kLocal, 8));
+    Value chunk = b.createOrFold<arith::XOrIOp>(loc, div(rem(slot.rowLocal, 64), s.vector),
+                                                rem(slot.kLocal, 8));
+    Value element = add(mul(add(mul(atom, 8), rem(slot.kLocal, 8)), 64), mul(chunk, s.vector));
+    at = {div(element, s.ld), rem(element, s.ld)};
+  }
+  return at;
+}
+
+void OperandGather::scaleLanded(Value k0, const TileViews &tiles) {
+  if (!p.aScale)
+    return;
+  // A conv's A runs lie along k in the operand and in shared memory (the
+  // cp.async tiers' precondition), so a run is one vector of the tile.
+  const Staging &s = plan.a;
+  for (const GatherSlot &slot : aSlots) {
+    OpBuilder::InsertionGuard guard(b);
+    auto [inRange, address, scaleOffset] =
+        runAddress(/*isA=*/true, slot.row, slot.active, add(k0, slot.kLocal));
+    (void)address;
+    // Out of range the run is zeros, and stays so.
+    auto ifOp = b.create<scf::IfOp>(loc, inRange, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    SmallVector<Value> at = sharedIndices(s, slot);
+    Value tile = s.vector == 1 ? tiles.a : tiles.aRuns;
+    if (s.vector > 1)
+      at[1] = div(at[1], s.vector);
+    Value run = b.create<memref::LoadOp>(loc, tile, at);
+    b.create<memref::StoreOp>(loc, scaled(run, scaleOffset), tile, at);
   }
 }
 

@@ -120,6 +120,12 @@ public:
   /// in flight until a wait for their group (tc-sm80; 16-byte runs laid
   /// along the shared rows).
   void copyAsync(mlir::Value k0, const TileViews &tiles);
+  /// A conv's input scale (GemmProblem::aScale) on the thread's own A runs
+  /// of the K step at k0 that copyAsync put in `tiles`, once they have
+  /// landed (after the wait for their group, before the barrier that
+  /// publishes them). Nothing without a scale. The register path (fill,
+  /// load) scales as it loads.
+  void scaleLanded(mlir::Value k0, const TileViews &tiles);
 
 private:
   /// Where a gather slot's row of the operand starts, computed once per
@@ -129,6 +135,7 @@ private:
     mlir::Value address; ///< strided: element offset of (row, k = 0)
     // conv im2col: first pixel of the image, window origin (may be negative).
     mlir::Value imageBase, ihBase, iwBase;
+    mlir::Value scaleBase; ///< conv A with an input scale: the image's row of it
   };
 
   /// One run a thread moves per K step: its place in the tile and its row.
@@ -143,6 +150,7 @@ private:
   /// registers (cp.async with zero fill) can take the same addresses.
   struct RunAddress {
     mlir::Value inRange, address;
+    mlir::Value scale; ///< A with an input scale: the run's offset in it
   };
 
   GatherSlot slotSetup(bool isA, int64_t slot);
@@ -151,6 +159,10 @@ private:
   mlir::Value loadRun(bool isA, const RowState &row, mlir::Value active, mlir::Value k);
   void storeRun(bool isA, const TileViews &tiles, mlir::Value rowLocal, mlir::Value kLocal,
                 mlir::Value run);
+  /// Where copyAsync puts a slot's run in its shared tile (element indices).
+  llvm::SmallVector<mlir::Value> sharedIndices(const Staging &s, const GatherSlot &slot);
+  /// `run` (of A) times its run of the input scale at `scaleOffset`.
+  mlir::Value scaled(mlir::Value run, mlir::Value scaleOffset);
   llvm::SmallVector<mlir::Value> loadSlots(bool isA, llvm::ArrayRef<GatherSlot> slots,
                                            mlir::Value k0);
   void storeSlots(bool isA, llvm::ArrayRef<GatherSlot> slots, mlir::ValueRange runs,
@@ -159,6 +171,7 @@ private:
   const SharedPlan &plan;
   // Operands: element views and, where runs are vectors, run views.
   mlir::Value aElems, aRuns, bElems, bRuns;
+  mlir::Value scaleElems, scaleRuns; ///< the input scale's, where A has one
   // Operand offsets of batch z (matmul) or group z (conv).
   mlir::Value aBatchOffset, bBatchOffset;
   mlir::Value shared;

@@ -83,11 +83,12 @@ LogicalResult importConv(Node &n) {
       n.named("pads", n.b.getDenseI64ArrayAttr(w->pads)),
       n.named("dilations", n.b.getDenseI64ArrayAttr(w->dilations)),
       n.named("group", n.b.getI64IntegerAttr(*group))};
-  // The epilogue's optional operands (bias, then the residual that fusion
-  // adds) are told apart by segment sizes; the importer gives no residual and
-  // leaves the epilogue attributes at their defaults (no activation).
+  // The optional operands (bias, then the residual and the input scale that
+  // fusion adds) are told apart by segment sizes; the importer gives neither
+  // of the last two and leaves the epilogue attributes at their defaults (no
+  // activation).
   attrs.push_back(n.named("operandSegmentSizes",
-                          n.b.getDenseI32ArrayAttr({1, 1, bias ? 1 : 0, 0})));
+                          n.b.getDenseI32ArrayAttr({1, 1, bias ? 1 : 0, 0, 0})));
   return n.setOutput(
       0, n.create<ConvOp>(RankedTensorType::get(shape, elementOf(x)), operands,
                           attrs));

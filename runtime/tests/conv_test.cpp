@@ -429,6 +429,52 @@ TEST(KernelConvEpilogue, BiasResidualAndEachActivation) {
   }
 }
 
+// The input scale (a squeeze-excitation gate's, fused into the conv): the
+// conv reads x * scale[n, c], each product rounded to x's type (Tensor::set
+// rounds as a mul step would), in both layouts, with and without bias.
+TEST(KernelConvEpilogue, InputScale) {
+  std::mt19937 rng(109);
+  std::vector<ConvCase> cases = {kConvCases[0], kNhwcCases[0], kNhwcCases[1], kNhwcCases[3]};
+  for (DType t : {DType::F32, DType::F16, DType::F64}) {
+    for (const ConvCase &cc : cases) {
+      Shape xs{cc.n, cc.c}, ws{cc.m, cc.c / cc.group};
+      xs.insert(xs.end(), cc.in.begin(), cc.in.end());
+      ws.insert(ws.end(), cc.kernel.begin(), cc.kernel.end());
+      Shape ss(xs.size(), 1);
+      ss[0] = cc.n;
+      ss[1] = cc.c;
+      Tensor x = randomTensor(t, xs, rng), w = randomTensor(t, ws, rng);
+      Tensor b = randomTensor(t, {cc.m}, rng), scale = randomTensor(t, ss, rng);
+      Tensor scaled = x;
+      const int64_t spatial = numel(xs) / (cc.n * cc.c);
+      for (int64_t i = 0; i < numel(xs); ++i)
+        scaled.set(i, x.get(i) * scale.get(i / spatial));
+      std::vector<double> ref, mag;
+      refConv(cc, scaled, w, cc.bias ? &b : nullptr, nullptr, kActivations[1], ref, mag);
+      const Tensor xl = channelsLast(x), wl = channelsLast(w), sl = channelsLast(scale);
+      for (const char *layout : {"NCHW", "NHWC"}) {
+        const bool nhwc = layout[1] == 'H';
+        Tensor y(t, nhwc ? channelsLast(Tensor(t, convOutShape(cc))).shape() : convOutShape(cc));
+        RUN_OK("conv", convAttrs(cc, layout, kActivations[1]),
+               {nhwc ? &xl : &x, nhwc ? &wl : &w, cc.bias ? &b : nullptr, nullptr,
+                nhwc ? &sl : &scale},
+               y);
+        expectClose(nhwc ? channelsFirst(y) : y, ref, fusedTol(t, ref, mag),
+                    std::string("conv scaled ") + dtypeName(t) + " " + convCaseName(cc) + " " +
+                        layout);
+      }
+    }
+  }
+  // One value per image and channel, no other count.
+  Tensor x(DType::F32, {2, 4, 3, 3}), w(DType::F32, {6, 4, 1, 1}), y(DType::F32, {2, 6, 3, 3});
+  Tensor perChannel(DType::F32, {1, 4, 1, 1});
+  ConvCase cc{2, 4, 6, 1, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, {0, 0}, false};
+  KernelStatus s = run("conv", convAttrs(cc, "NCHW", kActivations[0]),
+                       {&x, &w, nullptr, nullptr, &perChannel}, y);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.error.find("input_scale"), std::string::npos) << s.error;
+}
+
 // An absent or empty layout attribute is NCHW: the three give the same bits.
 TEST(KernelConvEpilogue, AbsentLayoutIsNchw) {
   std::mt19937 rng(107);

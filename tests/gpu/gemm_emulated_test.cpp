@@ -28,6 +28,12 @@ struct Case {
   GemmProblem problem;
 };
 
+/// `p` (a conv) reading its input times a per-image, per-channel scale.
+GemmProblem scaled(GemmProblem p) {
+  p.aScale = p.a;
+  return p;
+}
+
 std::vector<Case> cases() {
   using A = Activation;
   const ElemType f32 = ElemType::F32;
@@ -53,6 +59,14 @@ std::vector<Case> cases() {
       {"conv_dilation2", withEpilogue(conv(1, 9, 9, 8, 8, 3, 3, 1, 2, ElemType::F16, 1, 2), false,
                                       false, A::Sigmoid)},
       {"conv_f32_tanh", withEpilogue(conv(1, 6, 6, 12, 20, 3, 3, 1, 1, f32), true, true, A::Tanh)},
+      // A squeeze-excitation projection: the input scaled per image and
+      // channel in the operand load (2 images, the second starting mid-tile;
+      // K of 3 steps of 64 where blockK is 64).
+      {"conv1x1_scaled", scaled(withEpilogue(conv(2, 5, 5, 136, 24, 1, 1, 1, 0), true, true,
+                                             A::None))},
+      {"conv3x3_scaled", scaled(withEpilogue(conv(2, 6, 6, 16, 8, 3, 3, 1, 1), true, false,
+                                             A::Silu))},
+      {"conv1x1_f32_scaled", scaled(conv(2, 3, 3, 12, 8, 1, 1, 1, 0, f32))},
       {"gemm_m1_bias", [] {
          GemmProblem p = withEpilogue(gemm(1, 40, 64, false, true), true, false, A::Relu);
          p.addendColStride = 1;
@@ -169,6 +183,7 @@ TEST(Sm80, MultistagePipeline) {
   }
   problems.push_back(withEpilogue(conv(1, 9, 9, 8, 16, 3, 3, 2, 1), true, false, A::Relu));
   problems.push_back(withEpilogue(conv(2, 6, 6, 16, 24, 3, 3, 1, 1), true, true, A::Gelu));
+  problems.push_back(scaled(withEpilogue(conv(2, 5, 5, 72, 16, 1, 1, 1, 0), true, false, A::None)));
   problems.push_back(matmul(18, 24, 32, {BatchDim{3, 1, 0}}));
   for (const GemmProblem &p : problems)
     for (int64_t blockK : {16, 32})
@@ -182,6 +197,9 @@ TEST(Sm80, MultistagePipeline) {
     GemmProblem p = withEpilogue(gemm(24, 40, 264, false, true), true, false, A::Relu);
     p.addendRowStride = 0;
     EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "") << "split " << split;
+    // Split-K with an input scale: the partial sums' kernel takes it.
+    GemmProblem s = scaled(withEpilogue(conv(1, 4, 4, 264, 24, 1, 1, 1, 0), true, false, A::None));
+    EXPECT_EQ(emulate(GemmKernel{s, t, "k"}), "") << "scaled split " << split;
   }
   // A 4-warp block of 64x64 warp tiles (4x8 fragments, 128 x 128).
   TileConfig big = tiles(32, 4);
@@ -291,6 +309,9 @@ TEST(EmulatedTiles, PipelinedKSteps) {
           withEpilogue(conv(2, 6, 6, 16, 24, 3, 3, 1, 1, type), true, true, A::Relu));
       problems.push_back(conv(1, 7, 7, blockK, 16, 1, 1, 2, 0, type));
       problems.push_back(withEpilogue(conv(1, 8, 8, 3, 8, 3, 3, 1, 1, type), true, false, A::None));
+      // The input scale on the prefetched runs (K of three steps, 2 images).
+      problems.push_back(scaled(
+          withEpilogue(conv(2, 5, 5, 2 * blockK + 8, 16, 1, 1, 1, 0, type), true, false, A::None)));
       for (const GemmProblem &p : problems) {
         TileConfig t = smallTiles(tier, blockK);
         EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")

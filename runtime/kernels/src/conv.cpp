@@ -295,19 +295,43 @@ KernelStatus convKernel(const Attrs &attrs, const std::vector<const TensorView *
                         const std::vector<TensorView *> &outputs) {
   if (auto s = checkArity("conv", inputs, outputs, 2); !s.ok())
     return s;
-  const TensorView &x = *inputs[0], &w = *inputs[1];
+  const TensorView &w = *inputs[1];
   const TensorView *bias = optionalInput(inputs, 2);
   const TensorView *residual = optionalInput(inputs, 3);
+  const TensorView *scale = optionalInput(inputs, 4);
   TensorView &out = *outputs[0];
-  if (!isFloat(x.dtype))
-    return unsupported("conv", x.dtype);
-  if (!isFloat(w.dtype) || out.dtype != x.dtype || (bias && !isFloat(bias->dtype)) ||
-      (residual && !isFloat(residual->dtype)))
+  if (!isFloat(inputs[0]->dtype))
+    return unsupported("conv", inputs[0]->dtype);
+  if (!isFloat(w.dtype) || out.dtype != inputs[0]->dtype || (bias && !isFloat(bias->dtype)) ||
+      (residual && !isFloat(residual->dtype)) || (scale && scale->dtype != inputs[0]->dtype))
     return fail("conv: operand dtypes must be float and the result must match the input");
   ConvGeometry g;
   std::string error;
-  if (!readConvGeometry(attrs, x.shape, w.shape, out.shape, g, error))
+  if (!readConvGeometry(attrs, inputs[0]->shape, w.shape, out.shape, g, error))
     return fail("conv: " + error);
+  // The input scale (one value per image and channel): the conv reads x *
+  // scale, each product rounded to x's type as a mul step would.
+  TensorView scaled = *inputs[0];
+  if (scale) {
+    const int64_t spatial = g.inSpatial.product();
+    if (scale->numElements() != g.batch * g.inChannels)
+      return fail("conv: input_scale must have one value per image and input channel");
+    withFloatType(scaled.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const T *x = static_cast<const T *>(inputs[0]->data);
+      const T *s = static_cast<const T *>(scale->data);
+      T *y = scratch<T>(kSlotIn0, static_cast<size_t>(scaled.numElements()));
+      for (int64_t n = 0; n < g.batch; ++n)
+        for (int64_t p = 0; p < spatial; ++p)
+          for (int64_t c = 0; c < g.inChannels; ++c) {
+            const int64_t at = g.nhwc ? (n * spatial + p) * g.inChannels + c
+                                      : (n * g.inChannels + c) * spatial + p;
+            y[at] = storeElem<T>(loadElem(x[at]) * loadElem(s[n * g.inChannels + c]));
+          }
+      scaled.data = y;
+    });
+  }
+  const TensorView &x = scaled;
   if (bias && bias->numElements() != g.outChannels)
     return fail("conv: bias must have one value per output channel");
   if (residual && residual->shape != out.shape)

@@ -40,7 +40,7 @@ double activate(const GemmProblem &p, double v) {
 }
 
 struct Operands {
-  Operand a, b, addend, residual;
+  Operand a, b, scale, addend, residual;
   int64_t outCount = 0;
   std::vector<double> ref;
 };
@@ -54,6 +54,18 @@ Operands makeOperands(const GemmProblem &p) {
     const int64_t CG = c.inC / c.group;
     o.a = randomOperand(c.batch * c.inH * c.inW * c.inC, p.a, rng);
     o.b = randomOperand(c.outC * c.kH * c.kW * CG, p.b, rng);
+    // The input scale: the conv reads x * scale, each product rounded to
+    // A's type (f16: refDoubleToHalf; f32: the product of two f32 rounded
+    // to f32).
+    std::vector<double> x = o.a.values;
+    if (p.aScale) {
+      o.scale = randomOperand(c.batch * c.inC, *p.aScale, rng);
+      for (size_t i = 0; i < x.size(); ++i) {
+        double product = x[i] * o.scale.values[i / (c.inH * c.inW * c.inC) * c.inC + i % c.inC];
+        x[i] = p.a == ElemType::F16 ? test::refHalfToDouble(test::refDoubleToHalf(product))
+                                    : double(float(product));
+      }
+    }
     if (p.addend)
       o.addend = randomOperand(c.outC, *p.addend, rng);
     o.outCount = c.batch * c.outH * c.outW * c.outC;
@@ -73,7 +85,7 @@ Operands makeOperands(const GemmProblem &p) {
                 if (ih < 0 || ih >= c.inH || iw < 0 || iw >= c.inW)
                   continue;
                 for (int64_t ci = 0; ci < CG; ++ci)
-                  acc += o.a.values[((n * c.inH + ih) * c.inW + iw) * c.inC + g * CG + ci] *
+                  acc += x[((n * c.inH + ih) * c.inW + iw) * c.inC + g * CG + ci] *
                          o.b.values[((co * c.kH + kh) * c.kW + kw) * CG + ci];
               }
             int64_t at = ((n * c.outH + oh) * c.outW + ow) * c.outC + co;
@@ -161,6 +173,8 @@ std::string emulate(const GemmKernel &kernel, double *relError) {
   // reduction then takes the workspace where the kernel took A and B.
   if (kernel.splitsK()) {
     std::vector<std::vector<uint8_t>> partialArgs = {o.a.tensor.bytes(), o.b.tensor.bytes()};
+    if (p.aScale)
+      partialArgs.push_back(o.scale.tensor.bytes());
     partialArgs.emplace_back(kernel.workspaceBytes(), 0xff);
     Emulator partials(func, partialArgs, kernel.grid(), int(kernel.block()[0]));
     partials.dynamicSharedBytes = kernel.sharedBytes();
@@ -173,6 +187,8 @@ std::string emulate(const GemmKernel &kernel, double *relError) {
     args.push_back(std::move(partialArgs.back()));
   } else {
     args = {o.a.tensor.bytes(), o.b.tensor.bytes()};
+    if (p.aScale)
+      args.push_back(o.scale.tensor.bytes());
   }
   if (p.addend)
     args.push_back(o.addend.tensor.bytes());

@@ -693,6 +693,25 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
       return fail(op, "unknown inline PTX");
     return true;
   }
+  // Float arithmetic on vectors, lane by lane (the gather's input scale).
+  if (auto vec = op->getNumResults() == 1 ? dyn_cast<VectorType>(op->getResult(0).getType())
+                                          : VectorType();
+      vec && isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp>(op)) {
+    Type scalar = vec.getElementType();
+    auto &a = val(op->getOperand(0)), &b = val(op->getOperand(1));
+    auto &out = val(op->getResult(0));
+    each([&](int t) {
+      for (int64_t l = 0; l < vec.getNumElements(); ++l) {
+        float x = a[t].v[l], y = b[t].v[l];
+        float r = isa<arith::AddFOp>(op)   ? x + y
+                  : isa<arith::SubFOp>(op) ? x - y
+                  : isa<arith::MulFOp>(op) ? x * y
+                                           : x / y;
+        out[t].v[l] = round(scalar, r);
+      }
+    });
+    return true;
+  }
   // Elementwise arith.
   if (op->getNumResults() == 1 && op->getDialect()->getNamespace() == "arith") {
     Type type = op->getResult(0).getType();

@@ -8,6 +8,30 @@ func.func @conv_bad_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) -
 
 // -----
 
+func.func @conv_scale_per_channel_only(%x: tensor<1x8x4x4xf32>, %w: tensor<4x8x1x1xf32>, %s: tensor<1x1x1x8xf32>) -> tensor<1x4x4x4xf32> {
+  // expected-error @+1 {{input_scale must have the input's element type and one value per image and input channel}}
+  %y = tessel.conv %x, %w scale %s {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x8x4x4xf32>, tensor<4x8x1x1xf32>, tensor<1x1x1x8xf32>) -> tensor<1x4x4x4xf32>
+  return %y : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+func.func @conv_scale_element_type(%x: tensor<1x4x4x8xf16>, %w: tensor<4x1x1x8xf16>, %s: tensor<1x1x1x8xf32>) -> tensor<1x4x4x4xf16> {
+  // expected-error @+1 {{input_scale must have the input's element type}}
+  %y = tessel.conv %x, %w scale %s {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, layout = #tessel<layout NHWC>} : (tensor<1x4x4x8xf16>, tensor<4x1x1x8xf16>, tensor<1x1x1x8xf32>) -> tensor<1x4x4x4xf16>
+  return %y : tensor<1x4x4x4xf16>
+}
+
+// -----
+
+func.func @conv_scale_grouped(%x: tensor<1x4x4x8xf16>, %w: tensor<8x3x3x1xf16>, %s: tensor<1x1x1x8xf16>) -> tensor<1x4x4x8xf16> {
+  // expected-error @+1 {{input_scale needs group 1}}
+  %y = tessel.conv %x, %w scale %s {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 8 : i64, layout = #tessel<layout NHWC>} : (tensor<1x4x4x8xf16>, tensor<8x3x3x1xf16>, tensor<1x1x1x8xf16>) -> tensor<1x4x4x8xf16>
+  return %y : tensor<1x4x4x8xf16>
+}
+
+// -----
+
 func.func @conv_bad_spatial(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
   // expected-error @+1 {{spatial dim 0 of the result is 8, expected 6}}
   %y = tessel.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
