@@ -315,11 +315,14 @@ def binary_case(outdir, rng, name, kind, shape, other):
           [numpy_helper.from_array(bias, "bias")])
 
 
-def squeeze_excite_case(outdir, rng, name, shape, hidden, gate):
+def squeeze_excite_case(outdir, rng, name, shape, hidden, gate, project=0):
     """A squeeze-excitation block as torchvision exports it: a conv (so the
     block's input is an NHWC activation in the engine), GlobalAveragePool,
     a 1x1 conv with ReLU, a 1x1 conv with the gate (Sigmoid or HardSigmoid),
-    the channel scale; the reference in float64."""
+    the channel scale; with `project` output channels, then the 1x1
+    projection that reads the scaled activations (which takes the scale into
+    its operand load: --tessel-fuse-channel-scale); the reference in
+    float64."""
     n, c, h, w = shape
     x = values(rng, shape)
     w0 = (rng.integers(-8, 9, size=(c, c, 1, 1)) / 16.0).astype(np.float32)
@@ -347,8 +350,16 @@ def squeeze_excite_case(outdir, rng, name, shape, hidden, gate):
              helper.make_node("Conv", ["t", "w2", "b2"], ["g"]),
              gate_node,
              helper.make_node("Mul", ["a", "s"], ["y"])]
-    inits = [numpy_helper.from_array(v, k) for k, v in
-             (("w0", w0), ("b0", b0), ("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2))]
+    weights = [("w0", w0), ("b0", b0), ("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2)]
+    if project:
+        w3 = (rng.integers(-8, 9, size=(project, c, 1, 1)) / 16.0).astype(np.float32)
+        b3 = values(rng, (project,))
+        y = np.einsum("oc,nchw->nohw", w3[:, :, 0, 0].astype(np.float64), y) + \
+            b3.reshape(1, -1, 1, 1)
+        nodes[-1].output[0] = "z"
+        nodes.append(helper.make_node("Conv", ["z", "w3", "b3"], ["y"]))
+        weights += [("w3", w3), ("b3", b3)]
+    inits = [numpy_helper.from_array(v, k) for k, v in weights]
     write(outdir, name, nodes, [("x", x)], [("y", y.astype(np.float32))], inits)
 
 
@@ -595,6 +606,13 @@ def main(outdir):
                         "Sigmoid")
     squeeze_excite_case(outdir, rng, "test_tessel_squeeze_excite_hard_sigmoid", (3, 16, 5, 5), 4,
                         "HardSigmoid")
+    # ... and the projection after them, the channel scale in its operand
+    # load: two images of 7 x 7 (the second starts inside a row tile), and
+    # 136 channels (K of three 64-deep steps) with the hard gate.
+    squeeze_excite_case(outdir, rng, "test_tessel_squeeze_excite_project", (2, 32, 7, 7), 8,
+                        "Sigmoid", project=16)
+    squeeze_excite_case(outdir, rng, "test_tessel_squeeze_excite_project_k136", (1, 136, 14, 14),
+                        8, "HardSigmoid", project=24)
     attention_cases(outdir, rng)
     # A model older than opset 7 whose ops changed since (ONNX's version
     # converter upgrades it).
