@@ -68,7 +68,8 @@ SmallVector<Value> Sm80MainLoop::initAccumulators() {
 ///   g < G - 1  load group g + 1's fragments of step i;
 ///   g = G - 1  wait until only stages - 2 groups are in flight (step i +
 ///              1's copies have landed), a conv's input scale on the
-///              thread's own runs of them, barrier (and every warp has loaded
+///              thread's own runs of them (the scale loaded at g = 0),
+///              barrier (and every warp has loaded
 ///              all of step i), load step i + 1's first fragments;
 ///   then the MMAs of group g, with the fragments loaded one group before.
 /// So the fragment loads of group g + 1, and across the barrier those of the
@@ -86,8 +87,9 @@ SmallVector<Value> Sm80MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
       gather.copyAsync(add(kBase, s * t.blockK), gather.tileViews(c(s * plan.bufferBytes)));
     token = commitCopies();
   }
+  SmallVector<Value> firstScales = gather.loadScales(kBase);
   waitCopies(token, stages - 2);
-  gather.scaleLanded(kBase, buffer(c(0)));
+  gather.scaleLanded(kBase, buffer(c(0)), firstScales);
   b.create<gpu::BarrierOp>(loc);
   SmallVector<Value> carried(init.begin(), init.end());
   const size_t accCount = carried.size();
@@ -97,6 +99,9 @@ SmallVector<Value> Sm80MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
       [&](OpBuilder &, Location, Value step, ValueRange args) {
         SmallVector<Value> accs(args.take_front(accCount));
         SmallVector<Value> fragments(args.drop_front(accCount));
+        // Step i + 1's input scale, loaded during step i's MMAs.
+        Value following = add(step, 1);
+        SmallVector<Value> nextScales;
         for (int64_t g = 0; g < groups; ++g) {
           if (g == 0) {
             Value ahead = add(step, stages - 1);
@@ -107,22 +112,23 @@ SmallVector<Value> Sm80MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
               gather.copyAsync(add(kBase, mul(ahead, t.blockK)), buffer(ahead));
             }
             commitCopies();
+            nextScales = gather.loadScales(add(kBase, mul(following, t.blockK)));
           }
           SmallVector<Value> next;
           if (g + 1 < groups) {
             next = loadFragments(buffer(step), (g + 1) * t.fragK);
           } else {
             waitCopies(token, stages - 2);
-            // Step i + 1's first fragments, where there is a step i + 1.
-            Value following = add(step, 1);
             if (p.aScale) {
               auto scale = b.create<scf::IfOp>(loc, below(following, steps),
                                                /*withElseRegion=*/false);
               OpBuilder::InsertionGuard guard(b);
               b.setInsertionPointToStart(&scale.getThenRegion().front());
-              gather.scaleLanded(add(kBase, mul(following, t.blockK)), buffer(following));
+              gather.scaleLanded(add(kBase, mul(following, t.blockK)), buffer(following),
+                                 nextScales);
             }
             b.create<gpu::BarrierOp>(loc);
+            // Step i + 1's first fragments, where there is a step i + 1.
             SmallVector<Type> types;
             for (Value v : fragments)
               types.push_back(v.getType());

@@ -151,13 +151,15 @@ Value Sm90MainLoop::wgmma(Value acc, Value aAddress, Value bAddress) {
 /// - 1 - w steps of copies ahead, the prologue copies steps 0 .. P - 1, a
 /// group each; step i:
 ///   wait until at most P - 1 copy groups are pending (step i's landed),
-///   a conv's input scale on the thread's own runs of step i (scaleLanded),
 ///   fence.proxy.async, barrier: every thread's copies of step i are in
 ///   shared memory and visible to wgmma, and every warpgroup has waited for
 ///   step i - 1 - w's wgmmas (at the end of step i - 1);
 ///   copies of step i + P into buffer (i + P) % stages, the one step i - 1
 ///   - w read, committed;
-///   wgmma.fence, the step's wgmmas, committed; wait until w are pending.
+///   wgmma.fence, the step's wgmmas, committed; wait until w are pending;
+///   with a conv's input scale, then wait for step i + 1's copies and scale
+///   the thread's own runs of them (their scale loaded before the wgmmas),
+///   so that the fence and barrier of step i + 1 publish them.
 /// After the loop, wait for all.
 SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange init) {
   const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages;
@@ -176,6 +178,13 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
     if (s < steps)
       gather.copyAsync(add(kBase, s * t.blockK), gather.tileViews(add(pad, s * plan.bufferBytes)));
     token = commitCopies();
+  }
+  // A conv's input scale on step 0's runs; each later step's is applied at
+  // the end of the step before, its scale loaded during that step's wgmmas.
+  if (p.aScale) {
+    SmallVector<Value> scales = gather.loadScales(kBase);
+    waitCopies(token, ahead - 1);
+    gather.scaleLanded(kBase, gather.tileViews(pad), scales);
   }
   // Warpgroup (wgM, wgN)'s rows of A and of B within the tiles.
   Value warpgroup = div(block.tid, kWarpgroupSize);
@@ -196,7 +205,6 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
       [&](OpBuilder &, Location, Value step, ValueRange args) {
         SmallVector<Value> accs(args.begin(), args.end());
         waitCopies(token, ahead - 1);
-        gather.scaleLanded(add(kBase, mul(step, t.blockK)), gather.tileViews(bufferOffset(step)));
         asmStatement("fence.proxy.async.shared::cta;");
         b.create<gpu::BarrierOp>(loc);
         Value next = add(step, ahead);
@@ -207,6 +215,8 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
           gather.copyAsync(add(kBase, mul(next, t.blockK)), gather.tileViews(bufferOffset(next)));
         }
         commitCopies();
+        Value following = add(step, 1);
+        SmallVector<Value> nextScales = gather.loadScales(add(kBase, mul(following, t.blockK)));
         Value tiles = add(base, bufferOffset(step));
         Value aTile = add(tiles, mul(aRow0, rowBytes));
         Value bTile = add(add(tiles, plan.bOffset), mul(bRow0, rowBytes));
@@ -225,7 +235,18 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
                             bMnMajor() ? add(bMnTile, ks / 8 * kSwizzleAtomBytes)
                                        : add(bTile, ks * 2));
         asmStatement("wgmma.commit_group.sync.aligned;");
-        b.create<scf::YieldOp>(loc, waitFor(accs, inFlight));
+        SmallVector<Value> done = waitFor(accs, inFlight);
+        if (p.aScale) {
+          // Step i + 1's runs, landed, scaled; no wgmma in flight reads
+          // their buffer (only step i's group may be).
+          auto scale = b.create<scf::IfOp>(loc, below(following, steps), /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&scale.getThenRegion().front());
+          waitCopies(token, ahead - 1);
+          gather.scaleLanded(add(kBase, mul(following, t.blockK)),
+                             gather.tileViews(bufferOffset(following)), nextScales);
+        }
+        b.create<scf::YieldOp>(loc, done);
       });
   b.setInsertionPointAfter(kLoop);
   SmallVector<Value> accs = waitFor(kLoop.getResults(), 0);

@@ -141,6 +141,16 @@ void OperandGather::setupBatchOffsets() {
 }
 
 void OperandGather::setupSlots() {
+  if (p.aScale) {
+    // The block's rows lie in one image where there is one image or the
+    // images are whole row tiles; then a thread's A runs, all at one k when
+    // the threads cover whole rows of runs, share one scale run.
+    const int64_t pixels = p.conv.outH * p.conv.outW;
+    if (p.conv.batch == 1 || pixels % t.blockM == 0) {
+      tileScaleBase = add(mul(div(block.m0, pixels), p.conv.inC), aBatchOffset);
+      sharedScale = plan.a.kContiguous && t.threads() % (t.blockK / plan.a.vector) == 0;
+    }
+  }
   for (bool isA : {true, false}) {
     const Staging &s = isA ? plan.a : plan.b;
     for (int64_t i = 0, slots = gatherSlots(s, t); i < slots; ++i)
@@ -172,7 +182,7 @@ OperandGather::RowState OperandGather::rowSetup(bool isA, Value row) {
   if (p.op == GemmOpKind::Conv && isA) {
     Value image = div(row, cv.outH * cv.outW);
     if (p.aScale)
-      s.scaleBase = add(mul(image, cv.inC), aBatchOffset);
+      s.scaleBase = tileScaleBase ? tileScaleBase : add(mul(image, cv.inC), aBatchOffset);
     if (!p.im2col()) {
       // The input is the A matrix itself: [M][inC], group z's channels.
       s.address = add(mul(row, cv.inC), aBatchOffset);
@@ -254,12 +264,11 @@ OperandGather::RunAddress OperandGather::runAddress(bool isA, const RowState &ro
   return {inRange, address, Value()};
 }
 
-Value OperandGather::scaled(Value run, Value scaleOffset) {
-  Value scale = plan.a.vector == 1
-                    ? b.create<memref::LoadOp>(loc, scaleElems, scaleOffset).getResult()
-                    : b.create<memref::LoadOp>(loc, scaleRuns, div(scaleOffset, plan.a.vector))
-                          .getResult();
-  return b.create<arith::MulFOp>(loc, run, scale);
+Value OperandGather::loadScaleRun(Value scaleOffset) {
+  return plan.a.vector == 1
+             ? b.create<memref::LoadOp>(loc, scaleElems, scaleOffset).getResult()
+             : b.create<memref::LoadOp>(loc, scaleRuns, div(scaleOffset, plan.a.vector))
+                   .getResult();
 }
 
 /// The run of operand elements at (row, k): a vector (or one element), zero
@@ -277,7 +286,9 @@ Value OperandGather::loadRun(bool isA, const RowState &row, Value active, Value 
                        : b.create<memref::LoadOp>(loc, isA ? aRuns : bRuns,
                                                   div(address, s.vector))
                              .getResult();
-    b.create<scf::YieldOp>(loc, scaleOffset ? scaled(loaded, scaleOffset) : loaded);
+    if (scaleOffset) // the input scale: rounded to A's type, as the mul step rounded
+      loaded = b.create<arith::MulFOp>(loc, loaded, loadScaleRun(scaleOffset));
+    b.create<scf::YieldOp>(loc, loaded);
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
     Attribute zero = b.getZeroAttr(type);
     b.create<scf::YieldOp>(loc, b.create<arith::ConstantOp>(loc, cast<TypedAttr>(zero)).getResult());
@@ -376,17 +387,43 @@ SmallVector<Value> OperandGather::sharedIndices(const Staging &s, const GatherSl
   return at;
 }
 
-void OperandGather::scaleLanded(Value k0, const TileViews &tiles) {
+SmallVector<Value> OperandGather::loadScales(Value k0) {
+  SmallVector<Value> scales;
+  if (!p.aScale)
+    return scales;
+  Type type = runType(plan.a);
+  for (const GatherSlot &slot : aSlots) {
+    Value k = add(k0, slot.kLocal);
+    auto [inRange, address, scaleOffset] = runAddress(/*isA=*/true, slot.row, slot.active, k);
+    (void)address;
+    // A shared run is the block's image's: only k can leave the scale.
+    auto ifOp = b.create<scf::IfOp>(loc, TypeRange{type}, sharedScale ? below(k, p.k) : inRange,
+                                    /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    b.create<scf::YieldOp>(loc, loadScaleRun(scaleOffset));
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    b.create<scf::YieldOp>(
+        loc, b.create<arith::ConstantOp>(loc, cast<TypedAttr>(b.getZeroAttr(type))).getResult());
+    scales.push_back(ifOp.getResult(0));
+    if (sharedScale)
+      break;
+  }
+  return scales;
+}
+
+void OperandGather::scaleLanded(Value k0, const TileViews &tiles, ValueRange scales) {
   if (!p.aScale)
     return;
   // A conv's A runs lie along k in the operand and in shared memory (the
   // cp.async tiers' precondition), so a run is one vector of the tile.
   const Staging &s = plan.a;
-  for (const GatherSlot &slot : aSlots) {
+  for (auto [i, slot] : llvm::enumerate(aSlots)) {
     OpBuilder::InsertionGuard guard(b);
     auto [inRange, address, scaleOffset] =
         runAddress(/*isA=*/true, slot.row, slot.active, add(k0, slot.kLocal));
     (void)address;
+    (void)scaleOffset;
     // Out of range the run is zeros, and stays so.
     auto ifOp = b.create<scf::IfOp>(loc, inRange, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -395,7 +432,8 @@ void OperandGather::scaleLanded(Value k0, const TileViews &tiles) {
     if (s.vector > 1)
       at[1] = div(at[1], s.vector);
     Value run = b.create<memref::LoadOp>(loc, tile, at);
-    b.create<memref::StoreOp>(loc, scaled(run, scaleOffset), tile, at);
+    Value scale = scales[sharedScale ? 0 : i];
+    b.create<memref::StoreOp>(loc, b.create<arith::MulFOp>(loc, run, scale), tile, at);
   }
 }
 

@@ -120,12 +120,18 @@ public:
   /// in flight until a wait for their group (tc-sm80; 16-byte runs laid
   /// along the shared rows).
   void copyAsync(mlir::Value k0, const TileViews &tiles);
-  /// A conv's input scale (GemmProblem::aScale) on the thread's own A runs
+  /// A conv's input scale (GemmProblem::aScale) for the thread's A runs of
+  /// the K step at k0, loaded into registers ahead of scaleLanded so that
+  /// their latency hides behind the math: one run per A slot, or one for
+  /// all where every slot reads the same (the block's rows in one image, the
+  /// thread's runs at one k). Empty without a scale.
+  llvm::SmallVector<mlir::Value> loadScales(mlir::Value k0);
+  /// The input scale `scales` (loadScales of k0) on the thread's own A runs
   /// of the K step at k0 that copyAsync put in `tiles`, once they have
   /// landed (after the wait for their group, before the barrier that
   /// publishes them). Nothing without a scale. The register path (fill,
   /// load) scales as it loads.
-  void scaleLanded(mlir::Value k0, const TileViews &tiles);
+  void scaleLanded(mlir::Value k0, const TileViews &tiles, mlir::ValueRange scales);
 
 private:
   /// Where a gather slot's row of the operand starts, computed once per
@@ -161,8 +167,8 @@ private:
                 mlir::Value run);
   /// Where copyAsync puts a slot's run in its shared tile (element indices).
   llvm::SmallVector<mlir::Value> sharedIndices(const Staging &s, const GatherSlot &slot);
-  /// `run` (of A) times its run of the input scale at `scaleOffset`.
-  mlir::Value scaled(mlir::Value run, mlir::Value scaleOffset);
+  /// The input scale's run (or element) at `scaleOffset`.
+  mlir::Value loadScaleRun(mlir::Value scaleOffset);
   llvm::SmallVector<mlir::Value> loadSlots(bool isA, llvm::ArrayRef<GatherSlot> slots,
                                            mlir::Value k0);
   void storeSlots(bool isA, llvm::ArrayRef<GatherSlot> slots, mlir::ValueRange runs,
@@ -172,6 +178,11 @@ private:
   // Operands: element views and, where runs are vectors, run views.
   mlir::Value aElems, aRuns, bElems, bRuns;
   mlir::Value scaleElems, scaleRuns; ///< the input scale's, where A has one
+  /// The block's rows lie in one image: its row of the scale (else null,
+  /// and each row finds its own).
+  mlir::Value tileScaleBase;
+  /// Every A slot of a thread reads the same scale run (loadScales).
+  bool sharedScale = false;
   // Operand offsets of batch z (matmul) or group z (conv).
   mlir::Value aBatchOffset, bBatchOffset;
   mlir::Value shared;

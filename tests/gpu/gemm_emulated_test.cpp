@@ -67,6 +67,11 @@ std::vector<Case> cases() {
       {"conv3x3_scaled", scaled(withEpilogue(conv(2, 6, 6, 16, 8, 3, 3, 1, 1), true, false,
                                              A::Silu))},
       {"conv1x1_f32_scaled", scaled(conv(2, 3, 3, 12, 8, 1, 1, 1, 0, f32))},
+      // Row tiles within one image, whose threads share one scale run: one
+      // image, and two images of 256 pixels (whole row tiles).
+      {"conv1x1_scaled_one_image", scaled(conv(1, 7, 7, 136, 24, 1, 1, 1, 0))},
+      {"conv1x1_scaled_whole_tiles",
+       scaled(withEpilogue(conv(2, 16, 16, 72, 16, 1, 1, 1, 0), true, false, A::Silu))},
       {"gemm_m1_bias", [] {
          GemmProblem p = withEpilogue(gemm(1, 40, 64, false, true), true, false, A::Relu);
          p.addendColStride = 1;
