@@ -441,6 +441,21 @@ GemmPlanner::GemmPlanner(MLIRContext &ctx, const Targets &targets)
 
 GemmPlanner::~GemmPlanner() = default;
 
+/// Whether a problem is worth a tc-sm90 kernel beside its tc-sm80 one. On
+/// the H100 (bench/NOTES.md, 2026-11-27 (15): 504 steps of EfficientNet-B0,
+/// -V2-S and MobileNetV3-Large at batch 1 and 32, each timed on both
+/// tiers) tc-sm80 was the faster below 100 MFLOP in every step (a
+/// squeeze-excitation FC, a batch-1 conv: a few blocks, latency-bound,
+/// where wgmma's m64 warpgroup tiles leave fewer blocks) and wherever K is
+/// under one 64-deep wgmma step (zero padding for most of it); tc-sm90 from
+/// 240 MFLOP with K of 64 or more. The runtime takes the best tier a step
+/// has, so without a tc-sm90 variant tc-sm80 runs on sm_90 GPUs.
+static bool sm90Pays(const GemmProblem &p) {
+  constexpr double kMinFlops = 128e6;
+  return 2.0 * double(p.m) * double(p.n) * double(p.k) * double(p.batch) >= kMinFlops &&
+         p.k >= 64;
+}
+
 FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
   std::vector<KernelVariant> variants;
   if (impl->targets.empty())
@@ -448,10 +463,16 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
   std::optional<GemmProblem> problem = describeGemmStep(step);
   if (!problem)
     return variants;
+  const bool sm80Serves = chooseTiles(*problem, GemmTier::TensorCoreSm80).has_value() &&
+                          llvm::any_of(impl->targets.cubinArchs, [](int arch) {
+                            return runsOn(GemmTier::TensorCoreSm80, arch);
+                          });
   for (Impl::TierKernels &tier : impl->tiers) {
     // A tier only where some target runs it.
     if (llvm::none_of(impl->targets.cubinArchs,
                       [&](int arch) { return runsOn(tier.tier, arch); }))
+      continue;
+    if (tier.tier == GemmTier::TensorCoreSm90 && sm80Serves && !sm90Pays(*problem))
       continue;
     std::optional<TileConfig> tiles = chooseTiles(*problem, tier.tier);
     if (!tiles)
