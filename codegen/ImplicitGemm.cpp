@@ -442,14 +442,15 @@ GemmPlanner::GemmPlanner(MLIRContext &ctx, const Targets &targets)
 GemmPlanner::~GemmPlanner() = default;
 
 /// Whether a problem is worth a tc-sm90 kernel beside its tc-sm80 one. On
-/// the H100 (bench/NOTES.md, 2026-11-27 (15): 504 steps of EfficientNet-B0,
-/// -V2-S and MobileNetV3-Large at batch 1 and 32, each timed on both
-/// tiers) tc-sm80 was the faster below 100 MFLOP in every step (a
-/// squeeze-excitation FC, a batch-1 conv: a few blocks, latency-bound,
-/// where wgmma's m64 warpgroup tiles leave fewer blocks) and wherever K is
-/// under one 64-deep wgmma step (zero padding for most of it); tc-sm90 from
-/// 240 MFLOP with K of 64 or more. The runtime takes the best tier a step
-/// has, so without a tc-sm90 variant tc-sm80 runs on sm_90 GPUs.
+/// the H100 (bench/NOTES.md, 2026-11-27 (15): the Tensor Core steps of
+/// EfficientNet-B0, -V2-S and MobileNetV3-Large at batch 1 and 32, each
+/// timed on both tiers) tc-sm80 was the faster in 204 of the 235 steps below
+/// 128 MFLOP or with K under 64 (a squeeze-excitation FC, a batch-1 conv: a
+/// few blocks, latency-bound, where wgmma's m64 warpgroup tiles leave fewer
+/// of them; K under one 64-deep wgmma step is mostly zero padding), and the
+/// batch-1 engines all on tc-sm80 were 10-14% faster; tc-sm90 in 120 of the
+/// 128 other steps. The runtime takes the best tier a step has, so without
+/// a tc-sm90 variant tc-sm80 runs on sm_90 GPUs.
 static bool sm90Pays(const GemmProblem &p) {
   constexpr double kMinFlops = 128e6;
   return 2.0 * double(p.m) * double(p.n) * double(p.k) * double(p.batch) >= kMinFlops &&

@@ -92,9 +92,9 @@ public:
 };
 
 /// A conv below 128 MFLOP (the 3x3 above at 14 x 14: 14 MFLOP) or with K
-/// under 64 gets no tc-sm90 variant: tc-sm80 was the faster there on the
-/// H100 in every step measured, and its kernels run on sm_90 GPUs (also
-/// where sm_90 is the only target).
+/// under 64 gets no tc-sm90 variant: tc-sm80 was mostly the faster there on
+/// the H100, and its kernels run on sm_90 GPUs (also where sm_90 is the
+/// only target).
 TEST(Planner, SmallProblemsGetNoSm90) {
   Steps s;
   Type h = s.f16();
