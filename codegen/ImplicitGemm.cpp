@@ -464,19 +464,19 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
   std::optional<GemmProblem> problem = describeGemmStep(step);
   if (!problem)
     return variants;
-  const bool sm80Serves = chooseTiles(*problem, GemmTier::TensorCoreSm80).has_value() &&
-                          llvm::any_of(impl->targets.cubinArchs, [](int arch) {
-                            return runsOn(GemmTier::TensorCoreSm80, arch);
-                          });
-  for (Impl::TierKernels &tier : impl->tiers) {
-    // A tier only where some target runs it.
-    if (llvm::none_of(impl->targets.cubinArchs,
-                      [&](int arch) { return runsOn(tier.tier, arch); }))
-      continue;
-    if (tier.tier == GemmTier::TensorCoreSm90 && sm80Serves && !sm90Pays(*problem))
-      continue;
-    std::optional<TileConfig> tiles = chooseTiles(*problem, tier.tier);
-    if (!tiles)
+  // Each tier's tiling where some target runs the tier.
+  std::optional<TileConfig> tilings[std::size(impl->tiers)];
+  bool sm80Serves = false; // tc-sm80 runs sm_90 GPUs where tc-sm90 does not pay
+  for (size_t i = 0; i < std::size(impl->tiers); ++i) {
+    if (llvm::any_of(impl->targets.cubinArchs,
+                     [&](int arch) { return runsOn(impl->tiers[i].tier, arch); }))
+      tilings[i] = chooseTiles(*problem, impl->tiers[i].tier);
+    sm80Serves |= impl->tiers[i].tier == GemmTier::TensorCoreSm80 && tilings[i];
+  }
+  for (size_t i = 0; i < std::size(impl->tiers); ++i) {
+    Impl::TierKernels &tier = impl->tiers[i];
+    const std::optional<TileConfig> &tiles = tilings[i];
+    if (!tiles || (tier.tier == GemmTier::TensorCoreSm90 && sm80Serves && !sm90Pays(*problem)))
       continue;
     const GemmKernel &kernel = impl->intern(tier, *problem, *tiles, step.op->getLoc());
     auto bind = [&](llvm::StringRef param) {

@@ -14,7 +14,6 @@
 // the batch or a full-size operand stays a mul) and x's element type.
 //
 //===----------------------------------------------------------------------===//
-#include "GraphRewrite.h"
 #include "Passes.h"
 
 #include "mlir/IR/PatternMatch.h"

@@ -495,8 +495,10 @@ LogicalResult loadModel(MLIRContext *ctx, const std::string &path,
 
 /// Runs `work` in a child process and returns the bytes it returns, or
 /// nothing when the child dies or runs past `seconds` (`crash` then says
-/// which: "crashed (Segmentation fault)", "ran past its limit of 300 s"). ONNX 1.12's inference functions and version adapters crash on some
-/// malformed nodes (SIGSEGV in LayerNormalization's inference for an
+/// which: "crashed (Segmentation fault)", "ran past its limit of 300 s";
+/// left as the caller set it where the child exited with an error). ONNX
+/// 1.12's inference functions and version adapters crash on some malformed
+/// nodes (SIGSEGV in LayerNormalization's inference for an
 /// out-of-range axis, SIGFPE in DepthToSpace's when blocksize^2 overflows)
 /// and loop on others; isolated, either becomes a diagnostic instead of
 /// taking the compiler down or hanging it. Where the process cannot fork,
@@ -541,8 +543,6 @@ std::optional<std::string> runIsolated(llvm::function_ref<std::string()> work,
       crash = "ran past its limit of " + std::to_string(seconds) + " s";
     else if (WIFSIGNALED(status))
       crash = std::string("crashed (") + ::strsignal(WTERMSIG(status)) + ")";
-    else
-      crash = "crashed";
     return std::nullopt;
   }
   return bytes;
