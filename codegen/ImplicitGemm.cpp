@@ -10,6 +10,7 @@
 #include "ImplicitGemm.h"
 
 #include "CubinAssembler.h"
+#include "GridDependency.h"
 #include "StepEncoding.h"
 #include "WmmaGemm.h"
 #include "tessel/engine_format.h"
@@ -358,10 +359,18 @@ FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
   for (int arch : targets.cubinArchs)
     if (runsOn(tier, arch))
       archs.push_back(arch);
+  // The cubins of sm_90 and later wait for the grids before them
+  // (GridDependency.h), assembled from the PTX rewritten so.
+  std::optional<std::string> waiting = waitingForPriorGrids(*ptx);
+  if (!waiting)
+    return emitError(where(0)) << "the " << tierName(tier)
+                               << " module's PTX has no .version or .target directive";
+  auto waits = [&](int arch) { return arch >= kGridDependencyArch; };
   std::vector<CubinResult> cubins(archs.size());
   std::vector<std::thread> workers;
   for (size_t i = 0; i < cubins.size(); ++i)
-    workers.emplace_back([&, i] { cubins[i] = assembleCubin(*ptx, archs[i]); });
+    workers.emplace_back(
+        [&, i] { cubins[i] = assembleCubin(waits(archs[i]) ? *waiting : *ptx, archs[i]); });
   for (std::thread &worker : workers)
     worker.join();
   for (size_t i = 0; i < cubins.size(); ++i) {
@@ -369,7 +378,8 @@ FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
       // Name the kernel (and so a step) the assembler stopped at.
       size_t failing = 0;
       if (std::optional<size_t> line = firstLogLine(cubins[i].log))
-        if (std::optional<std::string> name = kernelAtLine(*ptx, *line))
+        if (std::optional<std::string> name =
+                kernelAtLine(waits(archs[i]) ? *waiting : *ptx, *line))
           for (size_t k = 0; k < kernels.size(); ++k)
             if (kernels[k].name == *name)
               failing = k;
@@ -385,6 +395,7 @@ FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
     KernelImage image;
     image.cubin = true;
     image.arch = archs[i];
+    image.waitsForPriorGrids = waits(archs[i]);
     image.data = std::move(cubins[i].cubin);
     result.images.push_back(std::move(image));
   }

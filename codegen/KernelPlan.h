@@ -31,6 +31,10 @@ struct KernelImage {
   bool cubin = false;
   int arch = 0;
   std::vector<uint8_t> data;
+  /// Every entry point waits for the grids before it (griddepcontrol.wait)
+  /// before touching memory: the runtime may overlap its launch with the
+  /// kernel before it (GridDependency.h).
+  bool waitsForPriorGrids = false;
 };
 
 struct KernelModule {

@@ -240,7 +240,8 @@ private:
     return a.images.size() == b.images.size() &&
            std::equal(a.images.begin(), a.images.end(), b.images.begin(),
                       [](const codegen::KernelImage &x, const codegen::KernelImage &y) {
-                        return x.cubin == y.cubin && x.arch == y.arch && x.data == y.data;
+                        return x.cubin == y.cubin && x.arch == y.arch && x.data == y.data &&
+                               x.waitsForPriorGrids == y.waitsForPriorGrids;
                       });
   }
 
@@ -671,7 +672,7 @@ FailureOr<std::vector<uint8_t>> writeEngine(ArrayRef<ModuleOp> profiles,
       images.push_back(fb::CreateKernelImageDirect(
           builder, image.cubin ? fb::ImageFormat::Cubin : fb::ImageFormat::PTX, image.arch,
           &data, compressed ? fb::Compression::Zstd : fb::Compression::None,
-          compressed ? size : 0));
+          compressed ? size : 0, image.waitsForPriorGrids));
     }
     moduleOffsets.push_back(fb::CreateKernelModuleDirect(builder, module->name.c_str(), &images));
   }

@@ -172,7 +172,8 @@ bool decodedImage(const engine::KernelImage *image, std::vector<uint8_t> &bytes)
   return true;
 }
 
-/// "ptx sm_70 (12345 bytes), cubin sm_80 (...)".
+/// "ptx sm_70 (12345 bytes), cubin sm_80 (...), cubin sm_90 (..., waits
+/// for prior grids)".
 std::string imagesText(const engine::KernelModule *module) {
   std::string text;
   if (module->images())
@@ -183,7 +184,7 @@ std::string imagesText(const engine::KernelModule *module) {
               (image->compression() == engine::Compression::Zstd
                    ? ", " + std::to_string(image->data()->size()) + " stored"
                    : std::string()) +
-              ")";
+              (image->waits_for_prior_grids() ? ", waits for prior grids" : "") + ")";
   return text.empty() ? "no images" : text;
 }
 

@@ -18,6 +18,8 @@
 //===----------------------------------------------------------------------===//
 #include "KernelLibrary.h"
 
+#include "GridDependency.h"
+
 #include "EmbeddedImages.h"
 #include "StepPlanner.h"
 #include "TesselTraits.h"
@@ -182,9 +184,12 @@ KernelModule KernelLibrary::module(int32_t index, const Targets &targets) {
     bool wanted = llvm::any_of(targets.cubinArchs, [&](int target) {
       return target / 10 == image.arch / 10 && target >= image.arch;
     });
+    // The build assembles the cubins of sm_90 and later from the PTX with
+    // each entry waiting for the grids before it (tessel-ptx-wait).
     if (wanted)
-      module.images.push_back(
-          KernelImage{true, image.arch, std::vector<uint8_t>(image.begin, image.end)});
+      module.images.push_back(KernelImage{true, image.arch,
+                                          std::vector<uint8_t>(image.begin, image.end),
+                                          image.arch >= kGridDependencyArch});
   }
   return module;
 }

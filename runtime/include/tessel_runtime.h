@@ -405,7 +405,11 @@ TESSEL_API int tessel_custom_attr_string(const tessel_custom_call_t *call, const
  *                        launches step by step).
  *   TESSEL_GPU_SYNC=1    synchronize after every GPU step, so that a kernel
  *                        fault names its step (slow; for debugging; implies
- *                        TESSEL_CUDA_GRAPH=0). */
+ *                        TESSEL_CUDA_GRAPH=0 and no overlapped launches).
+ *   TESSEL_OVERLAP_LAUNCHES=0  never launch a kernel during the tail of the
+ *                        one before it (on sm_90 and later, kernels whose
+ *                        engine image waits for the grids before them are
+ *                        launched so by default). */
 
 /* NULL when the driver loaded, initialized and reports at least one device;
  * otherwise TESSEL_UNSUPPORTED with the reason, e.g. "no CUDA driver:

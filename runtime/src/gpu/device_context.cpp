@@ -59,6 +59,8 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
   const size_t stepCount = engineSteps ? engineSteps->size() : 0;
   syncEachStep = environmentIs("TESSEL_GPU_SYNC", "1");
   graphsEnabled = !syncEachStep && !environmentIs("TESSEL_CUDA_GRAPH", "0");
+  overlapLaunches = !syncEachStep && driver->api().cuLaunchKernelEx &&
+                    !environmentIs("TESSEL_OVERLAP_LAUNCHES", "0");
 
   // Resolve every function first: a module the driver rejects should fail
   // before anything is allocated.
@@ -79,7 +81,8 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
       Launch prepared;
       prepared.kernel = launch->kernel()->c_str();
       if (Status st = device->function(static_cast<size_t>(launch->module_()), prepared.kernel,
-                                       launch->shared_bytes(), prepared.function);
+                                       launch->shared_bytes(), prepared.function,
+                                       prepared.waitsForPriorGrids);
           !st.ok())
         return Status(st.code(), describeStep(s, engineSteps->Get(s)) + " (" + choice.tier +
                                      "): " + st.message());
@@ -310,16 +313,36 @@ Status DeviceContext::synchronize(const char *what, CUstream on) {
   return {};
 }
 
-Status DeviceContext::launchStep(size_t index, CUstream on) {
+bool DeviceContext::kernelBefore(size_t index) const {
+  for (size_t s = index; s-- > 0;) {
+    if (!steps[s].onGpu)
+      return false; // a host step's copies
+    if (steps[s].launchEnd > steps[s].firstLaunch)
+      return true;
+  }
+  return false; // the run's input copies, or the caller's work
+}
+
+Status DeviceContext::launchStep(size_t index, CUstream on, bool afterKernel) {
   const DriverApi &cu = driver->api();
   const Step &step = steps[index];
   for (size_t l = step.firstLaunch; l < step.launchEnd; ++l) {
     const Launch &launch = launches[l];
     void **params = launch.paramCount ? &paramPointers[launch.firstParam] : nullptr;
-    CUresult result = cu.cuLaunchKernel(launch.function, launch.grid[0], launch.grid[1],
-                                        launch.grid[2], launch.block[0], launch.block[1],
-                                        launch.block[2], launch.sharedBytes, on, params,
-                                        nullptr);
+    CUresult result;
+    if (overlapLaunches && launch.waitsForPriorGrids && (afterKernel || l > step.firstLaunch)) {
+      CUlaunchAttribute overlap{};
+      overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      overlap.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig config{launch.grid[0],  launch.grid[1],     launch.grid[2],
+                            launch.block[0], launch.block[1],    launch.block[2],
+                            launch.sharedBytes, on, &overlap, 1};
+      result = cu.cuLaunchKernelEx(&config, launch.function, params, nullptr);
+    } else {
+      result = cu.cuLaunchKernel(launch.function, launch.grid[0], launch.grid[1],
+                                 launch.grid[2], launch.block[0], launch.block[1],
+                                 launch.block[2], launch.sharedBytes, on, params, nullptr);
+    }
     if (result != CUDA_SUCCESS) {
       if (isKernelFault(result) && inFlightFirst != kNone)
         return fault(result, "cuLaunchKernel");
@@ -373,7 +396,7 @@ Status DeviceContext::launchAllCaptured() {
     return {}; // no graph; the caller launches step by step
   bool launched = true;
   for (size_t s = 0; s < steps.size() && launched; ++s)
-    launched = launchStep(s, stream).ok();
+    launched = launchStep(s, stream, kernelBefore(s)).ok();
   CUgraph captured = nullptr;
   CUresult ended = cu.cuStreamEndCapture(stream, &captured);
   if (launched && ended == CUDA_SUCCESS && captured &&
@@ -458,7 +481,8 @@ Status DeviceContext::enqueueRun(CUstream on, HostStep hostStep, void *owner) {
     inFlightGraph = true;
   } else {
     for (size_t s = 0; s < steps.size(); ++s) {
-      Status status = steps[s].onGpu ? launchStep(s, on) : runHostStep(s, hostStep, owner);
+      Status status = steps[s].onGpu ? launchStep(s, on, kernelBefore(s))
+                                     : runHostStep(s, hostStep, owner);
       if (!status.ok())
         return status;
     }
@@ -518,7 +542,7 @@ Status DeviceContext::profile(HostStep hostStep, void *owner, double *ms) {
       CUevent begin = stepEvents[2 * s], end = stepEvents[2 * s + 1];
       if (CUresult r = cu.cuEventRecord(begin, stream); r != CUDA_SUCCESS)
         return fault(r, "cuEventRecord");
-      if (Status status = launchStep(s, stream); !status.ok())
+      if (Status status = launchStep(s, stream, /*afterKernel=*/false); !status.ok())
         return status;
       if (CUresult r = cu.cuEventRecord(end, stream); r != CUDA_SUCCESS)
         return fault(r, "cuEventRecord");

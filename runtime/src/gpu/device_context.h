@@ -40,6 +40,18 @@
 //   TESSEL_GPU_SYNC=1    synchronize after every GPU step, so that a kernel
 //                        fault (an illegal address) names its step rather
 //                        than the range of steps in flight; implies no graph.
+//   TESSEL_OVERLAP_LAUNCHES=0  launch no kernel during the tail of the one
+//                        before it (below).
+//
+// Overlapped launches: a kernel whose module image waits for the grids before
+// it (KernelImage.waits_for_prior_grids: the sm_90 and later cubins the
+// compiler makes, codegen/GridDependency.h) is launched with programmatic
+// stream serialization when the operation before it on the stream is another
+// kernel of the same run: its blocks are scheduled while that kernel's last
+// ones finish, and wait there for it (griddepcontrol.wait). Never for a
+// run's first kernel (what precedes it is the caller's), after a host step,
+// across steps while profiling (each step between its events) or with
+// TESSEL_GPU_SYNC=1.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_GPU_DEVICE_CONTEXT_H
@@ -115,6 +127,7 @@ private:
     unsigned sharedBytes = 0;
     size_t firstParam = 0, paramCount = 0; // into paramPointers
     const char *kernel = "";
+    bool waitsForPriorGrids = false; // its image's entries wait (see above)
   };
   struct Copy {
     CUdeviceptr device = 0;
@@ -140,7 +153,13 @@ private:
       : owner(std::move(plan)), device(std::move(engine)) {}
   Status prepare(const Selection &selection, std::vector<cpu::TensorView> &views);
   CUdeviceptr address(int32_t tensor) const;
-  Status launchStep(size_t index, CUstream on);
+  /// Launches step `index` on `on`; `afterKernel`: the operation before it
+  /// on `on` is a kernel of this run, so that its first launch may overlap.
+  Status launchStep(size_t index, CUstream on, bool afterKernel);
+  /// Whether, in a run, the operation on the stream before step `index`'s
+  /// launches is a kernel of that run (an earlier GPU step's, no host step
+  /// between).
+  bool kernelBefore(size_t index) const;
   Status runHostStep(size_t index, HostStep hostStep, void *owner);
   Status launchAllCaptured();
   /// One run's work on `on`, not waited for: follow the context's earlier
@@ -181,6 +200,7 @@ private:
   bool allOnGpu = false;
   bool graphsEnabled = true;
   bool syncEachStep = false;
+  bool overlapLaunches = false; // cuLaunchKernelEx there, not TESSEL_OVERLAP_LAUNCHES=0 or sync
   bool captureTried = false;
   unsigned runs = 0;
   CUgraphExec graph = nullptr;

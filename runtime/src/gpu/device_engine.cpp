@@ -159,8 +159,10 @@ Status DeviceEngine::loadModuleLocked(size_t index) {
   CUjitOption options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *values[] = {log.data(), reinterpret_cast<void *>(uintptr_t(log.size()))};
   CUresult result = api.api().cuModuleLoadDataEx(&slot.handle, data, 2, options, values);
-  if (result == CUDA_SUCCESS)
+  if (result == CUDA_SUCCESS) {
+    slot.waitsForPriorGrids = image->waits_for_prior_grids();
     return {};
+  }
   slot.handle = nullptr;
   log.resize(std::strlen(log.c_str()));
   while (!log.empty() && (log.back() == '\n' || log.back() == ' '))
@@ -175,7 +177,7 @@ Status DeviceEngine::loadModuleLocked(size_t index) {
 }
 
 Status DeviceEngine::function(size_t index, const std::string &name, unsigned sharedBytes,
-                              CUfunction &function) {
+                              CUfunction &function, bool &waitsForPriorGrids) {
   std::lock_guard<std::mutex> lock(mutex);
   if (Status s = loadModuleLocked(index); !s.ok())
     return s;
@@ -204,6 +206,7 @@ Status DeviceEngine::function(size_t index, const std::string &name, unsigned sh
     slot.sharedAllowed = sharedBytes;
   }
   function = slot.handle;
+  waitsForPriorGrids = modules[index].waitsForPriorGrids;
   return {};
 }
 

@@ -57,9 +57,11 @@ public:
   Status loadModule(size_t index);
   /// The entry `name` of module `index` (loaded first), allowed at least
   /// `sharedBytes` of dynamic shared memory (the attribute is raised above
-  /// the default 48 KiB only when asked).
+  /// the default 48 KiB only when asked); `waitsForPriorGrids`: whether the
+  /// image loaded says its entries wait for the grids before them
+  /// (KernelImage.waits_for_prior_grids).
   Status function(size_t index, const std::string &name, unsigned sharedBytes,
-                  CUfunction &function);
+                  CUfunction &function, bool &waitsForPriorGrids);
 
 private:
   DeviceEngine(std::shared_ptr<const Engine> engine, const Driver &driver,
@@ -70,6 +72,7 @@ private:
   struct ModuleSlot {
     bool tried = false;
     CUmodule handle = nullptr;
+    bool waitsForPriorGrids = false;
     Status failure;
   };
   struct FunctionSlot {

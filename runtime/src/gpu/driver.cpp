@@ -199,6 +199,7 @@ Status Driver::resolve() {
       missing.push_back(symbol);
   });
   if (missing.empty()) {
+    assign(entry.cuLaunchKernelEx, dlsym(handle, "cuLaunchKernelEx"));
     // The process-wide driver's allocations (every context's) go through
     // the fault hook; a driver a test loads and unloads keeps its own.
     if (!closeOnDestroy) {

@@ -44,6 +44,28 @@ using CUgraph = struct CUgraph_st *;
 using CUgraphExec = struct CUgraphExec_st *;
 
 constexpr CUresult CUDA_SUCCESS = 0;
+
+// cuLaunchKernelEx's configuration (cuda.h's CUlaunchConfig and
+// CUlaunchAttribute, CUDA 12-13), for the one attribute used: programmatic
+// stream serialization (a kernel that waits for the grids before it may be
+// launched during their tail).
+constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6;
+struct CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int programmaticStreamSerializationAllowed;
+  } value;
+};
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+};
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 
 // CUjit_option values: the JIT's error log, so that a PTX the driver rejects
@@ -114,6 +136,10 @@ struct DriverApi {
                              unsigned gridZ, unsigned blockX, unsigned blockY,
                              unsigned blockZ, unsigned sharedBytes, CUstream stream,
                              void **params, void **extra);
+  // Optional (CUDA 12 and later; null where the driver lacks it): without
+  // it every kernel is launched with cuLaunchKernel.
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *config, CUfunction function,
+                               void **params, void **extra);
   CUresult (*cuStreamCreate)(CUstream *stream, unsigned flags);
   CUresult (*cuStreamDestroy)(CUstream stream);                       // _v2
   CUresult (*cuStreamSynchronize)(CUstream stream);
