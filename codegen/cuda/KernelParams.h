@@ -121,6 +121,10 @@ struct ColumnParams {
   int64_t outer, rows, inner, chunk;
   int32_t splits, pad0;
 };
+/// The one-launch f16 kernel (reduceColumnsVec): 64 channels a block of
+/// 1024 threads, 128 row groups, at most 18 rows a group.
+constexpr int64_t kColumnVecChannels = 64, kColumnVecThreads = 1024,
+                  kColumnVecMaxRows = 18 * (kColumnVecThreads / 8);
 
 /// softmax, log_softmax, argmax, argmin: the input as [outer, length, inner]
 /// around the axis; `last` is argmax/argmin's select_last_index.

@@ -176,6 +176,14 @@ using namespace tessel::kernels;
     reduceBlock<R::id>(x, y, p);                                                \
   }
 
+// The f16 sums over the middle dim of [outer, rows, inner], 16 bytes a
+// thread, one launch.
+#define TSL_REDUCE_COLUMNS_VEC(name, id)                                        \
+  TSL_KERNEL_BOUNDED(kColumnVecThreads)                                         \
+  tsl_##name##_f16_columns_vec(const f16 *x, f16 *y, TSL_PARAMS(ColumnParams)) { \
+    reduceColumnsVec<R::id>(x, y, p);                                           \
+  }
+
 // The float sums over the middle dim of [outer, rows, inner].
 #define TSL_REDUCE_COLUMNS(name, id, t)                                         \
   TSL_KERNEL tsl_##name##_##t##_columns(const TSL_T(t) *x, TSL_T(t) *y, double *partial, \
@@ -413,6 +421,8 @@ TSL_REDUCE(reduce_sum, Sum, f16)
 TSL_REDUCE(reduce_mean, Mean, f16)
 TSL_REDUCE_COLUMNS(reduce_sum, Sum, f16)
 TSL_REDUCE_COLUMNS(reduce_mean, Mean, f16)
+TSL_REDUCE_COLUMNS_VEC(reduce_sum, Sum)
+TSL_REDUCE_COLUMNS_VEC(reduce_mean, Mean)
 #endif
 
 // The selections and the product of the floats.

@@ -41,6 +41,19 @@ Launches StepPlanner::reduceColumns(const kernels::ReduceParams &r, const Dims &
   // thread kernel's, which writes the identity.
   if (tiles == 0 || p.rows == 0)
     return std::nullopt;
+  // f16 with 16-byte rows of channels and at most 2304 rows: one launch, 16
+  // bytes a thread (reduceColumnsVec), no partials. More rows keep the row
+  // chunks below (EfficientNet-B0's 56 x 56 pools).
+  if (in[0].dtype == DType::F16 && p.inner % 8 == 0 && p.rows <= kernels::kColumnVecMaxRows) {
+    const std::string vec = base + "_vec";
+    const int64_t blocks = p.outer * ((p.inner + kernels::kColumnVecChannels - 1) /
+                                      kernels::kColumnVecChannels);
+    p.chunk = p.rows;
+    p.splits = 1;
+    return single(vec, static_cast<uint32_t>(std::min(blocks, kMaxGrid)),
+                  kernels::kColumnVecThreads,
+                  {in[0].address(), out[0].address(), KernelArg::value(p)});
+  }
   int64_t splits = 1;
   if (tiles < kColumnBlocks)
     splits = std::clamp<int64_t>((kColumnBlocks + tiles - 1) / tiles, 1,

@@ -598,6 +598,16 @@ def main(outdir):
                 (640, 24), [0], 0)
     reduce_case(outdir, rng, "test_tessel_reduce_mean_columns_merged", "ReduceMean",
                 (2, 5, 6, 7), [1, 2], 1)
+    # At fp16 with 16-byte rows of channels and at most 2304 rows, one launch
+    # of 16-byte loads: 2304 rows (18 a row group of 128) and 200 channels (a
+    # last block of 8), 49 rows of 1280 channels summed, 37 rows (most row
+    # groups empty) of 24 channels.
+    reduce_case(outdir, rng, "test_tessel_reduce_mean_columns_vec", "ReduceMean",
+                (2, 2304, 200), [1], 1)
+    reduce_case(outdir, rng, "test_tessel_reduce_sum_columns_vec", "ReduceSum",
+                (3, 49, 1280), [1], 0)
+    reduce_case(outdir, rng, "test_tessel_reduce_mean_columns_vec_short", "ReduceMean",
+                (1, 37, 24), [1], 1)
     # Squeeze-excitation blocks end to end (the global pool of NHWC by
     # columns, two 1x1 convs of one row per image, the channel scale): a pool
     # split into row chunks (56 x 56), one that is not (5 x 5, three

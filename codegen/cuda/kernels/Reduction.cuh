@@ -253,6 +253,72 @@ __device__ __forceinline__ void reduceColumns(const T *x, T *y, double *partial,
   }
 }
 
+/// The f16 sums of [outer, rows, inner] with inner % 8 == 0 and not too
+/// many rows (kColumnVecMaxRows), in one launch: a block of 1024 threads
+/// takes 64 channels of one outer index, 8 threads a row, each 16 bytes (8
+/// channels; the pointers are 16-byte aligned, inner % 8 == 0), its 128 row
+/// groups each every 128th row, in double. A warp's 4 groups combine by
+/// shuffles ((g0 + g1) + (g2 + g3)), then the 32 warps' sums in warp order
+/// in shared memory. No partials and no second launch: a
+/// squeeze-excitation block's pool (EfficientNetV2-S: 24 x 24 x 960) in one
+/// short kernel where reduceColumns' 2-byte lanes needed row chunks and
+/// reduceColumnsFinish. Deterministic; another order of the same sums than
+/// the CPU's, as reduceColumns.
+constexpr int kVecLanes = 8, kVecGroups = kColumnVecThreads / kVecLanes,
+              kVecWarps = kColumnVecThreads / 32, kVecChannels = kVecLanes * 8;
+static_assert(kVecChannels == kColumnVecChannels && kColumnVecMaxRows % kVecGroups == 0 &&
+                  32 / kVecLanes == 4,
+              "the planner's facts of reduceColumnsVec (KernelParams.h)");
+
+template <R op>
+__device__ __forceinline__ void reduceColumnsVec(const f16 *x, f16 *y, const ColumnParams &p) {
+  using Red = Reducer<op, f16>;
+  static_assert(!Red::kPeak, "sums only");
+  __shared__ double sums[kVecWarps][kVecChannels];
+  const int lane = threadIdx.x % kVecLanes, group = threadIdx.x / kVecLanes;
+  const int warp = threadIdx.x / 32;
+  const int64_t tiles = (p.inner + kVecChannels - 1) / kVecChannels;
+  for (int64_t t = blockIdx.x; t < p.outer * tiles; t += gridDim.x) {
+    const int64_t o = static_cast<int64_t>(divide(t, tiles));
+    const int64_t first = (t - o * tiles) * kVecChannels;
+    const int64_t c = first + lane * 8;
+    double acc[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      acc[j] = Red::init();
+    if (c < p.inner) {
+      const f16 *column = x + o * p.rows * p.inner + c;
+#pragma unroll 4
+      for (int64_t r = group; r < p.rows; r += kVecGroups) {
+        const uint4 word = *reinterpret_cast<const uint4 *>(column + r * p.inner);
+        const f16 *h = reinterpret_cast<const f16 *>(&word);
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          acc[j] = Red::step(acc[j], h[j], 0.0);
+      }
+    }
+    // The warp's groups 4w..4w+3 (lanes 0-7, 8-15, 16-23, 24-31): pairs,
+    // then the pairs' sums; lanes 0-7 hold the warp's.
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      acc[j] = Red::combine(acc[j], __shfl_down_sync(0xffffffffu, acc[j], 8));
+      acc[j] = Red::combine(acc[j], __shfl_down_sync(0xffffffffu, acc[j], 16));
+    }
+    if (threadIdx.x % 32 < kVecLanes)
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        sums[warp][lane * 8 + j] = acc[j];
+    __syncthreads();
+    if (threadIdx.x < kVecChannels && first + threadIdx.x < p.inner) {
+      double s = sums[0][threadIdx.x];
+      for (int w = 1; w < kVecWarps; ++w)
+        s = Red::combine(s, sums[w][threadIdx.x]);
+      y[o * p.inner + first + threadIdx.x] = Red::finish(s, 0.0, p.rows);
+    }
+    __syncthreads();
+  }
+}
+
 /// The second launch of a split reduceColumns: a thread per result sums its
 /// splits' partials in order.
 template <R op, typename T>

@@ -651,6 +651,38 @@ TEST_F(KernelLibraryPlan, GatherMovesWholeRows) {
   EXPECT_EQ(p.inner, 1);
 }
 
+TEST_F(KernelLibraryPlan, ShortF16PoolsAreOneLaunchOf16ByteLoads) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<1x24x24x960xf16>, %y: tensor<32x7x7x200xf16>, %z: tensor<1x24x24x964xf16>, %w: tensor<1x48x49x960xf16>) -> tensor<1x1x1x960xf16> {
+      %0 = tessel.reduce_mean %x {axes = array<i64: 1, 2>, keepdims = true} : (tensor<1x24x24x960xf16>) -> tensor<1x1x1x960xf16>
+      %1 = tessel.reduce_sum %y {axes = array<i64: 1, 2>, keepdims = false} : (tensor<32x7x7x200xf16>) -> tensor<32x200xf16>
+      %2 = tessel.reduce_mean %z {axes = array<i64: 1, 2>, keepdims = true} : (tensor<1x24x24x964xf16>) -> tensor<1x1x1x964xf16>
+      %3 = tessel.reduce_mean %w {axes = array<i64: 1, 2>, keepdims = true} : (tensor<1x48x49x960xf16>) -> tensor<1x1x1x960xf16>
+      return %0 : tensor<1x1x1x960xf16>
+    })");
+  ASSERT_TRUE(v[0] && v[1] && v[2] && v[3]);
+  // EfficientNetV2-S's squeeze-excitation pool at batch 1: 576 rows (4 or 5
+  // a row group of 128), 960 channels in 15 blocks of 64, one launch, no
+  // workspace.
+  EXPECT_EQ(v[0]->kernel, "tsl_reduce_mean_f16_columns_vec");
+  ASSERT_EQ(v[0]->launches.size(), 1u);
+  ASSERT_EQ(v[0]->launches[0].args.size(), 3u);
+  auto p = params<kernels::ColumnParams>(v[0]->launches[0].args[2]);
+  EXPECT_EQ(p.outer, 1);
+  EXPECT_EQ(p.rows, 576);
+  EXPECT_EQ(p.inner, 960);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(v[0]->launches[0].grid[0], 15u);
+  EXPECT_EQ(v[0]->launches[0].block[0], 1024u);
+  // 32 images of 200 channels (the last block of each 8 channels wide).
+  EXPECT_EQ(v[1]->launches[0].kernel, "tsl_reduce_sum_f16_columns_vec");
+  EXPECT_EQ(v[1]->launches[0].grid[0], 32u * 4);
+  // Channels not a multiple of 8 (no 16-byte rows) and more than 2304 rows
+  // (18 a row group; 48 x 49 = 2352) keep the 2-byte columns kernel.
+  EXPECT_EQ(v[2]->launches[0].kernel, "tsl_reduce_mean_f16_columns");
+  EXPECT_EQ(v[3]->launches[0].kernel, "tsl_reduce_mean_f16_columns");
+}
+
 TEST_F(KernelLibraryPlan, GlobalPoolOnNhwcIsByColumns) {
   auto v = plan(R"(
     func.func @f(%x: tensor<2x7x7x2048xf32>, %y: tensor<2x3x50xf32>, %z: tensor<1x56x56x96xf16>, %w: tensor<2x7x7x2048xf32>) -> tensor<2x1x1x2048xf32> {
