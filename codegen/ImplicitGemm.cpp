@@ -526,32 +526,15 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
 
 FailureOr<std::vector<KernelModule>> GemmPlanner::finish() {
   std::vector<KernelModule> modules(impl->modules);
-  // The tiers' modules compile concurrently, each in a thread of its own
-  // (MLIR to PTX, then its cubins; ResNet-50's four took 20-24 s one after
-  // another on the 2-core machine, 30 s of CPU): every dialect and
-  // extension is loaded into the context first, so that the threads only
-  // build IR in it (thread-safe) and the pass managers find their
-  // dependent dialects there. Each result goes to its tier's slot: the
-  // engine does not depend on which finishes first.
-  prepareCodegenContext(impl->ctx);
-  std::vector<Impl::TierKernels *> tiers;
-  for (Impl::TierKernels &tier : impl->tiers)
-    if (tier.module >= 0)
-      tiers.push_back(&tier);
-  std::vector<FailureOr<KernelModule>> compiled(tiers.size(), failure());
-  std::vector<std::thread> workers;
-  for (size_t t = 0; t < tiers.size(); ++t)
-    workers.emplace_back([&, t] {
-      Impl::TierKernels &tier = *tiers[t];
-      compiled[t] = compileGemmModule(impl->ctx, tier.tier, tier.kernels, impl->targets,
-                                      [&](size_t i) { return tier.firstUse[i]; });
-    });
-  for (std::thread &worker : workers)
-    worker.join();
-  for (size_t t = 0; t < tiers.size(); ++t) {
-    if (failed(compiled[t]))
+  for (Impl::TierKernels &tier : impl->tiers) {
+    if (tier.module < 0)
+      continue;
+    FailureOr<KernelModule> module =
+        compileGemmModule(impl->ctx, tier.tier, tier.kernels, impl->targets,
+                          [&](size_t i) { return tier.firstUse[i]; });
+    if (failed(module))
       return failure();
-    modules[tiers[t]->module] = std::move(*compiled[t]);
+    modules[tier.module] = std::move(*module);
   }
   return modules;
 }

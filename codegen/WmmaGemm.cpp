@@ -158,21 +158,12 @@ struct IndexMath {
 };
 } // namespace
 
-void prepareCodegenContext(MLIRContext &ctx) {
-  DialectRegistry registry;
-  registerCodegenDialects(registry);
-  // Loaded already (the threads of GemmPlanner::finish): nothing to write.
-  if (llvm::all_of(registry.getDialectNames(),
-                   [&](llvm::StringRef name) { return ctx.getLoadedDialect(name); }) &&
-      registry.isSubsetOf(ctx.getDialectRegistry()))
-    return;
-  ctx.appendDialectRegistry(registry);
-  ctx.loadAllAvailableDialects();
-}
-
 FailureOr<OwningOpRef<ModuleOp>>
 buildWmmaGemmModule(MLIRContext &ctx, const GemmKernelSpec &spec) {
-  prepareCodegenContext(ctx);
+  DialectRegistry registry;
+  registerCodegenDialects(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.loadAllAvailableDialects();
 
   Location loc = NameLoc::get(StringAttr::get(&ctx, spec.kernelName));
   FailureOr<GemmLaunch> launch = planWmmaGemm(loc, spec);

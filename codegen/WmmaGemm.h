@@ -75,10 +75,6 @@ mlir::FailureOr<std::string> emitWmmaGemmPtx(mlir::MLIRContext &ctx,
 /// The dialects, translations and the NVVM target the lowering needs; the
 /// context of emitWmmaGemmPtx gets them appended, tessel-opt registers them.
 void registerCodegenDialects(mlir::DialectRegistry &registry);
-/// Registers the codegen dialects with `ctx` and loads them all, once (a
-/// no-op when they are loaded): after it, threads may build and lower
-/// kernel modules in `ctx` concurrently (GemmPlanner::finish).
-void prepareCodegenContext(mlir::MLIRContext &ctx);
 
 /// The PTX ISA version passed to the NVPTX backend for a chip: the lowest
 /// that has every WMMA shape (6.3 for Volta and Turing).

@@ -236,9 +236,13 @@ LogicalResult buildGemmKernel(OpBuilder &builder, gpu::GPUModuleOp module,
 
 FailureOr<OwningOpRef<ModuleOp>> buildGemmModule(MLIRContext &ctx, llvm::StringRef name,
                                                  ArrayRef<GemmKernel> kernels) {
-  // The dialects, the NVVM target and the translations the lowering needs
-  // (loaded once: modules are built concurrently, GemmPlanner::finish).
-  prepareCodegenContext(ctx);
+  // The dialects, the NVVM target and the translations the lowering needs.
+  DialectRegistry registry;
+  registerCodegenDialects(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.loadDialect<arith::ArithDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+                  memref::MemRefDialect, nvgpu::NVGPUDialect, scf::SCFDialect,
+                  vector::VectorDialect>();
   Location loc = NameLoc::get(StringAttr::get(&ctx, name));
   OpBuilder b(&ctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
