@@ -105,6 +105,14 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
     }
     step.launchEnd = launches.size();
   }
+  // What precedes each step's launches on the stream in a run: a kernel of
+  // that run (an earlier GPU step's, no host step between), or the run's
+  // input copies, a host step's copies, the caller's work.
+  for (size_t s = 1; s < steps.size(); ++s) {
+    const Step &before = steps[s - 1];
+    steps[s].afterKernel =
+        before.onGpu && (before.launchEnd > before.firstLaunch || before.afterKernel);
+  }
 
   if (Status s = device->makeCurrent(); !s.ok())
     return s;
@@ -313,16 +321,6 @@ Status DeviceContext::synchronize(const char *what, CUstream on) {
   return {};
 }
 
-bool DeviceContext::kernelBefore(size_t index) const {
-  for (size_t s = index; s-- > 0;) {
-    if (!steps[s].onGpu)
-      return false; // a host step's copies
-    if (steps[s].launchEnd > steps[s].firstLaunch)
-      return true;
-  }
-  return false; // the run's input copies, or the caller's work
-}
-
 Status DeviceContext::launchStep(size_t index, CUstream on, bool afterKernel) {
   const DriverApi &cu = driver->api();
   const Step &step = steps[index];
@@ -396,7 +394,7 @@ Status DeviceContext::launchAllCaptured() {
     return {}; // no graph; the caller launches step by step
   bool launched = true;
   for (size_t s = 0; s < steps.size() && launched; ++s)
-    launched = launchStep(s, stream, kernelBefore(s)).ok();
+    launched = launchStep(s, stream, steps[s].afterKernel).ok();
   CUgraph captured = nullptr;
   CUresult ended = cu.cuStreamEndCapture(stream, &captured);
   if (launched && ended == CUDA_SUCCESS && captured &&
@@ -481,7 +479,7 @@ Status DeviceContext::enqueueRun(CUstream on, HostStep hostStep, void *owner) {
     inFlightGraph = true;
   } else {
     for (size_t s = 0; s < steps.size(); ++s) {
-      Status status = steps[s].onGpu ? launchStep(s, on, kernelBefore(s))
+      Status status = steps[s].onGpu ? launchStep(s, on, steps[s].afterKernel)
                                      : runHostStep(s, hostStep, owner);
       if (!status.ok())
         return status;

@@ -146,6 +146,7 @@ private:
   struct Step {
     bool onGpu = false;
     size_t firstLaunch = 0, launchEnd = 0; // GPU steps
+    bool afterKernel = false; // a kernel of the run precedes its launches (prepare)
     size_t firstCopy = 0, copyInEnd = 0, copyOutEnd = 0; // cpu steps, into hostCopies
   };
 
@@ -156,10 +157,6 @@ private:
   /// Launches step `index` on `on`; `afterKernel`: the operation before it
   /// on `on` is a kernel of this run, so that its first launch may overlap.
   Status launchStep(size_t index, CUstream on, bool afterKernel);
-  /// Whether, in a run, the operation on the stream before step `index`'s
-  /// launches is a kernel of that run (an earlier GPU step's, no host step
-  /// between).
-  bool kernelBefore(size_t index) const;
   Status runHostStep(size_t index, HostStep hostStep, void *owner);
   Status launchAllCaptured();
   /// One run's work on `on`, not waited for: follow the context's earlier
