@@ -53,10 +53,14 @@ struct KernelArg {
   int32_t tensor = -1;
   std::vector<uint8_t> bytes;
   uint64_t workspaceBytes = 0;
+  /// The context's arrival counters (engine.fbs KernelArg.counter_bytes):
+  /// zero at every launch, and left zero by it.
+  uint64_t counterBytes = 0;
 
   static KernelArg tensorAddress(int32_t index) { return KernelArg{index, {}, 0}; }
   static KernelArg null() { return KernelArg{-1, {}, 0}; }
   static KernelArg workspace(uint64_t bytes) { return KernelArg{-1, {}, bytes}; }
+  static KernelArg counters(uint64_t bytes) { return KernelArg{-1, {}, 0, bytes}; }
   template <typename T> static KernelArg value(const T &v) {
     static_assert(std::is_trivially_copyable_v<T>, "kernel arguments are raw bytes");
     KernelArg arg;

@@ -181,7 +181,7 @@ serializeLaunchList(flatbuffers::FlatBufferBuilder &builder,
     for (const codegen::KernelArg &arg : launch.args)
       args.push_back(fb::CreateKernelArgDirect(builder, arg.tensor,
                                                arg.bytes.empty() ? nullptr : &arg.bytes,
-                                               arg.workspaceBytes));
+                                               arg.workspaceBytes, arg.counterBytes));
     std::vector<uint32_t> grid(launch.grid.begin(), launch.grid.end());
     std::vector<uint32_t> block(launch.block.begin(), launch.block.end());
     launches.push_back(fb::CreateLaunchDirect(builder, launch.module, launch.kernel.c_str(),

@@ -51,6 +51,9 @@ void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   //    A squeeze-excitation gate's channel scale into the operand load of
   //    the conv that reads the product.             [fuse-channel-scale]
   func.addPass(createFuseChannelScale());
+  //    ... and its squeeze: the global pool and the first 1x1 conv as one
+  //    step.                                          [fuse-pool-fc]
+  func.addPass(createFusePoolFc());
   // 8. Fold the compile-time work the passes above left (permuted, padded,
   //    converted weights) and clean up.
   func.addPass(createFoldConstants());

@@ -292,6 +292,30 @@ LogicalResult WhereOp::verify() {
 }
 
 LogicalResult ConvOp::verify() { return verifyConvCommon(*this, false); }
+LogicalResult PoolFcOp::verify() {
+  ArrayRef<int64_t> x = shapeOf(getInput()), w = shapeOf(getWeight()),
+                    out = shapeOf(getOutput());
+  Type element = elementOf(getInput());
+  if (!isa<FloatType>(element) || elementOf(getWeight()) != element ||
+      elementOf(getOutput()) != element)
+    return emitOpError("input, weight and result must share a float element type");
+  if (x.size() < 3 || w.size() != x.size() || out.size() != x.size())
+    return emitOpError("input, weight and result must have one rank of at least 3");
+  const int64_t channels = x.back(), outChannels = w.front();
+  if (w.back() != channels)
+    return emitOpError("the weight must read the input's ") << channels << " channels";
+  for (size_t d = 1; d + 1 < x.size(); ++d)
+    if (w[d] != 1 || out[d] != 1)
+      return emitOpError("the weight and the result must have spatial extents of 1");
+  if (out.front() != x.front() || out.back() != outChannels)
+    return emitOpError("the result must be ") << x.front() << " images x " << outChannels
+                                              << " channels";
+  if (getBias() && (!isa<FloatType>(elementOf(getBias())) ||
+                    shapeOf(getBias()) != ArrayRef<int64_t>{outChannels}))
+    return emitOpError("the bias must be ") << outChannels << " floats";
+  return success();
+}
+
 LogicalResult ConvTransposeOp::verify() { return verifyConvCommon(*this, true); }
 
 LogicalResult GemmOp::verify() {

@@ -333,6 +333,31 @@ def Tessel_ConvOp : Tessel_Op<"conv", [AttrSizedOperandSegments, TensorCoreMath,
   let hasVerifier = 1;
 }
 
+// A squeeze-excitation block's squeeze: the global average pool of an NHWC
+// activation and the first fully connected layer (a 1x1 conv) with its
+// epilogue, one step (--tessel-fuse-pool-fc).
+def Tessel_PoolFcOp : Tessel_Op<"pool_fc", [TensorCoreMath, Tessel_Kernel<"PoolFc">]> {
+  let summary = "act(W . mean over the spatial dims of x + bias), NHWC, one step";
+  let description = [{
+    `input` is NHWC, N x spatial... x C; `weight` the 1x1 conv's OHWI weight,
+    M x 1... x C; `bias` M values. The result, N x 1... x M, is
+    `act(sum_c W[m, c] * mean_p x[n, p, c] + bias[m])`: the mean and the
+    products in f32 (the mean is not rounded to the storage type between
+    them, as the unfused pool's result was), the activation one of the conv
+    epilogue's, one rounding at the store.
+  }];
+  let arguments = (ins Tessel_Tensor:$input, Tessel_Tensor:$weight,
+                   Optional<Tessel_Tensor>:$bias,
+                   DefaultValuedAttr<Tessel_ActivationAttr, "::tessel::Activation::None">:$activation,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$alpha,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$beta);
+  let results = (outs Tessel_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tessel_ConvTransposeOp : Tessel_Op<"conv_transpose", [TensorCoreMath,
     Tessel_Kernel<"None">]> {
   let summary = "N-d transposed convolution, weights (C, M/group, k...), ONNX ConvTranspose";

@@ -96,6 +96,7 @@ enum class KernelFamily {
   Resize,
   TopK,
   Nms,
+  PoolFc,
 };
 
 namespace traits {

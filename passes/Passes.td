@@ -264,6 +264,21 @@ def FuseChannelScale : Pass<"tessel-fuse-channel-scale", "mlir::func::FuncOp"> {
   let dependentDialects = ["::tessel::TesselDialect"];
 }
 
+def FusePoolFc : Pass<"tessel-fuse-pool-fc", "mlir::func::FuncOp"> {
+  let summary = "A global average pool and the 1x1 conv that alone reads it into one pool_fc";
+  let description = [{
+    The squeeze of a squeeze-excitation block: `conv(reduce_mean(x))` with
+    x NHWC f16, the mean over every spatial dim with its dims kept and read
+    by the conv alone, the conv 1x1 (stride 1, no padding, group 1, no
+    residual or input scale) becomes `pool_fc(x, w) bias b` with the conv's
+    activation: one step instead of two (FusePoolFc.cpp). Its GPU kernel
+    reads x in 16-byte runs, so x must be f16 with a multiple of 8 channels
+    (the padding pass's); other pools and convs stay as they are. Runs after
+    the layout and padding passes.
+  }];
+  let dependentDialects = ["::tessel::TesselDialect"];
+}
+
 def PadChannels : Pass<"tessel-pad-channels", "mlir::func::FuncOp"> {
   let summary = "Pad conv channel counts to the Tensor Core multiple (8)";
   let description = [{

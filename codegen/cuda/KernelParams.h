@@ -126,6 +126,19 @@ struct ColumnParams {
 constexpr int64_t kColumnVecChannels = 64, kColumnVecThreads = 1024,
                   kColumnVecMaxRows = 18 * (kColumnVecThreads / 8);
 
+/// pool_fc (a squeeze-excitation block's pool and first 1x1 conv) of f16
+/// NHWC [outer, rows, channels], channels % 8 == 0: block (x, image) sums
+/// rows [s * chunk, (s + 1) * chunk) of 64 channels (tile t, x = s * tiles
+/// + t) and multiplies them into the weight's 64 columns; the image's last
+/// block to finish adds the `tiles * splits` partials in block order. Its
+/// `activation` is the epilogue's (elementwise::Activation).
+struct PoolFcParams {
+  int64_t outer, rows, channels, outChannels, chunk;
+  int32_t tiles, splits, activation, pad0;
+  float alpha, beta;
+};
+constexpr int64_t kPoolFcChannels = 64, kPoolFcThreads = 256;
+
 /// softmax, log_softmax, argmax, argmin: the input as [outer, length, inner]
 /// around the axis; `last` is argmax/argmin's select_last_index.
 struct AxisParams {

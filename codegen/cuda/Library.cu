@@ -425,6 +425,15 @@ TSL_REDUCE_COLUMNS_VEC(reduce_sum, Sum)
 TSL_REDUCE_COLUMNS_VEC(reduce_mean, Mean)
 #endif
 
+// A squeeze-excitation block's global pool and first 1x1 conv (f16 NHWC).
+#ifdef TSL_FAMILY_pool_fc
+TSL_KERNEL_BOUNDED(kPoolFcThreads)
+tsl_pool_fc_f16(const f16 *x, const f16 *w, const f16 *bias, f16 *y, float *partial,
+                unsigned *counters, TSL_PARAMS(PoolFcParams)) {
+  poolFc(x, w, bias, y, partial, counters, p);
+}
+#endif
+
 // The selections and the product of the floats.
 #ifdef TSL_FAMILY_reduce_max
 TSL_FLOATS(TSL_REDUCE, reduce_max, Max)

@@ -709,6 +709,7 @@ Launches StepPlanner::plan() {
   case KernelFamily::Resize: return resize();
   case KernelFamily::TopK: return topK();
   case KernelFamily::Nms: return nms();
+  case KernelFamily::PoolFc: return poolFc();
   case KernelFamily::Gemm: // the implicit-GEMM codegen's (ImplicitGemm.h)
   case KernelFamily::None: return std::nullopt;
   }

@@ -252,6 +252,7 @@ private:
   Launches pool();
   Launches rowNorm(llvm::StringRef op, const kernels::NormParams &p, std::vector<KernelArg> args);
   Launches layerNorm();
+  Launches poolFc();
   Launches instanceNorm();
   Launches batchNorm();
   Launches lrn();

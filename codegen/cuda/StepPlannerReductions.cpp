@@ -8,6 +8,7 @@
 #include "StepPlanner.h"
 
 #include "tessel/attention.h"
+#include "tessel/elementwise_math.h"
 #include "tessel/window.h"
 
 #include <limits>
@@ -73,6 +74,62 @@ Launches StepPlanner::reduceColumns(const kernels::ReduceParams &r, const Dims &
   return std::vector<Launch>{
       std::move(first), makeLaunch(base + "_finish", gridFor(p.outer * p.inner, kBlock), kBlock,
                                    {partial, out[0].address(), KernelArg::value(p)})};
+}
+
+/// pool_fc of f16 NHWC with a multiple of 8 channels (PoolFcParams,
+/// Reduction.cuh): blocks of 64 channels and a chunk of rows, enough chunks
+/// that the blocks of all images about fill the GPU (kPoolFcBlocks), each
+/// chunk at least one row a row group and at most 8; the blocks' parts of
+/// the products in the workspace, an arrival counter per image.
+Launches StepPlanner::poolFc() {
+  constexpr int64_t kPoolFcBlocks = 132, kGroups = kernels::kPoolFcThreads / 8;
+  if (in.size() != 2 && in.size() != 3)
+    return std::nullopt;
+  const Operand &x = in[0], &w = in[1], &y = out[0];
+  const Operand *bias = in.size() == 3 ? &in[2] : nullptr;
+  if (x.dtype != DType::F16 || w.dtype != DType::F16 || y.dtype != DType::F16 ||
+      (bias && bias->dtype != DType::F16) || x.shape.size() < 3)
+    return std::nullopt;
+  kernels::PoolFcParams p{};
+  p.outer = x.shape.front();
+  p.channels = x.shape.back();
+  p.outChannels = w.shape.front();
+  p.rows = product(x.shape, 1, x.shape.size() - 1);
+  if (p.channels % 8 != 0 || p.rows == 0 || p.outer == 0 || p.outer > kMaxGrid ||
+      w.count() != p.outChannels * p.channels || y.count() != p.outer * p.outChannels ||
+      (bias && bias->count() != p.outChannels))
+    return std::nullopt;
+  // The activation by its engine name (absent: none), as the CPU kernel reads it.
+  const std::string &activation = attrs.getString("activation");
+  const char *const *names = elementwise::kActivationNames;
+  const char *const *found =
+      activation.empty() ? names : std::find(names, names + elementwise::kActivationCount, activation);
+  if (found == names + elementwise::kActivationCount)
+    return std::nullopt;
+  p.activation = static_cast<int32_t>(found - names);
+  p.alpha = static_cast<float>(attrs.getFloat("alpha", 0.0));
+  p.beta = static_cast<float>(attrs.getFloat("beta", 0.0));
+  const int64_t tiles = (p.channels + kernels::kPoolFcChannels - 1) / kernels::kPoolFcChannels;
+  const int64_t rowChunks = (p.rows + kGroups - 1) / kGroups;
+  const int64_t splits =
+      std::max((p.rows + 8 * kGroups - 1) / (8 * kGroups),
+               std::min((kPoolFcBlocks + tiles * p.outer - 1) / (tiles * p.outer), rowChunks));
+  p.chunk = (p.rows + splits - 1) / splits;
+  p.splits = static_cast<int32_t>((p.rows + p.chunk - 1) / p.chunk);
+  p.tiles = static_cast<int32_t>(tiles);
+  const int64_t blocks = tiles * p.splits;
+  if (blocks > kMaxGrid)
+    return std::nullopt;
+  Launches launches =
+      single("tsl_pool_fc_f16", static_cast<uint32_t>(blocks), kernels::kPoolFcThreads,
+             {x.address(), w.address(), bias ? bias->address() : KernelArg::null(), y.address(),
+              KernelArg::workspace(static_cast<uint64_t>(p.outer * blocks * p.outChannels) *
+                                   sizeof(float)),
+              KernelArg::counters(static_cast<uint64_t>(p.outer) * sizeof(uint32_t)),
+              KernelArg::value(p)});
+  if (launches)
+    launches->front().grid[1] = static_cast<uint32_t>(p.outer);
+  return launches;
 }
 
 Launches StepPlanner::reduce() {

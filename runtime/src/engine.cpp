@@ -28,6 +28,8 @@ namespace {
 /// The largest workspace a kernel argument may ask for: a bad engine must not
 /// make a context try to allocate petabytes.
 constexpr uint64_t kMaxWorkspaceBytes = uint64_t(4) << 30;
+/// The most arrival counters an argument may ask for (KernelArg.counter_bytes).
+constexpr uint64_t kMaxCounterBytes = uint64_t(1) << 24;
 
 std::string quoted(const flatbuffers::String *s) {
   return std::string("'") + fbString(s) + "'";
@@ -539,6 +541,13 @@ Status Engine::verifyVariant(size_t index, const fb::KernelVariant *variant) con
           return invalidEngine(which + " asks for a workspace of " +
                                std::to_string(arg->workspace_bytes()) + " bytes (at most " +
                                std::to_string(kMaxWorkspaceBytes) + ")");
+        if (arg->counter_bytes() != 0 &&
+            (arg->tensor() >= 0 || hasBytes || arg->workspace_bytes() != 0))
+          return invalidEngine(which + " is counters and also a tensor, bytes or a workspace");
+        if (arg->counter_bytes() > kMaxCounterBytes)
+          return invalidEngine(which + " asks for " + std::to_string(arg->counter_bytes()) +
+                               " bytes of counters (at most " +
+                               std::to_string(kMaxCounterBytes) + ")");
       }
   }
   return {};

@@ -507,5 +507,73 @@ TEST(KernelConvEpilogue, BadAttributesAndOperandsReturnErrors) {
   EXPECT_FALSE(run("conv", convAttrs(cc, "NHWC", kActivations[0]), {&x, &w}, y).ok());
 }
 
+// pool_fc (a squeeze-excitation block's global pool and first 1x1 conv,
+// NHWC): against the mean in double and the products summed in double.
+TEST(KernelPoolFc, MatchesFloat64) {
+  std::mt19937 rng(131);
+  struct Case {
+    int64_t n, h, w, c, m;
+    bool bias;
+  };
+  for (DType t : {DType::F32, DType::F16, DType::F64})
+    for (const Case &pc : {Case{2, 5, 3, 16, 12, true}, Case{1, 7, 7, 24, 8, false},
+                           Case{3, 1, 1, 8, 40, true}})
+      for (const ActCase &act : kActivations) {
+        Tensor x = randomTensor(t, {pc.n, pc.h, pc.w, pc.c}, rng);
+        Tensor w = randomTensor(t, {pc.m, 1, 1, pc.c}, rng), b = randomTensor(t, {pc.m}, rng);
+        Tensor y(t, {pc.n, 1, 1, pc.m});
+        Attrs a;
+        a.set("activation", std::string(act.name));
+        a.set("alpha", act.alpha);
+        a.set("beta", act.beta);
+        RUN_OK("pool_fc", a, {&x, &w, pc.bias ? &b : nullptr}, y);
+        const int64_t rows = pc.h * pc.w;
+        std::vector<double> ref, mag;
+        for (int64_t n = 0; n < pc.n; ++n)
+          for (int64_t m = 0; m < pc.m; ++m) {
+            double acc = 0, s = 0;
+            for (int64_t c = 0; c < pc.c; ++c) {
+              double mean = 0;
+              for (int64_t r = 0; r < rows; ++r)
+                mean += x.get((n * rows + r) * pc.c + c);
+              mean /= static_cast<double>(rows);
+              acc += w.get(m * pc.c + c) * mean;
+              s += std::fabs(w.get(m * pc.c + c) * mean);
+            }
+            if (pc.bias) {
+              acc += b.get(m);
+              s += std::fabs(b.get(m));
+            }
+            ref.push_back(refActivation(act, acc));
+            mag.push_back(s);
+          }
+        expectClose(y, ref, fusedTol(t, ref, mag),
+                    std::string("pool_fc ") + dtypeName(t) + " " + act.name + " c" +
+                        std::to_string(pc.c));
+      }
+}
+
+TEST(KernelPoolFc, BadOperandsReturnErrors) {
+  Tensor x(DType::F32, {1, 4, 4, 8}), w(DType::F32, {6, 1, 1, 8}), y(DType::F32, {1, 1, 1, 6});
+  Tensor badW(DType::F32, {6, 1, 1, 4}), wideW(DType::F32, {6, 3, 3, 8}),
+      badBias(DType::F32, {5}), badY(DType::F32, {1, 2, 2, 6}), i32x(DType::I32, {1, 4, 4, 8});
+  Attrs a;
+  EXPECT_TRUE(run("pool_fc", a, {&x, &w}, y).ok());
+  for (const auto &[operands, what] :
+       std::vector<std::pair<std::vector<const Tensor *>, const char *>>{
+           {{&x, &badW}, "weight"}, {{&x, &wideW}, "weight"}, {{&x, &w, &badBias}, "bias"},
+           {{&i32x, &w}, "pool_fc"}}) {
+    KernelStatus s = run("pool_fc", a, operands, y);
+    EXPECT_FALSE(s.ok()) << what;
+    EXPECT_NE(s.error.find(what), std::string::npos) << s.error;
+  }
+  EXPECT_FALSE(run("pool_fc", a, {&x, &w}, badY).ok());
+  Attrs swiglu;
+  swiglu.set("activation", std::string("swiglu"));
+  KernelStatus s = run("pool_fc", swiglu, {&x, &w}, y);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.error.find("swiglu"), std::string::npos) << s.error;
+}
+
 } // namespace
 } // namespace tessel::test

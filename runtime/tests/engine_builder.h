@@ -94,15 +94,17 @@ inline AttrSpec stringAttr(std::string name, std::string value) {
 }
 
 /// A kernel parameter: a tensor's device address, a null pointer, bytes, or
-/// the workspace.
+/// the workspace, or the arrival counters.
 struct KernelArgSpec {
   int32_t tensor = -1;
   std::vector<uint8_t> bytes;
   uint64_t workspaceBytes = 0;
+  uint64_t counterBytes = 0;
 };
 inline KernelArgSpec tensorArg(int32_t tensor) { return KernelArgSpec{tensor, {}, 0}; }
 inline KernelArgSpec nullArg() { return KernelArgSpec{-1, {}, 0}; }
 inline KernelArgSpec workspaceArg(uint64_t bytes) { return KernelArgSpec{-1, {}, bytes}; }
+inline KernelArgSpec counterArg(uint64_t bytes) { return KernelArgSpec{-1, {}, 0, bytes}; }
 template <typename T> KernelArgSpec valueArg(const T &value) {
   KernelArgSpec arg;
   arg.bytes.resize(sizeof(T));
@@ -210,7 +212,7 @@ inline std::vector<uint8_t> buildEngine(const EngineSpec &spec) {
         for (const KernelArgSpec &a : l.args)
           args.push_back(fb::CreateKernelArgDirect(builder, a.tensor,
                                                    a.bytes.empty() ? nullptr : &a.bytes,
-                                                   a.workspaceBytes));
+                                                   a.workspaceBytes, a.counterBytes));
         launches.push_back(fb::CreateLaunchDirect(builder, l.module, l.kernel.c_str(), &l.grid,
                                                   &l.block, l.sharedBytes, &args));
       }

@@ -629,6 +629,18 @@ TEST(RuntimeEngine, RejectsMalformedGpuVariants) {
          s.steps[0].variants[0].launches[0].args.push_back(workspaceArg(uint64_t(1) << 40));
        },
        "launch 0 argument 4 asks for a workspace of 1099511627776 bytes (at most 4294967296)"},
+      {"counters and workspace",
+       [](EngineSpec &s) {
+         KernelArgSpec both = counterArg(16);
+         both.workspaceBytes = 64;
+         s.steps[0].variants[0].launches[0].args.push_back(both);
+       },
+       "launch 0 argument 4 is counters and also a tensor, bytes or a workspace"},
+      {"huge counters",
+       [](EngineSpec &s) {
+         s.steps[0].variants[0].launches[0].args.push_back(counterArg(uint64_t(1) << 30));
+       },
+       "launch 0 argument 4 asks for 1073741824 bytes of counters (at most 16777216)"},
       {"PTX without NUL", [](EngineSpec &s) { s.modules[0].images[0].data.pop_back(); },
        "module 0 'test_kernels' image 0 (PTX) is not NUL-terminated"},
       {"empty image", [](EngineSpec &s) { s.modules[0].images[0].data.clear(); },

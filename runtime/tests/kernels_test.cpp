@@ -107,6 +107,9 @@ std::vector<F16Case> f16Cases() {
                               {"activation", std::string("clip")}, {"alpha", 0.0}, {"beta", 6.0}}),
                    {{Shape{1, 7, 8, 6}, 'f'}, {Shape{6, 3, 3, 1}, 'f'}},
                    Shape{1, 4, 4, 6}});
+  cases.push_back({"pool_fc", makeAttrs({{"activation", std::string("silu")}}),
+                   {{Shape{2, 5, 3, 16}, 'f'}, {Shape{12, 1, 1, 16}, 'f'}, {Shape{12}, 'f'}},
+                   Shape{2, 1, 1, 12}});
   cases.push_back({"conv_transpose",
                    makeAttrs({{"strides", V{2, 1}}, {"pads", V{0, 1, 0, 1}}, {"dilations", V{1, 1}},
                               {"group", int64_t(1)}}),

@@ -315,10 +315,11 @@ def binary_case(outdir, rng, name, kind, shape, other):
           [numpy_helper.from_array(bias, "bias")])
 
 
-def squeeze_excite_case(outdir, rng, name, shape, hidden, gate, project=0):
+def squeeze_excite_case(outdir, rng, name, shape, hidden, gate, project=0, act="Relu"):
     """A squeeze-excitation block as torchvision exports it: a conv (so the
     block's input is an NHWC activation in the engine), GlobalAveragePool,
-    a 1x1 conv with ReLU, a 1x1 conv with the gate (Sigmoid or HardSigmoid),
+    a 1x1 conv with ReLU (or SiLU as x * sigmoid(x), EfficientNet's), a 1x1
+    conv with the gate (Sigmoid or HardSigmoid),
     the channel scale; with `project` output channels, then the 1x1
     projection that reads the scaled activations (which takes the scale into
     its operand load: --tessel-fuse-channel-scale); the reference in
@@ -333,8 +334,9 @@ def squeeze_excite_case(outdir, rng, name, shape, hidden, gate, project=0):
     b2 = values(rng, (c,))
     a = conv_ref(x, w0, b0, (1, 1), (0, 0, 0, 0), (1, 1)).astype(np.float64)
     pooled = a.mean(axis=(2, 3), keepdims=True)
-    t = np.maximum(np.einsum("rc,nchw->nrhw", w1[:, :, 0, 0].astype(np.float64), pooled) +
-                   b1.reshape(1, -1, 1, 1), 0.0)
+    q = np.einsum("rc,nchw->nrhw", w1[:, :, 0, 0].astype(np.float64), pooled) + \
+        b1.reshape(1, -1, 1, 1)
+    t = np.maximum(q, 0.0) if act == "Relu" else q / (1.0 + np.exp(-q))
     g = np.einsum("cr,nrhw->nchw", w2[:, :, 0, 0].astype(np.float64), t) + b2.reshape(1, -1, 1, 1)
     if gate == "Sigmoid":
         g = 1.0 / (1.0 + np.exp(-g))
@@ -346,10 +348,13 @@ def squeeze_excite_case(outdir, rng, name, shape, hidden, gate, project=0):
     nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["a"]),
              helper.make_node("GlobalAveragePool", ["a"], ["p"]),
              helper.make_node("Conv", ["p", "w1", "b1"], ["q"]),
-             helper.make_node("Relu", ["q"], ["t"]),
+             helper.make_node("Relu", ["q"], ["t"]) if act == "Relu" else
+             helper.make_node("Sigmoid", ["q"], ["qs"]),
              helper.make_node("Conv", ["t", "w2", "b2"], ["g"]),
              gate_node,
              helper.make_node("Mul", ["a", "s"], ["y"])]
+    if act != "Relu":
+        nodes.insert(4, helper.make_node("Mul", ["q", "qs"], ["t"]))
     weights = [("w0", w0), ("b0", b0), ("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2)]
     if project:
         w3 = (rng.integers(-8, 9, size=(project, c, 1, 1)) / 16.0).astype(np.float32)
@@ -623,6 +628,11 @@ def main(outdir):
                         "Sigmoid", project=16)
     squeeze_excite_case(outdir, rng, "test_tessel_squeeze_excite_project_k136", (1, 136, 14, 14),
                         8, "HardSigmoid", project=24)
+    # The squeeze as one step (--tessel-fuse-pool-fc at fp16): 200 channels
+    # in four tiles of 64 (the last 8 wide), 12 x 12 rows in chunks, two
+    # images, 48 hidden channels with SiLU.
+    squeeze_excite_case(outdir, rng, "test_tessel_squeeze_excite_silu_c200", (2, 200, 12, 12),
+                        48, "Sigmoid", act="Silu")
     attention_cases(outdir, rng)
     # A model older than opset 7 whose ops changed since (ONNX's version
     # converter upgrades it).

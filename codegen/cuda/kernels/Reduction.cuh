@@ -18,6 +18,8 @@
 
 #include "Common.cuh"
 
+#include "tessel/elementwise_math.h"
+
 namespace tessel::kernels {
 
 enum class R { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
@@ -333,6 +335,112 @@ __device__ __forceinline__ void reduceColumnsFinish(const double *partial, T *y,
       acc = Red::combine(acc, column[s * p.inner]);
     y[i] = Red::finish(acc, 0.0, p.rows);
   });
+}
+
+//===----------------------------------------------------------------------===//
+// pool_fc
+//===----------------------------------------------------------------------===//
+
+/// A squeeze-excitation block's global pool and first 1x1 conv of f16 NHWC
+/// (PoolFcParams). Block (x, n), x = split * tiles + tile: 8 threads a row
+/// of 64 channels, 16 bytes each, its 32 row groups each every 32nd row of
+/// the split's chunk in f32, the groups' sums added in group order and
+/// divided by the rows (the mean, f32); a warp an output channel at a time,
+/// a lane two of the 64 channels, the products added by shuffles: the
+/// block's part of each output, stored to `partial` [outer][blocks][M].
+/// The image's last block to arrive (a counter per image, which it sets
+/// back to 0 for the next launch) adds the parts in block order, a warp
+/// each every 8th, then the warps' sums in warp order, and runs the
+/// epilogue (bias, activation, one rounding). Deterministic: no sum depends
+/// on which block finished first.
+constexpr int kFcLanes = 8, kFcGroups = kPoolFcThreads / kFcLanes,
+              kFcWarps = kPoolFcThreads / 32;
+static_assert(kFcLanes * 8 == kPoolFcChannels && kPoolFcChannels == 2 * 32,
+              "a block's 64 channels: 8 lanes of 8, and two a lane of a warp");
+
+__device__ __forceinline__ void poolFc(const f16 *x, const f16 *w, const f16 *bias, f16 *y,
+                                       float *partial, unsigned *counters,
+                                       const PoolFcParams &p) {
+  __shared__ float sums[kFcGroups][kPoolFcChannels];
+  __shared__ float mean[kPoolFcChannels];
+  __shared__ float warpSums[kFcWarps][32];
+  __shared__ bool lastBlock;
+  const int lane = threadIdx.x % kFcLanes, group = threadIdx.x / kFcLanes;
+  const int warp = threadIdx.x / 32, warpLane = threadIdx.x % 32;
+  const int64_t n = blockIdx.y, blocks = gridDim.x;
+  const int64_t tile = blockIdx.x % p.tiles, split = blockIdx.x / p.tiles;
+  const int64_t first = tile * kPoolFcChannels, c = first + lane * 8;
+  const int64_t begin = split * p.chunk, end = min(p.rows, begin + p.chunk);
+  float acc[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+    acc[j] = 0.0f;
+  if (c < p.channels) {
+    const f16 *column = x + n * p.rows * p.channels + c;
+#pragma unroll 4
+    for (int64_t r = begin + group; r < end; r += kFcGroups) {
+      const uint4 word = *reinterpret_cast<const uint4 *>(column + r * p.channels);
+      const f16 *h = reinterpret_cast<const f16 *>(&word);
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        acc[j] += load(h[j]);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+    sums[group][lane * 8 + j] = acc[j];
+  __syncthreads();
+  if (threadIdx.x < kPoolFcChannels) {
+    float s = sums[0][threadIdx.x];
+    for (int g = 1; g < kFcGroups; ++g)
+      s += sums[g][threadIdx.x];
+    mean[threadIdx.x] = s / static_cast<float>(p.rows);
+  }
+  __syncthreads();
+  float *part = partial + (n * blocks + blockIdx.x) * p.outChannels;
+  const int64_t c0 = first + warpLane * 2;
+  for (int64_t m = warp; m < p.outChannels; m += kFcWarps) {
+    float v = 0.0f;
+    if (c0 < p.channels) { // channels % 8 == 0: c0 + 1 is a channel too
+      const f16 *row = w + m * p.channels + c0;
+      v = load(row[0]) * mean[warpLane * 2] + load(row[1]) * mean[warpLane * 2 + 1];
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2)
+      v += __shfl_down_sync(0xffffffffu, v, offset);
+    if (warpLane == 0)
+      part[m] = v;
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    lastBlock = atomicAdd(counters + n, 1u) == static_cast<unsigned>(blocks - 1);
+  __syncthreads();
+  if (!lastBlock)
+    return;
+  __threadfence();
+  if (threadIdx.x == 0)
+    counters[n] = 0;
+  const float *parts = partial + n * blocks * p.outChannels;
+  const auto act = static_cast<elementwise::Activation>(p.activation);
+  for (int64_t m0 = 0; m0 < p.outChannels; m0 += 32) {
+    const int64_t m = m0 + warpLane;
+    float v = 0.0f;
+    if (m < p.outChannels)
+      for (int64_t b = warp; b < blocks; b += kFcWarps)
+        v += __ldcg(parts + b * p.outChannels + m);
+    warpSums[warp][warpLane] = v;
+    __syncthreads();
+    if (warp == 0 && m < p.outChannels) {
+      float s = warpSums[0][warpLane];
+      for (int q = 1; q < kFcWarps; ++q)
+        s += warpSums[q][warpLane];
+      if (bias)
+        s += load(bias[m]);
+      y[n * p.outChannels + m] = store<f16>(elementwise::activate(act, s, p.alpha, p.beta));
+    }
+    __syncthreads();
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -350,6 +350,81 @@ KernelStatus convKernel(const Attrs &attrs, const std::vector<const TensorView *
 }
 
 //===----------------------------------------------------------------------===//
+// pool_fc: a squeeze-excitation block's global pool and first 1x1 conv
+//===----------------------------------------------------------------------===//
+
+// y[n, m] = act(sum_c w[m, c] * mean_p x[n, p, c] + bias[m]), NHWC: the mean
+// in double, then the products and their sum in C (float for f16 and f32),
+// the conv's epilogue on the row, one rounding.
+template <typename T, typename C>
+void poolFcRun(const TensorView &x, const TensorView &w, const TensorView *bias,
+               const Activation &act, TensorView &out) {
+  const int64_t batch = x.shape.front(), channels = x.shape.back(), outChannels = w.shape.front();
+  const int64_t positions = batch ? x.numElements() / (batch * channels) : 0;
+  const T *xs = static_cast<const T *>(x.data);
+  C *mean = scratch<C>(kSlotCol, static_cast<size_t>(channels));
+  C *acc = scratch<C>(kSlotAcc, static_cast<size_t>(outChannels));
+  double *sum = scratch<double>(kSlotIndex, static_cast<size_t>(channels));
+  for (int64_t n = 0; n < batch; ++n) {
+    std::fill(sum, sum + channels, 0.0);
+    for (int64_t p = 0; p < positions; ++p) {
+      const T *row = xs + (n * positions + p) * channels;
+      for (int64_t c = 0; c < channels; ++c)
+        sum[c] += static_cast<double>(loadElem(row[c]));
+    }
+    for (int64_t c = 0; c < channels; ++c)
+      mean[c] = static_cast<C>(positions ? sum[c] / static_cast<double>(positions) : 0.0);
+    withFloatType(w.dtype, [&](auto tag) {
+      using W = decltype(tag);
+      const W *ws = static_cast<const W *>(w.data);
+      for (int64_t m = 0; m < outChannels; ++m) {
+        C a = 0;
+        for (int64_t c = 0; c < channels; ++c)
+          a += loadAs<C>(ws[m * channels + c]) * mean[c];
+        acc[m] = a;
+      }
+    });
+    epilogueRow<C>(acc, outChannels, 1.0, Addend{bias, 0, 1, 1.0}, Addend{}, act, out,
+                   n * outChannels);
+  }
+}
+
+KernelStatus poolFcKernel(const Attrs &attrs, const std::vector<const TensorView *> &inputs,
+                          const std::vector<TensorView *> &outputs) {
+  if (auto s = checkArity("pool_fc", inputs, outputs, 2); !s.ok())
+    return s;
+  const TensorView &x = *inputs[0], &w = *inputs[1];
+  const TensorView *bias = optionalInput(inputs, 2);
+  TensorView &out = *outputs[0];
+  if (!isFloat(x.dtype))
+    return unsupported("pool_fc", x.dtype);
+  if (!isFloat(w.dtype) || out.dtype != x.dtype || (bias && !isFloat(bias->dtype)))
+    return fail("pool_fc: operand dtypes must be float and the result must match the input");
+  const size_t rank = x.shape.size();
+  if (rank < 3 || w.shape.size() != rank || out.shape.size() != rank)
+    return fail("pool_fc: input, weight and result must have one rank of at least 3");
+  const int64_t channels = x.shape.back(), outChannels = w.shape.front();
+  bool fits = w.shape.back() == channels && out.shape.front() == x.shape.front() &&
+              out.shape.back() == outChannels;
+  for (size_t d = 1; d + 1 < rank; ++d)
+    fits = fits && w.shape[d] == 1 && out.shape[d] == 1;
+  if (!fits)
+    return fail("pool_fc: weight " + shapeString(w.shape) + " and result " +
+                shapeString(out.shape) + " do not fit input " + shapeString(x.shape));
+  if (bias && bias->numElements() != outChannels)
+    return fail("pool_fc: bias must have one value per output channel");
+  Activation act;
+  if (auto s = readActivation("pool_fc", attrs, "activation", "alpha", "beta", act); !s.ok())
+    return s;
+  switch (x.dtype) {
+  case DType::F64: poolFcRun<double, double>(x, w, bias, act, out); break;
+  case DType::F16: poolFcRun<Half, float>(x, w, bias, act, out); break;
+  default: poolFcRun<float, float>(x, w, bias, act, out); break;
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
 // conv_transpose
 //===----------------------------------------------------------------------===//
 
@@ -477,6 +552,7 @@ KernelStatus convTransposeKernel(const Attrs &attrs,
 void addConvKernels(KernelTable &t) {
   t["conv"] = &convKernel;
   t["conv_transpose"] = &convTransposeKernel;
+  t["pool_fc"] = &poolFcKernel;
 }
 
 } // namespace tessel::cpu

@@ -66,7 +66,7 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
   // before anything is allocated.
   steps.resize(stepCount);
   size_t paramCount = 0, valueSlots = 0;
-  uint64_t workspaceBytes = 0;
+  uint64_t workspaceBytes = 0, counterBytes = 0;
   allOnGpu = true;
   for (size_t s = 0; s < stepCount; ++s) {
     const StepChoice &choice = selection.steps[s];
@@ -100,6 +100,7 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
                             ? (arg->bytes()->size() + 7) / 8
                             : 1;
           workspaceBytes = std::max<uint64_t>(workspaceBytes, arg->workspace_bytes());
+          counterBytes = std::max<uint64_t>(counterBytes, arg->counter_bytes());
         }
       launches.push_back(prepared);
     }
@@ -118,8 +119,10 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
     return s;
   // One allocation: the arena with the engine's offsets, then the graph's
   // inputs and outputs, then the workspace (the largest any launch asks for;
-  // steps run in order on one stream, so they share it), each on the
-  // boundary the constants use.
+  // steps run in order on one stream, so they share it), then the arrival
+  // counters (as large as the most any launch asks for; zeroed below with
+  // the rest, and each launch leaves them zero), each on the boundary the
+  // constants use.
   const size_t tensorCount = tensors ? tensors->size() : 0;
   ioOffsets.assign(tensorCount, 0);
   uint64_t size = format::alignUp(engine.arenaSize(), format::kConstantAlignment);
@@ -130,6 +133,8 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
     }
   const uint64_t workspaceOffset = size;
   size += format::alignUp(workspaceBytes, format::kConstantAlignment);
+  const uint64_t counterOffset = size;
+  size += format::alignUp(counterBytes, format::kConstantAlignment);
   if (Status s = driver->check(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
                                "cuStreamCreate");
       !s.ok()) {
@@ -211,6 +216,9 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
           nextValue += (arg->bytes()->size() + 7) / 8;
         } else if (arg->workspace_bytes()) {
           *value = memory + workspaceOffset;
+          nextValue += 1;
+        } else if (arg->counter_bytes()) {
+          *value = memory + counterOffset;
           nextValue += 1;
         } else {
           nextValue += 1; // a null pointer: the slot stays 0

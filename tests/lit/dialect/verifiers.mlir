@@ -230,3 +230,27 @@ func.func @scatter_nd_reduction(%d: tensor<2x3xf32>, %i: tensor<4x1xi64>, %u: te
   %y = tessel.scatter_nd %d, %i, %u {reduction = "sub"} : (tensor<2x3xf32>, tensor<4x1xi64>, tensor<4x3xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @pool_fc_channels(%x: tensor<1x4x4x16xf16>, %w: tensor<8x1x1x8xf16>) -> tensor<1x1x1x8xf16> {
+  // expected-error @+1 {{the weight must read the input's 16 channels}}
+  %y = tessel.pool_fc %x, %w : (tensor<1x4x4x16xf16>, tensor<8x1x1x8xf16>) -> tensor<1x1x1x8xf16>
+  return %y : tensor<1x1x1x8xf16>
+}
+
+// -----
+
+func.func @pool_fc_spatial_result(%x: tensor<1x4x4x16xf16>, %w: tensor<8x1x1x16xf16>) -> tensor<1x4x4x8xf16> {
+  // expected-error @+1 {{the weight and the result must have spatial extents of 1}}
+  %y = tessel.pool_fc %x, %w : (tensor<1x4x4x16xf16>, tensor<8x1x1x16xf16>) -> tensor<1x4x4x8xf16>
+  return %y : tensor<1x4x4x8xf16>
+}
+
+// -----
+
+func.func @pool_fc_bias(%x: tensor<2x4x4x16xf16>, %w: tensor<8x1x1x16xf16>, %b: tensor<4xf16>) -> tensor<2x1x1x8xf16> {
+  // expected-error @+1 {{the bias must be 8 floats}}
+  %y = tessel.pool_fc %x, %w bias %b : (tensor<2x4x4x16xf16>, tensor<8x1x1x16xf16>, tensor<4xf16>) -> tensor<2x1x1x8xf16>
+  return %y : tensor<2x1x1x8xf16>
+}

@@ -960,3 +960,47 @@ TEST_F(KernelLibraryPlan, AttentionHasATensorCoreAndASimtVariant) {
 }
 
 } // namespace
+
+TEST_F(KernelLibraryPlan, SqueezeIsOneLaunchWithArrivalCounters) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<1x24x24x960xf16>, %w: tensor<40x1x1x960xf16>, %b: tensor<40xf16>, %y: tensor<32x112x112x32xf16>, %v: tensor<8x1x1x32xf16>, %z: tensor<1x4x4x8xf32>, %u: tensor<8x1x1x8xf32>) -> tensor<1x1x1x40xf16> {
+      %0 = tessel.pool_fc %x, %w bias %b {activation = #tessel<activation silu>} : (tensor<1x24x24x960xf16>, tensor<40x1x1x960xf16>, tensor<40xf16>) -> tensor<1x1x1x40xf16>
+      %1 = tessel.pool_fc %y, %v {activation = #tessel<activation clip>, alpha = 0.0 : f32, beta = 6.0 : f32} : (tensor<32x112x112x32xf16>, tensor<8x1x1x32xf16>) -> tensor<32x1x1x8xf16>
+      %2 = tessel.pool_fc %z, %u : (tensor<1x4x4x8xf32>, tensor<8x1x1x8xf32>) -> tensor<1x1x1x8xf32>
+      return %0 : tensor<1x1x1x40xf16>
+    })");
+  ASSERT_TRUE(v[0] && v[1]);
+  // EfficientNetV2-S's squeeze at batch 1: 960 channels in 15 tiles of 64,
+  // 576 rows in 9 chunks of 64 (135 blocks, about the H100's 132 SMs), the
+  // blocks' parts of the 40 outputs in the workspace, one counter.
+  EXPECT_EQ(v[0]->kernel, "tsl_pool_fc_f16");
+  ASSERT_EQ(v[0]->launches.size(), 1u);
+  const auto &l = v[0]->launches[0];
+  ASSERT_EQ(l.args.size(), 7u);
+  auto p = params<kernels::PoolFcParams>(l.args[6]);
+  EXPECT_EQ(p.outer, 1);
+  EXPECT_EQ(p.rows, 576);
+  EXPECT_EQ(p.channels, 960);
+  EXPECT_EQ(p.outChannels, 40);
+  EXPECT_EQ(p.tiles, 15);
+  EXPECT_EQ(p.splits, 9);
+  EXPECT_EQ(p.chunk, 64);
+  EXPECT_EQ(p.activation, 9); // silu
+  EXPECT_EQ(l.grid[0], 135u);
+  EXPECT_EQ(l.grid[1], 1u);
+  EXPECT_EQ(l.block[0], 256u);
+  EXPECT_EQ(l.args[4].workspaceBytes, 135u * 40 * 4);
+  EXPECT_EQ(l.args[5].counterBytes, 4u);
+  EXPECT_EQ(l.args[5].workspaceBytes, 0u);
+  // 32 images of 112 x 112 rows: chunks of at most 8 rows a row group (256
+  // rows), one tile, a counter per image; clip's bounds carried.
+  auto q = params<kernels::PoolFcParams>(v[1]->launches[0].args[6]);
+  EXPECT_EQ(q.splits, 49);
+  EXPECT_EQ(q.chunk, 256);
+  EXPECT_EQ(q.activation, 2);
+  EXPECT_EQ(q.beta, 6.0f);
+  EXPECT_EQ(v[1]->launches[0].grid[1], 32u);
+  EXPECT_EQ(v[1]->launches[0].args[5].counterBytes, 32u * 4);
+  // f32 has no GPU kernel (the pass fuses f16 only).
+  EXPECT_FALSE(v[2]);
+}

@@ -62,7 +62,7 @@ TEST(OpFacts, EveryOpDeclaresExactlyOnePrecisionClass) {
 const std::map<std::string, PrecisionClass> &documentedPolicy() {
   static const std::map<std::string, PrecisionClass> policy = [] {
     std::map<std::string, PrecisionClass> p;
-    for (const char *op : {"conv", "conv_transpose", "gemm", "matmul", "attention"})
+    for (const char *op : {"conv", "conv_transpose", "gemm", "matmul", "attention", "pool_fc"})
       p[op] = PrecisionClass::TensorCore;
     for (const char *op :
          {"add", "sub", "mul", "div", "prelu", "sigmoid", "tanh", "sqrt", "reciprocal", "atan",
@@ -187,6 +187,7 @@ TEST(OpFacts, TraitsMeanWhatTheySay) {
   EXPECT_EQ(tessel::kernelFamily(named("relu")), KernelFamily::Unary);
   EXPECT_EQ(tessel::kernelFamily(named("reshape")), KernelFamily::Copy);
   EXPECT_EQ(tessel::kernelFamily(named("layer_norm")), KernelFamily::LayerNorm);
+  EXPECT_EQ(tessel::kernelFamily(named("pool_fc")), KernelFamily::PoolFc);
   EXPECT_EQ(tessel::kernelFamily(named("conv_transpose")), KernelFamily::None);
 }
 

@@ -28,8 +28,10 @@ inline constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'E', 'L', '\x1a', '\n'};
 // 3: KernelArg.workspace_bytes. 4: tiers as the schema's Tier enum instead
 // of names. 5: kernel images compressed (KernelImage.compression, size), and
 // batch profiles (Engine.profiles). 6: an output's data-dependent extent
-// (Tensor.extent_axis, extent_tensor), which a runtime must not ignore.
-inline constexpr uint32_t kFormatVersion = 6;
+// (Tensor.extent_axis, extent_tensor), which a runtime must not ignore. 7:
+// KernelArg.counter_bytes (zeroed arrival counters; a runtime that passed a
+// null pointer instead would fault).
+inline constexpr uint32_t kFormatVersion = 7;
 // The oldest version this runtime still reads.
 inline constexpr uint32_t kOldestReadableVersion = 5;
 inline constexpr size_t kHeaderSize = 64;

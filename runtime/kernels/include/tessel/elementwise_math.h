@@ -239,6 +239,25 @@ TSL_HOST_DEVICE C activate(C x, double alpha, double beta) {
   return x;
 }
 
+/// `act` chosen at run time (a kernel that takes it as a parameter).
+template <typename C>
+TSL_HOST_DEVICE C activate(Activation act, C x, double alpha, double beta) {
+  switch (act) {
+  case Activation::None: return x;
+  case Activation::Relu: return activate<Activation::Relu, C>(x, alpha, beta);
+  case Activation::Clip: return activate<Activation::Clip, C>(x, alpha, beta);
+  case Activation::LeakyRelu: return activate<Activation::LeakyRelu, C>(x, alpha, beta);
+  case Activation::Sigmoid: return activate<Activation::Sigmoid, C>(x, alpha, beta);
+  case Activation::Tanh: return activate<Activation::Tanh, C>(x, alpha, beta);
+  case Activation::HardSwish: return activate<Activation::HardSwish, C>(x, alpha, beta);
+  case Activation::Gelu: return activate<Activation::Gelu, C>(x, alpha, beta);
+  case Activation::GeluTanh: return activate<Activation::GeluTanh, C>(x, alpha, beta);
+  case Activation::Silu: return activate<Activation::Silu, C>(x, alpha, beta);
+  case Activation::HardSigmoid: return activate<Activation::HardSigmoid, C>(x, alpha, beta);
+  }
+  return x;
+}
+
 //===----------------------------------------------------------------------===//
 // Binary
 //===----------------------------------------------------------------------===//
