@@ -137,7 +137,8 @@ struct PoolFcParams {
   int32_t tiles, splits, activation, pad0;
   float alpha, beta;
 };
-constexpr int64_t kPoolFcChannels = 64, kPoolFcThreads = 256;
+constexpr int64_t kPoolFcChannels = 64, kPoolFcThreads = 256,
+                  kPoolFcMaxRows = 8 * (kPoolFcThreads / 8); // rows a block sums
 
 /// softmax, log_softmax, argmax, argmin: the input as [outer, length, inner]
 /// around the axis; `last` is argmax/argmin's select_last_index.

@@ -77,12 +77,13 @@ Launches StepPlanner::reduceColumns(const kernels::ReduceParams &r, const Dims &
 }
 
 /// pool_fc of f16 NHWC with a multiple of 8 channels (PoolFcParams,
-/// Reduction.cuh): blocks of 64 channels and a chunk of rows, enough chunks
-/// that the blocks of all images about fill the GPU (kPoolFcBlocks), each
-/// chunk at least one row a row group and at most 8; the blocks' parts of
-/// the products in the workspace, an arrival counter per image.
+/// Reduction.cuh): blocks of 64 channels and a chunk of at most
+/// kPoolFcMaxRows rows (8 a thread, loaded at once), as few chunks as that
+/// allows: the kernel is a chain of memory round trips, and the last block
+/// of an image reads every block's part, so more blocks cost there; the
+/// blocks' parts of the products in the workspace, an arrival counter per
+/// image.
 Launches StepPlanner::poolFc() {
-  constexpr int64_t kPoolFcBlocks = 132, kGroups = kernels::kPoolFcThreads / 8;
   if (in.size() != 2 && in.size() != 3)
     return std::nullopt;
   const Operand &x = in[0], &w = in[1], &y = out[0];
@@ -110,10 +111,7 @@ Launches StepPlanner::poolFc() {
   p.alpha = static_cast<float>(attrs.getFloat("alpha", 0.0));
   p.beta = static_cast<float>(attrs.getFloat("beta", 0.0));
   const int64_t tiles = (p.channels + kernels::kPoolFcChannels - 1) / kernels::kPoolFcChannels;
-  const int64_t rowChunks = (p.rows + kGroups - 1) / kGroups;
-  const int64_t splits =
-      std::max((p.rows + 8 * kGroups - 1) / (8 * kGroups),
-               std::min((kPoolFcBlocks + tiles * p.outer - 1) / (tiles * p.outer), rowChunks));
+  const int64_t splits = (p.rows + kernels::kPoolFcMaxRows - 1) / kernels::kPoolFcMaxRows;
   p.chunk = (p.rows + splits - 1) / splits;
   p.splits = static_cast<int32_t>((p.rows + p.chunk - 1) / p.chunk);
   p.tiles = static_cast<int32_t>(tiles);

@@ -629,9 +629,9 @@ def main(outdir):
     squeeze_excite_case(outdir, rng, "test_tessel_squeeze_excite_project_k136", (1, 136, 14, 14),
                         8, "HardSigmoid", project=24)
     # The squeeze as one step (--tessel-fuse-pool-fc at fp16): 200 channels
-    # in four tiles of 64 (the last 8 wide), 12 x 12 rows in chunks, two
-    # images, 48 hidden channels with SiLU.
-    squeeze_excite_case(outdir, rng, "test_tessel_squeeze_excite_silu_c200", (2, 200, 12, 12),
+    # in four tiles of 64 (the last 8 wide), 24 x 24 rows in three chunks of
+    # 192, two images, 48 hidden channels with SiLU.
+    squeeze_excite_case(outdir, rng, "test_tessel_squeeze_excite_silu_c200", (2, 200, 24, 24),
                         48, "Sigmoid", act="Silu")
     attention_cases(outdir, rng)
     # A model older than opset 7 whose ops changed since (ONNX's version

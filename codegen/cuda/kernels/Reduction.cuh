@@ -342,45 +342,64 @@ __device__ __forceinline__ void reduceColumnsFinish(const double *partial, T *y,
 //===----------------------------------------------------------------------===//
 
 /// A squeeze-excitation block's global pool and first 1x1 conv of f16 NHWC
-/// (PoolFcParams). Block (x, n), x = split * tiles + tile: 8 threads a row
-/// of 64 channels, 16 bytes each, its 32 row groups each every 32nd row of
-/// the split's chunk in f32, the groups' sums added in group order and
-/// divided by the rows (the mean, f32); a warp an output channel at a time,
-/// a lane two of the 64 channels, the products added by shuffles: the
-/// block's part of each output, stored to `partial` [outer][blocks][M].
-/// The image's last block to arrive (a counter per image, which it sets
-/// back to 0 for the next launch) adds the parts in block order, a warp
-/// each every 8th, then the warps' sums in warp order, and runs the
-/// epilogue (bias, activation, one rounding). Deterministic: no sum depends
-/// on which block finished first.
-constexpr int kFcLanes = 8, kFcGroups = kPoolFcThreads / kFcLanes,
-              kFcWarps = kPoolFcThreads / 32;
-static_assert(kFcLanes * 8 == kPoolFcChannels && kPoolFcChannels == 2 * 32,
-              "a block's 64 channels: 8 lanes of 8, and two a lane of a warp");
+/// (PoolFcParams). The kernel is a chain of dependent memory round trips
+/// (load the rows, store the parts, count the arrival, load the parts), so
+/// each is one round trip: every thread loads what it needs in one batch.
+/// Block (x, n), x = split * tiles + tile: thread m < M first loads its
+/// output's 64 weights (eight 16-byte loads) and bias, which the rest does
+/// not wait for; 8 threads a row of 64 channels, 16 bytes each, its 32 row
+/// groups each at most 8 rows of the split's chunk (all in flight) in f32,
+/// the groups' sums added in group order and divided by the rows (the mean,
+/// f32); thread m's products added in channel order are the block's part of
+/// output m, stored to `partial` [outer][blocks][M]. The image's last block
+/// to arrive (a counter per image, which it sets back to 0 for the next
+/// launch) adds the parts: 256 / M threads an output, each every
+/// (256 / M)th part in block order, then those sums in order, and runs the
+/// epilogue (bias, activation, one rounding). Deterministic: no sum
+/// depends on which block finished first.
+constexpr int kFcLanes = 8, kFcGroups = kPoolFcThreads / kFcLanes;
+static_assert(kFcLanes * 8 == kPoolFcChannels && kPoolFcMaxRows == 8 * kFcGroups,
+              "a block's 64 channels: 8 lanes of 8; at most 8 rows a row group");
 
 __device__ __forceinline__ void poolFc(const f16 *x, const f16 *w, const f16 *bias, f16 *y,
                                        float *partial, unsigned *counters,
                                        const PoolFcParams &p) {
   __shared__ float sums[kFcGroups][kPoolFcChannels];
   __shared__ float mean[kPoolFcChannels];
-  __shared__ float warpSums[kFcWarps][32];
+  __shared__ float lastSums[kPoolFcThreads];
   __shared__ bool lastBlock;
   const int lane = threadIdx.x % kFcLanes, group = threadIdx.x / kFcLanes;
-  const int warp = threadIdx.x / 32, warpLane = threadIdx.x % 32;
-  const int64_t n = blockIdx.y, blocks = gridDim.x;
+  const int64_t n = blockIdx.y, blocks = gridDim.x, outputs = p.outChannels;
   const int64_t tile = blockIdx.x % p.tiles, split = blockIdx.x / p.tiles;
   const int64_t first = tile * kPoolFcChannels, c = first + lane * 8;
   const int64_t begin = split * p.chunk, end = min(p.rows, begin + p.chunk);
+  // This thread's output's weights for the block's channels (the first 256
+  // outputs; more load in the loop below) and its bias.
+  uint4 weights[kFcLanes];
+  const bool owns = threadIdx.x < outputs;
+#pragma unroll
+  for (int k = 0; k < kFcLanes; ++k)
+    weights[k] = owns && first + k * 8 < p.channels
+                     ? *reinterpret_cast<const uint4 *>(w + threadIdx.x * p.channels + first +
+                                                        k * 8)
+                     : make_uint4(0, 0, 0, 0);
+  const float ownBias = owns && bias ? load(bias[threadIdx.x]) : 0.0f;
   float acc[8];
 #pragma unroll
   for (int j = 0; j < 8; ++j)
     acc[j] = 0.0f;
   if (c < p.channels) {
     const f16 *column = x + n * p.rows * p.channels + c;
-#pragma unroll 4
-    for (int64_t r = begin + group; r < end; r += kFcGroups) {
-      const uint4 word = *reinterpret_cast<const uint4 *>(column + r * p.channels);
-      const f16 *h = reinterpret_cast<const f16 *>(&word);
+    uint4 words[kPoolFcMaxRows / kFcGroups];
+#pragma unroll
+    for (int i = 0; i < kPoolFcMaxRows / kFcGroups; ++i) {
+      const int64_t r = begin + group + i * kFcGroups;
+      words[i] = r < end ? *reinterpret_cast<const uint4 *>(column + r * p.channels)
+                         : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int i = 0; i < kPoolFcMaxRows / kFcGroups; ++i) {
+      const f16 *h = reinterpret_cast<const f16 *>(&words[i]);
 #pragma unroll
       for (int j = 0; j < 8; ++j)
         acc[j] += load(h[j]);
@@ -397,19 +416,23 @@ __device__ __forceinline__ void poolFc(const f16 *x, const f16 *w, const f16 *bi
     mean[threadIdx.x] = s / static_cast<float>(p.rows);
   }
   __syncthreads();
-  float *part = partial + (n * blocks + blockIdx.x) * p.outChannels;
-  const int64_t c0 = first + warpLane * 2;
-  for (int64_t m = warp; m < p.outChannels; m += kFcWarps) {
-    float v = 0.0f;
-    if (c0 < p.channels) { // channels % 8 == 0: c0 + 1 is a channel too
-      const f16 *row = w + m * p.channels + c0;
-      v = load(row[0]) * mean[warpLane * 2] + load(row[1]) * mean[warpLane * 2 + 1];
-    }
+  float *part = partial + (n * blocks + blockIdx.x) * outputs;
+  for (int64_t m = threadIdx.x; m < outputs; m += kPoolFcThreads) {
+    if (m >= kPoolFcThreads)
 #pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2)
-      v += __shfl_down_sync(0xffffffffu, v, offset);
-    if (warpLane == 0)
-      part[m] = v;
+      for (int k = 0; k < kFcLanes; ++k)
+        weights[k] = first + k * 8 < p.channels
+                         ? *reinterpret_cast<const uint4 *>(w + m * p.channels + first + k * 8)
+                         : make_uint4(0, 0, 0, 0);
+    float v = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kFcLanes; ++k) {
+      const f16 *h = reinterpret_cast<const f16 *>(&weights[k]);
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        v += load(h[j]) * mean[k * 8 + j]; // past the channels: 0 * 0
+    }
+    part[m] = v;
   }
   __threadfence();
   __syncthreads();
@@ -421,23 +444,26 @@ __device__ __forceinline__ void poolFc(const f16 *x, const f16 *w, const f16 *bi
   __threadfence();
   if (threadIdx.x == 0)
     counters[n] = 0;
-  const float *parts = partial + n * blocks * p.outChannels;
+  const float *parts = partial + n * blocks * outputs;
   const auto act = static_cast<elementwise::Activation>(p.activation);
-  for (int64_t m0 = 0; m0 < p.outChannels; m0 += 32) {
-    const int64_t m = m0 + warpLane;
+  for (int64_t m0 = 0; m0 < outputs; m0 += kPoolFcThreads) {
+    const int width = static_cast<int>(min(outputs - m0, kPoolFcThreads));
+    const int sharers = kPoolFcThreads / width, q = threadIdx.x / width;
+    const int64_t m = m0 + threadIdx.x % width;
     float v = 0.0f;
-    if (m < p.outChannels)
-      for (int64_t b = warp; b < blocks; b += kFcWarps)
-        v += __ldcg(parts + b * p.outChannels + m);
-    warpSums[warp][warpLane] = v;
+    if (q < sharers) {
+#pragma unroll 16
+      for (int64_t b = q; b < blocks; b += sharers)
+        v += __ldcg(parts + b * outputs + m);
+    }
+    lastSums[threadIdx.x] = v;
     __syncthreads();
-    if (warp == 0 && m < p.outChannels) {
-      float s = warpSums[0][warpLane];
-      for (int q = 1; q < kFcWarps; ++q)
-        s += warpSums[q][warpLane];
-      if (bias)
-        s += load(bias[m]);
-      y[n * p.outChannels + m] = store<f16>(elementwise::activate(act, s, p.alpha, p.beta));
+    if (threadIdx.x < width) {
+      float s = lastSums[threadIdx.x];
+      for (int k = 1; k < sharers; ++k)
+        s += lastSums[k * width + threadIdx.x];
+      s += m0 == 0 ? ownBias : bias ? load(bias[m]) : 0.0f;
+      y[n * outputs + m] = store<f16>(elementwise::activate(act, s, p.alpha, p.beta));
     }
     __syncthreads();
   }

@@ -971,7 +971,7 @@ TEST_F(KernelLibraryPlan, SqueezeIsOneLaunchWithArrivalCounters) {
     })");
   ASSERT_TRUE(v[0] && v[1]);
   // EfficientNetV2-S's squeeze at batch 1: 960 channels in 15 tiles of 64,
-  // 576 rows in 9 chunks of 64 (135 blocks, about the H100's 132 SMs), the
+  // 576 rows in 3 chunks of 192 (at most 8 rows a thread; 45 blocks), the
   // blocks' parts of the 40 outputs in the workspace, one counter.
   EXPECT_EQ(v[0]->kernel, "tsl_pool_fc_f16");
   ASSERT_EQ(v[0]->launches.size(), 1u);
@@ -983,17 +983,17 @@ TEST_F(KernelLibraryPlan, SqueezeIsOneLaunchWithArrivalCounters) {
   EXPECT_EQ(p.channels, 960);
   EXPECT_EQ(p.outChannels, 40);
   EXPECT_EQ(p.tiles, 15);
-  EXPECT_EQ(p.splits, 9);
-  EXPECT_EQ(p.chunk, 64);
+  EXPECT_EQ(p.splits, 3);
+  EXPECT_EQ(p.chunk, 192);
   EXPECT_EQ(p.activation, 9); // silu
-  EXPECT_EQ(l.grid[0], 135u);
+  EXPECT_EQ(l.grid[0], 45u);
   EXPECT_EQ(l.grid[1], 1u);
   EXPECT_EQ(l.block[0], 256u);
-  EXPECT_EQ(l.args[4].workspaceBytes, 135u * 40 * 4);
+  EXPECT_EQ(l.args[4].workspaceBytes, 45u * 40 * 4);
   EXPECT_EQ(l.args[5].counterBytes, 4u);
   EXPECT_EQ(l.args[5].workspaceBytes, 0u);
-  // 32 images of 112 x 112 rows: chunks of at most 8 rows a row group (256
-  // rows), one tile, a counter per image; clip's bounds carried.
+  // 32 images of 112 x 112 rows: chunks of at most 256 rows, one tile, a
+  // counter per image; clip's bounds carried.
   auto q = params<kernels::PoolFcParams>(v[1]->launches[0].args[6]);
   EXPECT_EQ(q.splits, 49);
   EXPECT_EQ(q.chunk, 256);
