@@ -100,14 +100,9 @@ Launches StepPlanner::poolFc() {
       w.count() != p.outChannels * p.channels || y.count() != p.outer * p.outChannels ||
       (bias && bias->count() != p.outChannels))
     return std::nullopt;
-  // The activation by its engine name (absent: none), as the CPU kernel reads it.
-  const std::string &activation = attrs.getString("activation");
-  const char *const *names = elementwise::kActivationNames;
-  const char *const *found =
-      activation.empty() ? names : std::find(names, names + elementwise::kActivationCount, activation);
-  if (found == names + elementwise::kActivationCount)
+  p.activation = elementwise::activationIndex(attrs.getString("activation").c_str());
+  if (p.activation < 0)
     return std::nullopt;
-  p.activation = static_cast<int32_t>(found - names);
   p.alpha = static_cast<float>(attrs.getFloat("alpha", 0.0));
   p.beta = static_cast<float>(attrs.getFloat("beta", 0.0));
   const int64_t tiles = (p.channels + kernels::kPoolFcChannels - 1) / kernels::kPoolFcChannels;

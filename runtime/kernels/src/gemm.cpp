@@ -29,18 +29,14 @@ namespace tessel::cpu {
 KernelStatus readActivation(const char *op, const Attrs &attrs, const char *kindName,
                             const char *alphaName, const char *betaName, Activation &a) {
   const std::string &kind = attrs.getString(kindName);
-  a.kind = Act::None;
-  if (!kind.empty()) {
-    const char *const *names = elementwise::kActivationNames;
-    const char *const *found = std::find(names, names + elementwise::kActivationCount, kind);
-    if (found == names + elementwise::kActivationCount) {
-      std::string known;
-      for (int i = 0; i < elementwise::kActivationCount; ++i)
-        known += std::string(i ? ", " : "") + names[i];
-      return fail(std::string(op) + ": unknown activation '" + kind + "' (" + known + ")");
-    }
-    a.kind = static_cast<Act>(found - names);
+  const int index = elementwise::activationIndex(kind.c_str());
+  if (index < 0) {
+    std::string known;
+    for (int i = 0; i < elementwise::kActivationCount; ++i)
+      known += std::string(i ? ", " : "") + elementwise::kActivationNames[i];
+    return fail(std::string(op) + ": unknown activation '" + kind + "' (" + known + ")");
   }
+  a.kind = static_cast<Act>(index);
   a.alpha = attrs.getFloat(alphaName, 0.0);
   a.beta = attrs.getFloat(betaName, 0.0);
   return {};

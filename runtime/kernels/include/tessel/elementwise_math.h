@@ -215,6 +215,21 @@ inline constexpr const char *kActivationNames[] = {
     "gelu", "gelu_tanh", "silu", "hard_sigmoid"};
 inline constexpr int kActivationCount = 11;
 
+/// The index of the activation an engine attribute names (an empty name is
+/// none), or -1 where it names none of them.
+inline int activationIndex(const char *name) {
+  if (!name || !*name)
+    return 0;
+  for (int i = 0; i < kActivationCount; ++i) {
+    const char *a = kActivationNames[i], *b = name;
+    while (*a && *a == *b)
+      ++a, ++b;
+    if (!*a && !*b)
+      return i;
+  }
+  return -1;
+}
+
 /// `act` on x: the standalone ops' formulas above; clip bounds x to
 /// [alpha, beta], leaky_relu's slope and hard_sigmoid's alpha and beta are
 /// the activation's.
