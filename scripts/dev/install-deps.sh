@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ pkg-config dpkg-dev fakeroot clang-19 libfuzzer-19-dev
+  cmake ninja-build g++ pkg-config dpkg-dev fakeroot clang-19 libclang-rt-19-dev libfuzzer-19-dev
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
