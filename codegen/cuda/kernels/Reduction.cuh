@@ -373,16 +373,20 @@ __device__ __forceinline__ void poolFc(const f16 *x, const f16 *w, const f16 *bi
   const int64_t tile = blockIdx.x % p.tiles, split = blockIdx.x / p.tiles;
   const int64_t first = tile * kPoolFcChannels, c = first + lane * 8;
   const int64_t begin = split * p.chunk, end = min(p.rows, begin + p.chunk);
-  // This thread's output's weights for the block's channels (the first 256
-  // outputs; more load in the loop below) and its bias.
+  // Output m's weights for the block's channels, 16 bytes each (zero past
+  // the channels); this thread's first output's (the first 256 outputs;
+  // more load in the loop below) and its bias.
   uint4 weights[kFcLanes];
-  const bool owns = threadIdx.x < outputs;
+  auto loadWeights = [&](int64_t m) {
 #pragma unroll
-  for (int k = 0; k < kFcLanes; ++k)
-    weights[k] = owns && first + k * 8 < p.channels
-                     ? *reinterpret_cast<const uint4 *>(w + threadIdx.x * p.channels + first +
-                                                        k * 8)
-                     : make_uint4(0, 0, 0, 0);
+    for (int k = 0; k < kFcLanes; ++k)
+      weights[k] = first + k * 8 < p.channels
+                       ? *reinterpret_cast<const uint4 *>(w + m * p.channels + first + k * 8)
+                       : make_uint4(0, 0, 0, 0);
+  };
+  const bool owns = threadIdx.x < outputs;
+  if (owns)
+    loadWeights(threadIdx.x);
   const float ownBias = owns && bias ? load(bias[threadIdx.x]) : 0.0f;
   float acc[8];
 #pragma unroll
@@ -419,11 +423,7 @@ __device__ __forceinline__ void poolFc(const f16 *x, const f16 *w, const f16 *bi
   float *part = partial + (n * blocks + blockIdx.x) * outputs;
   for (int64_t m = threadIdx.x; m < outputs; m += kPoolFcThreads) {
     if (m >= kPoolFcThreads)
-#pragma unroll
-      for (int k = 0; k < kFcLanes; ++k)
-        weights[k] = first + k * 8 < p.channels
-                         ? *reinterpret_cast<const uint4 *>(w + m * p.channels + first + k * 8)
-                         : make_uint4(0, 0, 0, 0);
+      loadWeights(m);
     float v = 0.0f;
 #pragma unroll
     for (int k = 0; k < kFcLanes; ++k) {

@@ -18,6 +18,7 @@
 #define TESSEL_ELEMENTWISE_MATH_H
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #if defined(__CUDACC__)
@@ -220,13 +221,9 @@ inline constexpr int kActivationCount = 11;
 inline int activationIndex(const char *name) {
   if (!name || !*name)
     return 0;
-  for (int i = 0; i < kActivationCount; ++i) {
-    const char *a = kActivationNames[i], *b = name;
-    while (*a && *a == *b)
-      ++a, ++b;
-    if (!*a && !*b)
+  for (int i = 0; i < kActivationCount; ++i)
+    if (std::strcmp(kActivationNames[i], name) == 0)
       return i;
-  }
   return -1;
 }
 
