@@ -107,6 +107,13 @@ std::vector<F16Case> f16Cases() {
                               {"activation", std::string("clip")}, {"alpha", 0.0}, {"beta", 6.0}}),
                    {{Shape{1, 7, 8, 6}, 'f'}, {Shape{6, 3, 3, 1}, 'f'}},
                    Shape{1, 4, 4, 6}});
+  // A fused group: f16 inputs widen exactly, the program runs in float, and
+  // the result is rounded once, as the f32 kernel's result rounded to half.
+  cases.push_back({"elementwise_group",
+                   makeAttrs({{"program", std::string("mul $0 $1; silu %0; clip(-1, 1.5) %1; "
+                                                      "where $2 %2 $0")}}),
+                   {{Shape{2, 3, 8}, 'f'}, {Shape{8}, 'f'}, {Shape{2, 3, 1}, 'b'}},
+                   Shape{2, 3, 8}});
   cases.push_back({"pool_fc", makeAttrs({{"activation", std::string("silu")}}),
                    {{Shape{2, 5, 3, 16}, 'f'}, {Shape{12, 1, 1, 16}, 'f'}, {Shape{12}, 'f'}},
                    Shape{2, 1, 1, 12}});

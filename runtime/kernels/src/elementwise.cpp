@@ -17,6 +17,7 @@
 #include "tessel/half.h"
 #include "tessel/cpu_kernels.h"
 #include "tessel/elementwise_math.h"
+#include "tessel/elementwise_program.h"
 #include "registry.h"
 
 #include <algorithm>
@@ -136,19 +137,9 @@ private:
 using elementwise::Unary;
 using U = Unary;
 
-struct UnaryParams {
-  double alpha = 0, beta = 0, gamma = 0;
-};
+using elementwise::UnaryParams;
 
-const char *unaryName(U op) {
-  static const char *names[] = {
-      "relu", "sigmoid", "tanh", "abs", "neg", "exp", "log", "sqrt", "reciprocal",
-      "floor", "ceil", "round", "sign", "erf", "sin", "cos", "tan", "asin", "acos",
-      "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "softplus", "softsign",
-      "hard_swish", "leaky_relu", "elu", "celu", "selu", "thresholded_relu",
-      "hard_sigmoid", "shrink", "gelu", "gelu_tanh", "silu"};
-  return names[static_cast<int>(op)];
-}
+const char *unaryName(U op) { return elementwise::kUnaryNames[static_cast<int>(op)]; }
 
 KernelStatus checkSameShapeAndType(const char *op, const TensorView &in,
                                    const TensorView &out) {
@@ -437,6 +428,75 @@ KernelStatus whereKernel(const Attrs &, const std::vector<const TensorView *> &i
   return {};
 }
 
+
+//===----------------------------------------------------------------------===//
+// Elementwise groups
+//===----------------------------------------------------------------------===//
+
+// A fused group (tessel/elementwise_program.h): the program, interpreted per
+// element of the result in float (double where an operand is f64), rounded
+// once at the store and at each cast_f16.
+KernelStatus elementwiseGroupKernel(const Attrs &attrs,
+                                    const std::vector<const TensorView *> &inputs,
+                                    const std::vector<TensorView *> &outputs) {
+  constexpr size_t K = elementwise::kMaxGroupInputs;
+  elementwise::Program program;
+  if (std::string e = elementwise::parseProgram(attrs.getString("program"), program); !e.empty())
+    return fail("elementwise_group: program: " + e);
+  const size_t count = static_cast<size_t>(program.numInputs);
+  if (auto s = checkArity("elementwise_group", inputs, outputs, count); !s.ok())
+    return s;
+  TensorView &out = *outputs[0];
+  if (out.dtype != DType::F32 && out.dtype != DType::F16 && out.dtype != DType::F64)
+    return unsupported("elementwise_group", out.dtype);
+  bool wide = out.dtype == DType::F64;
+  const std::vector<int64_t> scalar;
+  std::array<const std::vector<int64_t> *, K> shapes;
+  shapes.fill(&scalar);
+  for (size_t k = 0; k < count; ++k) {
+    const DType d = inputs[k]->dtype;
+    if (program.conditions[k] ? d != DType::Bool
+                              : d != DType::F32 && d != DType::F16 && d != DType::F64)
+      return fail("elementwise_group: input " + std::to_string(k) + " is " + dtypeName(d) +
+                  (program.conditions[k] ? ", not a bool condition" : ", not a float"));
+    wide = wide || d == DType::F64;
+    shapes[k] = &inputs[k]->shape;
+  }
+  Broadcast<K> bc;
+  if (std::string e = bc.init(out.shape, shapes); !e.empty())
+    return fail("elementwise_group: " + e);
+
+  auto run = [&](auto zero) {
+    using C = decltype(zero);
+    C values[elementwise::kMaxGroupInstructions];
+    auto roundF16 = [](C v) { return static_cast<C>(loadElem(storeElem<Half>(static_cast<float>(v)))); };
+    bc.forEach([&](int64_t o, const std::array<int64_t, K> &off) {
+      auto input = [&](int k) -> C {
+        const TensorView &in = *inputs[static_cast<size_t>(k)];
+        const int64_t i = off[static_cast<size_t>(k)];
+        switch (in.dtype) {
+        case DType::F32: return static_cast<C>(static_cast<const float *>(in.data)[i]);
+        case DType::F64: return static_cast<C>(static_cast<const double *>(in.data)[i]);
+        case DType::F16: return static_cast<C>(loadElem(static_cast<const Half *>(in.data)[i]));
+        case DType::Bool: return static_cast<const uint8_t *>(in.data)[i] ? C(1) : C(0);
+        default: return C(0);
+        }
+      };
+      const C v = elementwise::evaluate<C>(program, input, roundF16, values);
+      switch (out.dtype) {
+      case DType::F32: static_cast<float *>(out.data)[o] = static_cast<float>(v); break;
+      case DType::F64: static_cast<double *>(out.data)[o] = static_cast<double>(v); break;
+      default: static_cast<Half *>(out.data)[o] = storeElem<Half>(static_cast<float>(v)); break;
+      }
+    });
+  };
+  if (wide)
+    run(double{});
+  else
+    run(float{});
+  return {};
+}
+
 } // namespace
 
 void addElementwiseKernels(KernelTable &t) {
@@ -503,6 +563,7 @@ void addElementwiseKernels(KernelTable &t) {
   t["or"] = &logicalKernel<L::Or>;
   t["xor"] = &logicalKernel<L::Xor>;
   t["where"] = &whereKernel;
+  t["elementwise_group"] = &elementwiseGroupKernel;
 }
 
 } // namespace tessel::cpu
