@@ -2,6 +2,7 @@
 #include "KernelEmitter.h"
 
 #include "CustomOp.h"
+#include "ElementwiseGroups.h"
 #include "ImplicitGemm.h"
 #include "KernelLibrary.h"
 
@@ -21,13 +22,14 @@ planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
   custom::CustomOpRegistry noCustomOps;
   custom::CustomKernelPlanner customPlanner(options.customOps ? *options.customOps : noCustomOps,
                                             targets);
+  custom::ElementwiseGroupPlanner groupPlanner(targets);
   // Launches name modules by each planner's own numbering (the library's
   // family index, the GEMM codegen's and the custom planner's module index)
   // until every step is planned; then the modules of the library's families
   // that are used come first, in the library's family order, then the GEMM
-  // modules, then the custom ones.
+  // modules, then the custom ones, then the elementwise groups' one.
   using Placed = std::vector<std::pair<size_t, size_t>>; // (step, variant)
-  Placed libraryVariants, gemmVariants, customVariants;
+  Placed libraryVariants, gemmVariants, customVariants, groupVariants;
   // Appends a planner's variants to step `index`'s, noting where they went.
   auto append = [&](size_t index, mlir::FailureOr<std::vector<codegen::KernelVariant>> planned,
                     Placed &placed) {
@@ -44,6 +46,12 @@ planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
     if (step.name == "custom") {
       // A custom op's kernels are its manifest's alone.
       if (!append(index, customPlanner.plan(step), customVariants))
+        return mlir::failure();
+      continue;
+    }
+    if (step.name == "elementwise_group") {
+      // Generated for the group's program and shapes.
+      if (!append(index, groupPlanner.plan(step), groupVariants))
         return mlir::failure();
       continue;
     }
@@ -81,6 +89,13 @@ planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
   for (codegen::KernelModule &module : customPlanner.finish())
     plan.modules.push_back(std::move(module));
   renumber(customVariants, [&](int32_t index) { return customBase + index; });
+  const int32_t groupBase = static_cast<int32_t>(plan.modules.size());
+  mlir::FailureOr<std::vector<codegen::KernelModule>> groupModules = groupPlanner.finish();
+  if (mlir::failed(groupModules))
+    return mlir::failure();
+  for (codegen::KernelModule &module : *groupModules)
+    plan.modules.push_back(std::move(module));
+  renumber(groupVariants, [&](int32_t index) { return groupBase + index; });
   return plan;
 }
 

@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - the compile pipeline, in order ----------------------===//
 #include "Pipeline.h"
 
+#include "ElementwiseGroups.h"
 #include "Passes.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -59,6 +60,11 @@ void buildPipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
   func.addPass(createFoldConstants());
   func.addPass(mlir::createCanonicalizerPass());
   func.addPass(mlir::createCSEPass());
+  // 9. What is left of elementwise work in connected groups, one generated
+  //    kernel each (NVRTC's, when the engine has GPU targets: without it the
+  //    ops stay the library's).                      [fuse-elementwise]
+  if (options.targets.empty() || custom::elementwiseGroupsUnavailable().empty())
+    func.addPass(createFuseElementwise());
 }
 
 mlir::LogicalResult runPipeline(mlir::ModuleOp module,

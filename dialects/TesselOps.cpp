@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "TesselDialect.h"
 #include "tessel/attention.h"
+#include "tessel/elementwise_program.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
@@ -289,6 +290,33 @@ LogicalResult WhereOp::verify() {
       elementOf(getLhs()) != elementOf(getOutput()))
     return emitOpError("value operands and result must share an element type");
   return verifyBroadcast(getOperation());
+}
+
+LogicalResult ElementwiseGroupOp::verify() {
+  elementwise::Program program;
+  if (std::string error = elementwise::parseProgram(getProgram().str(), program); !error.empty())
+    return emitOpError("program: ") << error;
+  if (program.numInputs != static_cast<int>(getInputs().size()))
+    return emitOpError("program reads ")
+           << program.numInputs << " inputs, the op has " << getInputs().size();
+  Type result = elementOf(getOutput());
+  if (!result.isF16() && !result.isF32() && !result.isF64())
+    return emitOpError("result must be f16, f32 or f64, not ") << result;
+  ArrayRef<int64_t> shape = shapeOf(getOutput());
+  for (auto [k, input] : llvm::enumerate(getInputs())) {
+    Type element = elementOf(input);
+    if (program.conditions[k] ? !element.isInteger(1)
+                              : !element.isF16() && !element.isF32() && !element.isF64())
+      return emitOpError("input ") << k << " must be "
+                                   << (program.conditions[k] ? "i1 (a where's condition)"
+                                                             : "f16, f32 or f64")
+                                   << ", not " << element;
+    SmallVector<int64_t> joined;
+    if (!OpTrait::util::getBroadcastedShape(shape, shapeOf(input), joined) ||
+        ArrayRef<int64_t>(joined) != shape)
+      return emitOpError("input ") << k << " does not broadcast to the result's shape";
+  }
+  return success();
 }
 
 LogicalResult ConvOp::verify() { return verifyConvCommon(*this, false); }

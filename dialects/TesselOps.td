@@ -279,6 +279,24 @@ def Tessel_WhereOp : Tessel_Op<"where", [ExactMath, Tessel_Kernel<"Where">]> {
   let hasVerifier = 1;
 }
 
+// A connected group of elementwise ops whose intermediates nothing else
+// reads, one step (--tessel-fuse-elementwise): its program
+// (tessel/elementwise_program.h) computes each element of the result from
+// the inputs' elements under numpy broadcasting. Formed after the precision
+// pass, it keeps the types its ops were given: the inputs arrive in theirs,
+// the values are computed in f32 (f64 where an input is f64) and rounded at
+// the store and at each cast to f16 the program names, so the roundings of
+// f16 intermediates between fused ops are gone (the result is no less
+// accurate than the unfused ops').
+def Tessel_ElementwiseGroupOp : Tessel_Op<"elementwise_group",
+    [InputStorageMath, Tessel_Kernel<"ElementwiseGroup">]> {
+  let summary = "a fused group of elementwise ops: one program, one step";
+  let arguments = (ins Variadic<Tessel_Tensor>:$inputs, StrAttr:$program);
+  let results = (outs Tessel_Tensor:$output);
+  let assemblyFormat = "$program `(` $inputs `)` attr-dict `:` functional-type($inputs, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor Core candidates: convolution and matrix products
 //===----------------------------------------------------------------------===//

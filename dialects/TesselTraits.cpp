@@ -65,7 +65,8 @@ KernelFamily kernelFamily(OperationName name) {
                         K::Concat, K::Gather, K::Reduce, K::Softmax, K::ArgReduce,
                         K::Pool, K::LayerNorm, K::InstanceNorm, K::BatchNorm, K::Lrn,
                         K::Scan, K::GatherElements, K::GatherND, K::ScatterND, K::Trilu,
-                        K::Attention, K::Resize, K::TopK, K::Nms, K::PoolFc>(name);
+                        K::Attention, K::Resize, K::TopK, K::Nms, K::PoolFc,
+                        K::ElementwiseGroup>(name);
 }
 
 std::string locationName(Location loc) {

@@ -97,6 +97,7 @@ enum class KernelFamily {
   TopK,
   Nms,
   PoolFc,
+  ElementwiseGroup,
 };
 
 namespace traits {

@@ -279,6 +279,21 @@ def FusePoolFc : Pass<"tessel-fuse-pool-fc", "mlir::func::FuncOp"> {
   let dependentDialects = ["::tessel::TesselDialect"];
 }
 
+def FuseElementwise : Pass<"tessel-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Connected groups of elementwise ops into one elementwise_group each";
+  let description = [{
+    Two or more elementwise ops (unary, binary with numpy broadcasting,
+    clip, where, casts between f16 and f32) whose intermediates nothing
+    outside the group reads become one `elementwise_group` step, its
+    expression a program (tessel/elementwise_program.h) that the CPU tier
+    interprets and from which the GPU kernel is generated at compile time
+    (FuseElementwise.cpp). Splat constants become literals. f64, integer
+    and bool results, mod with the divisor's sign, comparisons and logic
+    stay out. Runs last, after the other fusions.
+  }];
+  let dependentDialects = ["::tessel::TesselDialect"];
+}
+
 def PadChannels : Pass<"tessel-pad-channels", "mlir::func::FuncOp"> {
   let summary = "Pad conv channel counts to the Tensor Core multiple (8)";
   let description = [{

@@ -711,6 +711,7 @@ Launches StepPlanner::plan() {
   case KernelFamily::Nms: return nms();
   case KernelFamily::PoolFc: return poolFc();
   case KernelFamily::Gemm: // the implicit-GEMM codegen's (ImplicitGemm.h)
+  case KernelFamily::ElementwiseGroup: // generated per group (codegen/custom)
   case KernelFamily::None: return std::nullopt;
   }
   return std::nullopt;

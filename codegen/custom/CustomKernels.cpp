@@ -22,10 +22,7 @@
 #include <map>
 #include <sstream>
 
-#ifdef TESSEL_HAVE_NVRTC
-#include <dlfcn.h>
-#include <nvrtc.h>
-#endif
+#include "Nvrtc.h"
 
 namespace tessel::custom {
 
@@ -106,109 +103,6 @@ std::string signatureCheck(const CustomOpDecl &decl, const VariantDecl &variant)
          "' does not have the parameters the manifest declares\");\n";
 }
 
-#ifdef TESSEL_HAVE_NVRTC
-
-/// NVRTC, opened with dlopen on first use (as the runtime opens libcuda): a
-/// tessel-compile on a machine without it starts, compiles every model
-/// without custom GPU variants, and says why when one needs them.
-struct NvrtcLibrary {
-  std::string error; ///< empty once loaded
-  decltype(&::nvrtcCreateProgram) createProgram = nullptr;
-  decltype(&::nvrtcCompileProgram) compileProgram = nullptr;
-  decltype(&::nvrtcGetProgramLogSize) getProgramLogSize = nullptr;
-  decltype(&::nvrtcGetProgramLog) getProgramLog = nullptr;
-  decltype(&::nvrtcGetPTXSize) getPTXSize = nullptr;
-  decltype(&::nvrtcGetPTX) getPTX = nullptr;
-  decltype(&::nvrtcGetCUBINSize) getCUBINSize = nullptr;
-  decltype(&::nvrtcGetCUBIN) getCUBIN = nullptr;
-  decltype(&::nvrtcDestroyProgram) destroyProgram = nullptr;
-  decltype(&::nvrtcGetErrorString) getErrorString = nullptr;
-};
-
-const NvrtcLibrary &nvrtc() {
-  static const NvrtcLibrary library = [] {
-    NvrtcLibrary lib;
-    void *handle = nullptr;
-    // $TESSEL_NVRTC alone when set (tests use it to take NVRTC away); else
-    // the toolkit's the build found, then the loader's.
-    const char *forced = std::getenv("TESSEL_NVRTC");
-    std::vector<const char *> names = {TESSEL_NVRTC_LIBRARY, "libnvrtc.so.13", "libnvrtc.so"};
-    if (forced && *forced)
-      names = {forced};
-    for (const char *name : names)
-      if ((handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
-        break;
-    if (!handle) {
-      const char *why = dlerror();
-      lib.error = std::string("NVRTC (CUDA's runtime compiler, ") + names.front() +
-                  ") could not be loaded: " + (why ? why : "unknown error");
-      return lib;
-    }
-    auto bind = [&](auto &fn, const char *name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
-      if (!fn && lib.error.empty())
-        lib.error = std::string("NVRTC has no ") + name;
-    };
-    bind(lib.createProgram, "nvrtcCreateProgram");
-    bind(lib.compileProgram, "nvrtcCompileProgram");
-    bind(lib.getProgramLogSize, "nvrtcGetProgramLogSize");
-    bind(lib.getProgramLog, "nvrtcGetProgramLog");
-    bind(lib.getPTXSize, "nvrtcGetPTXSize");
-    bind(lib.getPTX, "nvrtcGetPTX");
-    bind(lib.getCUBINSize, "nvrtcGetCUBINSize");
-    bind(lib.getCUBIN, "nvrtcGetCUBIN");
-    bind(lib.destroyProgram, "nvrtcDestroyProgram");
-    bind(lib.getErrorString, "nvrtcGetErrorString");
-    return lib;
-  }();
-  return library;
-}
-
-/// Compiles `text` for `arch` (a cubin for sm_ARCH, or PTX for compute_ARCH);
-/// false with the log in `log`.
-bool nvrtcCompile(const std::string &text, const std::string &name, int arch, bool cubin,
-                  std::vector<uint8_t> &image, std::string &log) {
-  const NvrtcLibrary &lib = nvrtc();
-  if (!lib.error.empty()) {
-    log = lib.error;
-    return false;
-  }
-  nvrtcProgram program = nullptr;
-  if (lib.createProgram(&program, text.c_str(), name.c_str(), 0, nullptr, nullptr) !=
-      NVRTC_SUCCESS) {
-    log = "nvrtcCreateProgram failed";
-    return false;
-  }
-  std::string archOption = (cubin ? "-arch=sm_" : "-arch=compute_") + std::to_string(arch);
-  const std::string include = std::string("--include-path=") + TESSEL_CUDA_INCLUDE_DIR;
-  const char *options[] = {archOption.c_str(), "--std=c++17", include.c_str()};
-  nvrtcResult result = lib.compileProgram(program, 3, options);
-  size_t logSize = 0;
-  if (lib.getProgramLogSize(program, &logSize) == NVRTC_SUCCESS && logSize > 1) {
-    log.assign(logSize, '\0');
-    lib.getProgramLog(program, log.data());
-    log.resize(logSize - 1);
-  }
-  bool ok = result == NVRTC_SUCCESS;
-  if (ok) {
-    size_t size = 0;
-    ok = (cubin ? lib.getCUBINSize(program, &size) : lib.getPTXSize(program, &size)) ==
-         NVRTC_SUCCESS;
-    image.assign(size, 0);
-    ok = ok && (cubin ? lib.getCUBIN(program, reinterpret_cast<char *>(image.data()))
-                      : lib.getPTX(program, reinterpret_cast<char *>(image.data()))) ==
-                   NVRTC_SUCCESS;
-    // PTX comes NUL-terminated; the plan keeps text without it.
-    if (ok && !cubin && !image.empty() && image.back() == 0)
-      image.pop_back();
-  } else if (log.empty()) {
-    log = lib.getErrorString(result);
-  }
-  lib.destroyProgram(&program);
-  return ok;
-}
-
-#endif
 
 /// Whether `ptx` defines an entry point `kernel` (extern "C" __global__).
 bool definesEntry(const std::vector<uint8_t> &ptx, const std::string &kernel) {
@@ -317,18 +211,20 @@ CustomKernelPlanner::plan(const codegen::StepView &step) {
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
           c = '_';
       const std::string where = "custom op " + decl->qualifiedName() + " (" + decl->file + ")";
-      if (!nvrtc().error.empty())
+      if (!nvrtcError().empty())
         return step.op->emitError(where)
-               << ": its GPU variants need NVRTC: " << nvrtc().error
+               << ": its GPU variants need NVRTC: " << nvrtcError()
                << " (install the CUDA toolkit, or compile with --target none)";
+      const std::vector<std::string> options = {
+          "--std=c++17", std::string("--include-path=") + TESSEL_CUDA_INCLUDE_DIR};
       // PTX first: its failure tells a broken source from a wrong signature.
       codegen::KernelImage ptx;
       ptx.arch = 75;
       std::string log;
-      if (!nvrtcCompile(checked, variant.sourceName, ptx.arch, false, ptx.data, log)) {
+      if (!nvrtcCompile(checked, variant.sourceName, ptx.arch, false, options, {}, ptx.data, log)) {
         std::string plainLog;
         std::vector<uint8_t> ignored;
-        if (!nvrtcCompile(body, variant.sourceName, ptx.arch, false, ignored, plainLog))
+        if (!nvrtcCompile(body, variant.sourceName, ptx.arch, false, options, {}, ignored, plainLog))
           return step.op->emitError(where)
                  << ": NVRTC failed to compile " << variant.sourceName << ":\n"
                  << plainLog;
@@ -351,7 +247,7 @@ CustomKernelPlanner::plan(const codegen::StepView &step) {
         codegen::KernelImage cubin;
         cubin.cubin = true;
         cubin.arch = arch;
-        if (!nvrtcCompile(checked, variant.sourceName, arch, true, cubin.data, log))
+        if (!nvrtcCompile(checked, variant.sourceName, arch, true, options, {}, cubin.data, log))
           return step.op->emitError(where)
                  << ": NVRTC failed to compile " << variant.sourceName << " for sm_" << arch
                  << ":\n"

@@ -303,7 +303,8 @@ def reduce_case(outdir, rng, name, kind, shape, axes, keepdims):
 def binary_case(outdir, rng, name, kind, shape, other):
     """(x + bias) <kind> y, y of shape `other` broadcasting to `shape`: the
     library's 16-byte-word kernels where both run contiguously along the
-    innermost dim; float64 reference."""
+    innermost dim; float64 reference. t = x + bias is an output too, so that
+    the two ops stay steps of their own (not one elementwise group)."""
     x, y = values(rng, shape), values(rng, other)
     if kind == "Div":
         y = np.where(y == 0, 0.5, y).astype(np.float32)
@@ -311,8 +312,85 @@ def binary_case(outdir, rng, name, kind, shape, other):
     node = helper.make_node(kind, ["t", "y"], ["z"])
     t = x.astype(np.float64) + bias
     z = {"Mul": np.multiply, "Add": np.add, "Sub": np.subtract, "Div": np.divide}[kind](t, y)
-    write(outdir, name, [BIAS_ADD, node], [("x", x), ("y", y)], [("z", z.astype(np.float32))],
+    write(outdir, name, [BIAS_ADD, node], [("x", x), ("y", y)],
+          [("z", z.astype(np.float32)), ("t", t.astype(np.float32))],
           [numpy_helper.from_array(bias, "bias")])
+
+
+def sigmoid(v):
+    return 1.0 / (1.0 + np.exp(-v))
+
+
+def elementwise_group_cases(outdir, rng):
+    """Connected groups of elementwise ops (--tessel-fuse-elementwise: one
+    step and one generated kernel each), float64 references:
+
+    - runs of 8 along the innermost dim (24 wide): a per-channel weight and a
+      per-image bias broadcast, a per-pixel bool condition (Where), Clip,
+      Sigmoid, Exp (f32 math: casts around it at fp16), a diamond (x read by
+      four ops);
+    - an innermost dim of 7 (one element a thread), a [5, 1] column
+      broadcast, scalar constants (literals), LeakyRelu, Tanh, Erf, Pow by 2;
+    - Mish (x * tanh(softplus(x))) after a conv: NHWC channels, the conv's
+      result read by two ops of the group."""
+    x = values(rng, (2, 7, 9, 24)) / 2
+    w = values(rng, (24,))
+    b = values(rng, (2, 1, 1, 24))
+    c = rng.integers(0, 2, size=(2, 7, 9, 1)).astype(np.bool_)
+    xd = x.astype(np.float64)
+    gated = np.clip(sigmoid(xd * w + b) * xd, -1.0, 2.5)
+    y = np.where(c, gated, xd / 4) + np.exp(-np.abs(xd))
+    consts = {"four": np.array(4.0, np.float32), "lo": np.array(-1.0, np.float32),
+              "hi": np.array(2.5, np.float32)}
+    nodes = [helper.make_node("Mul", ["x", "w"], ["xw"]),
+             helper.make_node("Add", ["xw", "b"], ["pre"]),
+             helper.make_node("Sigmoid", ["pre"], ["s"]),
+             helper.make_node("Mul", ["s", "x"], ["sx"]),
+             helper.make_node("Clip", ["sx", "lo", "hi"], ["cl"]),
+             helper.make_node("Div", ["x", "four"], ["q"]),
+             helper.make_node("Where", ["c", "cl", "q"], ["sel"]),
+             helper.make_node("Abs", ["x"], ["ax"]),
+             helper.make_node("Neg", ["ax"], ["nx"]),
+             helper.make_node("Exp", ["nx"], ["e"]),
+             helper.make_node("Add", ["sel", "e"], ["y"])]
+    write(outdir, "test_tessel_elementwise_group_vec8", nodes, [("x", x), ("c", c)],
+          [("y", y.astype(np.float32))],
+          [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")] +
+          [numpy_helper.from_array(v, k) for k, v in consts.items()])
+
+    x = values(rng, (3, 5, 7)) / 2
+    r = values(rng, (5, 1))
+    xd = x.astype(np.float64)
+    lr = np.where(xd + r < 0, 0.2 * (xd + r), xd + r)
+    erf = np.vectorize(math.erf)
+    y = np.tanh(lr) * 0.5 + erf(xd) - np.power(xd, 2.0)
+    consts = {"half": np.array([0.5], np.float32), "two": np.array(2.0, np.float32)}
+    nodes = [helper.make_node("Add", ["x", "r"], ["xr"]),
+             helper.make_node("LeakyRelu", ["xr"], ["lr"], alpha=0.2),
+             helper.make_node("Tanh", ["lr"], ["t"]),
+             helper.make_node("Mul", ["t", "half"], ["th"]),
+             helper.make_node("Erf", ["x"], ["er"]),
+             helper.make_node("Add", ["th", "er"], ["a"]),
+             helper.make_node("Pow", ["x", "two"], ["p"]),
+             helper.make_node("Sub", ["a", "p"], ["y"])]
+    write(outdir, "test_tessel_elementwise_group_scalar", nodes, [("x", x)],
+          [("y", y.astype(np.float32))],
+          [numpy_helper.from_array(r, "r")] +
+          [numpy_helper.from_array(v, k) for k, v in consts.items()])
+
+    x = values(rng, (2, 8, 6, 5))
+    wc = (rng.integers(-8, 9, size=(16, 8, 3, 3)) / 16.0).astype(np.float32)
+    bc = values(rng, (16,))
+    a = conv_ref(x, wc, bc, (1, 1), (1, 1, 1, 1), (1, 1)).astype(np.float64)
+    y = a * np.tanh(np.log1p(np.exp(a)))
+    nodes = [helper.make_node("Conv", ["x", "wc", "bc"], ["a"], kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Softplus", ["a"], ["sp"]),
+             helper.make_node("Tanh", ["sp"], ["t"]),
+             helper.make_node("Mul", ["a", "t"], ["y"])]
+    write(outdir, "test_tessel_elementwise_group_mish_after_conv", nodes, [("x", x)],
+          [("y", y.astype(np.float32))],
+          [numpy_helper.from_array(wc, "wc"), numpy_helper.from_array(bc, "bc")])
 
 
 def squeeze_excite_case(outdir, rng, name, shape, hidden, gate, project=0, act="Relu"):
@@ -634,6 +712,7 @@ def main(outdir):
     squeeze_excite_case(outdir, rng, "test_tessel_squeeze_excite_silu_c200", (2, 200, 24, 24),
                         48, "Sigmoid", act="Silu")
     attention_cases(outdir, rng)
+    elementwise_group_cases(outdir, rng)
     # A model older than opset 7 whose ops changed since (ONNX's version
     # converter upgrades it).
     opset6_case(outdir, rng, "test_tessel_opset6_cnn")

@@ -254,3 +254,51 @@ func.func @pool_fc_bias(%x: tensor<2x4x4x16xf16>, %w: tensor<8x1x1x16xf16>, %b: 
   %y = tessel.pool_fc %x, %w bias %b : (tensor<2x4x4x16xf16>, tensor<8x1x1x16xf16>, tensor<4xf16>) -> tensor<2x1x1x8xf16>
   return %y : tensor<2x1x1x8xf16>
 }
+
+// -----
+
+func.func @group_bad_program(%x: tensor<4xf16>) -> tensor<4xf16> {
+  // expected-error @+1 {{program: instruction 1 ('frob %0'): unknown op 'frob'}}
+  %y = tessel.elementwise_group "relu $0; frob %0"(%x) : (tensor<4xf16>) -> tensor<4xf16>
+  return %y : tensor<4xf16>
+}
+
+// -----
+
+func.func @group_input_count(%x: tensor<4xf16>, %z: tensor<4xf16>) -> tensor<4xf16> {
+  // expected-error @+1 {{program reads 1 inputs, the op has 2}}
+  %y = tessel.elementwise_group "relu $0"(%x, %z) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+  return %y : tensor<4xf16>
+}
+
+// -----
+
+func.func @group_condition_type(%c: tensor<4xf16>, %x: tensor<4xf16>) -> tensor<4xf16> {
+  // expected-error @+1 {{input 0 must be i1 (a where's condition), not 'f16'}}
+  %y = tessel.elementwise_group "where $0 $1 $1"(%c, %x) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+  return %y : tensor<4xf16>
+}
+
+// -----
+
+func.func @group_number_type(%x: tensor<4xi32>) -> tensor<4xf32> {
+  // expected-error @+1 {{input 0 must be f16, f32 or f64, not 'i32'}}
+  %y = tessel.elementwise_group "relu $0"(%x) : (tensor<4xi32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @group_broadcast(%x: tensor<3x4xf32>, %z: tensor<3xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{input 1 does not broadcast to the result's shape}}
+  %y = tessel.elementwise_group "add $0 $1"(%x, %z) : (tensor<3x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @group_result_type(%x: tensor<4xf32>) -> tensor<4xi32> {
+  // expected-error @+1 {{result must be f16, f32 or f64, not 'i32'}}
+  %y = tessel.elementwise_group "relu $0"(%x) : (tensor<4xf32>) -> tensor<4xi32>
+  return %y : tensor<4xi32>
+}

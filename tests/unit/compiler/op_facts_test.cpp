@@ -88,7 +88,7 @@ const std::map<std::string, PrecisionClass> &documentedPolicy() {
           "reduce_max", "reduce_min", "argmax", "argmin", "top_k", "equal", "less", "less_equal",
           "greater", "greater_equal", "not", "and", "or", "xor", "cast", "constant"})
       p[op] = PrecisionClass::Exact;
-    for (const char *op : {"layer_norm", "softmax", "reduce_mean"})
+    for (const char *op : {"layer_norm", "softmax", "reduce_mean", "elementwise_group"})
       p[op] = PrecisionClass::InputStorage;
     return p;
   }();
@@ -188,6 +188,7 @@ TEST(OpFacts, TraitsMeanWhatTheySay) {
   EXPECT_EQ(tessel::kernelFamily(named("reshape")), KernelFamily::Copy);
   EXPECT_EQ(tessel::kernelFamily(named("layer_norm")), KernelFamily::LayerNorm);
   EXPECT_EQ(tessel::kernelFamily(named("pool_fc")), KernelFamily::PoolFc);
+  EXPECT_EQ(tessel::kernelFamily(named("elementwise_group")), KernelFamily::ElementwiseGroup);
   EXPECT_EQ(tessel::kernelFamily(named("conv_transpose")), KernelFamily::None);
 }
 
