@@ -121,7 +121,8 @@ if has sanitize; then
   # on tc, tc-sm80, tc-sm70 and simt, and Tessel's NonMaxSuppression case
   # (a data-dependent extent) at fp16 on simt, and its squeeze-excitation
   # case with the squeeze as one pool_fc step (arrival counters) at fp16 on
-  # tc. A line is clean when the tool
+  # tc, and its elementwise group case of 16-byte runs (a generated NVRTC
+  # kernel) at fp16 on simt. A line is clean when the tool
   # reports 0 errors (racecheck: 0 hazards) and the outputs still match
   # (tiny_cnn's are probabilities, at most 1: f16 storage rounds each by
   # 2^-11 over a handful of layers, well inside atol 0.01).
@@ -132,7 +133,10 @@ if has sanitize; then
   se=$work/san-cases/test_tessel_squeeze_excite_silu_c200
   "$bin/tessel-compile" "$se/model.onnx" -o "$work/san_se.tsl" --precision fp16 > /dev/null 2>&1 ||
     status=1
-  for run in tiny:tc tiny:tc-sm80 tiny:tc-sm70 tiny:simt nms:simt se:tc; do
+  grp=$work/san-cases/test_tessel_elementwise_group_vec8
+  "$bin/tessel-compile" "$grp/model.onnx" -o "$work/san_grp.tsl" --precision fp16 > /dev/null 2>&1 ||
+    status=1
+  for run in tiny:tc tiny:tc-sm80 tiny:tc-sm70 tiny:simt nms:simt se:tc grp:simt; do
     engine=${run%%:*} tier=${run##*:}
     if [ "$engine" = tiny ]; then
       args="$work/san_tiny.tsl examples/tiny_cnn.input.npy --compare examples/tiny_cnn.expected.npy --atol 0.01"
@@ -141,6 +145,10 @@ if has sanitize; then
       # sums of at most 200 terms of magnitude ~1: 1e-2 relative and
       # absolute is ~20x that bound; a wrong or racing kernel misses by O(1).
       args="$work/san_se.tsl $se/test_data_set_0/input_0.pb --compare $se/test_data_set_0/output_0.pb --rtol 0.01 --atol 0.01"
+    elif [ "$engine" = grp ]; then
+      # One f16 rounding of results below 4 in magnitude (2^-11 relative:
+      # 2e-3) after float math; a wrong index or a torn load misses by O(1).
+      args="$work/san_grp.tsl $grp/test_data_set_0/input_0.pb $grp/test_data_set_0/input_1.pb --compare $grp/test_data_set_0/output_0.pb --rtol 0.01 --atol 0.01"
     else
       args="$work/san_nms.tsl $nms/test_data_set_0/input_0.pb $nms/test_data_set_0/input_1.pb --compare $nms/test_data_set_0/output_0.pb $nms/test_data_set_0/output_1.pb"
     fi
