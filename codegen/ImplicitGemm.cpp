@@ -334,72 +334,118 @@ bool runsOn(GemmTier tier, int arch) {
   return arch >= facts.ptxArch && format::tierRunsOn(facts.engineTier, arch);
 }
 
-FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
-                                          ArrayRef<GemmKernel> kernels, const Targets &targets,
-                                          function_ref<Location(size_t)> where) {
+/// One tier's module between its lowering and its assembly: the PTX, and
+/// the cubins being assembled from it on threads of their own (nvJitLink,
+/// one handle each), so that the next tier's lowering (MLIR and LLVM, on
+/// the caller's thread alone) runs meanwhile.
+struct PendingGemmModule {
+  GemmTier tier;
+  std::vector<std::string> kernelNames;
+  KernelModule result;
+  std::string ptx;
+  std::optional<std::string> waiting;
+  std::vector<int> archs;
+  std::vector<CubinResult> cubins;
+  std::vector<std::thread> workers;
+
+  bool waits(int arch) const { return arch >= kGridDependencyArch; }
+  const std::string &sourceFor(int arch) const { return waits(arch) ? *waiting : ptx; }
+
+  ~PendingGemmModule() { join(); }
+
+  void join() {
+    for (std::thread &worker : workers)
+      if (worker.joinable())
+        worker.join();
+  }
+
+  /// Waits for the cubins and puts the module together; on an assembly
+  /// failure reports at where(i) for the failing kernel i.
+  FailureOr<KernelModule> finish(function_ref<Location(size_t)> where) {
+    join();
+    for (size_t i = 0; i < cubins.size(); ++i) {
+      if (!cubins[i].ok) {
+        // Name the kernel (and so a step) the assembler stopped at.
+        size_t failing = 0;
+        if (std::optional<size_t> line = firstLogLine(cubins[i].log))
+          if (std::optional<std::string> name = kernelAtLine(sourceFor(archs[i]), *line))
+            for (size_t k = 0; k < kernelNames.size(); ++k)
+              if (kernelNames[k] == *name)
+                failing = k;
+        return emitError(where(failing))
+               << "GPU kernel " << kernelNames[failing] << " (" << tierName(tier)
+               << ") failed to assemble for sm_" << archs[i] << ": " << cubins[i].log;
+      }
+      result.maxRegisters = std::max(result.maxRegisters, maxRegisters(cubins[i].info));
+      for (std::string &name : spillingKernels(cubins[i].info))
+        if (llvm::find(result.spillingKernels, name) == result.spillingKernels.end())
+          result.spillingKernels.push_back(std::move(name));
+      KernelImage image;
+      image.cubin = true;
+      image.arch = archs[i];
+      image.waitsForPriorGrids = waits(archs[i]);
+      image.data = std::move(cubins[i].cubin);
+      result.images.push_back(std::move(image));
+    }
+    return std::move(result);
+  }
+};
+
+/// Builds and lowers one tier's module to PTX in `ctx`.
+FailureOr<std::string> lowerGemmModule(MLIRContext &ctx, GemmTier tier,
+                                       ArrayRef<GemmKernel> kernels) {
   FailureOr<OwningOpRef<ModuleOp>> module = buildGemmModule(ctx, factsOf(tier).module, kernels);
   if (failed(module))
     return failure();
   bool wide = llvm::any_of(kernels, [](const GemmKernel &k) { return k.problem.needsWideIndex(); });
-  FailureOr<std::string> ptx = lowerGpuModuleToPtx(**module, factsOf(tier).chip, wide ? 64 : 32);
-  if (failed(ptx))
-    return failure();
+  return lowerGpuModuleToPtx(**module, factsOf(tier).chip, wide ? 64 : 32);
+}
 
-  KernelModule result;
-  result.name = factsOf(tier).module;
+/// Starts the assembly of a tier's cubins from its PTX, one thread per SM
+/// the tier runs on (each is ptxas on the whole module).
+FailureOr<std::unique_ptr<PendingGemmModule>>
+assembleGemmModule(GemmTier tier, std::string ptx, ArrayRef<GemmKernel> kernels,
+                   const Targets &targets, function_ref<Location(size_t)> where) {
+  auto pending = std::make_unique<PendingGemmModule>();
+  pending->tier = tier;
+  for (const GemmKernel &kernel : kernels)
+    pending->kernelNames.push_back(kernel.name);
+  pending->ptx = std::move(ptx);
+  pending->result.name = factsOf(tier).module;
   KernelImage ptxImage;
   ptxImage.arch = ptxArch(tier);
-  ptxImage.data.assign(ptx->begin(), ptx->end());
-  result.images.push_back(std::move(ptxImage));
+  ptxImage.data.assign(pending->ptx.begin(), pending->ptx.end());
+  pending->result.images.push_back(std::move(ptxImage));
   if (!canAssembleCubins())
-    return result; // PTX only; the driver compiles it at load
-  // One assembly per SM the tier runs on, concurrently: each is ptxas on
-  // the whole module.
-  std::vector<int> archs;
+    return pending; // PTX only; the driver compiles it at load
   for (int arch : targets.cubinArchs)
     if (runsOn(tier, arch))
-      archs.push_back(arch);
+      pending->archs.push_back(arch);
   // The cubins of sm_90 and later wait for the grids before them
   // (GridDependency.h), assembled from the PTX rewritten so.
-  std::optional<std::string> waiting = waitingForPriorGrids(*ptx);
-  if (!waiting)
+  pending->waiting = waitingForPriorGrids(pending->ptx);
+  if (!pending->waiting)
     return emitError(where(0)) << "the " << tierName(tier)
                                << " module's PTX has no .version or .target directive";
-  auto waits = [&](int arch) { return arch >= kGridDependencyArch; };
-  std::vector<CubinResult> cubins(archs.size());
-  std::vector<std::thread> workers;
-  for (size_t i = 0; i < cubins.size(); ++i)
-    workers.emplace_back(
-        [&, i] { cubins[i] = assembleCubin(waits(archs[i]) ? *waiting : *ptx, archs[i]); });
-  for (std::thread &worker : workers)
-    worker.join();
-  for (size_t i = 0; i < cubins.size(); ++i) {
-    if (!cubins[i].ok) {
-      // Name the kernel (and so a step) the assembler stopped at.
-      size_t failing = 0;
-      if (std::optional<size_t> line = firstLogLine(cubins[i].log))
-        if (std::optional<std::string> name =
-                kernelAtLine(waits(archs[i]) ? *waiting : *ptx, *line))
-          for (size_t k = 0; k < kernels.size(); ++k)
-            if (kernels[k].name == *name)
-              failing = k;
-      return emitError(where(failing))
-             << "GPU kernel " << kernels[failing].name << " (" << tierName(tier)
-             << ") failed to assemble for sm_" << archs[i] << ": "
-             << cubins[i].log;
-    }
-    result.maxRegisters = std::max(result.maxRegisters, maxRegisters(cubins[i].info));
-    for (std::string &name : spillingKernels(cubins[i].info))
-      if (llvm::find(result.spillingKernels, name) == result.spillingKernels.end())
-        result.spillingKernels.push_back(std::move(name));
-    KernelImage image;
-    image.cubin = true;
-    image.arch = archs[i];
-    image.waitsForPriorGrids = waits(archs[i]);
-    image.data = std::move(cubins[i].cubin);
-    result.images.push_back(std::move(image));
-  }
-  return result;
+  pending->cubins.resize(pending->archs.size());
+  PendingGemmModule *p = pending.get();
+  for (size_t i = 0; i < p->archs.size(); ++i)
+    p->workers.emplace_back(
+        [p, i] { p->cubins[i] = assembleCubin(p->sourceFor(p->archs[i]), p->archs[i]); });
+  return pending;
+}
+
+FailureOr<KernelModule> compileGemmModule(MLIRContext &ctx, GemmTier tier,
+                                          ArrayRef<GemmKernel> kernels, const Targets &targets,
+                                          function_ref<Location(size_t)> where) {
+  FailureOr<std::string> ptx = lowerGemmModule(ctx, tier, kernels);
+  if (failed(ptx))
+    return failure();
+  FailureOr<std::unique_ptr<PendingGemmModule>> pending =
+      assembleGemmModule(tier, std::move(*ptx), kernels, targets, where);
+  if (failed(pending))
+    return failure();
+  return (*pending)->finish(where);
 }
 
 //===----------------------------------------------------------------------===//
@@ -526,15 +572,60 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
 
 FailureOr<std::vector<KernelModule>> GemmPlanner::finish() {
   std::vector<KernelModule> modules(impl->modules);
-  for (Impl::TierKernels &tier : impl->tiers) {
-    if (tier.module < 0)
-      continue;
-    FailureOr<KernelModule> module =
-        compileGemmModule(impl->ctx, tier.tier, tier.kernels, impl->targets,
-                          [&](size_t i) { return tier.firstUse[i]; });
-    if (failed(module))
+  // Every tier's module lowered at once, each on a thread of its own in an
+  // MLIR context of its own (nothing of MLIR is shared between them; LLVM's
+  // NVPTX backend gets a context per module), its cubins then assembled on
+  // threads of their own; every module collected in tier order. A lowering
+  // that fails reports its diagnostics at the tier's first step.
+  std::vector<Impl::TierKernels *> used;
+  for (Impl::TierKernels &tier : impl->tiers)
+    if (tier.module >= 0)
+      used.push_back(&tier);
+  struct Lowered {
+    std::optional<std::string> ptx;
+    std::string diagnostics;
+  };
+  std::vector<Lowered> lowered(used.size());
+  {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < used.size(); ++i)
+      threads.emplace_back([&, i] {
+        DialectRegistry registry;
+        registerCodegenDialects(registry);
+        MLIRContext local(registry, MLIRContext::Threading::DISABLED);
+        ScopedDiagnosticHandler capture(&local, [&](Diagnostic &diagnostic) {
+          lowered[i].diagnostics += (lowered[i].diagnostics.empty() ? "" : "\n") +
+                                    diagnostic.str();
+          return success();
+        });
+        FailureOr<std::string> ptx = lowerGemmModule(local, used[i]->tier, used[i]->kernels);
+        if (succeeded(ptx))
+          lowered[i].ptx = std::move(*ptx);
+      });
+    for (std::thread &thread : threads)
+      thread.join();
+  }
+  std::vector<std::unique_ptr<PendingGemmModule>> pending;
+  for (size_t i = 0; i < used.size(); ++i) {
+    Impl::TierKernels &tier = *used[i];
+    auto where = [&](size_t k) { return tier.firstUse[k]; };
+    if (!lowered[i].ptx)
+      return emitError(where(0)) << "the " << tierName(tier.tier)
+                                 << " GPU kernels failed to lower: " << lowered[i].diagnostics;
+    FailureOr<std::unique_ptr<PendingGemmModule>> started =
+        assembleGemmModule(tier.tier, std::move(*lowered[i].ptx), tier.kernels, impl->targets,
+                           where);
+    if (failed(started))
+      return failure(); // the started ones' threads are joined as they go
+    pending.push_back(std::move(*started));
+  }
+  for (size_t i = 0; i < used.size(); ++i) {
+    Impl::TierKernels &tier = *used[i];
+    FailureOr<KernelModule> done =
+        pending[i]->finish([&](size_t k) { return tier.firstUse[k]; });
+    if (failed(done))
       return failure();
-    modules[tier.module] = std::move(*module);
+    modules[tier.module] = std::move(*done);
   }
   return modules;
 }
