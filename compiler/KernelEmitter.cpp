@@ -78,24 +78,22 @@ planKernels(mlir::MLIRContext &ctx, llvm::ArrayRef<codegen::StepView> steps,
     plan.modules.push_back(std::move(module));
   renumber(libraryVariants,
            [&](int32_t family) { return familyModule.at(static_cast<size_t>(family)); });
-  const int32_t gemmBase = static_cast<int32_t>(plan.modules.size());
-  mlir::FailureOr<std::vector<codegen::KernelModule>> gemmModules = gemm.finish();
-  if (mlir::failed(gemmModules))
+  // Appends a planner's modules and renumbers its launches after those
+  // already there.
+  auto appendModules = [&](mlir::FailureOr<std::vector<codegen::KernelModule>> modules,
+                           const Placed &placed) {
+    if (mlir::failed(modules))
+      return false;
+    const int32_t base = static_cast<int32_t>(plan.modules.size());
+    for (codegen::KernelModule &module : *modules)
+      plan.modules.push_back(std::move(module));
+    renumber(placed, [&](int32_t index) { return base + index; });
+    return true;
+  };
+  if (!appendModules(gemm.finish(), gemmVariants) ||
+      !appendModules(customPlanner.finish(), customVariants) ||
+      !appendModules(groupPlanner.finish(), groupVariants))
     return mlir::failure();
-  for (codegen::KernelModule &module : *gemmModules)
-    plan.modules.push_back(std::move(module));
-  renumber(gemmVariants, [&](int32_t index) { return gemmBase + index; });
-  const int32_t customBase = static_cast<int32_t>(plan.modules.size());
-  for (codegen::KernelModule &module : customPlanner.finish())
-    plan.modules.push_back(std::move(module));
-  renumber(customVariants, [&](int32_t index) { return customBase + index; });
-  const int32_t groupBase = static_cast<int32_t>(plan.modules.size());
-  mlir::FailureOr<std::vector<codegen::KernelModule>> groupModules = groupPlanner.finish();
-  if (mlir::failed(groupModules))
-    return mlir::failure();
-  for (codegen::KernelModule &module : *groupModules)
-    plan.modules.push_back(std::move(module));
-  renumber(groupVariants, [&](int32_t index) { return groupBase + index; });
   return plan;
 }
 

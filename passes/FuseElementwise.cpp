@@ -51,14 +51,6 @@ struct Form {
   ew::Instruction instruction; ///< operands filled in when the program is built
 };
 
-double engineFloat(Operation *op, llvm::StringRef name) {
-  std::optional<cpu::AttrValue> value = engineAttr(op, name);
-  if (value)
-    if (const double *real = std::get_if<double>(&*value))
-      return *real;
-  return 0;
-}
-
 /// A clip bound as the op's element type holds it (f16 rounds to nearest).
 double boundIn(Type element, double bound) {
   llvm::APFloat value(bound);
@@ -106,35 +98,18 @@ Form formOf(Operation *op) {
     in.params.alpha = boundIn(resultType.getElementType(), clip.getMin().convertToDouble());
     in.params.beta = boundIn(resultType.getElementType(), clip.getMax().convertToDouble());
   } else if (isElementwiseUnary(op)) {
-    int unary = -1;
-    for (int u = 0; u < ew::kUnaryCount; ++u)
-      if (name == ew::kUnaryNames[u])
-        unary = u;
+    const int unary = ew::unaryNamed(name.str());
     if (unary < 0)
       return form;
     in.kind = ew::Instruction::Kind::Unary;
     in.unary = static_cast<ew::Unary>(unary);
     in.numOperands = 1;
-    // The constants by the ops' attribute names, as the CPU kernel reads them.
-    switch (in.unary) {
-    case ew::Unary::LeakyRelu:
-    case ew::Unary::Elu:
-    case ew::Unary::Celu:
-    case ew::Unary::ThresholdedRelu: in.params.alpha = engineFloat(op, "alpha"); break;
-    case ew::Unary::Selu:
-      in.params.alpha = engineFloat(op, "alpha");
-      in.params.gamma = engineFloat(op, "gamma");
-      break;
-    case ew::Unary::HardSigmoid:
-      in.params.alpha = engineFloat(op, "alpha");
-      in.params.beta = engineFloat(op, "beta");
-      break;
-    case ew::Unary::Shrink:
-      in.params.alpha = engineFloat(op, "bias");
-      in.params.beta = engineFloat(op, "lambd");
-      break;
-    default: break;
-    }
+    // The constants as the CPU kernel reads them from the step.
+    in.params = ew::unaryParams(in.unary, [&](const char *attr, double fallback) {
+      std::optional<cpu::AttrValue> value = engineAttr(op, attr);
+      const double *real = value ? std::get_if<double>(&*value) : nullptr;
+      return real ? *real : fallback;
+    });
   } else if (isElementwiseBinary(op) && !isComparison(op)) {
     std::string binaryName = name.str();
     if (auto mod = dyn_cast<ModOp>(op)) {
@@ -142,10 +117,7 @@ Form formOf(Operation *op) {
         return form; // the divisor's sign: integers only
       binaryName = "fmod";
     }
-    int binary = -1;
-    for (int b = 0; b < ew::kBinaryCount; ++b)
-      if (ew::kBinaryNames[b] && binaryName == ew::kBinaryNames[b])
-        binary = b;
+    const int binary = ew::binaryNamed(binaryName);
     if (binary < 0)
       return form;
     in.kind = ew::Instruction::Kind::Binary;

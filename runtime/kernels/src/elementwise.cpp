@@ -161,26 +161,8 @@ KernelStatus unaryKernel(const Attrs &attrs, const std::vector<const TensorView 
   TensorView &out = *outputs[0];
   if (auto s = checkSameShapeAndType(name, in, out); !s.ok())
     return s;
-  UnaryParams p;
-  switch (op) {
-  case U::LeakyRelu: p.alpha = attrs.getFloat("alpha", 0.01); break;
-  case U::Elu: p.alpha = attrs.getFloat("alpha", 1.0); break;
-  case U::Celu: p.alpha = attrs.getFloat("alpha", 1.0); break;
-  case U::Selu:
-    p.alpha = attrs.getFloat("alpha", 1.67326319217681884765625);
-    p.gamma = attrs.getFloat("gamma", 1.05070102214813232421875);
-    break;
-  case U::ThresholdedRelu: p.alpha = attrs.getFloat("alpha", 1.0); break;
-  case U::HardSigmoid:
-    p.alpha = attrs.getFloat("alpha", 0.2);
-    p.beta = attrs.getFloat("beta", 0.5);
-    break;
-  case U::Shrink:
-    p.alpha = attrs.getFloat("bias", 0.0);
-    p.beta = attrs.getFloat("lambd", 0.5);
-    break;
-  default: break;
-  }
+  const UnaryParams p = elementwise::unaryParams(
+      op, [&](const char *attr, double fallback) { return attrs.getFloat(attr, fallback); });
   const int64_t n = in.numElements();
   unsigned families = elementwise::hasIntegerForm(op) ? kNumeric : kFloat;
   bool handled = dispatch(in.dtype, families, [&](auto tag) {

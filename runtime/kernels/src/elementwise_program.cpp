@@ -74,6 +74,20 @@ bool parseIndex(const std::string &text, int &index) {
 
 } // namespace
 
+int unaryNamed(const std::string &name) {
+  for (int u = 0; u < kUnaryCount; ++u)
+    if (name == kUnaryNames[u])
+      return u;
+  return -1;
+}
+
+int binaryNamed(const std::string &name) {
+  for (int b = 0; b < kBinaryCount; ++b)
+    if (kBinaryNames[b] && name == kBinaryNames[b])
+      return b;
+  return -1;
+}
+
 std::string parseProgram(const std::string &text, Program &program) {
   program = Program();
   size_t start = 0;
@@ -129,21 +143,18 @@ std::string parseProgram(const std::string &text, Program &program) {
     int arity = 0;
     size_t paramCount = 0;
     bool found = false;
-    for (int u = 0; u < kUnaryCount && !found; ++u)
-      if (name == kUnaryNames[u]) {
-        in.kind = Instruction::Kind::Unary;
-        in.unary = static_cast<Unary>(u);
-        arity = 1;
-        paramCount = static_cast<size_t>(unaryParamCount(in.unary));
-        found = true;
-      }
-    for (int b = 0; b < kBinaryCount && !found; ++b)
-      if (kBinaryNames[b] && name == kBinaryNames[b]) {
-        in.kind = Instruction::Kind::Binary;
-        in.binary = static_cast<Binary>(b);
-        arity = 2;
-        found = true;
-      }
+    if (int u = unaryNamed(name); u >= 0) {
+      in.kind = Instruction::Kind::Unary;
+      in.unary = static_cast<Unary>(u);
+      arity = 1;
+      paramCount = static_cast<size_t>(unaryParamCount(in.unary));
+      found = true;
+    } else if (int b = binaryNamed(name); b >= 0) {
+      in.kind = Instruction::Kind::Binary;
+      in.binary = static_cast<Binary>(b);
+      arity = 2;
+      found = true;
+    }
     if (!found) {
       if (name == "clip") {
         in.kind = Instruction::Kind::Clip;

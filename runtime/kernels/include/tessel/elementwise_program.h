@@ -87,6 +87,37 @@ struct Program {
   std::vector<bool> conditions;
 };
 
+/// The unary op or binary op a program (and the engine) names `name`; -1
+/// for none.
+int unaryNamed(const std::string &name);
+int binaryNamed(const std::string &name);
+
+/// A unary op's constants from its attributes, by the ops' attribute names
+/// and ONNX's defaults: `get(name, fallback)` reads one as a double.
+template <typename Get> UnaryParams unaryParams(Unary op, Get &&get) {
+  UnaryParams p;
+  switch (op) {
+  case Unary::LeakyRelu: p.alpha = get("alpha", 0.01); break;
+  case Unary::Elu:
+  case Unary::Celu:
+  case Unary::ThresholdedRelu: p.alpha = get("alpha", 1.0); break;
+  case Unary::Selu:
+    p.alpha = get("alpha", 1.67326319217681884765625);
+    p.gamma = get("gamma", 1.05070102214813232421875);
+    break;
+  case Unary::HardSigmoid:
+    p.alpha = get("alpha", 0.2);
+    p.beta = get("beta", 0.5);
+    break;
+  case Unary::Shrink:
+    p.alpha = get("bias", 0.0);
+    p.beta = get("lambd", 0.5);
+    break;
+  default: break;
+  }
+  return p;
+}
+
 /// Parses `text`; the error (naming the instruction) or "" on success.
 std::string parseProgram(const std::string &text, Program &program);
 
