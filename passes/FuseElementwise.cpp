@@ -254,6 +254,7 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
     for (Operation *constant : constants)
       if (constant->use_empty()) {
         taken.insert(constant);
+        forms.erase(constant);
         constant->erase();
       }
   }
