@@ -336,8 +336,7 @@ bool runsOn(GemmTier tier, int arch) {
 
 /// One tier's module between its lowering and its assembly: the PTX, and
 /// the cubins being assembled from it on threads of their own (nvJitLink,
-/// one handle each), so that the next tier's lowering (MLIR and LLVM, on
-/// the caller's thread alone) runs meanwhile.
+/// one handle each), beside the other tiers' cubins.
 struct PendingGemmModule {
   GemmTier tier;
   std::vector<std::string> kernelNames;
@@ -574,9 +573,10 @@ FailureOr<std::vector<KernelModule>> GemmPlanner::finish() {
   std::vector<KernelModule> modules(impl->modules);
   // Every tier's module lowered at once, each on a thread of its own in an
   // MLIR context of its own (nothing of MLIR is shared between them; LLVM's
-  // NVPTX backend gets a context per module), its cubins then assembled on
-  // threads of their own; every module collected in tier order. A lowering
-  // that fails reports its diagnostics at the tier's first step.
+  // NVPTX backend gets a context per module); then every tier's cubins
+  // assembled at once, on threads of their own; the modules collected in
+  // tier order. A lowering that fails reports its diagnostics at the tier's
+  // first step.
   std::vector<Impl::TierKernels *> used;
   for (Impl::TierKernels &tier : impl->tiers)
     if (tier.module >= 0)

@@ -24,7 +24,6 @@
 #include "tessel/elementwise_program.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -51,14 +50,12 @@ struct Form {
   ew::Instruction instruction; ///< operands filled in when the program is built
 };
 
-/// A clip bound as the op's element type holds it (f16 rounds to nearest).
+/// A clip bound as the clip's kernel holds it in the op's element type
+/// (cpu::convertBound: f16 rounds to nearest).
 double boundIn(Type element, double bound) {
-  llvm::APFloat value(bound);
-  bool lost = false;
-  value.convert(element.isF16() ? llvm::APFloat::IEEEhalf() : llvm::APFloat::IEEEsingle(),
-                llvm::APFloat::rmNearestTiesToEven, &lost);
-  value.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lost);
-  return value.convertToDouble();
+  cpu::Bound converted;
+  cpu::convertBound(static_cast<cpu::DType>(*engineDType(element)), bound, converted);
+  return converted.real;
 }
 
 /// `op` in a program, or Kind::None where it has no place in one.
@@ -144,13 +141,6 @@ std::optional<double> splatValue(Value value) {
 
 struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
-    llvm::DenseMap<Operation *, Form> forms;
-    auto formFor = [&](Operation *op) -> Form {
-      auto it = forms.find(op);
-      if (it == forms.end())
-        it = forms.try_emplace(op, formOf(op)).first;
-      return it->second;
-    };
     llvm::SmallPtrSet<Operation *, 32> taken;
     for (Block &block : getOperation().getBody()) {
       // Roots from the last op up: a group takes its members before an
@@ -160,14 +150,12 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
       for (Operation &op : llvm::reverse(block))
         ops.push_back(&op);
       for (Operation *root : ops)
-        if (!taken.contains(root) && formFor(root).kind != Form::Kind::None)
-          fuse(root, formFor, taken, forms);
+        if (!taken.contains(root) && formOf(root).kind != Form::Kind::None)
+          fuse(root, taken);
     }
   }
 
-  template <typename FormFor>
-  void fuse(Operation *root, FormFor &formFor, llvm::SmallPtrSet<Operation *, 32> &taken,
-            llvm::DenseMap<Operation *, Form> &forms) {
+  void fuse(Operation *root, llvm::SmallPtrSet<Operation *, 32> &taken) {
     llvm::SetVector<Operation *> group;
     group.insert(root);
     for (size_t next = 0; next < group.size(); ++next) {
@@ -176,7 +164,7 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
         Operation *producer = operand.getDefiningOp();
         if (!producer || producer->getBlock() != root->getBlock() || group.contains(producer) ||
             taken.contains(producer) || isa<ConstantOp>(producer) ||
-            formFor(producer).kind == Form::Kind::None)
+            formOf(producer).kind == Form::Kind::None)
           continue;
         if (llvm::all_of(producer->getUsers(), [&](Operation *user) { return group.contains(user); }))
           group.insert(producer);
@@ -207,7 +195,7 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
       return operand;
     };
     for (Operation *member : members) {
-      const Form form = formFor(member);
+      const Form form = formOf(member);
       if (form.kind == Form::Kind::PassOn) {
         encoded[member->getResult(0)] = operandOf(member->getOperand(0));
         continue;
@@ -248,13 +236,11 @@ struct FuseElementwisePass : impl::FuseElementwiseBase<FuseElementwisePass> {
         if (auto constant = operand.getDefiningOp<ConstantOp>())
           constants.insert(constant);
       taken.insert(member);
-      forms.erase(member);
       member->erase();
     }
     for (Operation *constant : constants)
       if (constant->use_empty()) {
         taken.insert(constant);
-        forms.erase(constant);
         constant->erase();
       }
   }

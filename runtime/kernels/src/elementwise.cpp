@@ -410,7 +410,6 @@ KernelStatus whereKernel(const Attrs &, const std::vector<const TensorView *> &i
   return {};
 }
 
-
 //===----------------------------------------------------------------------===//
 // Elementwise groups
 //===----------------------------------------------------------------------===//
@@ -451,7 +450,9 @@ KernelStatus elementwiseGroupKernel(const Attrs &attrs,
   auto run = [&](auto zero) {
     using C = decltype(zero);
     C values[elementwise::kMaxGroupInstructions];
-    auto roundF16 = [](C v) { return static_cast<C>(loadElem(storeElem<Half>(static_cast<float>(v)))); };
+    auto roundF16 = [](C v) {
+      return static_cast<C>(loadElem(storeElem<Half>(static_cast<float>(v))));
+    };
     bc.forEach([&](int64_t o, const std::array<int64_t, K> &off) {
       auto input = [&](int k) -> C {
         const TensorView &in = *inputs[static_cast<size_t>(k)];
