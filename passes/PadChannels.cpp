@@ -24,6 +24,8 @@ namespace tessel {
 namespace {
 
 constexpr int64_t kChannelMultiple = 8;
+/// The shortest gemm dim padded to the multiple (at most 1.25x its work).
+constexpr int64_t kMinPaddedGemmDim = 32;
 
 int64_t roundUp(int64_t channels) {
   return llvm::divideCeil(channels, kChannelMultiple) * kChannelMultiple;
@@ -157,6 +159,23 @@ struct ChannelPadder {
     finishConv(conv, operands, m8, {});
   }
 
+  /// `v` grown at the end of each dim by `extra`, with zeros or, where its
+  /// last dim grows to the multiple, from its padded form.
+  Value grownBy(Value v, SmallVector<int64_t> extra, Location loc) {
+    if (extra.back() != 0)
+      if (Value wide = padded.lookup(v)) {
+        v = wide;
+        extra.back() = 0;
+      }
+    return padEnd(builder, loc, v, extra, 0.0);
+  }
+
+  static SmallVector<int64_t> lastDimExtra(Value v, int64_t extra) {
+    SmallVector<int64_t> pads(shapeOf(v).size(), 0);
+    pads.back() = extra;
+    return pads;
+  }
+
   /// `v` with `channels` channels: its padded form, or padded here.
   Value widened(Value v, int64_t channels, Location loc) {
     if (Value wide = padded.lookup(v))
@@ -181,6 +200,92 @@ struct ChannelPadder {
       return;
     }
     replaceWithPadded(conv, wide->getResult(0));
+  }
+
+  /// A gemm dim that an operand holds contiguously and the Tensor Core
+  /// tiers' copies need in 16-byte runs: worth padding when it is not a
+  /// multiple of 8 and long enough that the padding costs little (N = 1, 2
+  /// or 4, a matrix-vector product, would do 8x the work).
+  static bool padsGemmDim(int64_t extent) {
+    return extent % kChannelMultiple != 0 && extent >= kMinPaddedGemmDim;
+  }
+
+  /// An f16 gemm whose operands have no 16-byte runs along their contiguous
+  /// dims (B's N without transB, A's M with transA, K in either) runs on
+  /// WMMA only: the cp.async tiers copy 16-byte runs. Such a gemm computes
+  /// on operands padded to multiples of 8 (zeros in K, so that the padded
+  /// products add nothing) and its result is sliced back; a result padded
+  /// along N only carries its padding forward as a conv's channels do.
+  static bool isEligible(GemmOp gemm) {
+    if (!cast<RankedTensorType>(gemm.getA().getType()).getElementType().isF16() ||
+        !cast<RankedTensorType>(gemm.getB().getType()).getElementType().isF16())
+      return false;
+    GemmDims d = gemmDims(gemm);
+    return (gemm.getTransA() && padsGemmDim(d.m)) || (!gemm.getTransB() && padsGemmDim(d.n)) ||
+           ((!gemm.getTransA() || gemm.getTransB()) && padsGemmDim(d.k));
+  }
+
+  struct GemmDims {
+    int64_t m, n, k;
+  };
+  static GemmDims gemmDims(GemmOp gemm) {
+    ArrayRef<int64_t> a = shapeOf(gemm.getA()), b = shapeOf(gemm.getB());
+    return {gemm.getTransA() ? a[1] : a[a.size() - 2], gemm.getTransB() ? b[0] : b[1],
+            gemm.getTransB() ? b[1] : b[0]};
+  }
+
+  void padGemm(GemmOp gemm) {
+    Location loc = gemm.getLoc();
+    GemmDims d = gemmDims(gemm);
+    const bool transA = gemm.getTransA(), transB = gemm.getTransB();
+    // Pad a dim wherever one is padded: a dim padded on one operand must be
+    // padded on the other (K) or in the result (M, N).
+    const int64_t m8 = transA && padsGemmDim(d.m) ? roundUp(d.m) : d.m;
+    const int64_t n8 = !transB && padsGemmDim(d.n) ? roundUp(d.n) : d.n;
+    const int64_t k8 = (!transA || transB) && padsGemmDim(d.k) ? roundUp(d.k) : d.k;
+    builder.setInsertionPoint(gemm);
+    // Each operand's last dim may come padded from its producer (arbitrary
+    // finite values there): A's along K or M, B's along N; B's K rows are
+    // zeros, so that A's padded K columns, whatever they hold, add nothing.
+    Value a = gemm.getA(), b = gemm.getB();
+    SmallVector<Value> operands = {
+        transA ? grownBy(a, {k8 - d.k, m8 - d.m}, loc)
+               : grownBy(a, lastDimExtra(a, k8 - d.k), loc),
+        transB ? padEnd(builder, loc, b, {n8 - d.n, k8 - d.k}, 0.0)
+               : grownBy(b, {k8 - d.k, n8 - d.n}, loc)};
+    // C broadcasts to [M, N]: its extents of M and N grow, its ones stay.
+    if (Value c = gemm.getC()) {
+      ArrayRef<int64_t> cs = shapeOf(c);
+      SmallVector<int64_t> extra(cs.size(), 0);
+      if (!cs.empty() && cs.back() != 1)
+        extra.back() = n8 - d.n;
+      if (cs.size() == 2 && cs[0] != 1)
+        extra[0] = m8 - d.m;
+      operands.push_back(padEnd(builder, loc, c, extra, 0.0));
+    }
+    SmallVector<int64_t> shape(shapeOf(gemm.getOutput()));
+    shape[shape.size() - 2] = m8;
+    shape.back() = n8;
+    if (Value residual = gemm.getResidual()) {
+      SmallVector<int64_t> extra = lastDimExtra(residual, n8 - d.n);
+      extra[shape.size() - 2] = m8 - d.m;
+      operands.push_back(grownBy(residual, extra, loc));
+    }
+    Operation *wide = rebuild(builder, gemm, operands, withShape(gemm.getType(), shape), {});
+    if (m8 == d.m && n8 == d.n) {
+      gemm.replaceAllUsesWith(wide->getResult(0));
+      gemm.erase();
+      return;
+    }
+    if (m8 == d.m)
+      return replaceWithPadded(gemm, wide->getResult(0));
+    // Padded rows: a slice no consumer can take the padded value from.
+    builder.setInsertionPointAfter(wide);
+    auto type = cast<RankedTensorType>(gemm.getType());
+    SmallVector<int64_t> starts(type.getRank(), 0), steps(type.getRank(), 1);
+    gemm.replaceAllUsesWith(
+        builder.create<SliceOp>(loc, type, wide->getResult(0), starts, steps).getResult());
+    gemm.erase();
   }
 
   /// Whether `op` may take padded operands: it keeps channels independent and
@@ -252,6 +357,10 @@ struct ChannelPadder {
         if (auto conv = dyn_cast<ConvOp>(op)) {
           if (isEligible(conv))
             padConv(conv);
+          continue;
+        }
+        if (auto gemm = dyn_cast<GemmOp>(op); gemm && isEligible(gemm)) {
+          padGemm(gemm);
           continue;
         }
         propagate(&op);

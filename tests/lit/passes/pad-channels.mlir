@@ -156,3 +156,82 @@ func.func @untouched(%x: tensor<1x8x8x8xf32>, %y: tensor<1x8x8x12xf32>, %z: tens
   %c3 = tessel.conv %z, %w3 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x12x8x8xf32>, tensor<12x12x1x1xf32>) -> tensor<1x12x8x8xf32>
   return %c1, %c2, %c3 : tensor<1x8x8x16xf32>, tensor<1x8x8x12xf32>, tensor<1x12x8x8xf32>
 }
+
+// -----
+
+// An f16 gemm (DeepBench's A x B) with N = 36: B [K, N] holds N
+// contiguously, so without 8 of them no 16-byte runs (only WMMA would take
+// it). B, the bias and the residual get 40 columns of zeros, the gemm
+// computes 40, and the slice that gives the real 36 feeds the graph output;
+// the relu computes on the padded columns (finite: the relu of a zero
+// column plus bias).
+// CHECK-LABEL: func @gemm_pads_n
+// CHECK-SAME: (%[[A:.*]]: tensor<64x48xf16>, %[[B:.*]]: tensor<48x36xf16>, %[[R:.*]]: tensor<64x36xf16>)
+// CHECK: %[[BP:.*]] = tessel.pad %[[B]] {mode = "constant", pads = array<i64: 0, 0, 0, 4>, value = 0.000000e+00 : f64} : (tensor<48x36xf16>) -> tensor<48x40xf16>
+// CHECK: %[[CP:.*]] = tessel.pad %{{.*}} {mode = "constant", pads = array<i64: 0, 4>, value = 0.000000e+00 : f64} : (tensor<36xf16>) -> tensor<40xf16>
+// CHECK: %[[RP:.*]] = tessel.pad %[[R]] {mode = "constant", pads = array<i64: 0, 0, 0, 4>, value = 0.000000e+00 : f64} : (tensor<64x36xf16>) -> tensor<64x40xf16>
+// CHECK: %[[G:.*]] = tessel.gemm %[[A]], %[[BP]], %[[CP]] residual %[[RP]] {{.*}} : (tensor<64x48xf16>, tensor<48x40xf16>, tensor<40xf16>, tensor<64x40xf16>) -> tensor<64x40xf16>
+// CHECK: %[[RELU:.*]] = tessel.relu %[[G]] : tensor<64x40xf16>
+// CHECK: %[[S:.*]] = tessel.slice %[[RELU]] {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : (tensor<64x40xf16>) -> tensor<64x36xf16>
+// CHECK: return %[[S]]
+func.func @gemm_pads_n(%a: tensor<64x48xf16>, %b: tensor<48x36xf16>, %r: tensor<64x36xf16>) -> tensor<64x36xf16> {
+  %c = tessel.constant dense<0.5> : tensor<36xf16>
+  %g = tessel.gemm %a, %b, %c residual %r {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<64x48xf16>, tensor<48x36xf16>, tensor<36xf16>, tensor<64x36xf16>) -> tensor<64x36xf16>
+  %y = tessel.relu %g : tensor<64x36xf16>
+  return %y : tensor<64x36xf16>
+}
+
+// -----
+
+// transA: A is [K, M] with M = 35 contiguous. A and the rows of C grow to
+// 40 (zeros), the result has 40 rows, and a slice (of rows: it carries no
+// padding forward) gives the real 35.
+// CHECK-LABEL: func @gemm_pads_m
+// CHECK: %[[AP:.*]] = tessel.pad %arg0 {mode = "constant", pads = array<i64: 0, 0, 0, 5>, value = 0.000000e+00 : f64} : (tensor<64x35xf16>) -> tensor<64x40xf16>
+// CHECK: %[[CP:.*]] = tessel.pad %arg2 {mode = "constant", pads = array<i64: 0, 0, 5, 0>, value = 0.000000e+00 : f64} : (tensor<35x1xf16>) -> tensor<40x1xf16>
+// CHECK: %[[G:.*]] = tessel.gemm %[[AP]], %arg1, %[[CP]] {{.*}} : (tensor<64x40xf16>, tensor<64x128xf16>, tensor<40x1xf16>) -> tensor<40x128xf16>
+// CHECK: %[[S:.*]] = tessel.slice %[[G]] {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : (tensor<40x128xf16>) -> tensor<35x128xf16>
+// CHECK: %[[E:.*]] = tessel.exp %[[S]]
+// CHECK: return %[[E]]
+func.func @gemm_pads_m(%a: tensor<64x35xf16>, %b: tensor<64x128xf16>, %c: tensor<35x1xf16>) -> tensor<35x128xf16> {
+  %g = tessel.gemm %a, %b, %c {alpha = 1.0 : f32, beta = 1.0 : f32, transA = true, transB = false} : (tensor<64x35xf16>, tensor<64x128xf16>, tensor<35x1xf16>) -> tensor<35x128xf16>
+  %e = tessel.exp %g : tensor<35x128xf16>
+  return %e : tensor<35x128xf16>
+}
+
+// -----
+
+// K = 36 held contiguously by A: A's columns and B's rows grow to 40 with
+// zeros, and B's N = 44 to 48. The second gemm reads that N-padded result as
+// its A (K = 44 -> 48) without a slice: the padded columns, whatever they
+// hold, meet the zero rows of its B.
+// CHECK-LABEL: func @gemm_pads_k
+// CHECK-SAME: (%[[A:.*]]: tensor<2x16x36xf16>, %[[B:.*]]: tensor<36x44xf16>, %[[B2:.*]]: tensor<44x64xf16>)
+// CHECK: %[[AP:.*]] = tessel.pad %[[A]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 4>, value = 0.000000e+00 : f64} : (tensor<2x16x36xf16>) -> tensor<2x16x40xf16>
+// CHECK: %[[BP:.*]] = tessel.pad %[[B]] {mode = "constant", pads = array<i64: 0, 0, 4, 4>, value = 0.000000e+00 : f64} : (tensor<36x44xf16>) -> tensor<40x48xf16>
+// CHECK: %[[G:.*]] = tessel.gemm %[[AP]], %[[BP]] {{.*}} : (tensor<2x16x40xf16>, tensor<40x48xf16>) -> tensor<2x16x48xf16>
+// CHECK: %[[B2P:.*]] = tessel.pad %[[B2]] {mode = "constant", pads = array<i64: 0, 0, 4, 0>, value = 0.000000e+00 : f64} : (tensor<44x64xf16>) -> tensor<48x64xf16>
+// CHECK: %[[G2:.*]] = tessel.gemm %[[G]], %[[B2P]] {{.*}} : (tensor<2x16x48xf16>, tensor<48x64xf16>) -> tensor<2x16x64xf16>
+// CHECK-NOT: tessel.slice
+// CHECK: return %[[G2]]
+func.func @gemm_pads_k(%a: tensor<2x16x36xf16>, %b: tensor<36x44xf16>, %b2: tensor<44x64xf16>) -> tensor<2x16x64xf16> {
+  %g = tessel.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<2x16x36xf16>, tensor<36x44xf16>) -> tensor<2x16x44xf16>
+  %g2 = tessel.gemm %g, %b2 {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<2x16x44xf16>, tensor<44x64xf16>) -> tensor<2x16x64xf16>
+  return %g2 : tensor<2x16x64xf16>
+}
+
+// -----
+
+// Left alone: N = 4 (padding would do twice the work of a matrix-vector
+// product), N = 36 with transB (B holds K contiguously; the result's rows
+// need no 16-byte runs), f32 (no Tensor Core tier to gain).
+// CHECK-LABEL: func @gemm_unpadded
+// CHECK-NOT: tessel.pad
+// CHECK-NOT: tessel.slice
+// CHECK: return
+func.func @gemm_unpadded(%a: tensor<64x48xf16>, %b: tensor<48x4xf16>, %bt: tensor<36x48xf16>, %af: tensor<64x48xf32>, %bf: tensor<48x36xf32>) -> (tensor<64x4xf16>, tensor<64x36xf16>, tensor<64x36xf32>) {
+  %g = tessel.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<64x48xf16>, tensor<48x4xf16>) -> tensor<64x4xf16>
+  %gt = tessel.gemm %a, %bt {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = true} : (tensor<64x48xf16>, tensor<36x48xf16>) -> tensor<64x36xf16>
+  %gf = tessel.gemm %af, %bf {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<64x48xf32>, tensor<48x36xf32>) -> tensor<64x36xf32>
+  return %g, %gt, %gf : tensor<64x4xf16>, tensor<64x36xf16>, tensor<64x36xf32>
+}
