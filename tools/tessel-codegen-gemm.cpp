@@ -86,7 +86,7 @@ std::string describe(const GemmKernel &kernel) {
     os << " threads=" << t.threadsM << "x" << t.threadsN << " micro=" << t.microM << "x"
        << t.microN;
   if (t.tier == GemmTier::TensorCoreSm80 || t.tier == GemmTier::TensorCoreSm90)
-    os << " stages=" << t.stages;
+    os << " stages=" << t.stages << " raster=" << t.rasterM;
   os << " align=" << kernel.alignment() << " shared=" << kernel.sharedBytes();
   if (t.direct)
     os << " direct=1";

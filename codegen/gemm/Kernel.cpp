@@ -187,8 +187,27 @@ LogicalResult TiledKernel::build(gpu::GPUModuleOp module) {
   mainLoop->decorate(func);
 
   block.tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
-  block.m0 = mul(b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x), t.blockM);
-  block.n0 = mul(b.create<gpu::BlockIdOp>(loc, gpu::Dimension::y), t.blockN);
+  Value rowTile = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x),
+        colTile = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::y);
+  if (t.rasterM > 0) {
+    // Block (x, y), the (x + y * rows)-th launched, takes the tile of that
+    // rank in groups of rasterM row tiles, each group's tiles row-fastest
+    // (the last group may have fewer rows).
+    const int64_t rows = ceilDiv(p.m, t.blockM), cols = ceilDiv(p.n, t.blockN);
+    const int64_t group = t.rasterM, tail = rows % group;
+    Value rank = add(rowTile, mul(colTile, rows));
+    Value groupIndex = div(rank, group * cols), local = rem(rank, group * cols);
+    Value first = mul(groupIndex, group);
+    rowTile = add(first, rem(local, group));
+    colTile = div(local, group);
+    if (tail) {
+      Value last = cmp(arith::CmpIPredicate::eq, groupIndex, rows / group);
+      rowTile = select(last, add(first, rem(local, tail)), rowTile);
+      colTile = select(last, div(local, tail), colTile);
+    }
+  }
+  block.m0 = mul(rowTile, t.blockM);
+  block.n0 = mul(colTile, t.blockN);
   // grid z: batch (matmul batches, conv groups) times K splits.
   Value zSplit = p.batch * t.splitK > 1
                      ? b.create<gpu::BlockIdOp>(loc, gpu::Dimension::z).getResult()

@@ -294,6 +294,25 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
   return cheapest(p, candidates, kTensorCoreGpu);
 }
 
+/// `t` with its raster group for a wave of `gpu.sms` blocks (one block an
+/// SM: the async tiers' tiles fill one). A wave that takes a row tiles in
+/// each of c column tiles (a x c = sms) reads a panels of A (blockM x K)
+/// and c of B (blockN x K): fewest bytes at a = sqrt(sms x blockN /
+/// blockM). Launched column by column, the wave takes every row tile of
+/// one or two columns (4096^3 on 128 x 256 tiles: 32 row tiles, 4 columns,
+/// 40 MB of panels; in groups of 16 rows: 32 MB).
+std::optional<TileConfig> withRaster(const GemmProblem &p, std::optional<TileConfig> t,
+                                     const ReferenceGpu &gpu) {
+  if (!t)
+    return t;
+  const int64_t rows = ceilDiv(p.m, t->blockM), cols = ceilDiv(p.n, t->blockN);
+  const int64_t group = std::max<int64_t>(
+      1, std::llround(std::sqrt(gpu.sms * double(t->blockN) / double(t->blockM))));
+  if (cols > 1 && rows > group && rows * cols > gpu.sms)
+    t->rasterM = group;
+  return t;
+}
+
 /// tc-sm80: warps of mma.sync.m16n8k16 fragments, warp tiles 16 to 64
 /// square (at most 32 fragments: 128 accumulator registers), blocks of 4
 /// or 8 warps up to 256 x 256, each with as many stages (4, 3, 2) as fit
@@ -309,7 +328,7 @@ std::optional<TileConfig> chooseSm80Tiles(const GemmProblem &p) {
       if (sharedPlan(p, t).bytes <= kMaxDynamicSharedBytes)
         break;
     }
-  return cheapest(p, candidates, kTensorCoreGpu);
+  return withRaster(p, cheapest(p, candidates, kTensorCoreGpu), kTensorCoreGpu);
 }
 
 /// tc-sm90: blocks of one or two warpgroups along M (or two along N), each
@@ -348,7 +367,7 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
     }
     candidates.push_back(t);
   }
-  return cheapest(p, candidates, kWgmmaGpu);
+  return withRaster(p, cheapest(p, candidates, kWgmmaGpu), kWgmmaGpu);
 }
 
 std::optional<TileConfig> chooseSimtTiles(const GemmProblem &p) {

@@ -46,6 +46,11 @@ struct TileConfig {
   // tc-sm80, tc-sm90: shared buffers the cp.async pipeline cycles through
   // (K steps in flight: stages - 1); the others have two.
   int64_t stages = 2;
+  // tc-sm80, tc-sm90: the grid's tiles taken in groups of rasterM row tiles,
+  // every column tile of a group before the next group (0: column by column,
+  // as launched), so that a wave of blocks reads fewer panels of A and B
+  // (the operands' reuse caught in L2).
+  int64_t rasterM = 0;
   // A direct convolution (simt only) for grouped convs with fewer than 8
   // filters per group: one thread per output element, no shared memory,
   // unless depthwise (below).

@@ -206,6 +206,28 @@ TEST(Sm80, MultistagePipeline) {
     GemmProblem s = scaled(withEpilogue(conv(1, 4, 4, 264, 24, 1, 1, 1, 0), true, false, A::None));
     EXPECT_EQ(emulate(GemmKernel{s, t, "k"}), "") << "scaled split " << split;
   }
+  // The grid's tiles in groups of row tiles (TileConfig::rasterM): 7 row
+  // tiles by 5 column tiles in groups of 3 (the last group one row), of 2
+  // (the last one row) and of 7 (one group); a conv's 4 row tiles in
+  // groups of 3. Each tile computed once: the emulator counts every output
+  // byte's writes.
+  for (int64_t raster : {3, 2, 7}) {
+    TileConfig t = tiles(32, 3);
+    t.rasterM = raster;
+    EXPECT_EQ(emulate(GemmKernel{withEpilogue(gemm(200, 136, 64, false, true), true, false,
+                                              A::Relu),
+                                 t, "k"}),
+              "")
+        << "raster " << raster;
+  }
+  {
+    TileConfig t = tiles(32, 2);
+    t.rasterM = 3;
+    EXPECT_EQ(emulate(GemmKernel{withEpilogue(conv(2, 8, 8, 16, 64, 3, 3, 2, 1), true, true,
+                                              A::Relu),
+                                 t, "k"}),
+              "");
+  }
   // A 4-warp block of 64x64 warp tiles (4x8 fragments, 128 x 128).
   TileConfig big = tiles(32, 4);
   big.fragsM = 4;
