@@ -192,7 +192,10 @@ int main(int argc, char **argv) {
                  "tc: WMxWN,FMxFN,BK, warps per block, fragments per warp and blockK "
                  "instead of the heuristic's (its fragment shape kept), e.g. 2x2,4x4,32; "
                  "a depthwise conv: dw:LANES,WIDTH, channels and outputs along W a thread");
-  int64_t splitK = 0, stages = 0;
+  int64_t splitK = 0, stages = 0, raster = -1;
+  app.add_option("--raster", raster,
+                 "tc80/tc90: the grid's tiles in groups of this many row tiles (0: as "
+                 "launched; default: the heuristic's)");
   app.add_option("--stages", stages, "tc80: shared buffers of the cp.async pipeline (2 to 8) "
                                      "instead of the heuristic's");
   app.add_option("--split-k", splitK,
@@ -386,6 +389,13 @@ int main(int argc, char **argv) {
       return 2;
     }
     tiles->stages = stages;
+  }
+  if (raster >= 0) {
+    if (gemmTier != GemmTier::TensorCoreSm80 && gemmTier != GemmTier::TensorCoreSm90) {
+      std::cerr << "error: --raster is for the tc80 and tc90 tiers\n";
+      return 2;
+    }
+    tiles->rasterM = raster;
   }
   if (splitK != 0) {
     const int64_t steps = (problem.k + tiles->blockK - 1) / tiles->blockK;

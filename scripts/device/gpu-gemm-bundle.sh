@@ -140,6 +140,7 @@ done
 # ("-": the heuristic's), each optionally "/SPLIT" (split-K into SPLIT
 # blocks; "-/2": the heuristic's tiles split in two).
 sweep=(
+  "sq4096r0 --gemm 4096,4096,4096 --raster 0  -"
   "sq4096   --gemm 4096,4096,4096   - 2x4,4x8,32:3 2x4,4x8,32:4 2x4,4x8,64:2 2x4,4x8,64:3 2x2,4x8,32:4 2x2,4x8,64:3 2x2,4x8,64:4 4x2,4x8,32:3 2x4,4x4,32:4 2x4,4x4,64:4"
   "down1024 --gemm 1024,768,3072 --c n  - 2x2,4x8,32:4 2x2,4x8,64:3 2x2,2x4,64:4 1x4,4x4,64:4 2x2,2x4,32:6 2x4,2x4,64:3"
   "up1024   --gemm 1024,3072,768 --c n  - 2x2,4x8,32:4 2x2,4x8,64:3 2x4,4x8,32:3 1x4,4x4,64:4 2x2,2x4,64:4"
@@ -170,6 +171,13 @@ sweep90=(
   "downb1   --gemm 128,768,3072 --trans-b --c n   - 1x1,1x64,64:4/4 1x1,1x64,64:3/4"
   "down197  --gemm 197,768,3072 --trans-b --c n   - 1x1,1x128,64:4/4 1x1,1x64,64:4/4"
   "lmhead   --gemm 128,50257,768 --trans-b        - 2x1,1x256,64:4 2x1,1x128,64:3"
+  "sq4096r0 --gemm 4096,4096,4096 --trans-b --raster 0  -"
+  "sq8192   --gemm 8192,8192,8192 --trans-b   -"
+  "sq8192r0 --gemm 8192,8192,8192 --trans-b --raster 0  -"
+  "up6304r0 --gemm 6304,3072,768 --trans-b --c n --raster 0  -"
+  "qkv6304r0 --gemm 6304,2304,768 --trans-b --c n --raster 0  -"
+  "db5124   --gemm 5124,9128,1760              -"
+  "db5124r0 --gemm 5124,9128,1760 --raster 0   -"
   "sq4096nn --gemm 4096,4096,4096                 -"
   "sq4096tn --gemm 4096,4096,4096 --trans-a --trans-b  -"
   "sq4096tt --gemm 4096,4096,4096 --trans-a        -"
