@@ -295,7 +295,7 @@ def FuseElementwise : Pass<"tessel-fuse-elementwise", "mlir::func::FuncOp"> {
 }
 
 def PadChannels : Pass<"tessel-pad-channels", "mlir::func::FuncOp"> {
-  let summary = "Pad conv channel counts to the Tensor Core multiple (8)";
+  let summary = "Pad conv channel counts and gemm dims to the Tensor Core multiple (8)";
   let description = [{
     A Tensor Core MMA consumes channels in 16-byte vectors: 8 f16. An NHWC
     conv (group 1, constant weight and bias) whose input channels C or output
@@ -315,11 +315,20 @@ def PadChannels : Pass<"tessel-pad-channels", "mlir::func::FuncOp"> {
     channel (zero-padded); div by such a constant (padded with ones); NHWC
     max_pool and avg_pool; reductions not over the channel axis; the next
     eligible conv (whose weights are zero for the extra input channels: 0 x
-    finite = 0). Every other consumer (channel reductions, softmax, reshape,
-    gemm, matmul, concat, transposes, graph outputs, anything unknown) reads
-    a `tessel.slice` back to the real channels. exp, log, sqrt, reciprocal
+    finite = 0), a padded gemm (below). Every other consumer (channel
+    reductions, softmax, reshape, other gemms, matmul, concat, transposes,
+    graph outputs, anything unknown) reads a `tessel.slice` back to the
+    real channels. exp, log, sqrt, reciprocal
     and the like stop the padding, as they can turn finite values into
     inf/NaN, which a zero weight does not cancel.
+
+    An f16 gemm whose operand holds a dim contiguously that is not a
+    multiple of 8 (B's N without transB, A's M with transA, K of A without
+    transA or of B with transB; dims of 32 or more) computes on operands
+    padded to the multiple (zeros in K; C and the residual padded along M
+    and N) and its result is sliced back; padded along N only, the result
+    propagates like a conv's padded channels (a gemm consumer takes the
+    padded columns as K against zero rows of its B).
 
     Grouped and depthwise convs are left unpadded: they are not one GEMM over
     the channels (each group reduces over its own C/group channels, a

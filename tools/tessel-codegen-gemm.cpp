@@ -391,8 +391,10 @@ int main(int argc, char **argv) {
     tiles->stages = stages;
   }
   if (raster >= 0) {
-    if (gemmTier != GemmTier::TensorCoreSm80 && gemmTier != GemmTier::TensorCoreSm90) {
-      std::cerr << "error: --raster is for the tc80 and tc90 tiers\n";
+    // The other tiers take their tiles as launched: 0 is what they do.
+    if (raster > 0 && gemmTier != GemmTier::TensorCoreSm80 &&
+        gemmTier != GemmTier::TensorCoreSm90) {
+      std::cerr << "error: --raster N > 0 is for the tc80 and tc90 tiers\n";
       return 2;
     }
     tiles->rasterM = raster;
