@@ -26,6 +26,8 @@ namespace {
 constexpr int64_t kChannelMultiple = 8;
 /// The shortest gemm dim padded to the multiple (at most 1.25x its work).
 constexpr int64_t kMinPaddedGemmDim = 32;
+/// A gemm's flops for each byte its padding copies (paddedDims).
+constexpr double kMinPadFlopsPerByte = 128;
 
 int64_t roundUp(int64_t channels) {
   return llvm::divideCeil(channels, kChannelMultiple) * kChannelMultiple;
@@ -210,21 +212,6 @@ struct ChannelPadder {
     return extent % kChannelMultiple != 0 && extent >= kMinPaddedGemmDim;
   }
 
-  /// An f16 gemm whose operands have no 16-byte runs along their contiguous
-  /// dims (B's N without transB, A's M with transA, K in either) runs on
-  /// WMMA only: the cp.async tiers copy 16-byte runs. Such a gemm computes
-  /// on operands padded to multiples of 8 (zeros in K, so that the padded
-  /// products add nothing) and its result is sliced back; a result padded
-  /// along N only carries its padding forward as a conv's channels do.
-  static bool isEligible(GemmOp gemm) {
-    if (!cast<RankedTensorType>(gemm.getA().getType()).getElementType().isF16() ||
-        !cast<RankedTensorType>(gemm.getB().getType()).getElementType().isF16())
-      return false;
-    GemmDims d = gemmDims(gemm);
-    return (gemm.getTransA() && padsGemmDim(d.m)) || (!gemm.getTransB() && padsGemmDim(d.n)) ||
-           ((!gemm.getTransA() || gemm.getTransB()) && padsGemmDim(d.k));
-  }
-
   struct GemmDims {
     int64_t m, n, k;
   };
@@ -234,15 +221,65 @@ struct ChannelPadder {
             gemm.getTransB() ? b[1] : b[0]};
   }
 
+  /// The dims an f16 gemm computes on: the Tensor Core tiers' cp.async
+  /// copies take 16-byte runs along each operand's contiguous dim (B's N
+  /// without transB, A's M with transA, K of A without transA or of B with
+  /// transB), so such a dim that is not a multiple of 8 runs on WMMA alone.
+  /// Padded to the multiple (zeros in K, so that the padded products add
+  /// nothing), the result sliced back, where the copies the padding adds
+  /// cost little beside the gemm: at least kMinPadFlopsPerByte flops for
+  /// each byte of a pad of a tensor that is not a constant (a constant's
+  /// folds) and of the result's slice, read and written. DeepBench on the
+  /// H100 (bench/NOTES.md (20)): 1024 x 1500 x 2048 (350 flops a byte)
+  /// gains, 4224 x 1500 x 176 (86) loses; M = 35 by N = 8457 (17): B's
+  /// copy alone outlasts the gemm. The dims are the gemm's own where it is
+  /// not worth it.
+  static GemmDims paddedDims(GemmOp gemm) {
+    GemmDims d = gemmDims(gemm);
+    if (!cast<RankedTensorType>(gemm.getA().getType()).getElementType().isF16() ||
+        !cast<RankedTensorType>(gemm.getB().getType()).getElementType().isF16())
+      return d;
+    const bool transA = gemm.getTransA(), transB = gemm.getTransB();
+    GemmDims p{transA && padsGemmDim(d.m) ? roundUp(d.m) : d.m,
+               !transB && padsGemmDim(d.n) ? roundUp(d.n) : d.n,
+               (!transA || transB) && padsGemmDim(d.k) ? roundUp(d.k) : d.k};
+    const bool rows = p.m != d.m, cols = p.n != d.n, depth = p.k != d.k;
+    if (!rows && !cols && !depth)
+      return d;
+    auto elements = [](Value v) {
+      int64_t count = 1;
+      for (int64_t extent : shapeOf(v))
+        count *= extent;
+      return double(count);
+    };
+    double copied = 0; // elements
+    auto pads = [&](Value v, bool padded) {
+      if (v && padded && !isConstantLike(v))
+        copied += elements(v);
+    };
+    pads(gemm.getA(), rows || depth);
+    pads(gemm.getB(), cols || depth);
+    pads(gemm.getResidual(), rows || cols);
+    if (rows || cols)
+      copied += elements(gemm.getOutput());
+    double batchRows = elements(gemm.getOutput()) / double(d.n);
+    double flops = 2.0 * batchRows * double(d.n) * double(d.k);
+    // f16: 2 bytes an element, each read once and written once.
+    if (copied > 0 && flops / (copied * 4.0) < kMinPadFlopsPerByte)
+      return d;
+    return p;
+  }
+
+  static bool isEligible(GemmOp gemm) {
+    GemmDims d = gemmDims(gemm), p = paddedDims(gemm);
+    return d.m != p.m || d.n != p.n || d.k != p.k;
+  }
+
   void padGemm(GemmOp gemm) {
     Location loc = gemm.getLoc();
-    GemmDims d = gemmDims(gemm);
+    GemmDims d = gemmDims(gemm), to = paddedDims(gemm);
     const bool transA = gemm.getTransA(), transB = gemm.getTransB();
-    // Pad a dim wherever one is padded: a dim padded on one operand must be
-    // padded on the other (K) or in the result (M, N).
-    const int64_t m8 = transA && padsGemmDim(d.m) ? roundUp(d.m) : d.m;
-    const int64_t n8 = !transB && padsGemmDim(d.n) ? roundUp(d.n) : d.n;
-    const int64_t k8 = (!transA || transB) && padsGemmDim(d.k) ? roundUp(d.k) : d.k;
+    const int64_t m8 = to.m, n8 = to.n, k8 = to.k;
     builder.setInsertionPoint(gemm);
     // Each operand's last dim may come padded from its producer (arbitrary
     // finite values there): A's along K or M, B's along N; B's K rows are
@@ -314,6 +351,14 @@ struct ChannelPadder {
       return;
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
     if (type.getRank() == 0 || !isChannelwise(op))
+      return;
+    // Not through a widening cast (the f16 -> f32 before a graph output):
+    // what reads the wider type gains nothing from the multiple, and the
+    // slice before the cast moves half the bytes (and meets the boundary's
+    // f32 -> f16 cast, --tessel-io-format, where the casts then fold).
+    if (auto cast = dyn_cast<CastOp>(op);
+        cast && elementOf(cast.getOutput()).getIntOrFloatBitWidth() >
+                    elementOf(cast.getInput()).getIntOrFloatBitWidth())
       return;
     int64_t channels = type.getShape().back(), c8 = roundUp(channels);
     // Each operand: padded, broadcast along the channels, or a constant with

@@ -195,7 +195,7 @@ int main(int argc, char **argv) {
   int64_t splitK = 0, stages = 0, raster = -1;
   app.add_option("--raster", raster,
                  "tc80/tc90: the grid's tiles in groups of this many row tiles (0: as "
-                 "launched; default: the heuristic's)");
+                 "launched; default: the heuristic's); the other tiers ignore it");
   app.add_option("--stages", stages, "tc80: shared buffers of the cp.async pipeline (2 to 8) "
                                      "instead of the heuristic's");
   app.add_option("--split-k", splitK,
@@ -390,15 +390,10 @@ int main(int argc, char **argv) {
     }
     tiles->stages = stages;
   }
-  if (raster >= 0) {
-    // The other tiers take their tiles as launched: 0 is what they do.
-    if (raster > 0 && gemmTier != GemmTier::TensorCoreSm80 &&
-        gemmTier != GemmTier::TensorCoreSm90) {
-      std::cerr << "error: --raster N > 0 is for the tc80 and tc90 tiers\n";
-      return 2;
-    }
+  // The other tiers take their tiles as launched: --raster leaves them so.
+  if (raster >= 0 &&
+      (gemmTier == GemmTier::TensorCoreSm80 || gemmTier == GemmTier::TensorCoreSm90))
     tiles->rasterM = raster;
-  }
   if (splitK != 0) {
     const int64_t steps = (problem.k + tiles->blockK - 1) / tiles->blockK;
     tiles->splitK = splitK;

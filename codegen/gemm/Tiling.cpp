@@ -113,15 +113,16 @@ struct ReferenceGpu {
   double sms;          ///< SMs
   double macsPerClock; ///< f16 (Tensor Core) or f32 (CUDA core) MACs per clock per SM
   double reduceLaunch; ///< split-K's reduction kernel: launch and ramp, in clocks
+  double l2Bytes;      ///< L2 cache
 };
 /// An A100's 108 SMs: mma.sync / WMMA Tensor Cores, and CUDA cores.
-constexpr ReferenceGpu kTensorCoreGpu{108, 1024, 3000};
-constexpr ReferenceGpu kCudaCoreGpu{108, 64, 3000};
+constexpr ReferenceGpu kTensorCoreGpu{108, 1024, 3000, 40e6};
+constexpr ReferenceGpu kCudaCoreGpu{108, 64, 3000, 40e6};
 /// tc-sm90: the H100's 132 SMs at wgmma's rate; the reduction's fixed cost
 /// weighs twice as much beside main loops twice as fast (measured on the
 /// H200: 1024x768x3072 in 15.0 us unsplit on 64x128 tiles, 20.9 us split in
 /// two on 128x128, which the A100's 3000 clocks preferred).
-constexpr ReferenceGpu kWgmmaGpu{132, 2048, 6000};
+constexpr ReferenceGpu kWgmmaGpu{132, 2048, 6000, 50e6};
 constexpr double kLoadBytesPerClock = 64;
 constexpr double kStepOverhead = 64;
 constexpr int64_t kMaxPrefetchRegisters = 32;
@@ -295,20 +296,28 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
 }
 
 /// `t` with its raster group for a wave of `gpu.sms` blocks (one block an
-/// SM: the async tiers' tiles fill one). A wave that takes a row tiles in
-/// each of c column tiles (a x c = sms) reads a panels of A (blockM x K)
-/// and c of B (blockN x K): fewest bytes at a = sqrt(sms x blockN /
-/// blockM). Launched column by column, the wave takes every row tile of
-/// one or two columns (4096^3 on 128 x 256 tiles: 32 row tiles, 4 columns,
-/// 40 MB of panels; in groups of 16 rows: 32 MB).
+/// SM: the async tiers' tiles fill one). Launched column by column, a wave
+/// takes every row tile of one or two columns: every panel of A (blockM x
+/// K) and a few of B. Where those panels outgrow half the L2 the wave's
+/// reuse of them is lost; a wave that takes a row tiles in each of c
+/// columns (a x c = sms) reads a panels of A and c of B, fewest bytes at
+/// a = sqrt(sms x blockN / blockM). On the H100 (bench/NOTES.md (20)),
+/// 4096^3 on 128 x 256 tiles (45 MB of panels as launched, groups of 16):
+/// 654 -> 689 TFLOP/s; 8192^3 644 -> 705; ViT b32's QKV projection (6304 x
+/// 2304 x 768, 10 MB) 0.061 -> 0.090 ms on 128 x 128 tiles in groups of 11,
+/// so it keeps the launch order.
 std::optional<TileConfig> withRaster(const GemmProblem &p, std::optional<TileConfig> t,
                                      const ReferenceGpu &gpu) {
   if (!t)
     return t;
   const int64_t rows = ceilDiv(p.m, t->blockM), cols = ceilDiv(p.n, t->blockN);
+  const double waveRows = std::min<double>(rows, gpu.sms),
+               waveCols = std::ceil(gpu.sms / double(rows));
+  const double panels = (waveRows * t->blockM * elemBytes(p.a) +
+                         waveCols * t->blockN * elemBytes(p.b)) * double(p.k);
   const int64_t group = std::max<int64_t>(
       1, std::llround(std::sqrt(gpu.sms * double(t->blockN) / double(t->blockM))));
-  if (cols > 1 && rows > group && rows * cols > gpu.sms)
+  if (cols > 1 && rows > group && rows * cols > gpu.sms && panels > gpu.l2Bytes / 2)
     t->rasterM = group;
   return t;
 }

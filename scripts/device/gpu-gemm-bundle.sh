@@ -89,10 +89,10 @@ igemm=(
   "b1-down-tb      --gemm 128,768,3072 --trans-b --c n"
   # GPT-2's LM head (tied embedding, N = 50257: rows of C not 16-byte aligned).
   "lmhead-tb       --gemm 128,50257,768 --trans-b"
-  # More tiles than a wave: tc80/tc90 take them in groups of row tiles
-  # (TileConfig::rasterM; 18 row tiles in groups of 10 or 11, the last
-  # group shorter).
-  "raster-tail     --gemm 2200,2048,256 --trans-b --c n --act relu"
+  # More tiles than a wave in groups of row tiles (TileConfig::rasterM,
+  # forced: the heuristic groups only where K makes the panels large): 18
+  # row tiles in groups of 11, the last group shorter.
+  "raster-tail     --gemm 2200,2048,256 --trans-b --c n --act relu --raster 11"
   # A transposed A (m contiguous: MN-major A on tc90), with B both ways.
   "gemm-ta-tb      --gemm 320,192,136 --trans-a --trans-b --c n --act relu"
   "gemm-ta-nn      --gemm 256,200,96 --trans-a --residual"

@@ -622,31 +622,32 @@ def nms_case(outdir, rng, name, batches, classes, count, max_out, center):
 def gemm_padded_cases(outdir, rng):
     """f16 gemms without 16-byte runs along an operand's contiguous dim,
     which --tessel-pad-channels computes padded to multiples of 8 (zeros in
-    K) and slices back; float64 references:
+    K) and slices back, large enough that the gemm does at least 128 flops
+    for each byte the padding copies; float64 references:
 
-    - A x B + C, relu: B [40, 36] holds N = 36 contiguously (a graph input:
-      its pad is a step);
-    - A^T x B + C: A [48, 35] holds M = 35 contiguously, C a column [35, 1];
-    - relu(A x B1 + C) x B2, all but C graph inputs: K = 36 (A's columns
-      and B1's rows get zeros), N = 44; the second gemm reads the first's
-      padded result, the relu in its epilogue (K = 44 in its 48 columns), without a
-      slice, B2's rows padded with zeros;
-    - x [2, 16, 36] by constant weights [36, 44] plus a bias, then by
-      [44, 40]: to-nhwc makes the weights K-major (transB), so K (36, then
-      44) is padded in x, in the weights and in the first result."""
-    a, b, c = values(rng, (72, 40)) / 4, values(rng, (40, 36)) / 4, values(rng, (36,))
+    - A x B + C, relu: B [640, 36] holds N = 36 contiguously (a graph input:
+      its pad is a step), the result sliced before its cast to f32;
+    - A^T x B + C: A [640, 35] holds M = 35 contiguously, C a column [35, 1];
+    - relu(A x B1 + C) x B2, all but C graph inputs: N = 500 padded to 504;
+      the second gemm reads that padded result, the relu in its epilogue, as
+      its A (K = 500 in 504 columns) without a slice, B2's rows padded with
+      zeros;
+    - x [2, 256, 516] by constant weights [516, 512] plus a bias: to-nhwc
+      makes the weights K-major (transB), K = 516 is padded in x and in
+      the weights."""
+    a, b, c = values(rng, (640, 640)) / 4, values(rng, (640, 36)) / 4, values(rng, (36,))
     y = np.maximum(a.astype(np.float64) @ b + c, 0.0)
     write(outdir, "test_tessel_gemm_padded_n", [
         helper.make_node("Gemm", ["a", "b", "c"], ["g"]),
         helper.make_node("Relu", ["g"], ["y"])],
         [("a", a), ("b", b)], [("y", y.astype(np.float32))], [numpy_helper.from_array(c, "c")])
-    a, b, c = values(rng, (48, 35)) / 4, values(rng, (48, 64)) / 4, values(rng, (35, 1))
+    a, b, c = values(rng, (640, 35)) / 4, values(rng, (640, 640)) / 4, values(rng, (35, 1))
     y = a.astype(np.float64).T @ b + c
     write(outdir, "test_tessel_gemm_padded_m", [
         helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1)],
         [("a", a), ("b", b)], [("y", y.astype(np.float32))], [numpy_helper.from_array(c, "c")])
-    a, b1, c = values(rng, (40, 36)) / 4, values(rng, (36, 44)) / 4, values(rng, (44,))
-    b2 = values(rng, (44, 40)) / 4
+    a, b1, c = values(rng, (512, 1024)) / 4, values(rng, (1024, 500)) / 4, values(rng, (500,))
+    b2 = values(rng, (500, 640)) / 4
     y = np.maximum(a.astype(np.float64) @ b1 + c, 0.0) @ b2
     write(outdir, "test_tessel_gemm_padded_k_propagated", [
         helper.make_node("Gemm", ["a", "b1", "c"], ["g"]),
@@ -654,15 +655,14 @@ def gemm_padded_cases(outdir, rng):
         helper.make_node("Gemm", ["r", "b2"], ["y"])],
         [("a", a), ("b1", b1), ("b2", b2)], [("y", y.astype(np.float32))],
         [numpy_helper.from_array(c, "c")])
-    x = values(rng, (2, 16, 36)) / 4
-    w1, bias, w2 = values(rng, (36, 44)) / 4, values(rng, (44,)), values(rng, (44, 40)) / 4
-    y = (x.astype(np.float64) @ w1 + bias) @ w2
+    x = values(rng, (2, 256, 516)) / 4
+    w, bias = values(rng, (516, 512)) / 4, values(rng, (512,))
+    y = x.astype(np.float64) @ w + bias
     write(outdir, "test_tessel_gemm_padded_k_constant_weights", [
-        helper.make_node("MatMul", ["x", "w1"], ["h"]),
-        helper.make_node("Add", ["h", "bias"], ["hb"]),
-        helper.make_node("MatMul", ["hb", "w2"], ["y"])],
+        helper.make_node("MatMul", ["x", "w"], ["h"]),
+        helper.make_node("Add", ["h", "bias"], ["y"])],
         [("x", x)], [("y", y.astype(np.float32))],
-        [numpy_helper.from_array(w, n) for w, n in ((w1, "w1"), (bias, "bias"), (w2, "w2"))])
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(bias, "bias")])
 
 
 def main(outdir):
