@@ -77,7 +77,11 @@ private:
   };
   struct FunctionSlot {
     CUfunction handle = nullptr;
-    unsigned sharedAllowed = kDefaultDynamicSharedBytes;
+    /// Dynamic shared bytes the function's attribute allows: every request
+    /// sets it once. Without it a kernel may take 48 KiB less its static
+    /// shared memory, so a tc-sm80 launch of exactly 48 KiB (DeepBench's
+    /// 3072 x 16 x 1024 on the H100) failed with CUDA_ERROR_INVALID_VALUE.
+    unsigned sharedAllowed = 0;
   };
 
   std::shared_ptr<const Engine> owner;

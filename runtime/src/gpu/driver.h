@@ -97,9 +97,6 @@ enum CUdeviceAttribute : int {
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 
-/// The dynamic shared memory every kernel may use without opting in.
-constexpr unsigned kDefaultDynamicSharedBytes = 48 * 1024;
-
 /// The entry points the GPU tiers use, resolved by their exported (versioned)
 /// names; each is non-null once Driver::status() is OK. Drivers from CUDA 11.4
 /// on export them all (cuGraphInstantiateWithFlags is the newest).
