@@ -303,9 +303,12 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
 /// columns (a x c = sms) reads a panels of A and c of B, fewest bytes at
 /// a = sqrt(sms x blockN / blockM). On the H100 (bench/NOTES.md (20)),
 /// 4096^3 on 128 x 256 tiles (45 MB of panels as launched, groups of 16):
-/// 654 -> 689 TFLOP/s; 8192^3 644 -> 705; ViT b32's QKV projection (6304 x
-/// 2304 x 768, 10 MB) 0.061 -> 0.090 ms on 128 x 128 tiles in groups of 11,
-/// so it keeps the launch order.
+/// 654 -> 689 TFLOP/s; 8192^3 644 -> 705. Not on blocks of one warpgroup
+/// (tc-sm90's 128 x 128 of two m64 tiles): in groups of 11 ViT b32's QKV
+/// projection (6304 x 2304 x 768, 10 MB of panels) went 0.061 -> 0.090 ms
+/// and its MLP's down projection (6304 x 768 x 3072, 42 MB) 0.111 -> 0.149,
+/// where two warpgroups of the same tile grouped lost nothing (0.061): not
+/// understood, so those keep the launch order.
 std::optional<TileConfig> withRaster(const GemmProblem &p, std::optional<TileConfig> t,
                                      const ReferenceGpu &gpu) {
   if (!t)
@@ -317,7 +320,8 @@ std::optional<TileConfig> withRaster(const GemmProblem &p, std::optional<TileCon
                          waveCols * t->blockN * elemBytes(p.b)) * double(p.k);
   const int64_t group = std::max<int64_t>(
       1, std::llround(std::sqrt(gpu.sms * double(t->blockN) / double(t->blockM))));
-  if (cols > 1 && rows > group && rows * cols > gpu.sms && panels > gpu.l2Bytes / 2)
+  if (cols > 1 && rows > group && rows * cols > gpu.sms && panels > gpu.l2Bytes / 2 &&
+      t->threads() >= 256)
     t->rasterM = group;
   return t;
 }
