@@ -253,17 +253,16 @@ struct ChannelPadder {
       return double(count);
     };
     double copied = 0; // elements
-    auto pads = [&](Value v, bool padded) {
-      if (v && padded && !isConstantLike(v))
+    auto copies = [&](Value v, bool grows) {
+      if (v && grows && !isConstantLike(v))
         copied += elements(v);
     };
-    pads(gemm.getA(), rows || depth);
-    pads(gemm.getB(), cols || depth);
-    pads(gemm.getResidual(), rows || cols);
+    copies(gemm.getA(), rows || depth);
+    copies(gemm.getB(), cols || depth);
+    copies(gemm.getResidual(), rows || cols);
     if (rows || cols)
       copied += elements(gemm.getOutput());
-    double batchRows = elements(gemm.getOutput()) / double(d.n);
-    double flops = 2.0 * batchRows * double(d.n) * double(d.k);
+    const double flops = 2.0 * elements(gemm.getOutput()) * double(d.k);
     // f16: 2 bytes an element, each read once and written once.
     if (copied > 0 && flops / (copied * 4.0) < kMinPadFlopsPerByte)
       return d;
