@@ -402,8 +402,14 @@ Launches StepPlanner::im2row() {
   const Dims &x = in[0].shape, &y = out[0].shape;
   const int64_t kernel = attrs.getInt("kernel"), stride = attrs.getInt("stride"),
                 dilation = attrs.getInt("dilation"), pad = attrs.getInt("pad");
+  // As the CPU kernel: every product within int64 (untrusted attributes).
+  int64_t taps = 0, last = 0, reach = 0;
   if (x.size() != 4 || y.size() != 4 || x[0] != y[0] || x[1] != y[1] || x[3] < 1 ||
-      y[3] < kernel * x[3] || kernel < 1 || stride < 1 || dilation < 1 || pad < 0)
+      kernel < 1 || stride < 1 || dilation < 1 || pad < 0 ||
+      __builtin_mul_overflow(kernel, x[3], &taps) || y[3] < taps ||
+      (y[2] > 0 && (__builtin_mul_overflow(y[2] - 1, stride, &last) ||
+                    __builtin_mul_overflow(kernel - 1, dilation, &reach) ||
+                    __builtin_add_overflow(last, reach, &last))))
     return std::nullopt;
   const size_t width = out[0].elementBytes();
   if (width != 1 && width != 2 && width != 4 && width != 8)

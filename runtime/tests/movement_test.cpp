@@ -549,6 +549,18 @@ TEST(RuntimeMovement, Im2RowUnfoldsTheWindowsAlongW) {
                 {&in}, out)
                 .error,
             "im2row: kernel, stride and dilation must be positive, pad not negative");
+  // A stride whose product with the output columns overflows int64 (2 x
+  // 2^62; the engine fuzzer found 9 x 1.08e18): an error, not a wrapped
+  // column.
+  EXPECT_EQ(run("im2row",
+                makeAttrs({{"kernel", int64_t(3)},
+                           {"stride", int64_t(4611686018427387904)},
+                           {"dilation", int64_t(1)},
+                           {"pad", int64_t(0)}}),
+                {&in}, out)
+                .error,
+            "im2row: stride 4611686018427387904, dilation 1 and kernel 3 overflow the columns "
+            "of 3 outputs");
 }
 
 //===----------------------------------------------------------------------===//
