@@ -247,10 +247,7 @@ struct ChannelPadder {
     if (!rows && !cols && !depth)
       return d;
     auto elements = [](Value v) {
-      int64_t count = 1;
-      for (int64_t extent : shapeOf(v))
-        count *= extent;
-      return double(count);
+      return double(cast<RankedTensorType>(v.getType()).getNumElements());
     };
     double copied = 0; // elements
     auto copies = [&](Value v, bool grows) {
@@ -269,14 +266,12 @@ struct ChannelPadder {
     return p;
   }
 
-  static bool isEligible(GemmOp gemm) {
-    GemmDims d = gemmDims(gemm), p = paddedDims(gemm);
-    return d.m != p.m || d.n != p.n || d.k != p.k;
-  }
-
-  void padGemm(GemmOp gemm) {
+  /// `gemm` computed on dims `to` (paddedDims), where they differ from its own.
+  void padGemm(GemmOp gemm, GemmDims to) {
     Location loc = gemm.getLoc();
-    GemmDims d = gemmDims(gemm), to = paddedDims(gemm);
+    GemmDims d = gemmDims(gemm);
+    if (d.m == to.m && d.n == to.n && d.k == to.k)
+      return;
     const bool transA = gemm.getTransA(), transB = gemm.getTransB();
     const int64_t m8 = to.m, n8 = to.n, k8 = to.k;
     builder.setInsertionPoint(gemm);
@@ -403,8 +398,8 @@ struct ChannelPadder {
             padConv(conv);
           continue;
         }
-        if (auto gemm = dyn_cast<GemmOp>(op); gemm && isEligible(gemm)) {
-          padGemm(gemm);
+        if (auto gemm = dyn_cast<GemmOp>(op)) {
+          padGemm(gemm, paddedDims(gemm));
           continue;
         }
         propagate(&op);

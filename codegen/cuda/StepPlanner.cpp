@@ -8,6 +8,7 @@
 #include "StepPlanner.h"
 
 #include "tessel/resize.h"
+#include "tessel/window.h"
 
 #include "TesselTraits.h"
 
@@ -400,21 +401,15 @@ Launches StepPlanner::im2row() {
   if (in.size() != 1 || in[0].dtype != out[0].dtype)
     return std::nullopt;
   const Dims &x = in[0].shape, &y = out[0].shape;
-  const int64_t kernel = attrs.getInt("kernel"), stride = attrs.getInt("stride"),
-                dilation = attrs.getInt("dilation"), pad = attrs.getInt("pad");
-  // As the CPU kernel: every product within int64 (untrusted attributes).
-  int64_t taps = 0, last = 0, reach = 0;
-  if (x.size() != 4 || y.size() != 4 || x[0] != y[0] || x[1] != y[1] || x[3] < 1 ||
-      kernel < 1 || stride < 1 || dilation < 1 || pad < 0 ||
-      __builtin_mul_overflow(kernel, x[3], &taps) || y[3] < taps ||
-      (y[2] > 0 && (__builtin_mul_overflow(y[2] - 1, stride, &last) ||
-                    __builtin_mul_overflow(kernel - 1, dilation, &reach) ||
-                    __builtin_add_overflow(last, reach, &last))))
+  // The CPU kernel's reading and checks (tessel/window.h).
+  cpu::Im2RowWindow w;
+  std::string error;
+  if (!cpu::readIm2Row(attrs, x, y, w, error) || x[3] < 1)
     return std::nullopt;
   const size_t width = out[0].elementBytes();
   if (width != 1 && width != 2 && width != 4 && width != 8)
     return std::nullopt;
-  kernels::Im2RowParams p{x[0] * x[1], x[2], x[3], y[2], y[3], kernel, stride, dilation, pad};
+  kernels::Im2RowParams p{x[0] * x[1], x[2], x[3], y[2], y[3], w.kernel, w.stride, w.dilation, w.pad};
   // A thread per run of 16 bytes of a position's channels (Movement.cuh).
   const int64_t run = 16 / static_cast<int64_t>(width);
   const int64_t threads = p.rows * p.outWidth * ((p.depth + run - 1) / run);

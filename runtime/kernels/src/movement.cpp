@@ -15,6 +15,7 @@
 #include "movement.h"
 #include "tessel/half.h"
 #include "tessel/cpu_kernels.h"
+#include "tessel/window.h"
 #include "registry.h"
 
 #include <algorithm>
@@ -585,28 +586,11 @@ KernelStatus im2rowKernel(const Attrs &attrs, const Inputs &inputs, const Output
     return s;
   if (!validDType(in.dtype))
     return fail("im2row", "invalid dtype");
-  const int64_t kernel = attrs.getInt("kernel"), stride = attrs.getInt("stride"),
-                dilation = attrs.getInt("dilation"), pad = attrs.getInt("pad");
-  if (kernel < 1 || stride < 1 || dilation < 1 || pad < 0)
-    return fail("im2row", "kernel, stride and dilation must be positive, pad not negative");
-  int64_t taps = 0;
-  if (in.shape.size() != 4 || out.shape.size() != 4 || in.shape[0] != out.shape[0] ||
-      in.shape[1] != out.shape[1] || __builtin_mul_overflow(kernel, in.shape[3], &taps) ||
-      out.shape[3] < taps)
-    return fail("im2row", "input " + shapeText(in.shape) + " and result " +
-                              shapeText(out.shape) + " are not N x H x W x C and N x H x OW x D "
-                              "with D >= kernel x C");
-  // Every tap's column, o x stride + s x dilation - pad, within int64 (an
-  // engine's attributes are not trusted: the engine fuzzer found a stride
-  // of 1.08e18).
-  int64_t last = 0, reach = 0;
-  if (out.shape[2] > 0 && (__builtin_mul_overflow(out.shape[2] - 1, stride, &last) ||
-                           __builtin_mul_overflow(kernel - 1, dilation, &reach) ||
-                           __builtin_add_overflow(last, reach, &last)))
-    return fail("im2row", "stride " + std::to_string(stride) + ", dilation " +
-                              std::to_string(dilation) + " and kernel " + std::to_string(kernel) +
-                              " overflow the columns of " + std::to_string(out.shape[2]) +
-                              " outputs");
+  Im2RowWindow window;
+  std::string error;
+  if (!readIm2Row(attrs, in.shape, out.shape, window, error))
+    return fail("im2row", error);
+  const auto [kernel, stride, dilation, pad] = window;
   const int64_t rows = in.shape[0] * in.shape[1], width = in.shape[2], c = in.shape[3],
                 outWidth = out.shape[2], depth = out.shape[3];
   withElementBits(dtypeSize(in.dtype), [&](auto bits) {

@@ -1,6 +1,7 @@
 //===- window.cpp - conv and pool windows, read from their attributes ----===//
 #include "tessel/window.h"
 #include "common.h"
+#include "movement.h"
 
 namespace tessel::cpu {
 
@@ -62,6 +63,34 @@ bool readWindow(const Attrs &attrs, size_t spatial, Window &w, std::string &erro
       error = "strides, dilations and pads must be at most " + std::to_string(kMaxWindowExtent);
       return false;
     }
+  }
+  return true;
+}
+
+bool readIm2Row(const Attrs &attrs, const std::vector<int64_t> &x, const std::vector<int64_t> &y,
+                Im2RowWindow &w, std::string &error) {
+  w = {attrs.getInt("kernel"), attrs.getInt("stride"), attrs.getInt("dilation"),
+       attrs.getInt("pad")};
+  if (w.kernel < 1 || w.stride < 1 || w.dilation < 1 || w.pad < 0) {
+    error = "kernel, stride and dilation must be positive, pad not negative";
+    return false;
+  }
+  int64_t taps = 0;
+  if (x.size() != 4 || y.size() != 4 || x[0] != y[0] || x[1] != y[1] ||
+      __builtin_mul_overflow(w.kernel, x[3], &taps) || y[3] < taps) {
+    error = "input " + shapeText(x) + " and result " + shapeText(y) +
+            " are not N x H x W x C and N x H x OW x D with D >= kernel x C";
+    return false;
+  }
+  // The engine fuzzer found a stride of 1.08e18 (9 of them overflowed).
+  int64_t last = 0, reach = 0;
+  if (y[2] > 0 && (__builtin_mul_overflow(y[2] - 1, w.stride, &last) ||
+                   __builtin_mul_overflow(w.kernel - 1, w.dilation, &reach) ||
+                   __builtin_add_overflow(last, reach, &last))) {
+    error = "stride " + std::to_string(w.stride) + ", dilation " + std::to_string(w.dilation) +
+            " and kernel " + std::to_string(w.kernel) + " overflow the columns of " +
+            std::to_string(y[2]) + " outputs";
+    return false;
   }
   return true;
 }

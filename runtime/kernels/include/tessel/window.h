@@ -102,6 +102,17 @@ constexpr int64_t kMaxWindowTaps = int64_t(1) << 24;
 // from an attribute.)
 bool readWindow(const Attrs &attrs, size_t spatial, Window &window, std::string &error);
 
+// tessel.im2row's window along W (kernel taps at stride, dilation, pad)
+// for an input N x H x W x C and a result N x H x OW x D. Errors, in this
+// order: a kernel, stride or dilation below 1 or a pad below 0; shapes not
+// of that form or D < kernel x C; taps whose columns, o x stride + s x
+// dilation, leave int64 (untrusted attributes).
+struct Im2RowWindow {
+  int64_t kernel = 1, stride = 1, dilation = 1, pad = 0;
+};
+bool readIm2Row(const Attrs &attrs, const std::vector<int64_t> &input,
+                const std::vector<int64_t> &result, Im2RowWindow &window, std::string &error);
+
 // A pool's geometry and its one index mapping: element (n, c, spatial
 // position s) of the input is at n * inBatch + c * inC + s * inS, with s the
 // row-major linear spatial position (NCHW: inC = spatial size, inS = 1;
