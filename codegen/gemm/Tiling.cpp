@@ -114,17 +114,33 @@ struct ReferenceGpu {
   double macsPerClock; ///< f16 (Tensor Core) or f32 (CUDA core) MACs per clock per SM
   double reduceLaunch; ///< split-K's reduction kernel: launch and ramp, in clocks
   double l2Bytes;      ///< L2 cache
+  double stepOverhead; ///< clocks a K step costs beyond its math: barrier, waits, issue
+  /// More of it a step for each warpgroup past two in the block (tc-sm90).
+  double warpgroupOverhead;
+  double reduceBytesPerClock; ///< per SM, split-K's partials written and read back
+  /// The step's overhead is issued with its math, and the loads (copies in
+  /// flight for later steps) bound only the two together: a step costs
+  /// max(math + overhead, loads); else max(math, loads) + overhead.
+  bool overheadWithMath;
 };
 /// An A100's 108 SMs: mma.sync / WMMA Tensor Cores, and CUDA cores.
-constexpr ReferenceGpu kTensorCoreGpu{108, 1024, 3000, 40e6};
-constexpr ReferenceGpu kCudaCoreGpu{108, 64, 3000, 40e6};
+constexpr ReferenceGpu kTensorCoreGpu{108, 1024, 3000, 40e6, 64, 0, 64, false};
+constexpr ReferenceGpu kCudaCoreGpu{108, 64, 3000, 40e6, 64, 0, 64, false};
 /// tc-sm90: the H100's 132 SMs at wgmma's rate; the reduction's fixed cost
 /// weighs twice as much beside main loops twice as fast (measured on the
 /// H200: 1024x768x3072 in 15.0 us unsplit on 64x128 tiles, 20.9 us split in
-/// two on 128x128, which the A100's 3000 clocks preferred).
-constexpr ReferenceGpu kWgmmaGpu{132, 2048, 6000, 50e6};
+/// two on 128x128, which the A100's 3000 clocks preferred). A step costs
+/// max(its math + 330 clocks, its loads), 85 more with three warpgroups:
+/// fitted on the H100 to 4096^3 on eight tile shapes (one to three
+/// warpgroups, 96 to 256 wide, 4 stages), whose steps took 310-350 clocks
+/// beyond their math with one or two warpgroups and 400-430 with three
+/// (bench/NOTES.md (22)); the copies run stages - 2 steps ahead, so they
+/// cost only where L2 cannot keep up. With 64 added to max(math, loads) the
+/// model had two-warpgroup tiles beat the 192 x 192 tiles that run ViT
+/// b32's GEMMs 13-28% faster. Split-K's partials move at the H100's L2
+/// bandwidth (about 5.5 TB/s: 24 bytes a clock an SM).
+constexpr ReferenceGpu kWgmmaGpu{132, 2048, 6000, 50e6, 330, 85, 24, true};
 constexpr double kLoadBytesPerClock = 64;
-constexpr double kStepOverhead = 64;
 constexpr int64_t kMaxPrefetchRegisters = 32;
 constexpr int64_t kMaxSm80WindowSlots = 8;
 constexpr int64_t kSplitKChoices[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
@@ -136,10 +152,15 @@ double tilingCost(const GemmProblem &p, const TileConfig &t, const ReferenceGpu 
   double math = double(t.blockM) * t.blockN * t.blockK / gpu.macsPerClock;
   double loads =
       double(t.blockM * elemBytes(p.a) + t.blockN * elemBytes(p.b)) * t.blockK / kLoadBytesPerClock;
-  double cost = waves * (loads + steps * (std::max(math, loads) + kStepOverhead));
+  double overhead =
+      gpu.stepOverhead +
+      gpu.warpgroupOverhead * std::max<int64_t>(0, t.threads() / kWarpgroupSize - 2);
+  double step = gpu.overheadWithMath ? std::max(math + overhead, loads)
+                                     : std::max(math, loads) + overhead;
+  double cost = waves * (loads + steps * step);
   if (t.splitK > 1)
     cost += gpu.reduceLaunch + double(p.batch) * p.m * p.n * (8.0 * t.splitK + 4) /
-                                   (kLoadBytesPerClock * gpu.sms);
+                                   (gpu.reduceBytesPerClock * gpu.sms);
   return cost;
 }
 
@@ -345,8 +366,8 @@ std::optional<TileConfig> chooseSm80Tiles(const GemmProblem &p) {
   return withRaster(p, cheapest(p, candidates, kTensorCoreGpu), kTensorCoreGpu);
 }
 
-/// tc-sm90: blocks of one or two warpgroups along M (or two along N), each
-/// fragsM wgmma tiles m64 x fragN (64, 128 or 256), at most 128
+/// tc-sm90: blocks of one to three warpgroups along M (or two along N), each
+/// fragsM wgmma tiles m64 x fragN (64 to 256), at most 128
 /// accumulator registers a thread; blockK 64 (one 128-byte swizzled row per
 /// tile row); as many stages (4, 3, 2) as fit. Priced on kWgmmaGpu: 2048
 /// f16 MACs per clock per SM (wgmma's dense rate on the H100: 989 TFLOP/s
@@ -357,14 +378,16 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   struct Shape {
     int64_t warpgroupsM, warpgroupsN, fragsM, fragN;
   };
-  // The last four: N of 192 or 96, whose columns fit 768-wide
-  // transformer GEMMs in fewer waves (ViT b32's 6304 x 768 in 200 tiles of
-  // 128 x 192 instead of 300 of 128 x 128).
+  // Three warpgroups along M make 192-row tiles: ViT b32's 6304 rows in 33
+  // row tiles, its 768 columns 132 tiles of 192 x 192, one wave (the tiles
+  // cuBLAS picks there). The last five: N of 192 or 96, whose columns fit
+  // 768-wide transformer GEMMs in fewer waves (ViT b32's 6304 x 768 in 200
+  // tiles of 128 x 192 instead of 300 of 128 x 128).
   const Shape shapes[] = {{1, 1, 1, 64},  {1, 1, 1, 128}, {2, 1, 1, 64},  {1, 1, 1, 256},
                           {2, 1, 1, 128}, {1, 1, 2, 128}, {1, 2, 1, 128}, {2, 1, 1, 256},
-                          {2, 1, 2, 128}, {1, 1, 1, 192}, {2, 1, 1, 192}, {1, 1, 2, 96},
-                          {2, 1, 1, 96}};
-  constexpr size_t kThirdSizes = 4;
+                          {2, 1, 2, 128}, {3, 1, 1, 128}, {1, 1, 1, 192}, {2, 1, 1, 192},
+                          {3, 1, 1, 192}, {1, 1, 2, 96},  {2, 1, 1, 96}};
+  constexpr size_t kThirdSizes = 5;
   SmallVector<TileConfig> candidates;
   for (const Shape &shape : shapes) {
     TileConfig t;
@@ -394,7 +417,11 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
       cheapest(p, all.drop_back(kThirdSizes), kWgmmaGpu);
   std::optional<TileConfig> third =
       cheapest(p, all.take_back(kThirdSizes), kWgmmaGpu, /*splits=*/{1});
-  if (third && (!best || tilingCost(p, *third, kWgmmaGpu) < tilingCost(p, *best, kWgmmaGpu)))
+  // A tie goes to fewer threads (BERT b8's QKV: 128 x 192 of two
+  // warpgroups, 0.0122 ms, beside 192 x 128 of three, 0.0129).
+  if (third && (!best || tilingCost(p, *third, kWgmmaGpu) < tilingCost(p, *best, kWgmmaGpu) ||
+                (tilingCost(p, *third, kWgmmaGpu) == tilingCost(p, *best, kWgmmaGpu) &&
+                 third->threads() < best->threads())))
     best = third;
   return withRaster(p, best, kWgmmaGpu);
 }
@@ -477,6 +504,8 @@ static std::optional<TileConfig> chooseDepthwiseTiles(const GemmProblem &p) {
     }
   return last;
 }
+
+bool tilingFits(const GemmProblem &p, const TileConfig &t) { return feasible(p, t); }
 
 std::optional<TileConfig> chooseTiles(const GemmProblem &p, GemmTier tier) {
   if (p.m <= 0 || p.n <= 0 || p.k <= 0 || p.batch <= 0)

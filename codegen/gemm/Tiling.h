@@ -74,6 +74,12 @@ struct TileConfig {
 /// both; tc-sm90 16-byte runs along K of both; grid limits).
 std::optional<TileConfig> chooseTiles(const GemmProblem &problem, GemmTier tier);
 
+/// Whether `tiles` fits the hardware and the generator for `problem` (the
+/// shared memory, 16-byte runs where the tier copies asynchronously,
+/// wgmma's swizzled layouts, registers, grid limits): what chooseTiles asks
+/// of every candidate; tools that force a tiling ask it too.
+bool tilingFits(const GemmProblem &problem, const TileConfig &tiles);
+
 /// The depthwise kernel's tiling with `lanes` channels and `width` outputs a
 /// thread, or std::nullopt where the conv is not depthwise (multiplier 1),
 /// `lanes` does not divide its channels, `width` exceeds its output width or

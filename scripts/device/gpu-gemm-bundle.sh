@@ -96,6 +96,15 @@ igemm=(
   # A transposed A (m contiguous: MN-major A on tc90), with B both ways.
   "gemm-ta-tb      --gemm 320,192,136 --trans-a --trans-b --c n --act relu"
   "gemm-ta-nn      --gemm 256,200,96 --trans-a --residual"
+  # tc90 blocks of three warpgroups (192-row tiles; ViT b32's GEMMs), forced
+  # on small ragged problems: B K-major and MN-major, a transposed A, a
+  # conv, a batched matmul, split-K.
+  "wg3-tb          --gemm 400,392,200 --trans-b --c n --act gelu --force-tiles 3x1,1x192,64 --tc90-only"
+  "wg3-nn          --gemm 389,200,136 --c mn --residual --force-tiles 3x1,1x128,64 --tc90-only"
+  "wg3-ta          --gemm 256,264,96 --trans-a --trans-b --c n --act relu --force-tiles 3x1,1x192,64 --tc90-only"
+  "wg3-split       --gemm 600,500,1000 --trans-b --c n --residual --force-tiles 3x1,1x192,64 --split-k 2 --tc90-only"
+  "wg3-conv        --conv 2,14,14,64,200,3,3,1,1 --bias --residual --act relu --force-tiles 3x1,1x192,64 --tc90-only"
+  "wg3-matmul      --matmul 3,200,192,72 --force-tiles 3x1,1x192,64 --tc90-only"
   # Depthwise and few filters per group: the direct kernel, SIMT only (the
   # tc run is skipped: no Tensor Core tiling).
   "mbv2-dw-s2      --conv 1,56,56,144,144,3,3,2,1 --group 144 --bias --act clip --act-alpha 0 --act-beta 6 --simt-only"
@@ -119,7 +128,9 @@ for c in "${igemm[@]}"; do
   read -r name opts <<<"$c"
   for tier in tc tc80 tc90 simt; do
     [[ $tier == tc* && ( $opts == *"--dtype f32"* || $opts == *"--simt-only"* ) ]] && continue
+    [[ $tier != tc90 && $opts == *"--tc90-only"* ]] && continue
     opts=${opts/--simt-only/}
+    opts=${opts/--tc90-only/}
     # shellcheck disable=SC2086
     # tc80 needs 16-byte runs of both operands, tc90 16-byte runs along K:
     # where a tier has no kernel the generator says so and the case is left
@@ -164,8 +175,12 @@ sweep90=(
   "up1024   --gemm 1024,3072,768 --trans-b --c n  - 2x1,1x128,64:3 2x1,1x128,64:4 1x1,1x128,64:4"
   "down1024 --gemm 1024,768,3072 --trans-b --c n  - 2x1,1x128,64:3 1x1,1x128,64:3 2x1,1x64,64:4"
   "qkv1024  --gemm 1024,2304,768 --trans-b --c n  - 2x1,1x128,64:3 2x1,1x128,64:4"
-  "up6304   --gemm 6304,3072,768 --trans-b --c n  - 2x1,1x128,64:3 2x1,1x128,64:4 2x1,1x256,64:2"
-  "down6304 --gemm 6304,768,3072 --trans-b --c n  - 2x1,1x128,64:3 2x1,1x128,64:4"
+  "up6304   --gemm 6304,3072,768 --trans-b --c n --act=gelu  - 2x1,1x128,64:4 2x1,1x192,64:4 2x1,1x256,64:4 3x1,1x128,64:4"
+  "down6304 --gemm 6304,768,3072 --trans-b --c n --residual  - 2x1,1x128,64:4 2x1,1x192,64:4 2x1,1x256,64:4 3x1,1x128,64:4"
+  "qkv6304b --gemm 6304,2304,768 --trans-b --c n  - 1x1,2x128,64:4 2x1,1x192,64:4 2x1,1x256,64:4 3x1,1x128,64:4"
+  "out6304b --gemm 6304,768,768 --trans-b --c n --residual  - 2x1,1x192,64:4 2x1,1x256,64:4"
+  "db3000   --gemm 7680,3000,2560   - 1x1,2x128,64:4 2x1,1x192,64:4 2x1,1x256,64:4"
+  "db7000   --gemm 4096,7000,4096   - 2x1,1x192,64:4 3x1,1x192,64:4"
   "qkv6304  --gemm 6304,2304,768 --trans-b --c n  - 2x1,1x128,64:3 2x1,1x256,64:4"
   "out6304  --gemm 6304,768,768 --trans-b --c n   - 2x1,1x128,64:3 1x1,1x128,64:3"
   "downb1   --gemm 128,768,3072 --trans-b --c n   - 1x1,1x64,64:4/4 1x1,1x64,64:3/4"
