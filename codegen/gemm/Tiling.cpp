@@ -114,33 +114,24 @@ struct ReferenceGpu {
   double macsPerClock; ///< f16 (Tensor Core) or f32 (CUDA core) MACs per clock per SM
   double reduceLaunch; ///< split-K's reduction kernel: launch and ramp, in clocks
   double l2Bytes;      ///< L2 cache
-  double stepOverhead; ///< clocks a K step costs beyond its math: barrier, waits, issue
-  /// More of it a step for each warpgroup past two in the block (tc-sm90).
-  double warpgroupOverhead;
-  double reduceBytesPerClock; ///< per SM, split-K's partials written and read back
-  /// The step's overhead is issued with its math, and the loads (copies in
-  /// flight for later steps) bound only the two together: a step costs
-  /// max(math + overhead, loads); else max(math, loads) + overhead.
-  bool overheadWithMath;
+  /// Clocks a K step costs for each warpgroup of the block past two.
+  double warpgroupStep = 0;
 };
 /// An A100's 108 SMs: mma.sync / WMMA Tensor Cores, and CUDA cores.
-constexpr ReferenceGpu kTensorCoreGpu{108, 1024, 3000, 40e6, 64, 0, 64, false};
-constexpr ReferenceGpu kCudaCoreGpu{108, 64, 3000, 40e6, 64, 0, 64, false};
+constexpr ReferenceGpu kTensorCoreGpu{108, 1024, 3000, 40e6};
+constexpr ReferenceGpu kCudaCoreGpu{108, 64, 3000, 40e6};
 /// tc-sm90: the H100's 132 SMs at wgmma's rate; the reduction's fixed cost
 /// weighs twice as much beside main loops twice as fast (measured on the
 /// H200: 1024x768x3072 in 15.0 us unsplit on 64x128 tiles, 20.9 us split in
-/// two on 128x128, which the A100's 3000 clocks preferred). A step costs
-/// max(its math + 330 clocks, its loads), 85 more with three warpgroups:
-/// fitted on the H100 to 4096^3 on eight tile shapes (one to three
-/// warpgroups, 96 to 256 wide, 4 stages), whose steps took 310-350 clocks
-/// beyond their math with one or two warpgroups and 400-430 with three
-/// (bench/NOTES.md (22)); the copies run stages - 2 steps ahead, so they
-/// cost only where L2 cannot keep up. With 64 added to max(math, loads) the
-/// model had two-warpgroup tiles beat the 192 x 192 tiles that run ViT
-/// b32's GEMMs 13-28% faster. Split-K's partials move at the H100's L2
-/// bandwidth (about 5.5 TB/s: 24 bytes a clock an SM).
-constexpr ReferenceGpu kWgmmaGpu{132, 2048, 6000, 50e6, 330, 85, 24, true};
+/// two on 128x128, which the A100's 3000 clocks preferred). A block of
+/// three warpgroups pays 85 clocks a step more: on 4096^3 on the H100 its
+/// steps took 400-430 clocks beyond their math, one or two warpgroups'
+/// 310-350 (bench/NOTES.md (22)); without it 192 x 192 would take
+/// DeepBench's N = 24000 and 48000 rows from 128 x 256, which 4096^3 runs
+/// 15% faster.
+constexpr ReferenceGpu kWgmmaGpu{132, 2048, 6000, 50e6, 85};
 constexpr double kLoadBytesPerClock = 64;
+constexpr double kStepOverhead = 64;
 constexpr int64_t kMaxPrefetchRegisters = 32;
 constexpr int64_t kMaxSm80WindowSlots = 8;
 constexpr int64_t kSplitKChoices[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
@@ -153,14 +144,11 @@ double tilingCost(const GemmProblem &p, const TileConfig &t, const ReferenceGpu 
   double loads =
       double(t.blockM * elemBytes(p.a) + t.blockN * elemBytes(p.b)) * t.blockK / kLoadBytesPerClock;
   double overhead =
-      gpu.stepOverhead +
-      gpu.warpgroupOverhead * std::max<int64_t>(0, t.threads() / kWarpgroupSize - 2);
-  double step = gpu.overheadWithMath ? std::max(math + overhead, loads)
-                                     : std::max(math, loads) + overhead;
-  double cost = waves * (loads + steps * step);
+      kStepOverhead + gpu.warpgroupStep * std::max<int64_t>(0, t.threads() / kWarpgroupSize - 2);
+  double cost = waves * (loads + steps * (std::max(math, loads) + overhead));
   if (t.splitK > 1)
     cost += gpu.reduceLaunch + double(p.batch) * p.m * p.n * (8.0 * t.splitK + 4) /
-                                   (gpu.reduceBytesPerClock * gpu.sms);
+                                   (kLoadBytesPerClock * gpu.sms);
   return cost;
 }
 
@@ -380,14 +368,17 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   };
   // Three warpgroups along M make 192-row tiles: ViT b32's 6304 rows in 33
   // row tiles, its 768 columns 132 tiles of 192 x 192, one wave (the tiles
-  // cuBLAS picks there). The last five: N of 192 or 96, whose columns fit
-  // 768-wide transformer GEMMs in fewer waves (ViT b32's 6304 x 768 in 200
-  // tiles of 128 x 192 instead of 300 of 128 x 128).
+  // cuBLAS picks there; its four GEMMs 0.2449 -> 0.2005 ms a layer). The
+  // last four: N of 192 or 96, whose columns fit 768-wide transformer GEMMs
+  // in fewer waves (ViT b32's 6304 x 768 in 200 tiles of 128 x 192 instead
+  // of 300 of 128 x 128). One warpgroup of 64 x 192 is not offered: on
+  // none of eleven GEMMs timed was it the fastest, on five the slowest
+  // (bench/NOTES.md (22)).
   const Shape shapes[] = {{1, 1, 1, 64},  {1, 1, 1, 128}, {2, 1, 1, 64},  {1, 1, 1, 256},
                           {2, 1, 1, 128}, {1, 1, 2, 128}, {1, 2, 1, 128}, {2, 1, 1, 256},
-                          {2, 1, 2, 128}, {3, 1, 1, 128}, {1, 1, 1, 192}, {2, 1, 1, 192},
-                          {3, 1, 1, 192}, {1, 1, 2, 96},  {2, 1, 1, 96}};
-  constexpr size_t kThirdSizes = 5;
+                          {2, 1, 2, 128}, {3, 1, 1, 128}, {2, 1, 1, 192}, {3, 1, 1, 192},
+                          {1, 1, 2, 96},  {2, 1, 1, 96}};
+  constexpr size_t kThirdSizes = 4;
   SmallVector<TileConfig> candidates;
   for (const Shape &shape : shapes) {
     TileConfig t;
@@ -417,8 +408,7 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
       cheapest(p, all.drop_back(kThirdSizes), kWgmmaGpu);
   std::optional<TileConfig> third =
       cheapest(p, all.take_back(kThirdSizes), kWgmmaGpu, /*splits=*/{1});
-  // A tie goes to fewer threads (BERT b8's QKV: 128 x 192 of two
-  // warpgroups, 0.0122 ms, beside 192 x 128 of three, 0.0129).
+  // A tie goes to fewer threads, as in cheapest().
   if (third && (!best || tilingCost(p, *third, kWgmmaGpu) < tilingCost(p, *best, kWgmmaGpu) ||
                 (tilingCost(p, *third, kWgmmaGpu) == tilingCost(p, *best, kWgmmaGpu) &&
                  third->threads() < best->threads())))
