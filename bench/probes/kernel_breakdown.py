@@ -42,7 +42,8 @@ def tessel_kernels(args):
     for r in rows[1:]:
         if len(r) <= value_i:
             continue
-        scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(r[unit_i], 1.0)
+        scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3,
+                 "ms": 1e3}[r[unit_i]]
         kernels.append((r[name_i], float(r[value_i].replace(",", "")) * scale))
     # Two inferences ran (warmup and the timed one): keep the last.
     half = len(kernels) // 2
