@@ -481,4 +481,72 @@ TEST(EmulatedTiles, DISABLED_ResNet50Shapes) {
     }
 }
 
+/// The tc-sm90 main loop (wgmma on 128-byte swizzled cp.async stages),
+/// emulated: the emulator runs each wgmma per warpgroup from its shared
+/// memory descriptors as the hardware reads them (GpuIrEmulator.cpp,
+/// stepWgmma) and fails a refill of a buffer that a wgmma not yet waited
+/// for read. Blocks of one to three warpgroups, tiles 64 to 192 wide (96
+/// and 192: whole atoms or not), 2 to 4 stages against K of fewer steps
+/// than stages and more; B K-major (transB, conv weights) and MN-major (a
+/// gemm without transB, a matmul), A MN-major (transA); the conv's
+/// zero-filled padding; split-K; the raster. Every output byte written
+/// once, against float64.
+TEST(Sm90, WgmmaMainLoop) {
+  using A = Activation;
+  struct Shape {
+    int64_t warpgroupsM, warpgroupsN, fragsM, fragN;
+  };
+  auto tiles = [](Shape s, int64_t stages) {
+    TileConfig t;
+    t.tier = GemmTier::TensorCoreSm90;
+    t.fragM = 64;
+    t.fragK = 16;
+    t.fragN = s.fragN;
+    t.warpsM = s.warpgroupsM;
+    t.warpsN = s.warpgroupsN;
+    t.fragsM = s.fragsM;
+    t.fragsN = 1;
+    t.blockM = s.warpgroupsM * s.fragsM * 64;
+    t.blockN = s.warpgroupsN * s.fragN;
+    t.blockK = 64;
+    t.stages = stages;
+    return t;
+  };
+  const std::vector<GemmProblem> problems = {
+      withEpilogue(gemm(200, 136, 264, false, true), true, false, A::Gelu),
+      withEpilogue(gemm(136, 200, 72, false, false), false, true, A::None),
+      withEpilogue(gemm(200, 128, 136, true, true), false, false, A::Relu),
+      withEpilogue(conv(2, 6, 6, 16, 72, 3, 3, 1, 1), true, true, A::Relu),
+      matmul(72, 64, 200, {BatchDim{2, 1, 0}}),
+  };
+  int emulated = 0;
+  for (Shape shape : {Shape{1, 1, 1, 64}, Shape{1, 1, 2, 128}, Shape{2, 1, 1, 96},
+                      Shape{1, 2, 1, 128}, Shape{3, 1, 1, 192}})
+    for (const GemmProblem &p : problems)
+      for (int64_t stages : {2, 3, 4}) {
+        TileConfig t = tiles(shape, stages);
+        if (!tilingFits(p, t))
+          continue; // a 96-wide MN-major B: not whole 64-row atoms
+        ++emulated;
+        EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")
+            << t.blockM << "x" << t.blockN << " stages " << stages << " " << p.key();
+      }
+  EXPECT_GE(emulated, 60);
+  // Split-K (whole tiles split two and three ways, the last split's steps
+  // past K zero) and the raster (5 row tiles of 64 in groups of 2, the
+  // last one shorter), both on two warpgroups.
+  for (int64_t split : {2, 3}) {
+    TileConfig t = tiles({2, 1, 1, 64}, 3);
+    t.splitK = split;
+    EXPECT_EQ(emulate(GemmKernel{withEpilogue(gemm(128, 64, 520, false, true), true, false,
+                                              A::None),
+                                 t, "k"}),
+              "")
+        << "split " << split;
+  }
+  TileConfig rastered = tiles({1, 1, 1, 64}, 3);
+  rastered.rasterM = 2;
+  EXPECT_EQ(emulate(GemmKernel{gemm(300, 192, 128, false, true), rastered, "k"}), "");
+}
+
 } // namespace

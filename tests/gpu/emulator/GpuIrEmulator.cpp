@@ -27,6 +27,7 @@ namespace tessel::gpuemu {
 
 namespace {
 constexpr int kWarp = 32;
+constexpr int kWarpgroup = 128;
 } // namespace
 
 bool Emulator::run() {
@@ -60,6 +61,10 @@ bool Emulator::runBlock() {
   epoch = 0;
   openCopies.assign(threads, {});
   copyGroups.assign(threads, {});
+  wgmma.assign((threads + kWarpgroup - 1) / kWarpgroup, {});
+  wgmmaGroupIds = 0;
+  for (WgmmaState &w : wgmma)
+    w.open = wgmmaGroupIds++;
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     Mem m;
     m.buffer = &args[i];
@@ -352,11 +357,171 @@ bool Emulator::completeCopies(Operation *op, int t, size_t pending) {
   auto &groups = copyGroups[t];
   while (groups.size() > pending) {
     for (PendingCopy &copy : groups.front()) {
-      if (!touchShared(op, copy.dst, copy.offset, int64_t(copy.bytes.size()), t, true))
+      if (!touchShared(op, copy.dst, copy.offset, int64_t(copy.bytes.size()), t, true) ||
+          !checkWgmmaReads(op, copy.dst, copy.offset, int64_t(copy.bytes.size())))
         return false;
       std::memcpy(copy.dst.buffer->data() + copy.offset, copy.bytes.data(), copy.bytes.size());
     }
     groups.erase(groups.begin());
+  }
+  return true;
+}
+
+bool Emulator::checkWgmmaReads(Operation *op, const Mem &m, int64_t offset, int64_t bytes) {
+  if (m.buffer != &sharedBuffers["__dynamic_shared"])
+    return true;
+  for (const WgmmaState &w : wgmma)
+    for (int64_t b = offset; b < offset + bytes && b < int64_t(w.lastRead.size()); ++b)
+      if (w.lastRead[b] > w.retired)
+        return fail(op, "shared memory written while a wgmma that read it is in flight");
+  return true;
+}
+
+/// tc-sm90's inline PTX. wgmma.mma_async m64nNk16 f32 += f16 x f16 runs
+/// once per warpgroup when issued, its operands read from shared memory
+/// through their descriptors (14 bits of address >> 4, the leading and
+/// stride byte offsets >> 4, swizzle mode 1: 128 bytes): K-major, element
+/// (row r, k) at start + (r / 8) stride + (r % 8) 128 + 2k; MN-major (the
+/// transpose flag), (r, k) at start + (r / 64) leading + (k / 8) stride +
+/// (k % 8) 128 + 2 (r % 64); then the swizzle, address bits 4-6 XOR bits
+/// 7-9, as the hardware applies it to the shared address. The
+/// accumulators: element 4j + 2h + c of a thread is row 16 (warp % 4) +
+/// lane / 4 + 8h, column 8j + 2 (lane % 4) + c. The bytes a wgmma read
+/// stay in its group until a wait_group retires the group; a write to them
+/// before that fails (checkWgmmaReads): the K loop must not refill a
+/// buffer an unretired wgmma reads.
+bool Emulator::stepWgmma(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
+  llvm::StringRef text = op.getAsmString().trim();
+  const int groups = int(wgmma.size());
+  auto active = [&](int g) {
+    int n = 0;
+    for (int t = g * kWarpgroup; t < std::min(threads, (g + 1) * kWarpgroup); ++t)
+      n += mask[t];
+    return n;
+  };
+  for (int g = 0; g < groups; ++g)
+    if (int n = active(g); n != 0 && n != std::min(kWarpgroup, threads - g * kWarpgroup))
+      return fail(op, "warpgroup-wide PTX reached by part of a warpgroup");
+  if (op.getNumResults() == 0) {
+    if (text.starts_with("fence.proxy.async") || text == "wgmma.fence.sync.aligned;")
+      return true;
+    if (text == "wgmma.commit_group.sync.aligned;") {
+      for (int g = 0; g < groups; ++g)
+        if (active(g)) {
+          wgmma[g].committed.push_back(wgmma[g].open);
+          wgmma[g].open = wgmmaGroupIds++;
+        }
+      return true;
+    }
+    return fail(op, "unknown inline PTX");
+  }
+  auto st = dyn_cast<LLVM::LLVMStructType>(op.getResult(0).getType());
+  if (!st)
+    return fail(op, "unknown inline PTX");
+  const int64_t regs = int64_t(st.getBody().size());
+  std::vector<std::vector<Elt> *> in;
+  for (Value v : op.getOperands())
+    in.push_back(&val(v));
+  if (int64_t(in.size()) < regs)
+    return fail(op, "tied PTX with fewer operands than its struct");
+  auto &out = val(op.getResult(0));
+  auto tied = [&](int t) {
+    out[t].s.resize(regs);
+    for (int64_t r = 0; r < regs; ++r)
+      out[t].s[r] = (*in[r])[t].f;
+  };
+  if (text.empty() || text.starts_with("wgmma.wait_group.sync.aligned")) {
+    if (!text.empty()) {
+      unsigned pending = 0;
+      if (text.drop_front(strlen("wgmma.wait_group.sync.aligned")).trim().rtrim(';').getAsInteger(
+              10, pending))
+        return fail(op, "wgmma.wait_group without a count");
+      for (int g = 0; g < groups; ++g) {
+        if (!active(g))
+          continue;
+        WgmmaState &w = wgmma[g];
+        while (w.committed.size() > pending) {
+          w.retired = w.committed.front();
+          w.committed.erase(w.committed.begin());
+        }
+      }
+    }
+    for (int t = 0; t < threads; ++t)
+      if (mask[t])
+        tied(t);
+    return true;
+  }
+  int64_t n = 0;
+  unsigned aT = 0, bT = 0;
+  {
+    size_t at = text.find("wgmma.mma_async.sync.aligned.m64n");
+    if (at == llvm::StringRef::npos ||
+        text.substr(at + strlen("wgmma.mma_async.sync.aligned.m64n")).consumeInteger(10, n) ||
+        !text.contains("k16.f32.f16.f16"))
+      return fail(op, "unknown inline PTX");
+    size_t flags = text.rfind("p, 1, 1, ");
+    if (flags == llvm::StringRef::npos)
+      return fail(op, "wgmma without its scale and transpose flags");
+    llvm::StringRef rest = text.substr(flags + strlen("p, 1, 1, "));
+    if (rest.consumeInteger(10, aT) || !rest.consume_front(", ") || rest.consumeInteger(10, bT))
+      return fail(op, "wgmma transpose flags unreadable");
+  }
+  if (n / 2 != regs || int64_t(in.size()) != regs + 3)
+    return fail(op, "wgmma operands do not match m64n" + std::to_string(n));
+  std::vector<uint8_t> &smem = sharedBuffers["__dynamic_shared"];
+  Mem shared;
+  shared.buffer = &smem;
+  shared.shared = true;
+  for (int g = 0; g < groups; ++g) {
+    if (!active(g))
+      continue;
+    const int t0 = g * kWarpgroup;
+    const int64_t descA = (*in[regs])[t0].i, descB = (*in[regs + 1])[t0].i;
+    for (int t = t0; t < t0 + kWarpgroup; ++t)
+      if ((*in[regs])[t].i != descA || (*in[regs + 1])[t].i != descB || (*in[regs + 2])[t].i != 1)
+        return fail(op, "wgmma descriptors or scale differ within a warpgroup");
+    // The byte of element (r, k) of an operand, as a buffer offset.
+    auto element = [&](int64_t desc, bool mnMajor, int64_t r, int64_t k, int64_t &offset) {
+      const uint64_t d = uint64_t(desc);
+      const int64_t start = int64_t(d & 0x3FFF) << 4, leading = int64_t((d >> 16) & 0x3FFF) << 4,
+                    stride = int64_t((d >> 32) & 0x3FFF) << 4;
+      if ((d >> 62) != 1)
+        return fail(op, "wgmma descriptor without the 128-byte swizzle");
+      int64_t logical = mnMajor ? start + r / 64 * leading + k / 8 * stride + k % 8 * 128 + r % 64 * 2
+                                : start + r / 8 * stride + r % 8 * 128 + k * 2;
+      int64_t physical = logical ^ (((logical >> 7) & 7) << 4);
+      offset = physical - kDynamicSharedBase;
+      if (offset < 0 || offset + 2 > int64_t(smem.size()))
+        return fail(op, "wgmma operand outside the dynamic shared memory");
+      return true;
+    };
+    std::vector<float> A(64 * 16), B(16 * n);
+    WgmmaState &w = wgmma[g];
+    if (w.lastRead.size() < smem.size())
+      w.lastRead.resize(smem.size(), -1);
+    for (int64_t r = 0; r < 64 + n; ++r)
+      for (int64_t k = 0; k < 16; ++k) {
+        const bool isA = r < 64;
+        int64_t offset;
+        if (!element(isA ? descA : descB, isA ? aT : bT, isA ? r : r - 64, k, offset) ||
+            !touchShared(op, shared, offset, 2, 2000000 + g, false))
+          return false;
+        float x = loadScalar(Float16Type::get(op.getContext()), smem.data() + offset);
+        (isA ? A[r * 16 + k] : B[k * n + (r - 64)]) = x;
+        w.lastRead[offset] = w.lastRead[offset + 1] = w.open;
+      }
+    for (int t = t0; t < t0 + kWarpgroup; ++t) {
+      const int warp = (t - t0) / kWarp, lane = t % kWarp;
+      out[t].s.resize(regs);
+      for (int64_t e = 0; e < regs; ++e) {
+        const int64_t j = e / 4, h = (e / 2) % 2, c = e % 2;
+        const int64_t row = 16 * warp + lane / 4 + 8 * h, col = 8 * j + 2 * (lane % 4) + c;
+        float sum = (*in[e])[t].f;
+        for (int64_t k = 0; k < 16; ++k)
+          sum = std::fmaf(A[row * 16 + k], B[k * n + col], sum);
+        out[t].s[e] = sum;
+      }
+    }
   }
   return true;
 }
@@ -390,6 +555,9 @@ bool Emulator::stepNvgpu(Operation *op, const std::vector<bool> &mask) {
         return fail(op, "cp.async address not aligned to its size");
       if (to + bytes > int64_t(dst.buffer->size()))
         return fail(op, "cp.async destination past the buffer");
+      // It may land any time from now until its wait.
+      if (!checkWgmmaReads(op, dst, to, bytes))
+        return false;
       int64_t read = count * elementBytes(src.type.getElementType());
       if (from + read > int64_t(src.buffer->size()))
         return fail(op, "cp.async source past the buffer");
@@ -620,6 +788,8 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
         return fail(op, "misaligned access");
       if (!touchShared(op, m, offset, bytes, t, !isLoad))
         return false;
+      if (!isLoad && m.shared && !checkWgmmaReads(op, m, offset, bytes))
+        return false;
       uint8_t *p = m.buffer->data() + offset;
       Elt &e = (*data)[t];
       if (isLoad) {
@@ -673,6 +843,36 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
     });
     return true;
   }
+  if (auto zero = dyn_cast<LLVM::ZeroOp>(op)) {
+    auto st = dyn_cast<LLVM::LLVMStructType>(zero.getType());
+    if (!st)
+      return fail(op, "llvm.mlir.zero of a type other than a struct");
+    auto &out = val(zero.getResult());
+    each([&](int t) { out[t].s.assign(st.getBody().size(), 0.0f); });
+    return true;
+  }
+  if (auto x = dyn_cast<LLVM::ExtractValueOp>(op)) {
+    if (x.getPosition().size() != 1)
+      return fail(op, "llvm.extractvalue of a nested position");
+    const int64_t at = x.getPosition()[0];
+    auto &src = val(x.getContainer());
+    auto &out = val(x.getResult());
+    for (int t = 0; t < threads; ++t)
+      if (mask[t] && (at < 0 || at >= int64_t(src[t].s.size())))
+        return fail(op, "llvm.extractvalue past its struct");
+    each([&](int t) { out[t].f = src[t].s[at]; });
+    return true;
+  }
+  if (auto ptr = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(op)) {
+    // Only the dynamic shared memory's address is asked for (tc-sm90's
+    // descriptors); a global address would be the runtime's.
+    const Mem &m = mems[ptr.getSource().getAsOpaquePointer()];
+    if (!m.shared || m.buffer != &sharedBuffers["__dynamic_shared"])
+      return fail(op, "address asked of a buffer other than the dynamic shared memory");
+    auto &out = val(ptr.getResult());
+    each([&](int t) { out[t].i = kDynamicSharedBase + m.byteOffset; });
+    return true;
+  }
   if (auto fma = dyn_cast<LLVM::FMAOp>(op)) {
     auto &a = val(fma.getA()), &b = val(fma.getB()), &c = val(fma.getC());
     auto &out = val(fma.getResult());
@@ -681,6 +881,8 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
   }
   if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op)) {
     llvm::StringRef text = asmOp.getAsmString();
+    if (!text.starts_with("ex2.approx.f32") && !text.starts_with("rcp.approx.ftz.f32"))
+      return stepWgmma(asmOp, mask);
     std::vector<std::vector<Elt> *> in;
     for (Value v : asmOp.getOperands())
       in.push_back(&val(v));
@@ -735,6 +937,19 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
           return fail(op, "unsigned remainder of a negative index");
       each([&](int t) { out[t].i = I(0, t) % I(1, t); });
     } else if (isa<arith::AndIOp>(op)) each([&](int t) { out[t].i = I(0, t) & I(1, t); });
+    else if (isa<arith::OrIOp>(op)) each([&](int t) { out[t].i = I(0, t) | I(1, t); });
+    else if (isa<arith::XOrIOp>(op)) each([&](int t) { out[t].i = I(0, t) ^ I(1, t); });
+    else if (isa<arith::ShRUIOp>(op)) {
+      for (int t = 0; t < threads; ++t)
+        if (mask[t] && (I(0, t) < 0 || I(1, t) < 0 || I(1, t) > 63))
+          return fail(op, "unsigned shift of a negative value or past 63");
+      each([&](int t) { out[t].i = int64_t(uint64_t(I(0, t)) >> I(1, t)); });
+    } else if (isa<arith::IndexCastUIOp, arith::IndexCastOp>(op)) {
+      for (int t = 0; t < threads; ++t)
+        if (mask[t] && isa<arith::IndexCastUIOp>(op) && I(0, t) < 0)
+          return fail(op, "unsigned cast of a negative index");
+      each([&](int t) { out[t].i = I(0, t); });
+    }
     else if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
       using P = arith::CmpIPredicate;
       P pred = cmp.getPredicate();

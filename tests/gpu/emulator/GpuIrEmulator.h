@@ -9,6 +9,11 @@
 // ldmatrix and mma.sync once per warp, with the PTX ISA's lane maps, and
 // cp.async copies that land in shared memory only when a wait for their
 // group completes them (so a missing wait reads stale or unwritten bytes).
+// The tc-sm90 kernels' inline PTX: wgmma.mma_async once per warpgroup, its
+// operands read through their shared memory descriptors (the 128-byte
+// swizzle applied to the address as the hardware does), its commit and
+// wait groups; a cp.async or store into bytes that a wgmma not yet waited
+// for read fails, from the copy's issue on (it may land any time after).
 //
 // Besides the values, it checks what the GPU would not report: every access
 // lies inside its buffer, vector and WMMA accesses are aligned, no thread
@@ -25,6 +30,7 @@
 #define TESSEL_TESTS_GPU_EMULATOR_GPUIREMULATOR_H
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <array>
@@ -60,6 +66,8 @@ private:
     int64_t i = 0;
     float f = 0;
     std::array<float, 8> v{};
+    /// An LLVM struct of f32 (tc-sm90's wgmma accumulators).
+    std::vector<float> s;
   };
 
   /// A memref: a window of a byte buffer.
@@ -103,6 +111,29 @@ private:
   bool stepNvgpu(mlir::Operation *op, const std::vector<bool> &mask);
   /// Completes thread t's oldest groups of copies until `pending` remain.
   bool completeCopies(mlir::Operation *op, int t, size_t pending);
+  /// tc-sm90's inline PTX: wgmma.mma_async once per warpgroup (its shared
+  /// operands read through their descriptors, as issued), its fence,
+  /// commit and wait, and fence.proxy.async.
+  bool stepWgmma(mlir::LLVM::InlineAsmOp op, const std::vector<bool> &mask);
+  /// Fails where `bytes` shared bytes at `offset` of `m` are written while
+  /// a wgmma that read them is not yet waited for.
+  bool checkWgmmaReads(mlir::Operation *op, const Mem &m, int64_t offset, int64_t bytes);
+
+  /// The shared address of the dynamic shared memory's first byte: aligned
+  /// to the 128 bytes the kernels assume (kSharedAlignment) and 128 past a
+  /// multiple of 1024, so that rounding it up for wgmma's swizzle atoms
+  /// takes all of SharedPlan::alignSlack.
+  static constexpr int64_t kDynamicSharedBase = 0x480;
+  /// Per warpgroup: its wgmma groups (ids increasing over the block) in
+  /// flight, committed ones oldest first, the open one's id, the newest
+  /// retired one's; and per dynamic shared byte the newest group that read it.
+  struct WgmmaState {
+    std::vector<int64_t> committed;
+    int64_t open = 0, retired = -1;
+    std::vector<int64_t> lastRead;
+  };
+  std::vector<WgmmaState> wgmma;
+  int64_t wgmmaGroupIds = 0;
 
   /// A cp.async in flight: its destination and the bytes it will write.
   struct PendingCopy {
