@@ -489,7 +489,7 @@ TEST(EmulatedTiles, DISABLED_ResNet50Shapes) {
 /// and 192: whole atoms or not), 2 to 4 stages against K of fewer steps
 /// than stages and more; B K-major (transB, conv weights) and MN-major (a
 /// gemm without transB, a matmul), A MN-major (transA); the conv's
-/// zero-filled padding; split-K; the raster. Every output byte written
+/// zero-filled padding and input scale; split-K; the raster. Every output byte written
 /// once, against float64.
 TEST(Sm90, WgmmaMainLoop) {
   using A = Activation;
@@ -518,6 +518,9 @@ TEST(Sm90, WgmmaMainLoop) {
       withEpilogue(gemm(200, 128, 136, true, true), false, false, A::Relu),
       withEpilogue(conv(2, 6, 6, 16, 72, 3, 3, 1, 1), true, true, A::Relu),
       matmul(72, 64, 200, {BatchDim{2, 1, 0}}),
+      // A conv's input scale: each step's runs scaled once landed, before
+      // the fence and barrier that publish them to the wgmmas.
+      scaled(withEpilogue(conv(2, 5, 5, 136, 64, 1, 1, 1, 0), true, false, A::None)),
   };
   int emulated = 0;
   for (Shape shape : {Shape{1, 1, 1, 64}, Shape{1, 1, 2, 128}, Shape{2, 1, 1, 96},
