@@ -409,10 +409,13 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   std::optional<TileConfig> third =
       cheapest(p, all.take_back(kThirdSizes), kWgmmaGpu, /*splits=*/{1});
   // A tie goes to fewer threads, as in cheapest().
-  if (third && (!best || tilingCost(p, *third, kWgmmaGpu) < tilingCost(p, *best, kWgmmaGpu) ||
-                (tilingCost(p, *third, kWgmmaGpu) == tilingCost(p, *best, kWgmmaGpu) &&
-                 third->threads() < best->threads())))
-    best = third;
+  if (third) {
+    const double thirdCost = tilingCost(p, *third, kWgmmaGpu);
+    const double bestCost = best ? tilingCost(p, *best, kWgmmaGpu) : 0;
+    if (!best || thirdCost < bestCost ||
+        (thirdCost == bestCost && third->threads() < best->threads()))
+      best = third;
+  }
   return withRaster(p, best, kWgmmaGpu);
 }
 

@@ -61,6 +61,7 @@ bool Emulator::runBlock() {
   epoch = 0;
   openCopies.assign(threads, {});
   copyGroups.assign(threads, {});
+  dynamicShared = nullptr;
   wgmma.assign((threads + kWarpgroup - 1) / kWarpgroup, {});
   wgmmaGroupIds = 0;
   for (WgmmaState &w : wgmma)
@@ -368,7 +369,7 @@ bool Emulator::completeCopies(Operation *op, int t, size_t pending) {
 }
 
 bool Emulator::checkWgmmaReads(Operation *op, const Mem &m, int64_t offset, int64_t bytes) {
-  if (m.buffer != &sharedBuffers["__dynamic_shared"])
+  if (m.buffer != dynamicShared)
     return true;
   for (const WgmmaState &w : wgmma)
     for (int64_t b = offset; b < offset + bytes && b < int64_t(w.lastRead.size()); ++b)
@@ -468,7 +469,9 @@ bool Emulator::stepWgmma(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
   }
   if (n / 2 != regs || int64_t(in.size()) != regs + 3)
     return fail(op, "wgmma operands do not match m64n" + std::to_string(n));
-  std::vector<uint8_t> &smem = sharedBuffers["__dynamic_shared"];
+  if (!dynamicShared)
+    return fail(op, "wgmma before the kernel asked for its dynamic shared memory");
+  std::vector<uint8_t> &smem = *dynamicShared;
   Mem shared;
   shared.buffer = &smem;
   shared.shared = true;
@@ -685,6 +688,7 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
   if (auto dyn = dyn_cast<gpu::DynamicSharedMemoryOp>(op)) {
     std::vector<uint8_t> &buffer = sharedBuffers["__dynamic_shared"];
     buffer.assign(dynamicSharedBytes, 0xff); // poison, as the static buffers
+    dynamicShared = &buffer;
     Mem m;
     m.buffer = &buffer;
     m.type = dyn.getType();
@@ -867,7 +871,7 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
     // Only the dynamic shared memory's address is asked for (tc-sm90's
     // descriptors); a global address would be the runtime's.
     const Mem &m = mems[ptr.getSource().getAsOpaquePointer()];
-    if (!m.shared || m.buffer != &sharedBuffers["__dynamic_shared"])
+    if (!m.shared || !dynamicShared || m.buffer != dynamicShared)
       return fail(op, "address asked of a buffer other than the dynamic shared memory");
     auto &out = val(ptr.getResult());
     each([&](int t) { out[t].i = kDynamicSharedBase + m.byteOffset; });

@@ -124,6 +124,9 @@ private:
   /// multiple of 1024, so that rounding it up for wgmma's swizzle atoms
   /// takes all of SharedPlan::alignSlack.
   static constexpr int64_t kDynamicSharedBase = 0x480;
+  /// The block's dynamic shared memory (gpu.dynamic_shared_memory), once
+  /// the kernel has asked for it.
+  std::vector<uint8_t> *dynamicShared = nullptr;
   /// Per warpgroup: its wgmma groups (ids increasing over the block) in
   /// flight, committed ones oldest first, the open one's id, the newest
   /// retired one's; and per dynamic shared byte the newest group that read it.
