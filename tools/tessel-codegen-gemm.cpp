@@ -404,7 +404,10 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (!tilingFits(problem, *tiles)) {
+  // A forced tiling (the direct depthwise kernel's is checked above) must
+  // be one the heuristic could have picked.
+  const bool forced = !forceTiles.empty() || stages != 0 || splitK != 0;
+  if (forced && !tiles->direct && !tilingFits(problem, *tiles)) {
     // e.g. a tc90 tile whose MN-major operand is not whole 64-row atoms
     // (N = 96 of a B without transB): the kernel would read past its tiles.
     std::cerr << "error: the forced tiling does not fit this problem on " << tier

@@ -129,13 +129,14 @@ for c in "${igemm[@]}"; do
   for tier in tc tc80 tc90 simt; do
     [[ $tier == tc* && ( $opts == *"--dtype f32"* || $opts == *"--simt-only"* ) ]] && continue
     [[ $tier != tc90 && $opts == *"--tc90-only"* ]] && continue
-    opts=${opts/--simt-only/}
-    opts=${opts/--tc90-only/}
+    # (The markers stripped into a copy: the next tier tests them again.)
+    args=${opts/--simt-only/}
+    args=${args/--tc90-only/}
     # shellcheck disable=SC2086
     # tc80 needs 16-byte runs of both operands, tc90 16-byte runs along K:
     # where a tier has no kernel the generator says so and the case is left
     # out.
-    "$gen" $opts --tier "$tier" --cubin sm_75,sm_80,sm_90 -o "$out/igemm/$name-$tier.ptx" \
+    "$gen" $args --tier "$tier" --cubin sm_75,sm_80,sm_90 -o "$out/igemm/$name-$tier.ptx" \
       >/dev/null 2>"$out/igemm/$name-$tier.err" || {
       [[ $tier == tc80 || $tier == tc90 ]] && grep -q "has no kernel" "$out/igemm/$name-$tier.err" &&
         { rm -f "$out/igemm/$name-$tier.err"; continue; }
@@ -220,8 +221,10 @@ sweep_row() {
       tiling=${tiling%/*}
     fi
     [[ $tiling != - ]] && force+=(--force-tiles "${tiling%%:*}" --stages "${tiling##*:}")
+    # A forced tiling the heuristic's feasibility rejects is left out.
     "$gen" "${problem[@]}" --tier "$tier" "${force[@]}" --cubin sm_90 \
-      -o "$out/sweep/$name-$tag$label.ptx" >/dev/null
+      -o "$out/sweep/$name-$tag$label.ptx" >/dev/null 2>"$out/sweep/err" ||
+      { echo "sweep: $name $tiling left out: $(head -1 "$out/sweep/err")"; continue; }
     echo "sweep/$name-$tag$label.ptx" >> "$out/sweep.txt"
   done
   "$gen" "${problem[@]}" --tier "$refTier" --cubin sm_90 -o "$out/sweep/$name-$refName.ptx" >/dev/null
@@ -264,7 +267,8 @@ for c in "${dwsweep[@]}"; do
     [[ $tiling != - ]] && force=(--force-tiles "$tiling")
     # shellcheck disable=SC2086
     "$gen" $opts --bias --act silu --tier simt "${force[@]}" --cubin sm_90 \
-      -o "$out/dwsweep/$name-${tiling//[:,]/_}.ptx" >/dev/null
+      -o "$out/dwsweep/$name-${tiling//[:,]/_}.ptx" >/dev/null 2>"$out/dwsweep/err" ||
+      { echo "dwsweep: $name $tiling left out: $(head -1 "$out/dwsweep/err")"; continue; }
     echo "dwsweep/$name-${tiling//[:,]/_}.ptx" >> "$out/dwsweep.txt"
   done
 done
