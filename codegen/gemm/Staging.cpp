@@ -73,7 +73,16 @@ Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA) {
 int64_t stagingRows(const TileConfig &t) {
   return onTensorCores(t.tier) ? t.warpsM * t.fragM : t.blockM;
 }
-int64_t stagingLd(const TileConfig &t) { return t.blockN + 4; }
+// Rows of the f32 staging, padded. The Tensor Core tiers store their
+// accumulators as pairs of columns (mma.sync's and wgmma's fragments: lane
+// l at row l / 4, columns 2 (l % 4) + 8j, one 8-byte store), 16 lanes a
+// shared memory wavefront: rows 8 floats apart mod 32 (tiles a multiple of
+// 32 wide) put those 16 lanes (4 rows) in 32 distinct banks, where 4 apart
+// (blockN + 4) put rows r and r + 1 two to a bank (BERT b8's GEMMs 1-3%
+// faster, bench/NOTES.md (23)). The SIMT tier's rows stay blockN + 4.
+int64_t stagingLd(const TileConfig &t) {
+  return t.blockN + (onTensorCores(t.tier) ? 8 : 4);
+}
 
 SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
   SharedPlan plan;

@@ -32,7 +32,9 @@ def median_ms(fn, reps=100):
 
 
 print("torch", torch.__version__, torch.cuda.get_device_name())
-for b, h, s, d, causal in [(8, 12, 512, 64, False), (1, 16, 2048, 128, True)]:
+# The two shapes, then BERT-base b8's and ViT-B/16 b32's own.
+for b, h, s, d, causal in [(8, 12, 512, 64, False), (1, 16, 2048, 128, True),
+                           (8, 12, 128, 64, False), (32, 12, 197, 64, False)]:
     g = torch.Generator(device="cuda").manual_seed(0)
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16, generator=g)
                for _ in range(3))

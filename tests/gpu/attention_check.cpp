@@ -469,6 +469,10 @@ std::vector<Case> cases(bool quick) {
       {"simt-f32-nan-rows", false, false, 1, 1, 10, 33, 16, 8, 0.25f, false, M::Bool, {10, 33}, 2},
       {"packed-bert-d64", true, true, 2, 12, 128, 128, 64, 64, 0.125f, false, M::F16, {2, 1, 1, 128}, 0, true},
       {"packed-causal-77-d96", true, true, 2, 3, 77, 77, 96, 96, 0.102f, true, M::None, {}, 0, true},
+      // Keys in two tiles: causal with a partial second tile and dims
+      // padded to 64, and 32-key tiles of head dim 128.
+      {"two-key-tiles-causal-d40", true, true, 2, 3, 96, 120, 40, 40, 0.158f, true, M::Bool, {2, 1, 1, 120}},
+      {"two-key-tiles-d128", true, true, 1, 2, 70, 64, 128, 128, 0.088f},
       {"simt-f16-packed-causal", false, true, 2, 4, 50, 50, 64, 64, 0.125f, true, M::None, {}, 0, true},
       {"simt-f32-packed-mask", false, false, 1, 3, 33, 33, 40, 40, 0.158f, false, M::F32, {1, 1, 1, 33}, 0, true},
   };
@@ -588,7 +592,7 @@ int main(int argc, char **argv) {
     return c;
   };
   // The two shapes, then the transformer rows' own at small batch
-  // (ViT-B/16 b1, GPT-2 b1, BERT b8), on both Tensor Core kernels.
+  // (ViT-B/16 b1, GPT-2 b1, BERT b8), on both Tensor Core kernels; ViT b32.
   const Case vit{"b1 h12 s197 d64", true, true, 1, 12, 197, 197, 64, 64, 0.125f};
   const Case gpt{"b1 h12 s128 d64 causal", true, true, 1, 12, 128, 128, 64, 64, 0.125f, true};
   const Case bert{"b8 h12 s128 d64", true, true, 8, 12, 128, 128, 64, 64, 0.125f};
@@ -597,6 +601,7 @@ int main(int argc, char **argv) {
       {"b1 h16 s2048 d128 causal", true, true, 1, 16, 2048, 2048, 128, 128, 0.0884f, true},
       {"simt b8 h12 s512 d64", false, true, 8, 12, 512, 512, 64, 64, 0.125f},
       vit, split(vit), gpt, split(gpt), bert, split(bert),
+      {"b32 h12 s197 d64", true, true, 32, 12, 197, 197, 64, 64, 0.125f}, // ViT-B/16 b32
   };
   if (profile) {
     for (const Case &c : shapes)
