@@ -273,6 +273,8 @@ for c in "${dwsweep[@]}"; do
   done
 done
 
+rm -f "$out/sweep/err" "$out/dwsweep/err" # the generator's last messages
+
 cat > "$out/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs every generated kernel on the GPU against a float64 reference.
