@@ -369,16 +369,19 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   // Three warpgroups along M make 192-row tiles: ViT b32's 6304 rows in 33
   // row tiles, its 768 columns 132 tiles of 192 x 192, one wave (the tiles
   // cuBLAS picks there; its four GEMMs 0.2449 -> 0.2005 ms a layer). The
-  // last four: N of 192 or 96, whose columns fit 768-wide transformer GEMMs
-  // in fewer waves (ViT b32's 6304 x 768 in 200 tiles of 128 x 192 instead
-  // of 300 of 128 x 128). One warpgroup of 64 x 192 is not offered: on
+  // last six: N of 192, 96 or 144, whose columns fit transformer GEMMs in
+  // fewer or fuller waves (ViT b32's 6304 x 768 in 200 tiles of 128 x 192
+  // instead of 300 of 128 x 128; BERT b8's 1024 x 2304 in 128 tiles of
+  // 128 x 144 instead of 96 of 128 x 192, 0.0115 -> 0.0099 ms on the H100,
+  // its 1024 x 768 in 128 of 64 x 96, 0.0145 -> 0.0142 with K 3072;
+  // bench/NOTES.md (24)). One warpgroup of 64 x 192 is not offered: on
   // none of eleven GEMMs timed was it the fastest, on five the slowest
   // (bench/NOTES.md (22)).
   const Shape shapes[] = {{1, 1, 1, 64},  {1, 1, 1, 128}, {2, 1, 1, 64},  {1, 1, 1, 256},
                           {2, 1, 1, 128}, {1, 1, 2, 128}, {1, 2, 1, 128}, {2, 1, 1, 256},
                           {2, 1, 2, 128}, {3, 1, 1, 128}, {2, 1, 1, 192}, {3, 1, 1, 192},
-                          {1, 1, 2, 96},  {2, 1, 1, 96}};
-  constexpr size_t kThirdSizes = 4;
+                          {1, 1, 2, 96},  {2, 1, 1, 96},  {2, 1, 1, 144}, {1, 1, 1, 96}};
+  constexpr size_t kThirdSizes = 6;
   SmallVector<TileConfig> candidates;
   for (const Shape &shape : shapes) {
     TileConfig t;
@@ -402,7 +405,9 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   }
   // Those take whole K: split four ways on 128 x 192 BERT b8's down
   // projection (1024 x 768 x 3072) took 0.024 ms against 0.015 unsplit on
-  // 64 x 128, which the model priced the other way (bench/NOTES.md (21)).
+  // 64 x 128, which the model priced the other way (bench/NOTES.md (21));
+  // GPT-2 b1's (128 x 768 x 3072) split eight ways took 0.0103 ms on 64 x
+  // 96 against 0.0096 on 64 x 128 (NOTES (24)).
   ArrayRef<TileConfig> all(candidates);
   std::optional<TileConfig> best =
       cheapest(p, all.drop_back(kThirdSizes), kWgmmaGpu);

@@ -504,8 +504,9 @@ double median(std::vector<float> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-/// The median time of `reps` launches of `c`'s kernel from `module`, in ms.
-double timeKernel(const Case &c, CUmodule module, int reps) {
+/// The median time of `reps` launches of `c`'s kernel from `module`, in ms,
+/// after `warmups` launches.
+double timeKernel(const Case &c, CUmodule module, int reps, int warmups = 10) {
   std::mt19937 rng(7);
   Data data = makeData(c, rng);
   const std::string kernel = kernelName(c);
@@ -518,7 +519,7 @@ double timeKernel(const Case &c, CUmodule module, int reps) {
   CUevent start, stop;
   extra.cuEventCreate(&start, 0);
   extra.cuEventCreate(&stop, 0);
-  for (int i = 0; i < std::min(reps, 10); ++i)
+  for (int i = 0; i < warmups; ++i)
     launch(f, l, buf, p);
   std::vector<float> times;
   for (int i = 0; i < reps; ++i) {
@@ -605,7 +606,7 @@ int main(int argc, char **argv) {
   };
   if (profile) {
     for (const Case &c : shapes)
-      timeKernel(c, modules.back().second, 1);
+      timeKernel(c, modules.back().second, 1, /*warmups=*/0); // one launch a shape
     return 0;
   }
   int failures = 0, runs = 0;

@@ -485,8 +485,8 @@ TEST(EmulatedTiles, DISABLED_ResNet50Shapes) {
 /// emulated: the emulator runs each wgmma per warpgroup from its shared
 /// memory descriptors as the hardware reads them (GpuIrEmulator.cpp,
 /// stepWgmma) and fails a refill of a buffer that a wgmma not yet waited
-/// for read. Blocks of one to three warpgroups, tiles 64 to 192 wide (96
-/// and 192: whole atoms or not), 2 to 4 stages against K of fewer steps
+/// for read. Blocks of one to three warpgroups, tiles 64 to 192 wide (96,
+/// 144 and 192: whole atoms or not), 2 to 4 stages against K of fewer steps
 /// than stages and more; B K-major (transB, conv weights) and MN-major (a
 /// gemm without transB, a matmul), A MN-major (transA); the conv's
 /// zero-filled padding and input scale; split-K; the raster. Every output byte written
@@ -524,7 +524,8 @@ TEST(Sm90, WgmmaMainLoop) {
   };
   int emulated = 0;
   for (Shape shape : {Shape{1, 1, 1, 64}, Shape{1, 1, 2, 128}, Shape{2, 1, 1, 96},
-                      Shape{1, 2, 1, 128}, Shape{3, 1, 1, 192}})
+                      Shape{1, 2, 1, 128}, Shape{3, 1, 1, 192}, Shape{2, 1, 1, 144},
+                      Shape{1, 1, 1, 96}})
     for (const GemmProblem &p : problems)
       for (int64_t stages : {2, 3, 4}) {
         TileConfig t = tiles(shape, stages);
