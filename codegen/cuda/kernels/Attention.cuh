@@ -208,11 +208,21 @@ __device__ __forceinline__ uint4 loadRun(const f16 *matrix, int64_t rows, int co
   return make_uint4(0, 0, 0, 0);
 }
 
-/// Where head `bh`'s matrix starts in a tensor read through view `w`.
+/// The block's batch and head: blockIdx.x = b * heads + h, by one 32-bit
+/// division (the planner launches fewer than 2^31 block columns; 64-bit
+/// divisions, each a call, had been made in every view's address).
+struct Head {
+  int64_t b, h;
+};
+__device__ __forceinline__ Head headOf(const AttentionParams &p) {
+  const uint32_t bh = blockIdx.x, heads = static_cast<uint32_t>(p.heads);
+  return {bh / heads, bh % heads};
+}
+
+/// Where `head`'s matrix starts in a tensor read through view `w`.
 template <typename T>
-__device__ __forceinline__ T *viewBase(T *tensor, const AttentionView &w, int64_t bh,
-                                       int64_t heads) {
-  return tensor + w.offset + (bh / heads) * w.batch + (bh % heads) * w.head;
+__device__ __forceinline__ T *viewBase(T *tensor, const AttentionView &w, Head head) {
+  return tensor + w.offset + head.b * w.batch + head.h * w.head;
 }
 
 /// A warp's 16 rows of Q (shared rows row0.., HD + 8 halves apart) as A
@@ -373,12 +383,12 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
   f16 *kBuffers = qs + T::kRows * T::kLd, *vBuffers = kBuffers + 2 * BC * T::kLd;
   const int tid = static_cast<int>(threadIdx.x), warp = tid >> 5, lane = tid & 31;
   const int group = lane >> 2, pair = (lane & 3) * 2; // fragment row, column pair
-  const int64_t bh = blockIdx.x;
+  const Head head = headOf(p);
   // The heaviest query tiles (causal: the last ones) first.
   const int64_t q0 = static_cast<int64_t>(gridDim.y - 1 - blockIdx.y) * T::kRows;
-  const f16 *qb = viewBase(q, p.q, bh, p.heads), *kb = viewBase(k, p.k, bh, p.heads),
-            *vb = viewBase(v, p.v, bh, p.heads);
-  const int64_t maskBase = (bh / p.heads) * p.maskB + (bh % p.heads) * p.maskH;
+  const f16 *qb = viewBase(q, p.q, head), *kb = viewBase(k, p.k, head),
+            *vb = viewBase(v, p.v, head);
+  const int64_t maskBase = head.b * p.maskB + head.h * p.maskH;
   const int64_t keys = keyEnd(p, q0, T::kRows);
   const int tiles = static_cast<int>((keys + BC - 1) / BC);
 
@@ -461,20 +471,24 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
     __syncthreads(); // publishes the next tile, frees this one
   }
 
-  // O / sum, rounded once to f16. A row without a visible key: 0 / 0 = NaN.
+  // O / sum as O times the row's reciprocal: one division a row, not an
+  // IEEE division with its slow-path branch an element (those were a
+  // quarter of the stall samples of BERT b8's launch, bench/NOTES.md
+  // (24)); rounded once to f16. A row without a visible key: 0 x (1 / 0) =
+  // NaN.
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const float sum = quadSum(rowSum[h]);
+    const float reciprocal = 1.0f / quadSum(rowSum[h]);
     const int64_t i = warpRow0 + group + h * 8;
     if (i >= p.sq)
       continue;
-    f16 *row = viewBase(out, p.out, bh, p.heads) + i * p.out.row;
+    f16 *row = viewBase(out, p.out, head) + i * p.out.row;
 #pragma unroll
     for (int d = 0; d < T::kDimSteps; ++d) {
       const int c = d * 8 + pair;
       if (c < p.dv)
         *reinterpret_cast<uint32_t *>(row + c) =
-            packHalves(o[d][2 * h] / sum, o[d][2 * h + 1] / sum);
+            packHalves(o[d][2 * h] * reciprocal, o[d][2 * h + 1] * reciprocal);
     }
   }
 }
@@ -506,11 +520,11 @@ __device__ __forceinline__ void attentionTcSplit(const f16 *q, const f16 *k, con
   const int tid = static_cast<int>(threadIdx.x), warp = tid >> 5, lane = tid & 31;
   const int group = lane >> 2, pair = (lane & 3) * 2;
   f16 *kw = qs + kRows * kLd + warp * 2 * BC * kLd, *vw = kw + BC * kLd;
-  const int64_t bh = blockIdx.x;
+  const Head head = headOf(p);
   const int64_t q0 = static_cast<int64_t>(blockIdx.y) * kRows;
-  const f16 *qb = viewBase(q, p.q, bh, p.heads), *kb = viewBase(k, p.k, bh, p.heads),
-            *vb = viewBase(v, p.v, bh, p.heads);
-  const int64_t maskBase = (bh / p.heads) * p.maskB + (bh % p.heads) * p.maskH;
+  const f16 *qb = viewBase(q, p.q, head), *kb = viewBase(k, p.k, head),
+            *vb = viewBase(v, p.v, head);
+  const int64_t maskBase = head.b * p.maskB + head.h * p.maskH;
   const int tiles = static_cast<int>((keyEnd(p, q0, kRows) + BC - 1) / BC);
 
   // A warp's K and V tile passes through registers: the next one's loads
@@ -576,7 +590,7 @@ __device__ __forceinline__ void attentionTcSplit(const f16 *q, const f16 *k, con
     }
   }
   __syncthreads();
-  f16 *outBase = viewBase(out, p.out, bh, p.heads);
+  f16 *outBase = viewBase(out, p.out, head);
   for (int e = tid; e < kRows * HD; e += kAttentionThreads) {
     const int row = e / HD, c = e % HD;
     const int64_t i = q0 + row;
@@ -616,12 +630,12 @@ __device__ __forceinline__ void attentionSimt(const T *q, const T *k, const T *v
   __shared__ float ks[S::kKeys][S::kMaxDim + 1]; // odd row stride: lane j reads row j
   __shared__ float vs[S::kKeys][S::kMaxDim];
   const int tid = static_cast<int>(threadIdx.x), warp = tid >> 5, lane = tid & 31;
-  const int64_t bh = blockIdx.x;
+  const Head head = headOf(p);
   const int64_t q0 = static_cast<int64_t>(gridDim.y - 1 - blockIdx.y) * S::kRows;
-  const T *qb = viewBase(q, p.q, bh, p.heads), *kb = viewBase(k, p.k, bh, p.heads),
-          *vb = viewBase(v, p.v, bh, p.heads);
-  T *ob = viewBase(out, p.out, bh, p.heads);
-  const int64_t maskBase = (bh / p.heads) * p.maskB + (bh % p.heads) * p.maskH;
+  const T *qb = viewBase(q, p.q, head), *kb = viewBase(k, p.k, head),
+          *vb = viewBase(v, p.v, head);
+  T *ob = viewBase(out, p.out, head);
+  const int64_t maskBase = head.b * p.maskB + head.h * p.maskH;
   const int64_t keys = keyEnd(p, q0, S::kRows);
   const int64_t diagonal = p.sk - p.sq;
 
