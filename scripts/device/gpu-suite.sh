@@ -110,6 +110,7 @@ if has models; then
           --precision "$precision" --tier "$tier" > "$work/one.log" 2>&1 || status=1
         cat "$work/one.log" >> "$log"
         say "model $model $precision $tier: $(grep -E '^(PASS|FAIL)' "$work/one.log" | tail -1)"
+        grep "^PyTorch's own fp16 error" "$work/one.log" | sed 's/^/    /' | tee -a "$summary"
       done
     }
   done

@@ -117,6 +117,21 @@ TOLERANCES = {
 GUARD = {"fp32": 100, "fp16": 10}
 
 
+def report_torch_fp16(args, name, lines):
+    """Beside an fp16 run, PyTorch's own fp16 error where export_models.py
+    measured it (NAME.torch_fp16_error.txt, on a GPU machine) and Tessel's
+    max abs error as a multiple of it (the transformer issue's bound: 2)."""
+    path = os.path.join(args.data, name + ".torch_fp16_error.txt")
+    errors = [float(m.group(1)) for m in map(ERRORS_RE.search, lines) if m]
+    if args.precision != "fp16" or not errors or not os.path.isfile(path):
+        return
+    with open(path) as f:
+        torch_error = float(f.read())
+    ratio = max(errors) / torch_error if torch_error > 0 else float("inf")
+    print("PyTorch's own fp16 error (CUDA, .half()): %.3g; Tessel's max_abs_err %.3g is %.2fx it"
+          % (torch_error, max(errors), ratio))
+
+
 def fp16_storage_error(model_path, input_paths, expected):
     """Max |f16-storage emulation - expected| (numpy_ref, see TOLERANCES)."""
     model = onnx.load(model_path)
@@ -276,6 +291,7 @@ def main(argv=None):
     lines = [l.strip() for l in proc.stdout.splitlines() if OUTPUT_LINE_RE.match(l.strip())]
     summary = "; ".join(summarize(l) for l in lines)
     print("ran in %.2fs (process wall time, includes engine load)" % t_run)
+    report_torch_fp16(args, name, lines)
     if proc.returncode == 0 and lines:
         print("PASS %s: %s (rtol=%g atol=%g, max|y|=%.3g)" % (name, summary, rtol, atol, scale))
         return 0
