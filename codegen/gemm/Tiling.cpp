@@ -381,7 +381,7 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
                           {2, 1, 1, 128}, {1, 1, 2, 128}, {1, 2, 1, 128}, {2, 1, 1, 256},
                           {2, 1, 2, 128}, {3, 1, 1, 128}, {2, 1, 1, 192}, {3, 1, 1, 192},
                           {1, 1, 2, 96},  {2, 1, 1, 96},  {2, 1, 1, 144}, {1, 1, 1, 96}};
-  constexpr size_t kThirdSizes = 6;
+  constexpr size_t kWholeKShapes = 6;
   SmallVector<TileConfig> candidates;
   for (const Shape &shape : shapes) {
     TileConfig t;
@@ -410,16 +410,16 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   // 96 against 0.0096 on 64 x 128 (NOTES (24)).
   ArrayRef<TileConfig> all(candidates);
   std::optional<TileConfig> best =
-      cheapest(p, all.drop_back(kThirdSizes), kWgmmaGpu);
-  std::optional<TileConfig> third =
-      cheapest(p, all.take_back(kThirdSizes), kWgmmaGpu, /*splits=*/{1});
+      cheapest(p, all.drop_back(kWholeKShapes), kWgmmaGpu);
+  std::optional<TileConfig> wholeK =
+      cheapest(p, all.take_back(kWholeKShapes), kWgmmaGpu, /*splits=*/{1});
   // A tie goes to fewer threads, as in cheapest().
-  if (third) {
-    const double thirdCost = tilingCost(p, *third, kWgmmaGpu);
+  if (wholeK) {
+    const double wholeKCost = tilingCost(p, *wholeK, kWgmmaGpu);
     const double bestCost = best ? tilingCost(p, *best, kWgmmaGpu) : 0;
-    if (!best || thirdCost < bestCost ||
-        (thirdCost == bestCost && third->threads() < best->threads()))
-      best = third;
+    if (!best || wholeKCost < bestCost ||
+        (wholeKCost == bestCost && wholeK->threads() < best->threads()))
+      best = wholeK;
   }
   return withRaster(p, best, kWgmmaGpu);
 }
