@@ -46,7 +46,12 @@ Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA) {
   if (runsFit && (s.kContiguous ? t.blockK : s.rows) % runElems == 0)
     s.vector = runElems;
   s.sharedKContiguous = s.kContiguous;
-  if (t.tier == GemmTier::TensorCoreSm90 && t.blockK * elemBytes(s.type) == 128 &&
+  // tc-sm80 reads its K-major tiles in the same swizzle (its ldmatrix
+  // addresses XOR the chunk likewise): 128-byte rows unpadded, so that
+  // 128 x 256 x 64 tiles keep 3 stages within kMaxDynamicSharedBytes (144
+  // KiB; padded rows, 166 KiB, left 2).
+  const bool sm80Rows = t.tier == GemmTier::TensorCoreSm80 && s.kContiguous;
+  if ((t.tier == GemmTier::TensorCoreSm90 || sm80Rows) && t.blockK * elemBytes(s.type) == 128 &&
       (s.kContiguous || s.rows % 64 == 0)) {
     // K-major: [rows][64 k]; MN-major: atoms of 64 rows (m or n) by 8 k
     // (wgmma's transposed operand), row blocks of them blockK / 8 atoms
@@ -88,10 +93,13 @@ SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
   SharedPlan plan;
   plan.a = stagingFor(p, t, /*isA=*/true);
   plan.b = stagingFor(p, t, /*isA=*/false);
-  const int64_t align = plan.a.swizzled ? kSwizzleAtomBytes : kSharedAlignment;
+  // wgmma's descriptors want each swizzled tile on a swizzle atom; tc-sm80
+  // applies the swizzle itself (its ldmatrix addresses), on any 16 bytes.
+  const bool atoms = plan.a.swizzled && t.tier == GemmTier::TensorCoreSm90;
+  const int64_t align = atoms ? kSwizzleAtomBytes : kSharedAlignment;
   plan.bOffset = roundUp(plan.a.bytes, align);
   plan.bufferBytes = roundUp(plan.bOffset + plan.b.bytes, align);
-  if (plan.a.swizzled)
+  if (atoms)
     plan.alignSlack = kSwizzleAtomBytes - kSharedAlignment;
   int64_t staging = stagingRows(t) * stagingLd(t) * 4;
   plan.bytes = roundUp(std::max(t.stages * plan.bufferBytes, staging) + plan.alignSlack,

@@ -33,7 +33,8 @@ struct Staging {
   int64_t vector = 1;
   int64_t ld = 0;    ///< shared leading dimension, in elements
   int64_t bytes = 0; ///< shared bytes
-  /// tc-sm90: wgmma's 128-byte swizzle, the tile 1024-byte aligned. K-major
+  /// tc-sm90 (and tc-sm80's K-major tiles, which it addresses itself, on
+  /// any 16 bytes): wgmma's 128-byte swizzle, the tile 1024-byte aligned. K-major
   /// (sharedKContiguous): rows of 64 f16 (128 bytes) unpadded, the 16-byte
   /// chunk j of row r stored at chunk j ^ (r % 8). MN-major (a gemm's A
   /// with transA, B without transB, a matmul's B): atoms of 64 rows (m or

@@ -164,7 +164,8 @@ TEST(Sm80, TilesWhereRunsFit) {
 
 /// The tc-sm80 main loop on small tiles (2x2 warps of 1x2 m16n8 fragments,
 /// 32x32): every stage count against K of fewer steps than stages, as many,
-/// and more, partial last steps; ldmatrix.trans for row-contiguous A and B;
+/// and more, partial last steps; ldmatrix.trans for row-contiguous A and B,
+/// swizzled K-major tiles at blockK 64;
 /// convs whose padding cp.async zero-fills; split-K beside the stages.
 TEST(Sm80, MultistagePipeline) {
   using A = Activation;
@@ -190,8 +191,10 @@ TEST(Sm80, MultistagePipeline) {
   problems.push_back(withEpilogue(conv(2, 6, 6, 16, 24, 3, 3, 1, 1), true, true, A::Gelu));
   problems.push_back(scaled(withEpilogue(conv(2, 5, 5, 72, 16, 1, 1, 1, 0), true, false, A::None)));
   problems.push_back(matmul(18, 24, 32, {BatchDim{3, 1, 0}}));
+  // blockK 64: K-major tiles in the 128-byte swizzle (Staging::swizzled,
+  // the ldmatrix addresses XOR the chunk), MN-major ones padded.
   for (const GemmProblem &p : problems)
-    for (int64_t blockK : {16, 32})
+    for (int64_t blockK : {16, 32, 64})
       for (int64_t stages : {2, 3, 4}) {
         EXPECT_EQ(emulate(GemmKernel{p, tiles(blockK, stages), "k"}), "")
             << "blockK " << blockK << " stages " << stages << " " << p.key();
