@@ -90,47 +90,49 @@ struct BlockRows {
   }
 };
 
-/// V values of a per-element parameter from element e on: a 16-byte load
-/// where the parameter has the row's shape (step 1), else its one element.
+/// V values of a per-element parameter from element e on, as stored: a
+/// 16-byte load where the parameter has the row's shape (step 1), else its
+/// one element V times.
 template <typename T, int V>
-__device__ __forceinline__ void loadParam(const T *param, int32_t step, int64_t e,
-                                          float (&out)[V]) {
-  if (step) {
-    const LaneWord<T, V> w = loadLanes<T, V>(param + e);
+__device__ __forceinline__ LaneWord<T, V> loadParam(const T *param, int32_t step, int64_t e) {
+  if (step)
+    return loadLanes<T, V>(param + e);
+  LaneWord<T, V> w;
+  const T value = param[0];
 #pragma unroll
-    for (int l = 0; l < V; ++l)
-      out[l] = load(w.lane[l]);
-  } else {
-    const float value = load(param[0]);
-#pragma unroll
-    for (int l = 0; l < V; ++l)
-      out[l] = value;
-  }
+  for (int l = 0; l < V; ++l)
+    w.lane[l] = value;
+  return w;
 }
 
 /// layer_norm's last step, as the CPU writes it:
 /// ((x - mean) * inv) * scale[i] + bias[i] with inv = 1 / sqrt(variance +
 /// epsilon), and + 0 without a bias (so that -0 becomes +0 there too).
+/// params() loads an element run's scale and bias, which the row kernels
+/// issue beside the row's loads, before its statistics: they do not wait
+/// for the reductions (a second memory round trip at the end of each row).
 template <typename T, int V> struct LayerNormAffine {
   const T *scale, *bias;
   const NormParams &p;
   float inv = 0;
 
+  struct Params {
+    LaneWord<T, V> scale, bias;
+  };
+  __device__ Params params(int64_t e) const {
+    Params q;
+    q.scale = loadParam<T, V>(scale, p.scaleStep, e);
+    if (bias)
+      q.bias = loadParam<T, V>(bias, p.biasStep, e);
+    return q;
+  }
   __device__ void setRow(int64_t, float variance) { inv = 1.0f / sqrtf(variance + p.epsilon); }
-  __device__ LaneWord<T, V> apply(const float (&centered)[V], int64_t e) const {
-    float s[V], b[V];
-    loadParam<T, V>(scale, p.scaleStep, e, s);
-    if (bias) {
-      loadParam<T, V>(bias, p.biasStep, e, b);
-    } else {
-#pragma unroll
-      for (int l = 0; l < V; ++l)
-        b[l] = 0.0f;
-    }
+  __device__ LaneWord<T, V> apply(const float (&centered)[V], const Params &q) const {
     LaneWord<T, V> out;
 #pragma unroll
     for (int l = 0; l < V; ++l)
-      out.lane[l] = store<T>(centered[l] * inv * s[l] + b[l]);
+      out.lane[l] = store<T>(centered[l] * inv * load(q.scale.lane[l]) +
+                             (bias ? load(q.bias.lane[l]) : 0.0f));
     return out;
   }
 };
@@ -148,7 +150,9 @@ template <typename T, int V> struct InstanceNormAffine {
     k = load(scale[c]) / sqrtf(variance + p.epsilon);
     b = load(bias[c]);
   }
-  __device__ LaneWord<T, V> apply(const float (&centered)[V], int64_t) const {
+  struct Params {};
+  __device__ Params params(int64_t) const { return {}; }
+  __device__ LaneWord<T, V> apply(const float (&centered)[V], const Params &) const {
     LaneWord<T, V> out;
 #pragma unroll
     for (int l = 0; l < V; ++l)
@@ -184,6 +188,15 @@ __device__ __forceinline__ void normalizeHeld(const T *x, T *y, const NormParams
         }
       }
     }
+    // The affine parameters of the thread's runs, in flight during the
+    // reductions.
+    typename Affine::Params params[kHeld];
+#pragma unroll
+    for (int k = 0; k < kHeld; ++k) {
+      const int64_t j = lane + static_cast<int64_t>(k) * width;
+      if (j < vectors)
+        params[k] = affine.params(j * V);
+    }
     const float mean = Rows::sum(sum) / count;
     float squares = 0.0f;
 #pragma unroll
@@ -202,7 +215,7 @@ __device__ __forceinline__ void normalizeHeld(const T *x, T *y, const NormParams
     for (int k = 0; k < kHeld; ++k) {
       const int64_t j = lane + static_cast<int64_t>(k) * width;
       if (j < vectors)
-        storeLanes<T, V>(yr + j * V, affine.apply(v[k], j * V));
+        storeLanes<T, V>(yr + j * V, affine.apply(v[k], params[k]));
     }
   }
 }
@@ -244,7 +257,7 @@ __device__ __forceinline__ void normalizeStreamed(const T *x, T *y, const NormPa
 #pragma unroll
       for (int l = 0; l < V; ++l)
         centered[l] = load(w.lane[l]) - mean;
-      storeLanes<T, V>(yr + j * V, affine.apply(centered, j * V));
+      storeLanes<T, V>(yr + j * V, affine.apply(centered, affine.params(j * V)));
     }
   }
 }
