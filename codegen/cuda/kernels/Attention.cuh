@@ -503,7 +503,8 @@ __device__ __forceinline__ void attentionTc(const f16 *q, const f16 *k, const f1
 /// meet in shared memory and each output element is
 ///   sum_w 2^(m_w - M) o_w / sum_w 2^(m_w - M) l_w,  M = max_w m_w
 /// (a warp that saw no key has m_w = -inf and weighs 0; a row no warp saw
-/// a key of gives 0 / 0 = NaN, as the other kernels), rounded once to f16.
+/// a key of gives 0 / 0 = NaN, as the other kernels), rounded once to f16;
+/// each row's weights 2^(m_w - M) / sum are computed once, by one thread.
 template <int HD, int BC>
 __device__ __forceinline__ void attentionTcSplit(const f16 *q, const f16 *k, const f16 *v,
                                                  const void *mask, f16 *out,
@@ -513,7 +514,7 @@ __device__ __forceinline__ void attentionTcSplit(const f16 *q, const f16 *k, con
   static_assert(BC == attentionSplitKeys(HD) &&
                     (kRows + 2 * kWarps * BC) * kLd * 2 == attentionSplitSharedBytes(HD),
                 "the planner's launch (KernelParams.h)");
-  static_assert(kWarps * kRows * (HD + 2) * 4 <= attentionSplitSharedBytes(HD),
+  static_assert(kWarps * kRows * (HD + 3) * 4 <= attentionSplitSharedBytes(HD),
                 "the combine's partial results fit the shared memory");
   extern __shared__ uint4 sharedWords[];
   f16 *qs = reinterpret_cast<f16 *>(sharedWords);
@@ -574,7 +575,8 @@ __device__ __forceinline__ void attentionTcSplit(const f16 *q, const f16 *k, con
   // The warps' partial results, over the buffers (every warp is done).
   __syncthreads();
   float *partial = reinterpret_cast<float *>(sharedWords); // [warp][row][HD]
-  float *maxima = partial + kWarps * kRows * HD, *sums = maxima + kWarps * kRows;
+  float *maxima = partial + kWarps * kRows * HD, *sums = maxima + kWarps * kRows,
+        *weights = sums + kWarps * kRows; // [warp][row]
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = group + h * 8;
@@ -590,25 +592,37 @@ __device__ __forceinline__ void attentionTcSplit(const f16 *q, const f16 *k, con
     }
   }
   __syncthreads();
+  // Each row's weights once (thread t < kRows: row t), not per element:
+  // warp w's 2^(m_w - M) times the reciprocal of the row's sum.
+  if (tid < kRows) {
+    float m = kNegInf;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w)
+      m = fmaxf(m, maxima[w * kRows + tid]);
+    const float shift = m == kNegInf ? 0.0f : m;
+    float f[kWarps], den = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      f[w] = exp2Fast(maxima[w * kRows + tid] - shift);
+      den = fmaf(f[w], sums[w * kRows + tid], den);
+    }
+    const float reciprocal = 1.0f / den; // no key: 0 x (1 / 0) = NaN weights
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w)
+      weights[w * kRows + tid] = f[w] * reciprocal;
+  }
+  __syncthreads();
   f16 *outBase = viewBase(out, p.out, head);
   for (int e = tid; e < kRows * HD; e += kAttentionThreads) {
     const int row = e / HD, c = e % HD;
     const int64_t i = q0 + row;
     if (i >= p.sq || c >= p.dv)
       continue;
-    float m = kNegInf;
+    float y = 0.0f;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w)
-      m = fmaxf(m, maxima[w * kRows + row]);
-    const float shift = m == kNegInf ? 0.0f : m;
-    float num = 0.0f, den = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      const float f = exp2Fast(maxima[w * kRows + row] - shift);
-      num = fmaf(f, partial[(w * kRows + row) * HD + c], num);
-      den = fmaf(f, sums[w * kRows + row], den);
-    }
-    outBase[i * p.out.row + c] = store<f16>(num / den);
+      y = fmaf(weights[w * kRows + row], partial[(w * kRows + row) * HD + c], y);
+    outBase[i * p.out.row + c] = store<f16>(y);
   }
 }
 
