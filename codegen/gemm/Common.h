@@ -19,6 +19,10 @@ constexpr int64_t kWarpSize = 32;
 constexpr int64_t kWarpgroupSize = 128;
 /// Threads per block of the direct conv and of the split-K reduction.
 constexpr int64_t kElementwiseThreads = 256;
+/// The epilogue's residual runs a thread reads before their stores, at
+/// most (Epilogue::storeStaged): one memory round trip a group. The tile
+/// choice prices those round trips (Tiling.cpp).
+constexpr int64_t kResidualGroup = 8;
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }

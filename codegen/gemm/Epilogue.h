@@ -46,14 +46,18 @@ public:
   /// `valid`, where given, is a further condition of the caller's.
   void storeElement(mlir::Value m, mlir::Value n, mlir::Value v, mlir::Value valid = {});
   /// The epilogue of runLanes() sums `values` from output element (m, n)
-  /// along n, stored as one vector where in range (and `valid`).
+  /// along n, stored as one vector where in range (and `valid`);
+  /// `residualRun`, where given, is the residual's run (loadResidualRun),
+  /// read beforehand.
   void storeRun(mlir::Value m, mlir::Value n, llvm::ArrayRef<mlir::Value> values,
-                mlir::Value valid = {});
+                mlir::Value valid = {}, mlir::Value residualRun = {});
 
 private:
   /// Columns per thread of storeStaged: 16 bytes of output, or 1; the
   /// depthwise kernel's lanes.
   int64_t runLanes() const;
+  mlir::Value loadResidualRun(mlir::Value m, mlir::Value n);
+  mlir::Value runInRange(mlir::Value m, mlir::Value n, mlir::Value valid);
   /// The bound of n: the group's columns, or for the depthwise kernel, whose
   /// runs cross groups (z 0, n the channel), the conv's channels.
   int64_t columns() const;
