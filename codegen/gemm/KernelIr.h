@@ -48,6 +48,13 @@ protected:
   using Value = mlir::Value;
   using Type = mlir::Type;
 
+  /// Where the 16-byte run of `s`'s tile at (rowLocal, kLocal) (row: m or
+  /// n) lies in its shared view (element indices): padded rows, or the
+  /// 128-byte swizzles (rowLocal, kLocal multiples of the run along their
+  /// contiguous dimension). The one place of the layouts' index math
+  /// (Staging.cpp): the copies into a tile and the fragment loads out of it.
+  llvm::SmallVector<Value> sharedIndex(const Staging &s, Value rowLocal, Value kLocal);
+
   // Index arithmetic, folded where constant.
   Value c(int64_t v) { return b.create<mlir::arith::ConstantIndexOp>(loc, v); }
   Value add(Value x, Value y) { return b.createOrFold<mlir::arith::AddIOp>(loc, x, y); }

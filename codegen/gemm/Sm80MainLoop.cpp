@@ -16,11 +16,12 @@
 //     step before read, and does its math;
 //   - the hand-over: each band of fragment rows staged as f32 (the lane to
 //     (row, column) map above), as the WMMA loop does.
-// K-major tiles of blockK 64 (128-byte rows) are stored in tc-sm90's
-// 128-byte swizzle (chunk j of row r at chunk j ^ (r % 8)), unpadded; the
-// other shared rows are padded by 16 bytes, as every tier's: either way the
-// 8 rows of 16 bytes an ldmatrix phase reads fall in 8 different 4-bank
-// groups, so the fragment loads are free of bank conflicts.
+// Tiles of blockK 64 are stored in tc-sm90's 128-byte swizzles, unpadded
+// (K-major: chunk j of row r at chunk j ^ (r % 8); MN-major: atoms of 64
+// rows by 8 k, KernelIr::sharedIndex); the other shared rows are
+// padded by 16 bytes, as every tier's: either way the 8 rows of 16 bytes an
+// ldmatrix phase reads fall in 8 different 4-bank groups, so the fragment
+// loads are free of bank conflicts.
 //
 //===----------------------------------------------------------------------===//
 #include "gemm/Epilogue.h"
@@ -166,13 +167,11 @@ SmallVector<Value> Sm80MainLoop::loadFragments(const TileViews &tiles, int64_t k
   // ldmatrix.x4: lane l gives the address of row l % 8 of 8x8 matrix l / 8.
   Value matrix = div(lane, 8), row = rem(lane, 8);
   const bool aRows = plan.a.sharedKContiguous, bRows = plan.b.sharedKContiguous;
-  // A swizzled K-major tile (Staging::swizzled) holds chunk j of row r at
-  // chunk j ^ (r % 8); each fragment starts on a multiple of 8 rows, so a
-  // lane's row % 8 is `row`.
-  auto kIndex = [&](const Staging &s, Value k) {
-    if (!s.swizzled)
-      return k;
-    return mul(b.createOrFold<arith::XOrIOp>(loc, div(k, 8), row), 8);
+  // A lane's 16 bytes: in a tile stored [row][k] row `row` of the matrix at
+  // (r0, k0) (m or n, k), in one stored [k][row] its row k0 + `row`, the run
+  // of rows from r0 (ldmatrix.trans); through the tile's swizzle, if any.
+  auto at = [&](const Staging &s, bool rows, Value r0, Value k0) {
+    return rows ? sharedIndex(s, add(r0, row), k0) : sharedIndex(s, r0, add(k0, row));
   };
   // A, 16x16 per fragment: matrices (m 0-7, k 0-7), (m 8-15, k 0-7),
   // (m 0-7, k 8-15), (m 8-15, k 8-15), registers a0..a3 of m16n8k16.
@@ -181,20 +180,18 @@ SmallVector<Value> Sm80MainLoop::loadFragments(const TileViews &tiles, int64_t k
     Value m0 = add(warpRow, i * t.fragM);
     Value mOff = mul(rem(matrix, 2), 8), kOff = mul(div(matrix, 2), 8);
     // Stored [m][k]: the matrix's rows are m; stored [k][m]: k, transposed.
-    SmallVector<Value> at =
-        aRows ? SmallVector<Value>{add(add(m0, mOff), row), kIndex(plan.a, add(kOff, c(ks)))}
-              : SmallVector<Value>{add(add(row, kOff), c(ks)), add(m0, mOff)};
-    fragments.push_back(b.create<nvgpu::LdMatrixOp>(loc, x4, tiles.a, at, /*transpose=*/!aRows, 4));
+    fragments.push_back(b.create<nvgpu::LdMatrixOp>(
+        loc, x4, tiles.a, at(plan.a, aRows, add(m0, mOff), add(kOff, c(ks))),
+        /*transpose=*/!aRows, 4));
   }
   // B, two 16x8 fragments per x4: matrices (n j, k 0-7), (n j, k 8-15),
   // (n j+1, k 0-7), (n j+1, k 8-15); b0, b1 of fragment j, then of j + 1.
   for (int64_t j = 0; j < t.fragsN; j += 2) {
     Value n0 = add(warpCol, j * t.fragN);
     Value nOff = mul(div(matrix, 2), 8), kOff = mul(rem(matrix, 2), 8);
-    SmallVector<Value> at =
-        bRows ? SmallVector<Value>{add(add(n0, nOff), row), kIndex(plan.b, add(kOff, c(ks)))}
-              : SmallVector<Value>{add(add(row, kOff), c(ks)), add(n0, nOff)};
-    Value two = b.create<nvgpu::LdMatrixOp>(loc, x4, tiles.b, at, /*transpose=*/!bRows, 4);
+    Value two = b.create<nvgpu::LdMatrixOp>(
+        loc, x4, tiles.b, at(plan.b, bRows, add(n0, nOff), add(kOff, c(ks))),
+        /*transpose=*/!bRows, 4);
     for (int64_t half : {0, 2}) {
       Value fragment = zeroPair;
       for (int64_t r = 0; r < 2; ++r)

@@ -46,12 +46,13 @@ Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA) {
   if (runsFit && (s.kContiguous ? t.blockK : s.rows) % runElems == 0)
     s.vector = runElems;
   s.sharedKContiguous = s.kContiguous;
-  // tc-sm80 reads its K-major tiles in the same swizzle (its ldmatrix
-  // addresses XOR the chunk likewise): 128-byte rows unpadded, so that
-  // 128 x 256 x 64 tiles keep 3 stages within kMaxDynamicSharedBytes (144
-  // KiB; padded rows, 166 KiB, left 2).
-  const bool sm80Rows = t.tier == GemmTier::TensorCoreSm80 && s.kContiguous;
-  if ((t.tier == GemmTier::TensorCoreSm90 || sm80Rows) && t.blockK * elemBytes(s.type) == 128 &&
+  // tc-sm80 reads its tiles of blockK 64 in the same swizzles (its ldmatrix
+  // addresses through sharedIndex): unpadded, so that 128 x 256 x 64 tiles
+  // keep 3 stages within kMaxDynamicSharedBytes (B K-major: 144 KiB; padded
+  // rows, 166 KiB, left 2), and the cp.async stores of an MN-major tile's
+  // 128-byte rows free of the bank conflicts its padded rows had.
+  if ((t.tier == GemmTier::TensorCoreSm90 || t.tier == GemmTier::TensorCoreSm80) &&
+      t.blockK * elemBytes(s.type) == 128 &&
       (s.kContiguous || s.rows % 64 == 0)) {
     // K-major: [rows][64 k]; MN-major: atoms of 64 rows (m or n) by 8 k
     // (wgmma's transposed operand), row blocks of them blockK / 8 atoms
@@ -377,28 +378,28 @@ void OperandGather::copyAsync(Value k0, const TileViews &tiles) {
       Value count = select(inRange, c(s.vector), c(0));
       b.create<nvgpu::DeviceAsyncCopyOp>(
           loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), isA ? tiles.a : tiles.b,
-          sharedIndices(s, slot), isA ? aElems : bElems, ValueRange{from},
+          sharedIndex(s, slot.rowLocal, slot.kLocal), isA ? aElems : bElems, ValueRange{from},
           b.getIndexAttr(s.vector), count, /*bypassL1=*/b.getUnitAttr());
     }
   }
 }
 
-SmallVector<Value> OperandGather::sharedIndices(const Staging &s, const GatherSlot &slot) {
-  SmallVector<Value> at = s.sharedKContiguous ? SmallVector<Value>{slot.rowLocal, slot.kLocal}
-                                              : SmallVector<Value>{slot.kLocal, slot.rowLocal};
+SmallVector<Value> KernelIr::sharedIndex(const Staging &s, Value rowLocal, Value kLocal) {
+  SmallVector<Value> at = s.sharedKContiguous ? SmallVector<Value>{rowLocal, kLocal}
+                                              : SmallVector<Value>{kLocal, rowLocal};
   if (s.swizzled && s.sharedKContiguous) {
     // Chunk kLocal / 8 of the row goes to chunk (kLocal / 8) ^ (row % 8).
-    Value chunk = b.createOrFold<arith::XOrIOp>(loc, div(slot.kLocal, s.vector),
-                                                rem(slot.rowLocal, 8));
+    Value chunk =
+        b.createOrFold<arith::XOrIOp>(loc, div(kLocal, s.vector), rem(rowLocal, 8));
     at[1] = mul(chunk, s.vector);
   } else if (s.swizzled) {
     // MN-major: the run of 8 rows (m or n) at (k, r) is chunk (r % 64) /
     // 8 of the 128-byte row k % 8 of atom (r / 64, k / 8), stored at
     // chunk ((r % 64) / 8) ^ (k % 8).
-    Value atom = add(mul(div(slot.rowLocal, 64), t.blockK / 8), div(slot.kLocal, 8));
-    Value chunk = b.createOrFold<arith::XOrIOp>(loc, div(rem(slot.rowLocal, 64), s.vector),
-                                                rem(slot.kLocal, 8));
-    Value element = add(mul(add(mul(atom, 8), rem(slot.kLocal, 8)), 64), mul(chunk, s.vector));
+    Value atom = add(mul(div(rowLocal, 64), t.blockK / 8), div(kLocal, 8));
+    Value chunk =
+        b.createOrFold<arith::XOrIOp>(loc, div(rem(rowLocal, 64), s.vector), rem(kLocal, 8));
+    Value element = add(mul(add(mul(atom, 8), rem(kLocal, 8)), 64), mul(chunk, s.vector));
     at = {div(element, s.ld), rem(element, s.ld)};
   }
   return at;
@@ -444,7 +445,7 @@ void OperandGather::scaleLanded(Value k0, const TileViews &tiles, ValueRange sca
     // Out of range the run is zeros, and stays so.
     auto ifOp = b.create<scf::IfOp>(loc, inRange, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    SmallVector<Value> at = sharedIndices(s, slot);
+    SmallVector<Value> at = sharedIndex(s, slot.rowLocal, slot.kLocal);
     Value tile = s.vector == 1 ? tiles.a : tiles.aRuns;
     if (s.vector > 1)
       at[1] = div(at[1], s.vector);

@@ -166,8 +166,6 @@ private:
   mlir::Value loadRun(bool isA, const RowState &row, mlir::Value active, mlir::Value k);
   void storeRun(bool isA, const TileViews &tiles, mlir::Value rowLocal, mlir::Value kLocal,
                 mlir::Value run);
-  /// Where copyAsync puts a slot's run in its shared tile (element indices).
-  llvm::SmallVector<mlir::Value> sharedIndices(const Staging &s, const GatherSlot &slot);
   /// The input scale's run (or element) at `scaleOffset`.
   mlir::Value loadScaleRun(mlir::Value scaleOffset);
   llvm::SmallVector<mlir::Value> loadSlots(bool isA, llvm::ArrayRef<GatherSlot> slots,

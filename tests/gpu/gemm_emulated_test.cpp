@@ -165,7 +165,7 @@ TEST(Sm80, TilesWhereRunsFit) {
 /// The tc-sm80 main loop on small tiles (2x2 warps of 1x2 m16n8 fragments,
 /// 32x32): every stage count against K of fewer steps than stages, as many,
 /// and more, partial last steps; ldmatrix.trans for row-contiguous A and B,
-/// swizzled K-major tiles at blockK 64;
+/// swizzled tiles at blockK 64 (K-major, and MN-major on 64 x 64 tiles);
 /// convs whose padding cp.async zero-fills; split-K beside the stages.
 TEST(Sm80, MultistagePipeline) {
   using A = Activation;
@@ -192,13 +192,31 @@ TEST(Sm80, MultistagePipeline) {
   problems.push_back(scaled(withEpilogue(conv(2, 5, 5, 72, 16, 1, 1, 1, 0), true, false, A::None)));
   problems.push_back(matmul(18, 24, 32, {BatchDim{3, 1, 0}}));
   // blockK 64: K-major tiles in the 128-byte swizzle (Staging::swizzled,
-  // the ldmatrix addresses XOR the chunk), MN-major ones padded.
+  // the ldmatrix addresses through KernelIr::sharedIndex), MN-major
+  // ones of 32 rows padded.
   for (const GemmProblem &p : problems)
     for (int64_t blockK : {16, 32, 64})
       for (int64_t stages : {2, 3, 4}) {
         EXPECT_EQ(emulate(GemmKernel{p, tiles(blockK, stages), "k"}), "")
             << "blockK " << blockK << " stages " << stages << " " << p.key();
       }
+  // 64 x 64 tiles (2x2 warps of 2x4 fragments) at blockK 64: MN-major A
+  // and B in the swizzle's atoms of 64 rows by 8 k too (ldmatrix.trans),
+  // partial tiles and K steps, beside K-major ones.
+  TileConfig wide = tiles(64, 3);
+  wide.fragsM = 2;
+  wide.fragsN = 4;
+  wide.blockM = wide.blockN = 64;
+  for (const GemmProblem &p :
+       {gemm(100, 72, 200, false, false), withEpilogue(gemm(72, 136, 136, true, false), true,
+                                                         true, A::Relu),
+        gemm(64, 64, 64, true, true), withEpilogue(conv(2, 7, 7, 64, 72, 3, 3, 1, 1), true,
+                                                   false, A::None)})
+    for (int64_t stages : {2, 4}) {
+      wide.stages = stages;
+      EXPECT_EQ(emulate(GemmKernel{p, wide, "k"}), "") << "64x64 stages " << stages << " "
+                                                       << p.key();
+    }
   for (int64_t split : {2, 3}) {
     TileConfig t = tiles(32, 3);
     t.splitK = split;
