@@ -135,6 +135,23 @@ constexpr double kStepOverhead = 64;
 constexpr int64_t kMaxPrefetchRegisters = 32;
 constexpr int64_t kMaxSm80WindowSlots = 8;
 constexpr int64_t kSplitKChoices[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+/// tc-sm90's short K loops, priced with the blocks an SM holds at once.
+constexpr double kShortKSteps = 2;
+constexpr int64_t kSm90SharedPerSm = 228 * 1024;
+constexpr int64_t kRegistersPerSm = 64 * 1024;
+constexpr int64_t kThreadRegisters = 64;
+/// A load from device memory under load, in clocks.
+constexpr double kMemoryLatency = 800;
+
+/// tc-sm90 blocks of a short K loop (at most kShortKSteps steps) an SM
+/// holds at once, by shared memory and by registers (the accumulators a
+/// thread holds, plus kThreadRegisters of addresses and the epilogue's).
+int64_t residentSm90Blocks(const GemmProblem &p, const TileConfig &t) {
+  const int64_t registers =
+      roundUp(t.blockM * t.blockN / t.threads() + kThreadRegisters, 8) * t.threads();
+  return std::max<int64_t>(1, std::min(kSm90SharedPerSm / sharedPlan(p, t).bytes,
+                                       kRegistersPerSm / registers));
+}
 
 double tilingCost(const GemmProblem &p, const TileConfig &t, const ReferenceGpu &gpu) {
   double blocks = double(ceilDiv(p.m, t.blockM)) * ceilDiv(p.n, t.blockN) * p.batch * t.splitK;
@@ -145,6 +162,36 @@ double tilingCost(const GemmProblem &p, const TileConfig &t, const ReferenceGpu 
       double(t.blockM * elemBytes(p.a) + t.blockN * elemBytes(p.b)) * t.blockK / kLoadBytesPerClock;
   double overhead =
       kStepOverhead + gpu.warpgroupStep * std::max<int64_t>(0, t.threads() / kWarpgroupSize - 2);
+  // (Only where the output fills two waves of the largest tiles, so that
+  // the batch-1 picks, latency-bound, are priced as before.)
+  const bool manyBlocks = double(p.m) * p.n * p.batch >= 2 * gpu.sms * 128 * 256;
+  if (t.tier == GemmTier::TensorCoreSm90 && t.splitK == 1 && steps <= kShortKSteps &&
+      manyBlocks) {
+    // A short K loop leaves the block's first loads and its epilogue (the
+    // output written, the residual read) exposed, unless other blocks on
+    // the SM run theirs meanwhile: priced once per round of resident
+    // blocks, whose K loops take turns. ResNet-50 b256's 1x1 convs of K 64
+    // (one step) with their residual: 128 x 256 (one block an SM) 0.337
+    // ms, 128 x 128 in 2 stages 0.273, 64 x 128 0.284 (H200,
+    // bench/NOTES.md (25)); the network 9.87 -> 7.95 ms with the residual
+    // read in groups.
+    const double resident =
+        std::min(double(residentSm90Blocks(p, t)), std::ceil(blocks / gpu.sms));
+    double epilogue = double(t.blockM) * t.blockN *
+                      (elemBytes(p.out) + (p.residual ? elemBytes(*p.residual) : 0)) /
+                      kLoadBytesPerClock;
+    // The residual's reads wait: a round trip per group of a thread's
+    // 16-byte runs (Epilogue::storeStaged). 128 x 128 on one warpgroup, two
+    // a thread, 0.292 ms on the first of those convs against 0.273 on two
+    // warpgroups, one a thread; without a residual one warpgroup's 0.194
+    // against 0.226.
+    if (p.residual) {
+      const int64_t runs = t.blockM * t.blockN * elemBytes(p.out) / 16;
+      epilogue += double(ceilDiv(ceilDiv(runs, t.threads()), kResidualGroup)) * kMemoryLatency;
+    }
+    return std::ceil(blocks / (gpu.sms * resident)) *
+           (loads + epilogue + resident * steps * (std::max(math, loads) + overhead));
+  }
   double cost = waves * (loads + steps * (std::max(math, loads) + overhead));
   if (t.splitK > 1)
     cost += gpu.reduceLaunch + double(p.batch) * p.m * p.n * (8.0 * t.splitK + 4) /
@@ -396,9 +443,14 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
     t.blockM = t.warpsM * t.fragsM * t.fragM;
     t.blockN = t.warpsN * t.fragN;
     t.blockK = 64;
+    // As many stages as fit, but no more buffers than the K loop fills
+    // (one step ahead of the one computed): the shared memory left lets
+    // more blocks share the SM.
+    const int64_t filled = ceilDiv(p.k, t.blockK) + 1;
     for (int64_t stages : {4, 3, 2}) {
       t.stages = stages;
-      if (sharedPlan(p, t).bytes <= kMaxSm90SharedBytes)
+      if (stages <= std::max<int64_t>(2, filled) &&
+          sharedPlan(p, t).bytes <= kMaxSm90SharedBytes)
         break;
     }
     candidates.push_back(t);

@@ -169,6 +169,30 @@ TEST(Tiling, Sm90Choices) {
   EXPECT_GE(b1.stepsPerSplit(3072), b1.stages);
   EXPECT_GT(b1.splitK, 1);
   EXPECT_EQ(b1.blockN, 128);
+  // Short K loops over many blocks, priced with the blocks an SM holds at
+  // once (H200, bench/NOTES.md (25)): ResNet-50 b256's 1x1 conv of K 64
+  // with its residual on 128 x 128 in 2 stages on two warpgroups (0.273 ms;
+  // 128 x 256 in 4 stages, one block an SM, 0.337; one warpgroup, two
+  // round trips for the residual a thread, 0.292), without the residual on
+  // one warpgroup (0.194 against 0.226); at batch 1 (49 row tiles) the
+  // picks as before, in no more stages than the one K step fills.
+  using A = Activation;
+  for (bool residual : {true, false}) {
+    TileConfig t = *tc90(withEpilogue(conv(256, 56, 56, 64, 256, 1, 1, 1, 0), true, residual,
+                                      residual ? A::Relu : A::None));
+    EXPECT_EQ(t.blockM, 128) << residual;
+    EXPECT_EQ(t.blockN, 128) << residual;
+    EXPECT_EQ(t.stages, 2) << residual;
+    EXPECT_EQ(t.threads(), residual ? 256 : 128);
+  }
+  TileConfig b1Conv = *tc90(withEpilogue(conv(1, 56, 56, 64, 256, 1, 1, 1, 0), true, true, A::Relu));
+  EXPECT_EQ(b1Conv.blockM, 64);
+  EXPECT_EQ(b1Conv.blockN, 128);
+  EXPECT_EQ(b1Conv.stages, 2);
+  // A longer K loop keeps the deeper pipeline and the wide tile.
+  TileConfig l3 = *tc90(withEpilogue(conv(256, 14, 14, 256, 1024, 1, 1, 1, 0), true, true, A::Relu));
+  EXPECT_EQ(l3.blockN, 256);
+  EXPECT_EQ(l3.stages, 4);
   // Convs (NHWC input, OHWI weights: both K-major) have kernels.
   EXPECT_TRUE(tc90(conv(1, 56, 56, 64, 64, 3, 3, 1, 1)));
   // A transposed A (m contiguous: MN-major A) has one; B without 16-byte
