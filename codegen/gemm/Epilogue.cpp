@@ -59,11 +59,10 @@ void Epilogue::storeStaged(int64_t rows, function_ref<Value(Value)> tileRow) {
     // knows): one memory round trip a group instead of one a run. ResNet-
     // 50's 1x1 convs with their residual at batch 256 are bound by it.
     const int64_t runsPerRow = t.blockN / lanes, runs = rows * runsPerRow;
-    int64_t group = 1;
-    if (residualRuns && runs % t.threads() == 0)
-      for (int64_t g = kResidualGroup; g > 1 && group == 1; --g)
-        if ((runs / t.threads()) % g == 0)
-          group = g;
+    // (The group divides the thread's runs, so every group is whole.)
+    int64_t group = residualRuns && runs % t.threads() == 0 ? kResidualGroup : 1;
+    while (group > 1 && (runs / t.threads()) % group != 0)
+      --group;
     b.create<scf::ForOp>(
         loc, block.tid, c(runs), c(t.threads() * group), ValueRange{},
         [&](OpBuilder &, Location, Value first, ValueRange) {
@@ -163,9 +162,6 @@ int64_t Epilogue::runLanes() const {
   return lanes;
 }
 
-/// A run of runLanes() columns from n: the addend (where contiguous
-/// along n) and the residual (where of the output's type) read as vectors,
-/// the output written as one.
 /// The residual's run of output element (m, n) as a vector, read where the
 /// run is in range (zeros elsewhere).
 Value Epilogue::loadResidualRun(Value m, Value n) {
@@ -174,7 +170,8 @@ Value Epilogue::loadResidualRun(Value m, Value n) {
                                   /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value run = b.create<memref::LoadOp>(loc, residualRuns, div(outAddress(m, n), type.getNumElements()));
+  Value run = b.create<memref::LoadOp>(loc, residualRuns,
+                                       div(outAddress(m, n), type.getNumElements()));
   b.create<scf::YieldOp>(loc, run);
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   b.create<scf::YieldOp>(
@@ -187,6 +184,9 @@ Value Epilogue::runInRange(Value m, Value n, Value valid) {
   return both(valid, both(below(m, p.m), below(n, columns())));
 }
 
+/// A run of runLanes() columns from n: the addend (where contiguous
+/// along n) and the residual (where of the output's type) read as vectors,
+/// the output written as one.
 void Epilogue::storeRun(Value m, Value n, ArrayRef<Value> values, Value valid,
                         Value residualRun) {
   const int64_t lanes = int64_t(values.size());

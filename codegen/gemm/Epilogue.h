@@ -56,7 +56,9 @@ private:
   /// Columns per thread of storeStaged: 16 bytes of output, or 1; the
   /// depthwise kernel's lanes.
   int64_t runLanes() const;
+  /// The residual's run of output element (m, n), zeros out of range.
   mlir::Value loadResidualRun(mlir::Value m, mlir::Value n);
+  /// (m, n) within the output, and `valid` where given.
   mlir::Value runInRange(mlir::Value m, mlir::Value n, mlir::Value valid);
   /// The bound of n: the group's columns, or for the depthwise kernel, whose
   /// runs cross groups (z 0, n the channel), the conv's channels.

@@ -137,7 +137,10 @@ bool parseHeader(const std::string &ptx, Problem &p) {
 
 using tessel::test::Operand;
 
-bool timeOnly();
+/// TESSEL_IGEMM_TIME_ONLY=1: kernels timed without the float64 reference
+/// (minutes on the host for 4096^3 or a batch-256 conv), nothing compared:
+/// tile sweeps only.
+bool timeOnly() { return std::getenv("TESSEL_IGEMM_TIME_ONLY") != nullptr; }
 
 Operand randomOperand(size_t count, bool f16, std::mt19937 &rng) {
   const tessel::cpu::DType dtype = f16 ? tessel::cpu::DType::F16 : tessel::cpu::DType::F32;
@@ -150,7 +153,8 @@ Operand randomOperand(size_t count, bool f16, std::mt19937 &rng) {
   Operand o{tessel::test::Tensor(dtype, {static_cast<int64_t>(count)}), {}};
   const size_t bytes = seed.tensor.bytes().size() - 1, total = o.tensor.bytes().size() - 1;
   for (size_t at = 0; at < total; at += bytes)
-    std::memcpy(o.tensor.as<uint8_t>() + at, seed.tensor.as<uint8_t>(), std::min(bytes, total - at));
+    std::memcpy(o.tensor.as<uint8_t>() + at, seed.tensor.as<uint8_t>(),
+                std::min(bytes, total - at));
   return o;
 }
 
@@ -164,11 +168,6 @@ struct Operands {
   size_t outCount = 0;
   std::vector<double> ref;
 };
-
-/// TESSEL_IGEMM_TIME_ONLY=1: kernels timed without the float64 reference
-/// (minutes on the host for 4096^3 or a batch-256 conv), nothing compared:
-/// tile sweeps only.
-bool timeOnly() { return std::getenv("TESSEL_IGEMM_TIME_ONLY") != nullptr; }
 
 Operands makeOperands(const Problem &p, std::mt19937 &rng) {
   Operands o;
