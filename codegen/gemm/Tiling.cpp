@@ -366,6 +366,12 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
 /// and its MLP's down projection (6304 x 768 x 3072, 42 MB) 0.111 -> 0.149,
 /// where two warpgroups of the same tile grouped lost nothing (0.061): not
 /// understood, so those keep the launch order.
+///
+/// The row tiles are cut into groups of near-equal size around that a: a
+/// short last group walks every column with few rows, reading each panel
+/// of B for few tiles. tc-sm80's 4096^3 (32 row tiles) in groups of 15,
+/// the last of 2, ran 0.3054 ms on the H200; in 16, 8 or 4, no short
+/// group, 0.2887-0.2900 (8192^3: 2.471 -> 2.364; bench/NOTES.md (26)).
 std::optional<TileConfig> withRaster(const GemmProblem &p, std::optional<TileConfig> t,
                                      const ReferenceGpu &gpu) {
   if (!t)
@@ -375,8 +381,9 @@ std::optional<TileConfig> withRaster(const GemmProblem &p, std::optional<TileCon
                waveCols = std::ceil(gpu.sms / double(rows));
   const double panels = (waveRows * t->blockM * elemBytes(p.a) +
                          waveCols * t->blockN * elemBytes(p.b)) * double(p.k);
-  const int64_t group = std::max<int64_t>(
-      1, std::llround(std::sqrt(gpu.sms * double(t->blockN) / double(t->blockM))));
+  const double best = std::sqrt(gpu.sms * double(t->blockN) / double(t->blockM));
+  const int64_t groups = std::max<int64_t>(1, std::llround(double(rows) / best)),
+                group = ceilDiv(rows, groups);
   if (cols > 1 && rows > group && rows * cols > gpu.sms && panels > gpu.l2Bytes / 2 &&
       t->threads() >= 256)
     t->rasterM = group;
