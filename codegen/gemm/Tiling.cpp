@@ -367,11 +367,13 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
 /// where two warpgroups of the same tile grouped lost nothing (0.061): not
 /// understood, so those keep the launch order.
 ///
-/// The row tiles are cut into groups of near-equal size around that a: a
-/// short last group walks every column with few rows, reading each panel
-/// of B for few tiles. tc-sm80's 4096^3 (32 row tiles) in groups of 15,
-/// the last of 2, ran 0.3054 ms on the H200; in 16, 8 or 4, no short
-/// group, 0.2887-0.2900 (8192^3: 2.471 -> 2.364; bench/NOTES.md (26)).
+/// The group is the power of two nearest a (in ratio): on the H200 groups
+/// of 16 beat their neighbours wherever measured, not understood either
+/// (bench/NOTES.md (26)): tc-sm80's 4096^3 (32 row tiles) in groups of 15
+/// 0.3054 ms, of 16, 8 or 4 0.2887-0.2900 (8192^3 2.471 -> 2.364);
+/// tc-sm90's rows of 8448 (66 row tiles, 128 x 256) in groups of 16 (and
+/// a last of 2) 1.15-1.36x faster than in near-equal groups of 17; 6144 x
+/// 1500 and x 3000 on 128 x 192 1.10-1.14x faster in 16 than in 14.
 std::optional<TileConfig> withRaster(const GemmProblem &p, std::optional<TileConfig> t,
                                      const ReferenceGpu &gpu) {
   if (!t)
@@ -382,8 +384,7 @@ std::optional<TileConfig> withRaster(const GemmProblem &p, std::optional<TileCon
   const double panels = (waveRows * t->blockM * elemBytes(p.a) +
                          waveCols * t->blockN * elemBytes(p.b)) * double(p.k);
   const double best = std::sqrt(gpu.sms * double(t->blockN) / double(t->blockM));
-  const int64_t groups = std::max<int64_t>(1, std::llround(double(rows) / best)),
-                group = ceilDiv(rows, groups);
+  const int64_t group = int64_t(1) << std::max<int64_t>(0, std::llround(std::log2(best)));
   if (cols > 1 && rows > group && rows * cols > gpu.sms && panels > gpu.l2Bytes / 2 &&
       t->threads() >= 256)
     t->rasterM = group;
