@@ -24,7 +24,7 @@ import json
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 MODEL_PEERS = (("eager", "PyTorch eager"), ("cuda_graph", "PyTorch CUDA graph"),
-               ("compile", "torch.compile"))
+               ("compile", "torch.compile"), ("compile_graph", "torch.compile + CUDA graph"))
 
 
 def fmt(value, spec="%.3f"):
@@ -68,7 +68,7 @@ def models_table(results):
     if not rows:
         return []
     lines = ["| model | Tessel ms | " + " | ".join("%s ms" % n for _, n in MODEL_PEERS) +
-             " | ratio vs CUDA graph | img/s Tessel / best peer |",
+             " | ratio vs peer | img/s Tessel / best peer |",
              "| --- | --- | " + " | ".join("---" for _ in MODEL_PEERS) + " | --- | --- |"]
     for r in rows:
         t = r.get("tessel") or {}
@@ -108,7 +108,9 @@ def table(results):
         lines += suites + [""]
     models = models_table(results)
     if models:
-        lines += models + [""]
+        lines += models + ["", "A model's peer is torch.compile followed by CUDA-graph capture where "
+                           "it ran, else PyTorch's CUDA graph (bench/run_bench.py)."]
+        lines += [""]
     roof = []
     if results.get("copy_gbps"):
         roof.append("device copy %.0f GB/s" % results["copy_gbps"])
