@@ -159,7 +159,9 @@ int main(int argc, char **argv) {
   int64_t dilation = 1, group = 1;
   bool bias = false, residual = false, transA = false, transB = false, sharedB = false;
   float alpha = 1, beta = 1, actAlpha = 0, actBeta = 0;
-  app.add_option("--conv", conv, "N,H,W,C,K,R,S,stride,pad: NHWC conv, OHWI weights");
+  app.add_option("--conv", conv,
+                 "N,H,W,C,K,R,S,stride,pad (or ...,S,strideH,strideW,padH,padW): NHWC conv, "
+                 "OHWI weights");
   app.add_option("--dilation", dilation, "conv dilation")->capture_default_str();
   app.add_option("--group", group, "conv groups")->capture_default_str();
   app.add_flag("--bias", bias, "conv bias");
@@ -248,8 +250,9 @@ int main(int argc, char **argv) {
   GemmProblem problem;
   std::vector<int64_t> v;
   if (!conv.empty()) {
-    if (!parseList(conv, 9, v)) {
-      std::cerr << "error: --conv wants N,H,W,C,K,R,S,stride,pad\n";
+    if (!parseList(conv, 9, v) && !parseList(conv, 11, v)) {
+      std::cerr << "error: --conv wants N,H,W,C,K,R,S,stride,pad or "
+                   "N,H,W,C,K,R,S,strideH,strideW,padH,padW\n";
       return 2;
     }
     ConvShape c;
@@ -260,9 +263,16 @@ int main(int argc, char **argv) {
     c.outC = v[4];
     c.kH = v[5];
     c.kW = v[6];
-    c.strideH = c.strideW = v[7];
-    c.padH = c.padW = v[8];
+    const bool apart = v.size() == 11; // the im2row'ed stem: stride 2 x 1, pads 3 x 0
+    c.strideH = v[7];
+    c.strideW = v[apart ? 8 : 7];
+    c.padH = v[apart ? 9 : 8];
+    c.padW = v[apart ? 10 : 8];
     c.dilH = c.dilW = dilation;
+    if (c.strideH < 1 || c.strideW < 1 || c.padH < 0 || c.padW < 0 || dilation < 1) {
+      std::cerr << "error: --conv wants strides and a dilation of at least 1, pads of 0 or more\n";
+      return 2;
+    }
     c.group = group;
     c.outH = (c.inH + 2 * c.padH - dilation * (c.kH - 1) - 1) / c.strideH + 1;
     c.outW = (c.inW + 2 * c.padW - dilation * (c.kW - 1) - 1) / c.strideW + 1;
