@@ -35,11 +35,12 @@ struct Staging {
   int64_t bytes = 0; ///< shared bytes
   /// tc-sm90 and tc-sm80 at blockK 64: wgmma's 128-byte swizzle (tc-sm90's
   /// tiles 1024-byte aligned; tc-sm80 addresses them itself, through
-  /// KernelIr::sharedIndex, on any 16 bytes). K-major (sharedKContiguous): rows of 64 f16 (128 bytes) unpadded, the 16-byte
-  /// chunk j of row r stored at chunk j ^ (r % 8). MN-major (a gemm's A
-  /// with transA, B without transB, a matmul's B): atoms of 64 rows (m or
-  /// n) x 8 k, each k a 128-byte row whose chunk j is stored at j ^ (k %
-  /// 8); atom (r / 64, k / 8) at (r / 64 * blockK / 8 + k / 8) * 1024 bytes.
+  /// KernelIr::sharedIndex, on any 16 bytes). K-major (sharedKContiguous):
+  /// rows of 64 f16 (128 bytes) unpadded, the 16-byte chunk j of row r
+  /// stored at chunk j ^ (r % 8). MN-major (a gemm's A with transA, B
+  /// without transB, a matmul's B): atoms of 64 rows (m or n) x 8 k, each k
+  /// a 128-byte row whose chunk j is stored at j ^ (k % 8); atom (r / 64,
+  /// k / 8) at (r / 64 * blockK / 8 + k / 8) * 1024 bytes.
   bool swizzled = false;
 };
 

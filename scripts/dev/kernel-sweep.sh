@@ -3,7 +3,7 @@
 # OUT (default build-sweep/, git-ignored) with the PTX and sm_90 cubins of
 # each problem of SPEC, the float64 check tool and OUT/run.sh, which on the
 # GPU machine checks the `check` kernels against float64, then times every
-# timed kernel in one process a round (three rounds, TIMES launches each).
+# timed kernel, 36 to a process (three rounds, TIMES launches each).
 #
 #   BEFORE_TOOL=/tmp/old/tessel-codegen-gemm scripts/dev/kernel-sweep.sh SPEC [OUT]
 #   device:  run(command="OUT=$OUT bash build-sweep/run.sh", carry=["build-sweep"])
@@ -50,8 +50,8 @@ for n in $(cat checks.txt); do
   echo "$n rc=$? $(grep -cE '^PASS' $O/c.out) passed $(grep -E 'FAIL|rror' $O/c.out | head -2 | tr '\n' ' ')"
 done > $O/check.txt
 cat $O/check.txt; rm -f $O/c.out
-# Rounds of every kernel in one process a chunk of 36 (a sweep of 144
-# conv kernels took 27 s a round on the H200).
+# 36 kernels to a process (a sweep of 144 conv kernels took 27 s a round
+# on the H200, past one process's timeout).
 split -l 36 -d timed.txt chunk.
 for round in 1 2 3; do
   for c in chunk.*; do

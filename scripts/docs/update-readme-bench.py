@@ -108,9 +108,8 @@ def table(results):
         lines += suites + [""]
     models = models_table(results)
     if models:
-        lines += models + ["", "A model's peer is torch.compile followed by CUDA-graph capture where "
-                           "it ran, else PyTorch's CUDA graph (bench/run_bench.py)."]
-        lines += [""]
+        lines += models + ["", "A model's peer is torch.compile followed by CUDA-graph capture "
+                           "where it ran, else PyTorch's CUDA graph (bench/run_bench.py).", ""]
     roof = []
     if results.get("copy_gbps"):
         roof.append("device copy %.0f GB/s" % results["copy_gbps"])
