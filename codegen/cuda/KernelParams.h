@@ -85,6 +85,8 @@ struct Im2RowParams {
   int64_t rows, width, channels, outWidth, depth;
   int64_t kernel, stride, dilation, pad;
 };
+/// The shared bytes of im2rowRows's row (and its padding, 16-byte aligned).
+constexpr int64_t kIm2RowRowBytes = 8192;
 
 /// copy (identity, reshape, the writer's output copies): `bytes` bytes; the
 /// kernel does nothing when source and destination are the same address.

@@ -306,6 +306,7 @@ TSL_MOVE_WIDTHS(affine, affineCopy, AffineParams)
 TSL_MOVE(affine, affineCopy, AffineParams, 16)
 TSL_MOVE_WIDTHS(pad, pad, PadParams)
 TSL_MOVE_WIDTHS(im2row, im2row, Im2RowParams)
+TSL_MOVE_WIDTHS(im2row_rows, im2rowRows, Im2RowParams)
 #endif
 
 // concat and tile.

@@ -410,8 +410,26 @@ Launches StepPlanner::im2row() {
   if (width != 1 && width != 2 && width != 4 && width != 8)
     return std::nullopt;
   kernels::Im2RowParams p{x[0] * x[1], x[2], x[3], y[2], y[3], w.kernel, w.stride, w.dilation, w.pad};
-  // A thread per run of 16 bytes of a position's channels (Movement.cuh).
   const int64_t run = 16 / static_cast<int64_t>(width);
+  // A block per input row where the row, its padding before (16-byte
+  // aligned) and the columns read past it fit the shared row
+  // (Movement.cuh, im2rowRows: dilation 1, taps contiguous).
+  // (Each extent bounded first: readIm2Row has checked only that the
+  // columns read do not overflow.)
+  const int64_t limit = kernels::kIm2RowRowBytes;
+  const int64_t columns = p.outWidth > 0 && p.stride <= limit && p.outWidth <= limit
+                              ? (p.outWidth - 1) * p.stride + p.kernel - p.pad
+                              : limit + 1;
+  if (w.dilation == 1 && p.pad <= limit && p.width <= limit && p.channels <= limit &&
+      p.depth <= limit && p.kernel <= limit && columns <= limit) {
+    const int64_t lead = p.pad * p.channels, at = (lead + run - 1) / run * run;
+    const int64_t staged = at + std::max(p.width, columns) * p.channels;
+    if (staged * static_cast<int64_t>(width) <= kernels::kIm2RowRowBytes)
+      return single("tsl_im2row_rows_w" + std::to_string(width),
+                    static_cast<uint32_t>(std::clamp<int64_t>(p.rows, 1, kMaxGrid)), kIm2RowBlock,
+                    {in[0].address(), out[0].address(), KernelArg::value(p)});
+  }
+  // Else a thread per run of 16 bytes of a position's channels.
   const int64_t threads = p.rows * p.outWidth * ((p.depth + run - 1) / run);
   return single("tsl_im2row_w" + std::to_string(width), gridFor(threads, kBlock), kBlock,
                 {in[0].address(), out[0].address(), KernelArg::value(p)});

@@ -98,6 +98,9 @@ inline constexpr uint32_t kBlock = 256;
 // Grid-stride loops cover any size; the kernels rely on a grid of at most
 // 65535 blocks of at most 1024 threads (Common.cuh).
 inline constexpr int64_t kMaxGrid = 65535;
+/// im2row's block per input row (Movement.cuh, im2rowRows): ResNet's stem
+/// writes 112 x 3 runs a row.
+inline constexpr uint32_t kIm2RowBlock = 128;
 
 inline uint32_t gridFor(int64_t threads, uint32_t block) {
   int64_t blocks = (threads + block - 1) / block;

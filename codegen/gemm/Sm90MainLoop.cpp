@@ -15,7 +15,8 @@
 //     32 bytes apart;
 //   - the K loop (emitKLoop): `stages` buffers that cp.async fills
 //     (zero-filled outside the problem), as tc-sm80's, stages - 2 K steps
-//     ahead, and one step's wgmmas (blockK / 16 k16 slices times fragsM
+//     ahead (all of them in the prologue where K has no more steps than
+//     stages), and one step's wgmmas (blockK / 16 k16 slices times fragsM
 //     tiles, one group) in flight across the step's barrier; a fence.proxy.
 //     async before the barrier, since the copies write through the generic
 //     proxy and wgmma reads through the async one;
@@ -160,10 +161,14 @@ Value Sm90MainLoop::wgmma(Value acc, Value aAddress, Value bAddress) {
 ///   with a conv's input scale, then wait for step i + 1's copies and scale
 ///   the thread's own runs of them (their scale loaded before the wgmmas),
 ///   so that the fence and barrier of step i + 1 publish them.
-/// After the loop, wait for all.
+/// After the loop, wait for all. Where every step has a buffer of its own
+/// (steps <= stages: a short K), no buffer is refilled and the prologue
+/// copies them all (P = steps): the block's loads are in flight together,
+/// not one step's behind the last's wgmmas.
 SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange init) {
   const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages;
-  const int64_t inFlight = stages >= 3 ? 1 : 0, ahead = stages - 1 - inFlight;
+  const int64_t inFlight = stages >= 3 ? 1 : 0;
+  const int64_t ahead = steps <= stages ? steps : stages - 1 - inFlight;
   Value kBase = mul(block.split, steps * t.blockK);
   // The buffers start at the first 1024-byte aligned shared address.
   Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, gather.sharedBytes());

@@ -451,13 +451,13 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
     t.blockM = t.warpsM * t.fragsM * t.fragM;
     t.blockN = t.warpsN * t.fragN;
     t.blockK = 64;
-    // As many stages as fit, but no more buffers than the K loop fills
-    // (one step ahead of the one computed): the shared memory left lets
-    // more blocks share the SM.
-    const int64_t filled = ceilDiv(p.k, t.blockK) + 1;
+    // As many stages as fit, but no more buffers than K has steps (the
+    // K loop then copies them all at once, Sm90MainLoop::emitKLoop): the
+    // shared memory left lets more blocks share the SM.
+    const int64_t steps = ceilDiv(p.k, t.blockK);
     for (int64_t stages : {4, 3, 2}) {
       t.stages = stages;
-      if (stages <= std::max<int64_t>(2, filled) &&
+      if (stages <= std::max<int64_t>(2, steps) &&
           sharedPlan(p, t).bytes <= kMaxSm90SharedBytes)
         break;
     }

@@ -697,6 +697,10 @@ def main(outdir):
     # 3x3 whose rows hold 9 channels (padded to 16).
     conv_case(outdir, rng, "test_tessel_conv_stem_im2row", (2, 3, 20, 22), 16,
               (7, 7), (2, 2), (3, 3, 3, 3), (1, 1))
+    # Rows of 32 x 3 (whole 16-byte runs at both precisions: the GPU's
+    # im2row stages them with 16-byte loads), odd height, pads 3 and 2.
+    conv_case(outdir, rng, "test_tessel_conv_stem_im2row_w32", (2, 3, 9, 32), 8,
+              (7, 7), (2, 2), (3, 3, 2, 2), (1, 1))
     conv_case(outdir, rng, "test_tessel_conv_dilated_im2row", (1, 3, 11, 13), 8,
               (3, 3), (1, 2), (1, 2, 0, 1), (2, 2))
     # Depthwise convs (a group per channel), NHWC in the engine, with the

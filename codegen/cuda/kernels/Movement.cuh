@@ -175,6 +175,69 @@ __device__ __forceinline__ void im2row(const W *x, W *y, const Im2RowParams &p) 
   });
 }
 
+/// im2row, a block per input row (dilation 1; StepPlanner::im2row launches
+/// it where the row and its padding fit kIm2RowRowBytes): the row staged in
+/// shared memory once (16-byte loads where rows are whole 16-byte runs),
+/// zeros about it, so that result position o's kernel x channels taps are
+/// contiguous there from column o * stride - pad on; then each thread
+/// writes runs of 16 bytes of the row's result, zero past the taps. No
+/// division per element, unlike im2row above (instruction-bound on
+/// ResNet-50's stem: bench/NOTES.md (26)).
+template <typename W>
+__device__ __forceinline__ void im2rowRows(const W *x, W *y, const Im2RowParams &p) {
+  constexpr int kRun = 16 / sizeof(W);
+  __shared__ __align__(16) unsigned char bytes[kIm2RowRowBytes];
+  W *staged = reinterpret_cast<W *>(bytes);
+  const int channels = static_cast<int>(p.channels), inner = static_cast<int>(p.width) * channels;
+  const int lead = static_cast<int>(p.pad) * channels;
+  // The row's first element 16-byte aligned, the pad's zeros before it.
+  const int at = (lead + kRun - 1) / kRun * kRun, first = at - lead;
+  // Columns read: up to the last position's last tap.
+  const int reach = static_cast<int>((p.outWidth - 1) * p.stride + p.kernel - p.pad) * channels;
+  const int end = at + max(inner, reach);
+  const int taps = static_cast<int>(p.kernel) * channels, depth = static_cast<int>(p.depth);
+  const int runs = (depth + kRun - 1) / kRun, total = static_cast<int>(p.outWidth) * runs;
+  const int stride = static_cast<int>(p.stride) * channels;
+  const bool wholeRuns = inner % kRun == 0;
+  for (int64_t r = blockIdx.x; r < p.rows; r += gridDim.x) {
+    const W *source = x + r * inner;
+    for (int i = threadIdx.x; i < lead; i += blockDim.x)
+      staged[first + i] = W(0);
+    for (int i = at + inner + threadIdx.x; i < end; i += blockDim.x)
+      staged[i] = W(0);
+    if (wholeRuns) {
+      for (int i = threadIdx.x; i < inner / kRun; i += blockDim.x)
+        reinterpret_cast<uint4 *>(staged + at)[i] = reinterpret_cast<const uint4 *>(source)[i];
+    } else {
+      for (int i = threadIdx.x; i < inner; i += blockDim.x)
+        staged[at + i] = source[i];
+    }
+    __syncthreads();
+    W *out = y + r * p.outWidth * depth;
+    for (int i = threadIdx.x; i < total; i += blockDim.x) {
+      const int position = i / runs, e0 = (i - position * runs) * kRun;
+      const W *window = staged + first + position * stride;
+      union {
+        W element[kRun];
+        uint4 word;
+      } run;
+#pragma unroll
+      for (int j = 0; j < kRun; ++j)
+        run.element[j] = e0 + j < taps ? window[e0 + j] : W(0);
+      W *o = out + position * depth + e0;
+      if (depth % kRun == 0) {
+        *reinterpret_cast<uint4 *>(o) = run.word;
+      } else {
+#pragma unroll
+        for (int j = 0; j < kRun; ++j)
+          if (e0 + j < depth)
+            o[j] = run.element[j];
+      }
+    }
+    __syncthreads(); // the next row's staging overwrites this one's
+  }
+}
+
 /// One concat operand's rows into the result.
 template <typename W>
 __device__ __forceinline__ void concatPart(const W *x, W *y, const ConcatParams &p) {

@@ -614,6 +614,38 @@ TEST_F(KernelLibraryPlan, PadFillIsConvertedAsTheCpuCastConvertsIt) {
   EXPECT_EQ(p.begin[3], 0);
 }
 
+/// im2row: a block per input row where the row and its padding fit the
+/// shared row (ResNet's stem at 224 wide: 16 + 224 x 3 f16), a thread per
+/// 16-byte run of the result where they do not or the taps are dilated.
+TEST_F(KernelLibraryPlan, Im2RowStagesARowWhereItFitsElseARunAThread) {
+  auto v = plan(R"(
+    func.func @f(%x: tensor<2x224x224x3xf16>, %w: tensor<1x2x4096x3xf16>, %d: tensor<1x2x16x3xf16>) -> (tensor<2x224x112x24xf16>, tensor<1x2x2048x24xf16>, tensor<1x2x6x16xf16>) {
+      %0 = tessel.im2row %x {kernel = 7 : i64, stride = 2 : i64, dilation = 1 : i64, pad = 3 : i64} : (tensor<2x224x224x3xf16>) -> tensor<2x224x112x24xf16>
+      %1 = tessel.im2row %w {kernel = 7 : i64, stride = 2 : i64, dilation = 1 : i64, pad = 3 : i64} : (tensor<1x2x4096x3xf16>) -> tensor<1x2x2048x24xf16>
+      %2 = tessel.im2row %d {kernel = 3 : i64, stride = 2 : i64, dilation = 2 : i64, pad = 1 : i64} : (tensor<1x2x16x3xf16>) -> tensor<1x2x6x16xf16>
+      return %0, %1, %2 : tensor<2x224x112x24xf16>, tensor<1x2x2048x24xf16>, tensor<1x2x6x16xf16>
+    })");
+  ASSERT_EQ(v.size(), 3u);
+  ASSERT_TRUE(v[0] && v[1] && v[2]);
+  EXPECT_EQ(v[0]->kernel, "tsl_im2row_rows_w2");
+  ASSERT_EQ(v[0]->launches.size(), 1u);
+  EXPECT_EQ(v[0]->launches[0].grid[0], 2u * 224u); // a block per row
+  EXPECT_EQ(v[0]->launches[0].block[0], 128u);
+  auto p = params<kernels::Im2RowParams>(v[0]->launches[0].args[2]);
+  EXPECT_EQ(p.rows, 448);
+  EXPECT_EQ(p.width, 224);
+  EXPECT_EQ(p.channels, 3);
+  EXPECT_EQ(p.outWidth, 112);
+  EXPECT_EQ(p.depth, 24);
+  EXPECT_EQ(p.kernel, 7);
+  EXPECT_EQ(p.stride, 2);
+  EXPECT_EQ(p.pad, 3);
+  // 16 + 4096 x 3 f16 are past 8 KiB; dilation 2 reads taps apart.
+  EXPECT_EQ(v[1]->kernel, "tsl_im2row_w2");
+  EXPECT_EQ(v[2]->kernel, "tsl_im2row_w2");
+  EXPECT_EQ(v[2]->launches[0].grid[0], 1u); // 2 x 6 x 1 runs
+}
+
 TEST_F(KernelLibraryPlan, ConcatIsALaunchPerOperandInTheWidestWord) {
   auto v = plan(R"(
     func.func @f(%a: tensor<2x8x3xf16>, %b: tensor<2x1x3xf16>) -> tensor<2x9x3xf16> {
