@@ -59,6 +59,9 @@ struct GemmKernel {
 
   std::array<uint32_t, 3> grid() const;
   std::array<uint32_t, 3> block() const;
+  /// The output tiles a persistent grid's blocks take turns at (all
+  /// batches').
+  int64_t persistentTiles() const;
   /// Dynamic shared memory the launch passes (tc-sm80's stages); 0 where
   /// the kernel declares its shared memory statically.
   uint32_t sharedBytes() const;

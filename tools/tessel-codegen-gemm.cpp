@@ -87,6 +87,8 @@ std::string describe(const GemmKernel &kernel) {
        << t.microN;
   if (t.tier == GemmTier::TensorCoreSm80 || t.tier == GemmTier::TensorCoreSm90)
     os << " stages=" << t.stages << " raster=" << t.rasterM;
+  if (t.persistent)
+    os << " persistent=" << t.persistent;
   os << " align=" << kernel.alignment() << " shared=" << kernel.sharedBytes();
   if (t.direct)
     os << " direct=1";
@@ -194,7 +196,10 @@ int main(int argc, char **argv) {
                  "tc: WMxWN,FMxFN,BK, warps per block, fragments per warp and blockK "
                  "instead of the heuristic's (its fragment shape kept), e.g. 2x2,4x4,32; "
                  "a depthwise conv: dw:LANES,WIDTH, channels and outputs along W a thread");
-  int64_t splitK = 0, stages = 0, raster = -1;
+  int64_t splitK = 0, stages = 0, raster = -1, persistent = 0;
+  app.add_option("--persistent", persistent,
+                 "tc90: a persistent grid of this many blocks, each taking tiles in turn "
+                 "(-1: the reference GPU's SMs times the blocks an SM holds)");
   app.add_option("--raster", raster,
                  "tc80/tc90: the grid's tiles in groups of this many row tiles (0: as "
                  "launched; default: the heuristic's); the other tiers ignore it");
@@ -404,6 +409,10 @@ int main(int argc, char **argv) {
   if (raster >= 0 &&
       (gemmTier == GemmTier::TensorCoreSm80 || gemmTier == GemmTier::TensorCoreSm90))
     tiles->rasterM = raster;
+  if (persistent != 0) {
+    tiles->persistent = 1; // (the grid's blocks an SM holds: with the staging apart)
+    tiles->persistent = persistent < 0 ? persistentGrid(problem, *tiles) : persistent;
+  }
   if (splitK != 0) {
     const int64_t steps = (problem.k + tiles->blockK - 1) / tiles->blockK;
     tiles->splitK = splitK;
@@ -416,7 +425,7 @@ int main(int argc, char **argv) {
   }
   // A forced tiling (the direct depthwise kernel's is checked above) must
   // be one the heuristic could have picked.
-  const bool forced = !forceTiles.empty() || stages != 0 || splitK != 0;
+  const bool forced = !forceTiles.empty() || stages != 0 || splitK != 0 || persistent != 0;
   if (forced && !tiles->direct && !tilingFits(problem, *tiles)) {
     // e.g. a tc90 tile whose MN-major operand is not whole 64-row atoms
     // (N = 96 of a B without transB): the kernel would read past its tiles.

@@ -18,8 +18,8 @@ using namespace mlir;
 
 namespace tessel::codegen::gemm {
 
-void Epilogue::declareStaging(Value sharedBytes) {
-  staging = view(sharedBytes, 0, {stagingRows(t), stagingLd(t)}, b.getF32Type());
+void Epilogue::declareStaging(Value sharedBytes, int64_t offset) {
+  staging = view(sharedBytes, offset, {stagingRows(t), stagingLd(t)}, b.getF32Type());
 }
 
 void Epilogue::declareViews(gpu::GPUFuncOp func, ArrayRef<llvm::StringRef> params) {

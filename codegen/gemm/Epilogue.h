@@ -33,8 +33,8 @@ public:
   /// Split-K: the workspace the partial sums go to, from its argument.
   void declareWorkspace(mlir::Value bytes) { workspace = workspaceView(bytes); }
   /// The f32 staging the main loop hands its accumulators over in:
-  /// [stagingRows(t)][stagingLd(t)] at the start of the shared buffer.
-  void declareStaging(mlir::Value sharedBytes);
+  /// [stagingRows(t)][stagingLd(t)] at byte `offset` of the shared buffer.
+  void declareStaging(mlir::Value sharedBytes, int64_t offset);
   mlir::Value stagingView() const { return staging; }
 
   /// Every thread takes staged elements in row-major order: `rows` staged

@@ -74,8 +74,14 @@ std::array<uint32_t, 3> GemmKernel::grid() const {
   }
   if (tiles.direct)
     return {uint32_t(ceilDiv(problem.m * problem.conv.outC, kElementwiseThreads)), 1, 1};
+  if (tiles.persistent)
+    return {uint32_t(std::min(persistentTiles(), tiles.persistent)), 1, 1};
   return {uint32_t(ceilDiv(problem.m, tiles.blockM)), uint32_t(ceilDiv(problem.n, tiles.blockN)),
           uint32_t(problem.batch * tiles.splitK)};
+}
+
+int64_t GemmKernel::persistentTiles() const {
+  return ceilDiv(problem.m, tiles.blockM) * ceilDiv(problem.n, tiles.blockN) * problem.batch;
 }
 
 uint64_t GemmKernel::workspaceBytes() const {
@@ -187,33 +193,47 @@ LogicalResult TiledKernel::build(gpu::GPUModuleOp module) {
   mainLoop->decorate(func);
 
   block.tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
-  Value rowTile = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x),
-        colTile = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::y);
-  if (t.rasterM > 0) {
-    // Block (x, y), the (x + y * rows)-th launched, takes the tile of that
-    // rank in groups of rasterM row tiles, each group's tiles row-fastest
-    // (the last group may have fewer rows).
-    const int64_t rows = ceilDiv(p.m, t.blockM), cols = ceilDiv(p.n, t.blockN);
-    const int64_t group = t.rasterM, tail = rows % group;
-    Value rank = add(rowTile, mul(colTile, rows));
-    Value groupIndex = div(rank, group * cols), local = rem(rank, group * cols);
-    Value first = mul(groupIndex, group);
-    rowTile = add(first, rem(local, group));
-    colTile = div(local, group);
-    if (tail) {
-      Value last = cmp(arith::CmpIPredicate::eq, groupIndex, rows / group);
-      rowTile = select(last, add(first, rem(local, tail)), rowTile);
-      colTile = select(last, div(local, tail), colTile);
+  const int64_t rows = ceilDiv(p.m, t.blockM), cols = ceilDiv(p.n, t.blockN);
+  // The tile of rank `rank` (row tiles fastest): with the raster, in
+  // groups of rasterM row tiles, each group's tiles row-fastest (the last
+  // group may have fewer rows).
+  auto placeTile = [&](Value rank) {
+    Value rowTile = rem(rank, rows), colTile = div(rank, rows);
+    if (t.rasterM > 0) {
+      const int64_t group = t.rasterM, tail = rows % group;
+      Value groupIndex = div(rank, group * cols), local = rem(rank, group * cols);
+      Value first = mul(groupIndex, group);
+      rowTile = add(first, rem(local, group));
+      colTile = div(local, group);
+      if (tail) {
+        Value last = cmp(arith::CmpIPredicate::eq, groupIndex, rows / group);
+        rowTile = select(last, add(first, rem(local, tail)), rowTile);
+        colTile = select(last, div(local, tail), colTile);
+      }
     }
+    block.m0 = mul(rowTile, t.blockM);
+    block.n0 = mul(colTile, t.blockN);
+  };
+  Value blockX = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  if (t.persistent) {
+    // Tile rank r: batch r / (rows * cols), then its tiles as above.
+    block.split = c(0);
+  } else {
+    // Block (x, y) takes the tile of rank x + y * rows; grid z: batch
+    // (matmul batches, conv groups) times K splits.
+    Value colTile = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::y);
+    if (t.rasterM > 0) {
+      placeTile(add(blockX, mul(colTile, rows)));
+    } else {
+      block.m0 = mul(blockX, t.blockM);
+      block.n0 = mul(colTile, t.blockN);
+    }
+    Value zSplit = p.batch * t.splitK > 1
+                       ? b.create<gpu::BlockIdOp>(loc, gpu::Dimension::z).getResult()
+                       : c(0);
+    block.z = div(zSplit, t.splitK);
+    block.split = rem(zSplit, t.splitK);
   }
-  block.m0 = mul(rowTile, t.blockM);
-  block.n0 = mul(colTile, t.blockN);
-  // grid z: batch (matmul batches, conv groups) times K splits.
-  Value zSplit = p.batch * t.splitK > 1
-                     ? b.create<gpu::BlockIdOp>(loc, gpu::Dimension::z).getResult()
-                     : c(0);
-  block.z = div(zSplit, t.splitK);
-  block.split = rem(zSplit, t.splitK);
 
   // The operands' views, the split-K workspace or the epilogue's operands,
   // the epilogue's staging at the start of the shared memory.
@@ -230,8 +250,22 @@ LogicalResult TiledKernel::build(gpu::GPUModuleOp module) {
     epilogue.declareWorkspace(func.getArgument(llvm::find(params, "workspace") - params.begin()));
   else
     epilogue.declareViews(func, params);
-  epilogue.declareStaging(shared);
+  epilogue.declareStaging(shared, plan.stagingOffset);
 
+  if (t.persistent) {
+    // Block x takes tiles x, x + grid, ... of the batches' rows * cols.
+    const int64_t tiles = kernel.persistentTiles(), grid = kernel.grid()[0];
+    Value count = div(b.createOrFold<arith::SubIOp>(loc, c(tiles + grid - 1), blockX), grid);
+    mainLoop->emitTiles(gather, epilogue, count, [&](Value i) {
+      Value rank = add(blockX, mul(i, grid));
+      block.z = div(rank, rows * cols);
+      placeTile(rem(rank, rows * cols));
+      gather.setupBatchOffsets();
+      gather.setupSlots();
+    });
+    b.create<gpu::ReturnOp>(loc);
+    return success();
+  }
   gather.setupBatchOffsets();
   gather.setupSlots();
   SmallVector<Value> init = mainLoop->initAccumulators();

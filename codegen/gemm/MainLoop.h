@@ -38,6 +38,8 @@
 #include "gemm/KernelIr.h"
 #include "gemm/Staging.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 #include <memory>
 
 namespace tessel::codegen::gemm {
@@ -70,6 +72,15 @@ public:
   /// epilogue.stagingView() (one band of rows at a time where the tile's
   /// staging does not fit at once) and stored by epilogue.storeStaged.
   virtual void toEpilogue(mlir::ValueRange accs, Epilogue &epilogue) = 0;
+  /// A persistent kernel's tiles (TileConfig::persistent, tc-sm90 only):
+  /// `count` tiles in turn, each its K loop and epilogue; `place(i)` sets
+  /// the block's coordinates and the gather up for tile i (also inside a
+  /// step, for the next tile's copies: the loop restores the current one's
+  /// after).
+  virtual void emitTiles(OperandGather &gather, Epilogue &epilogue, mlir::Value count,
+                         llvm::function_ref<void(mlir::Value)> place) {
+    llvm_unreachable("a persistent kernel on a tier without one");
+  }
 
 protected:
   /// The Tensor Core tiers' hand-over: one band of fragment rows at a time

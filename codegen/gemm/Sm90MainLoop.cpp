@@ -50,8 +50,21 @@ public:
     return SmallVector<Value>(accs.begin(), accs.end());
   }
   void toEpilogue(ValueRange accs, Epilogue &epilogue) override;
+  void emitTiles(OperandGather &gather, Epilogue &epilogue, Value count,
+                 llvm::function_ref<void(Value)> place) override;
 
 private:
+  /// The thread's warpgroup's first rows of the A and the B tile.
+  std::pair<Value, Value> warpgroupRows();
+  /// wgmma.fence, then `accs` plus one K step's product on the shared
+  /// buffer at address `tiles` (the warpgroup's rows `rows`), committed as
+  /// one group (not waited for).
+  SmallVector<Value> stepMath(Value tiles, std::pair<Value, Value> rows, SmallVector<Value> accs);
+  /// `accs` once at most `pending` wgmma groups are in flight.
+  SmallVector<Value> waitFor(ValueRange accs, int64_t pending);
+  /// The shared memory's address and the bytes from it to the first
+  /// 1024-byte aligned one, where the buffers start.
+  std::pair<Value, Value> buffers(OperandGather &gather);
   /// f32 accumulators a thread holds per wgmma tile.
   int64_t registers() const { return t.fragN / 2; }
   Type accType() {
@@ -145,6 +158,53 @@ Value Sm90MainLoop::wgmma(Value acc, Value aAddress, Value bAddress) {
                  "l,l,r");
 }
 
+std::pair<Value, Value> Sm90MainLoop::buffers(OperandGather &gather) {
+  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, gather.sharedBytes());
+  Value pad = rem(b.createOrFold<arith::SubIOp>(loc, c(kSwizzleAtomBytes),
+                                                rem(base, kSwizzleAtomBytes)),
+                  kSwizzleAtomBytes);
+  return {base, pad};
+}
+
+SmallVector<Value> Sm90MainLoop::waitFor(ValueRange accs, int64_t pending) {
+  SmallVector<Value> done;
+  for (int64_t i = 0; i < t.fragsM; ++i)
+    done.push_back(tiedAsm(i == 0 ? "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";"
+                                  : std::string(),
+                           accs[i], {}, ""));
+  return done;
+}
+
+std::pair<Value, Value> Sm90MainLoop::warpgroupRows() {
+  // Warpgroup (wgM, wgN)'s rows of A and of B within the tiles.
+  Value warpgroup = div(block.tid, kWarpgroupSize);
+  return {mul(div(warpgroup, t.warpsN), t.fragsM * t.fragM),
+          mul(rem(warpgroup, t.warpsN), t.fragN)};
+}
+
+SmallVector<Value> Sm90MainLoop::stepMath(Value tiles, std::pair<Value, Value> rows,
+                                          SmallVector<Value> accs) {
+  auto [aRow0, bRow0] = rows;
+  const int64_t rowBytes = t.blockK * 2;
+  Value aTile = add(tiles, mul(aRow0, rowBytes));
+  Value bTile = add(add(tiles, plan.bOffset), mul(bRow0, rowBytes));
+  // MN-major B: the warpgroup's first atom column (bRow0 / 64).
+  Value bMnTile = add(add(tiles, plan.bOffset),
+                      mul(div(bRow0, 64), t.blockK / 8 * kSwizzleAtomBytes));
+  asmStatement("wgmma.fence.sync.aligned;");
+  // MN-major A: the warpgroup's first atom column (aRow0 / 64), m64
+  // tile i one atom column further each.
+  Value aMnTile = add(tiles, mul(div(aRow0, 64), t.blockK / 8 * kSwizzleAtomBytes));
+  for (int64_t ks = 0; ks < t.blockK; ks += t.fragK)
+    for (int64_t i = 0; i < t.fragsM; ++i)
+      accs[i] = wgmma(accs[i],
+                      aMnMajor() ? add(aMnTile, (i * t.blockK / 8 + ks / 8) * kSwizzleAtomBytes)
+                                 : add(aTile, i * t.fragM * rowBytes + ks * 2),
+                      bMnMajor() ? add(bMnTile, ks / 8 * kSwizzleAtomBytes) : add(bTile, ks * 2));
+  asmStatement("wgmma.commit_group.sync.aligned;");
+  return accs;
+}
+
 /// One wgmma group stays in flight across the step boundary (with 3 or
 /// more stages), so the Tensor Cores need not drain at each barrier; then
 /// the copies run stages - 2 steps ahead (stages - 1 with 2 stages, where
@@ -170,11 +230,7 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
   const int64_t inFlight = stages >= 3 ? 1 : 0;
   const int64_t ahead = steps <= stages ? steps : stages - 1 - inFlight;
   Value kBase = mul(block.split, steps * t.blockK);
-  // The buffers start at the first 1024-byte aligned shared address.
-  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, gather.sharedBytes());
-  Value pad = rem(b.createOrFold<arith::SubIOp>(loc, c(kSwizzleAtomBytes),
-                                                rem(base, kSwizzleAtomBytes)),
-                  kSwizzleAtomBytes);
+  auto [base, pad] = buffers(gather);
   auto bufferOffset = [&](Value step) {
     return add(pad, mul(rem(step, stages), plan.bufferBytes));
   };
@@ -191,20 +247,8 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
     waitCopies(token, ahead - 1);
     gather.scaleLanded(kBase, gather.tileViews(pad), scales);
   }
-  // Warpgroup (wgM, wgN)'s rows of A and of B within the tiles.
-  Value warpgroup = div(block.tid, kWarpgroupSize);
-  Value aRow0 = mul(div(warpgroup, t.warpsN), t.fragsM * t.fragM);
-  Value bRow0 = mul(rem(warpgroup, t.warpsN), t.fragN);
-  const int64_t rowBytes = t.blockK * 2;
-  auto waitFor = [&](ValueRange accs, int64_t pending) {
-    SmallVector<Value> done;
-    for (int64_t i = 0; i < t.fragsM; ++i)
-      done.push_back(tiedAsm(i == 0 ? "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";"
-                                    : std::string(),
-                             accs[i], {}, ""));
-    return done;
-  };
 
+  const std::pair<Value, Value> rows = warpgroupRows();
   auto kLoop = b.create<scf::ForOp>(
       loc, c(0), c(steps), c(1), init,
       [&](OpBuilder &, Location, Value step, ValueRange args) {
@@ -222,24 +266,7 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
         commitCopies();
         Value following = add(step, 1);
         SmallVector<Value> nextScales = gather.loadScales(add(kBase, mul(following, t.blockK)));
-        Value tiles = add(base, bufferOffset(step));
-        Value aTile = add(tiles, mul(aRow0, rowBytes));
-        Value bTile = add(add(tiles, plan.bOffset), mul(bRow0, rowBytes));
-        // MN-major B: the warpgroup's first atom column (bRow0 / 64).
-        Value bMnTile = add(add(tiles, plan.bOffset),
-                            mul(div(bRow0, 64), t.blockK / 8 * kSwizzleAtomBytes));
-        asmStatement("wgmma.fence.sync.aligned;");
-        // MN-major A: the warpgroup's first atom column (aRow0 / 64), m64
-        // tile i one atom column further each.
-        Value aMnTile = add(tiles, mul(div(aRow0, 64), t.blockK / 8 * kSwizzleAtomBytes));
-        for (int64_t ks = 0; ks < t.blockK; ks += t.fragK)
-          for (int64_t i = 0; i < t.fragsM; ++i)
-            accs[i] = wgmma(accs[i],
-                            aMnMajor() ? add(aMnTile, (i * t.blockK / 8 + ks / 8) * kSwizzleAtomBytes)
-                                       : add(aTile, i * t.fragM * rowBytes + ks * 2),
-                            bMnMajor() ? add(bMnTile, ks / 8 * kSwizzleAtomBytes)
-                                       : add(bTile, ks * 2));
-        asmStatement("wgmma.commit_group.sync.aligned;");
+        accs = stepMath(add(base, bufferOffset(step)), rows, accs);
         SmallVector<Value> done = waitFor(accs, inFlight);
         if (p.aScale) {
           // Step i + 1's runs, landed, scaled; no wgmma in flight reads
@@ -259,6 +286,76 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
   // overwrites them (the copy groups still open are empty).
   b.create<gpu::BarrierOp>(loc);
   return accs;
+}
+
+/// The persistent kernel's tiles (TileConfig::persistent): the K steps of
+/// the block's tiles in one sequence, step g of it in buffer g % stages,
+/// P = min(steps, stages - 1 - w) steps ahead as in emitKLoop; tile i's
+/// steps steps - P .. steps - 1 copy tile i + 1's first P steps (its gather
+/// set up within the step, then the current tile's again), which land
+/// while tile i's epilogue stages its sums past the buffers
+/// (SharedPlan::stagingOffset) and stores them. No input scale (the tiler
+/// makes such kernels a tile a block).
+void Sm90MainLoop::emitTiles(OperandGather &gather, Epilogue &epilogue, Value count,
+                             llvm::function_ref<void(Value)> place) {
+  const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages;
+  const int64_t inFlight = stages >= 3 ? 1 : 0;
+  const int64_t ahead = std::min(steps, stages - 1 - inFlight);
+  auto [base, pad] = buffers(gather);
+  auto bufferOffset = [&](Value step) {
+    return add(pad, mul(rem(step, stages), plan.bufferBytes));
+  };
+  place(c(0));
+  Value token;
+  for (int64_t s = 0; s < ahead; ++s) {
+    gather.copyAsync(c(s * t.blockK), gather.tileViews(add(pad, s * plan.bufferBytes)));
+    token = commitCopies();
+  }
+  const std::pair<Value, Value> rows = warpgroupRows();
+  auto tileLoop = b.create<scf::ForOp>(loc, c(0), count, c(1), ValueRange{},
+                                       [&](OpBuilder &, Location, Value tile, ValueRange) {
+    place(tile);
+    Value first = mul(tile, steps); // the tile's first step in the sequence
+    // Step `step` of the tile: its copies (`copy` of the sequence's step
+    // P ahead) and its math.
+    auto kSteps = [&](int64_t from, int64_t to, ValueRange init,
+                      llvm::function_ref<void(Value step, Value next)> copy) {
+      auto loop = b.create<scf::ForOp>(
+          loc, c(from), c(to), c(1), init, [&](OpBuilder &, Location, Value step, ValueRange args) {
+            SmallVector<Value> accs(args.begin(), args.end());
+            Value g = add(first, step);
+            waitCopies(token, ahead - 1);
+            asmStatement("fence.proxy.async.shared::cta;");
+            b.create<gpu::BarrierOp>(loc);
+            copy(step, add(g, ahead));
+            commitCopies();
+            accs = stepMath(add(base, bufferOffset(g)), rows, accs);
+            b.create<scf::YieldOp>(loc, waitFor(accs, inFlight));
+          });
+      b.setInsertionPointAfter(loop);
+      return SmallVector<Value>(loop.getResults());
+    };
+    // This tile's steps P .. steps - 1, then the next tile's 0 .. P - 1.
+    SmallVector<Value> accs = kSteps(0, steps - ahead, initAccumulators(), [&](Value step, Value g) {
+      gather.copyAsync(mul(add(step, ahead), t.blockK), gather.tileViews(bufferOffset(g)));
+    });
+    accs = kSteps(steps - ahead, steps, accs, [&](Value step, Value g) {
+      Value more = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, add(tile, 1), count);
+      auto next = b.create<scf::IfOp>(loc, more, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&next.getThenRegion().front());
+      const OperandGather::TileState current = gather.tileState();
+      const BlockCoords here = block;
+      place(add(tile, 1));
+      gather.copyAsync(mul(sub(add(step, ahead), steps), t.blockK),
+                       gather.tileViews(bufferOffset(g)));
+      gather.setTileState(current);
+      block = here;
+    });
+    toEpilogue(waitFor(accs, 0), epilogue);
+    b.create<scf::YieldOp>(loc);
+  });
+  b.setInsertionPointAfter(tileLoop);
 }
 
 void Sm90MainLoop::toEpilogue(ValueRange accs, Epilogue &epilogue) {

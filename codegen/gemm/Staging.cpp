@@ -103,6 +103,11 @@ SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
   if (atoms)
     plan.alignSlack = kSwizzleAtomBytes - kSharedAlignment;
   int64_t staging = stagingRows(t) * stagingLd(t) * 4;
+  if (t.persistent) {
+    plan.stagingOffset = roundUp(t.stages * plan.bufferBytes + plan.alignSlack, kSharedAlignment);
+    plan.bytes = plan.stagingOffset + roundUp(staging, kSharedAlignment);
+    return plan;
+  }
   plan.bytes = roundUp(std::max(t.stages * plan.bufferBytes, staging) + plan.alignSlack,
                        kSharedAlignment);
   return plan;
@@ -159,6 +164,10 @@ void OperandGather::setupBatchOffsets() {
 }
 
 void OperandGather::setupSlots() {
+  aSlots.clear();
+  bSlots.clear();
+  tileScaleBase = {};
+  sharedScale = false;
   if (p.aScale) {
     // The block's rows lie in one image where there is one image or the
     // images are whole row tiles; then a thread's A runs, all at one k when

@@ -67,6 +67,10 @@ struct SharedPlan {
   /// address of the shared memory (the kernel finds it), so the plan has
   /// that much slack more.
   int64_t alignSlack = 0;
+  /// The epilogue's f32 staging: over the buffers (at 0: the K loop is
+  /// over when it is written), or past them in a persistent kernel, whose
+  /// next tile's copies land during the epilogue.
+  int64_t stagingOffset = 0;
   int64_t bytes = 0;
 };
 
@@ -101,7 +105,7 @@ public:
   /// The operands' offsets of batch z (matmul) or group z (conv).
   void setupBatchOffsets();
   /// Each thread's runs of A and B, their rows' setup hoisted out of the K
-  /// loop.
+  /// loop (for the block's tile: BlockCoords).
   void setupSlots();
 
   /// The tiles of the shared buffer that starts at byte `bufferOffset`.
@@ -153,6 +157,28 @@ private:
     RowState row;
   };
 
+public:
+  /// What setupBatchOffsets and setupSlots set up for one tile: a
+  /// persistent kernel sets the next tile up within a K step, then goes
+  /// back to the current one's.
+  struct TileState {
+    llvm::SmallVector<GatherSlot> aSlots, bSlots;
+    mlir::Value aBatchOffset, bBatchOffset, tileScaleBase;
+    bool sharedScale = false;
+  };
+  TileState tileState() const {
+    return {aSlots, bSlots, aBatchOffset, bBatchOffset, tileScaleBase, sharedScale};
+  }
+  void setTileState(const TileState &s) {
+    aSlots = s.aSlots;
+    bSlots = s.bSlots;
+    aBatchOffset = s.aBatchOffset;
+    bBatchOffset = s.bBatchOffset;
+    tileScaleBase = s.tileScaleBase;
+    sharedScale = s.sharedScale;
+  }
+
+private:
   /// Where a run lies in its operand (element offset) and whether it is in
   /// range: the address half of a load, apart so that a copy bypassing
   /// registers (cp.async with zero fill) can take the same addresses.

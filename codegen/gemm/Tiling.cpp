@@ -238,6 +238,9 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   // stages, or its pipeline never fills: 128x768x3072 split 16 ways on
   // 128x128 tiles, 3 steps a split, took 11.5 us on the H200 against 8.7
   // for 4 ways on 64x64), none empty.
+  // A persistent grid: tc-sm90's loop, whole K, no input scale.
+  if (t.persistent && (!sm90 || t.splitK > 1 || p.aScale || t.persistent < 0))
+    return false;
   if (t.splitK > 1) {
     int64_t steps = ceilDiv(p.k, t.blockK);
     int64_t least = sm90 ? std::max<int64_t>(2, t.stages) : 2;
@@ -587,6 +590,10 @@ std::optional<TileConfig> chooseTiles(const GemmProblem &p, GemmTier tier) {
   case GemmTier::Simt: return chooseSimtTiles(p);
   }
   return std::nullopt;
+}
+
+int64_t persistentGrid(const GemmProblem &p, const TileConfig &t) {
+  return kWgmmaGpu.sms * residentSm90Blocks(p, t);
 }
 
 } // namespace tessel::codegen

@@ -51,6 +51,12 @@ struct TileConfig {
   // as launched), so that a wave of blocks reads fewer panels of A and B
   // (the operands' reuse caught in L2).
   int64_t rasterM = 0;
+  // tc-sm90: a persistent grid of this many blocks (at most the tiles),
+  // block b taking tiles b, b + persistent, ... in the raster's order; each
+  // tile's last K steps copy the next tile's first ones, which land while
+  // the tile's epilogue runs (its f32 staging then apart from the stages).
+  // 0: a block a tile.
+  int64_t persistent = 0;
   // A direct convolution (simt only) for grouped convs with fewer than 8
   // filters per group: one thread per output element, no shared memory,
   // unless depthwise (below).
@@ -79,6 +85,10 @@ std::optional<TileConfig> chooseTiles(const GemmProblem &problem, GemmTier tier)
 /// wgmma's swizzled layouts, registers, grid limits): what chooseTiles asks
 /// of every candidate; tools that force a tiling ask it too.
 bool tilingFits(const GemmProblem &problem, const TileConfig &tiles);
+
+/// A persistent tc-sm90 grid for `tiles` (TileConfig::persistent): the
+/// reference GPU's SMs times the blocks of `tiles` an SM holds.
+int64_t persistentGrid(const GemmProblem &problem, const TileConfig &tiles);
 
 /// The depthwise kernel's tiling with `lanes` channels and `width` outputs a
 /// thread, or std::nullopt where the conv is not depthwise (multiplier 1),

@@ -574,4 +574,60 @@ TEST(Sm90, WgmmaMainLoop) {
   EXPECT_EQ(emulate(GemmKernel{gemm(300, 192, 128, false, true), rastered, "k"}), "");
 }
 
+/// The persistent tc-sm90 kernel (TileConfig::persistent): grids of 1 to 3
+/// blocks over 2 to 12 tiles, so that blocks take several tiles in turn and
+/// the last tiles' steps copy no next tile; K of 1 to 5 steps in 2 to 4
+/// stages (the next tile's first steps copied by the last ones of this);
+/// a conv's padding, B MN-major, batches (the rank's z), the raster. The
+/// emulator fails a copy into a buffer a wgmma not yet waited for reads, a
+/// read of shared memory another thread wrote since the last barrier (the
+/// staging past the buffers), and any output byte not written exactly once.
+TEST(Sm90, PersistentTiles) {
+  using A = Activation;
+  auto tiles = [](int64_t warpgroupsM, int64_t fragN, int64_t stages, int64_t grid) {
+    TileConfig t;
+    t.tier = GemmTier::TensorCoreSm90;
+    t.fragM = 64;
+    t.fragK = 16;
+    t.fragN = fragN;
+    t.warpsM = warpgroupsM;
+    t.fragsM = 1;
+    t.blockM = warpgroupsM * 64;
+    t.blockN = fragN;
+    t.blockK = 64;
+    t.stages = stages;
+    t.persistent = grid;
+    return t;
+  };
+  const std::vector<GemmProblem> problems = {
+      withEpilogue(gemm(200, 136, 264, false, true), true, false, A::Gelu),   // 5 steps
+      withEpilogue(gemm(136, 200, 72, false, false), false, true, A::None),   // 2 steps
+      withEpilogue(conv(2, 6, 6, 16, 72, 3, 3, 1, 1), true, true, A::Relu),   // 3 steps
+      withEpilogue(conv(3, 5, 5, 64, 64, 1, 1, 1, 0), false, true, A::None),  // 1 step
+      matmul(72, 64, 136, {BatchDim{3, 1, 0}}),
+  };
+  int emulated = 0;
+  for (const GemmProblem &p : problems)
+    for (int64_t stages : {2, 3, 4})
+      for (int64_t grid : {1, 2, 3})
+        for (auto [wgs, n] : {std::pair<int64_t, int64_t>{1, 64}, {2, 64}}) {
+          TileConfig t = tiles(wgs, n, stages, grid);
+          if (!tilingFits(p, t))
+            continue;
+          ++emulated;
+          EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")
+              << t.blockM << "x" << t.blockN << " stages " << stages << " grid " << grid << " "
+              << p.key();
+        }
+  EXPECT_GE(emulated, 80);
+  TileConfig rastered = tiles(1, 64, 3, 2);
+  rastered.rasterM = 2;
+  EXPECT_EQ(emulate(GemmKernel{gemm(300, 192, 128, false, true), rastered, "k"}), "");
+  // What the tiler refuses: split-K, an input scale, another tier.
+  TileConfig split = tiles(1, 64, 3, 2);
+  split.splitK = 2;
+  EXPECT_FALSE(tilingFits(gemm(128, 64, 520, false, true), split));
+  EXPECT_FALSE(tilingFits(scaled(conv(2, 5, 5, 136, 64, 1, 1, 1, 0)), tiles(1, 64, 3, 2)));
+}
+
 } // namespace
