@@ -308,7 +308,8 @@ namespace {
 /// operand, but its translation to LLVM IR drops that operand (it calls the
 /// intrinsic without `.s`), so every copy would read all 16 bytes. This one
 /// writes the instruction itself: `cp.async.cg.shared.global [dst], [src],
-/// 16, srcBytes;` (.ca below 16 bytes, where .cg is not allowed).
+/// 16, srcBytes;`, or .ca (through L1) where the op does not bypass L1 and
+/// below 16 bytes, where .cg is not allowed.
 struct AsyncCopyWithSourceSize : public ConvertOpToLLVMPattern<nvgpu::DeviceAsyncCopyOp> {
   AsyncCopyWithSourceSize(const LLVMTypeConverter &converter)
       : ConvertOpToLLVMPattern<nvgpu::DeviceAsyncCopyOp>(converter, /*benefit=*/2) {}
@@ -334,7 +335,8 @@ struct AsyncCopyWithSourceSize : public ConvertOpToLLVMPattern<nvgpu::DeviceAsyn
       count = rewriter.create<LLVM::TruncOp>(loc, i32, count);
     Value srcBytes = rewriter.create<LLVM::MulOp>(
         loc, count, rewriter.create<LLVM::ConstantOp>(loc, i32, elementBytes));
-    std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") +
+    const bool bypassL1 = bytes == 16 && op.getBypassL1();
+    std::string text = std::string("cp.async.") + (bypassL1 ? "cg" : "ca") +
                        ".shared.global [$0], [$1], " + std::to_string(bytes) + ", $2;";
     rewriter.create<LLVM::InlineAsmOp>(
         loc, TypeRange{},
