@@ -316,10 +316,10 @@ void Sm90MainLoop::emitTiles(OperandGather &gather, Epilogue &epilogue, Value co
                                        [&](OpBuilder &, Location, Value tile, ValueRange) {
     place(tile);
     Value first = mul(tile, steps); // the tile's first step in the sequence
-    // Step `step` of the tile: its copies (`copy` of the sequence's step
-    // P ahead) and its math.
+    // The tile's steps from .. to - 1, each its copies (copy(step, g): the
+    // sequence's step g, P ahead) and its math.
     auto kSteps = [&](int64_t from, int64_t to, ValueRange init,
-                      llvm::function_ref<void(Value step, Value next)> copy) {
+                      llvm::function_ref<void(Value step, Value g)> copy) {
       auto loop = b.create<scf::ForOp>(
           loc, c(from), c(to), c(1), init, [&](OpBuilder &, Location, Value step, ValueRange args) {
             SmallVector<Value> accs(args.begin(), args.end());
@@ -336,11 +336,13 @@ void Sm90MainLoop::emitTiles(OperandGather &gather, Epilogue &epilogue, Value co
       return SmallVector<Value>(loop.getResults());
     };
     // This tile's steps P .. steps - 1, then the next tile's 0 .. P - 1.
-    SmallVector<Value> accs = kSteps(0, steps - ahead, initAccumulators(), [&](Value step, Value g) {
+    auto copyThisTile = [&](Value step, Value g) {
       gather.copyAsync(mul(add(step, ahead), t.blockK), gather.tileViews(bufferOffset(g)));
-    });
+    };
+    SmallVector<Value> accs = kSteps(0, steps - ahead, initAccumulators(), copyThisTile);
     accs = kSteps(steps - ahead, steps, accs, [&](Value step, Value g) {
-      Value more = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, add(tile, 1), count);
+      Value more =
+          b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, add(tile, 1), count);
       auto next = b.create<scf::IfOp>(loc, more, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&next.getThenRegion().front());
