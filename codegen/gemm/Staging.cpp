@@ -389,7 +389,7 @@ void OperandGather::copyAsync(Value k0, const TileViews &tiles) {
       // stem: 24 channels, 48 bytes) reads each sector in pieces, across
       // runs, taps and K steps: its im2col copies go through L1
       // (cp.async.ca), which keeps the line; the rest bypass it (.cg). On
-      // the H200 the stem's conv went from 0.613 to 0.441 ms; 3x3 convs of
+      // the H200 the stem's conv went from 0.613 to 0.438 ms; 3x3 convs of
       // 64 to 512 channels lost 1-14% through L1 (bench/NOTES.md (27)).
       const bool throughL1 =
           isA && p.im2col() && p.conv.inC / p.conv.group * elemBytes(p.a) % 32 != 0;
