@@ -409,10 +409,8 @@ int main(int argc, char **argv) {
   if (raster >= 0 &&
       (gemmTier == GemmTier::TensorCoreSm80 || gemmTier == GemmTier::TensorCoreSm90))
     tiles->rasterM = raster;
-  if (persistent != 0) {
-    tiles->persistent = 1; // (the grid's blocks an SM holds: with the staging apart)
+  if (persistent != 0)
     tiles->persistent = persistent < 0 ? persistentGrid(problem, *tiles) : persistent;
-  }
   if (splitK != 0) {
     const int64_t steps = (problem.k + tiles->blockK - 1) / tiles->blockK;
     tiles->splitK = splitK;

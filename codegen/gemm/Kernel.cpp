@@ -198,8 +198,11 @@ LogicalResult TiledKernel::build(gpu::GPUModuleOp module) {
   // groups of rasterM row tiles, each group's tiles row-fastest (the last
   // group may have fewer rows).
   auto placeTile = [&](Value rank) {
-    Value rowTile = rem(rank, rows), colTile = div(rank, rows);
-    if (t.rasterM > 0) {
+    Value rowTile, colTile;
+    if (t.rasterM == 0) {
+      rowTile = rem(rank, rows);
+      colTile = div(rank, rows);
+    } else {
       const int64_t group = t.rasterM, tail = rows % group;
       Value groupIndex = div(rank, group * cols), local = rem(rank, group * cols);
       Value first = mul(groupIndex, group);

@@ -65,6 +65,13 @@ private:
   /// The shared memory's address and the bytes from it to the first
   /// 1024-byte aligned one, where the buffers start.
   std::pair<Value, Value> buffers(OperandGather &gather);
+  /// Where K step `step`'s buffer starts, `pad` bytes into the shared memory.
+  Value bufferOffset(Value pad, Value step) {
+    return add(pad, mul(rem(step, t.stages), plan.bufferBytes));
+  }
+  /// wgmma groups left in flight across a step's barrier: one with 3 or
+  /// more stages.
+  int64_t groupsInFlight() const { return t.stages >= 3 ? 1 : 0; }
   /// f32 accumulators a thread holds per wgmma tile.
   int64_t registers() const { return t.fragN / 2; }
   Type accType() {
@@ -227,13 +234,10 @@ SmallVector<Value> Sm90MainLoop::stepMath(Value tiles, std::pair<Value, Value> r
 /// not one step's behind the last's wgmmas.
 SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange init) {
   const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages;
-  const int64_t inFlight = stages >= 3 ? 1 : 0;
+  const int64_t inFlight = groupsInFlight();
   const int64_t ahead = steps <= stages ? steps : stages - 1 - inFlight;
   Value kBase = mul(block.split, steps * t.blockK);
   auto [base, pad] = buffers(gather);
-  auto bufferOffset = [&](Value step) {
-    return add(pad, mul(rem(step, stages), plan.bufferBytes));
-  };
   Value token;
   for (int64_t s = 0; s < ahead; ++s) {
     if (s < steps)
@@ -261,12 +265,13 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(&refill.getThenRegion().front());
-          gather.copyAsync(add(kBase, mul(next, t.blockK)), gather.tileViews(bufferOffset(next)));
+          gather.copyAsync(add(kBase, mul(next, t.blockK)),
+                           gather.tileViews(bufferOffset(pad, next)));
         }
         commitCopies();
         Value following = add(step, 1);
         SmallVector<Value> nextScales = gather.loadScales(add(kBase, mul(following, t.blockK)));
-        accs = stepMath(add(base, bufferOffset(step)), rows, accs);
+        accs = stepMath(add(base, bufferOffset(pad, step)), rows, accs);
         SmallVector<Value> done = waitFor(accs, inFlight);
         if (p.aScale) {
           // Step i + 1's runs, landed, scaled; no wgmma in flight reads
@@ -276,7 +281,7 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
           b.setInsertionPointToStart(&scale.getThenRegion().front());
           waitCopies(token, ahead - 1);
           gather.scaleLanded(add(kBase, mul(following, t.blockK)),
-                             gather.tileViews(bufferOffset(following)), nextScales);
+                             gather.tileViews(bufferOffset(pad, following)), nextScales);
         }
         b.create<scf::YieldOp>(loc, done);
       });
@@ -298,13 +303,9 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
 /// makes such kernels a tile a block).
 void Sm90MainLoop::emitTiles(OperandGather &gather, Epilogue &epilogue, Value count,
                              llvm::function_ref<void(Value)> place) {
-  const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages;
-  const int64_t inFlight = stages >= 3 ? 1 : 0;
-  const int64_t ahead = std::min(steps, stages - 1 - inFlight);
+  const int64_t steps = t.stepsPerSplit(p.k), inFlight = groupsInFlight();
+  const int64_t ahead = std::min(steps, t.stages - 1 - inFlight);
   auto [base, pad] = buffers(gather);
-  auto bufferOffset = [&](Value step) {
-    return add(pad, mul(rem(step, stages), plan.bufferBytes));
-  };
   place(c(0));
   Value token;
   for (int64_t s = 0; s < ahead; ++s) {
@@ -329,7 +330,7 @@ void Sm90MainLoop::emitTiles(OperandGather &gather, Epilogue &epilogue, Value co
             b.create<gpu::BarrierOp>(loc);
             copy(step, add(g, ahead));
             commitCopies();
-            accs = stepMath(add(base, bufferOffset(g)), rows, accs);
+            accs = stepMath(add(base, bufferOffset(pad, g)), rows, accs);
             b.create<scf::YieldOp>(loc, waitFor(accs, inFlight));
           });
       b.setInsertionPointAfter(loop);
@@ -337,7 +338,7 @@ void Sm90MainLoop::emitTiles(OperandGather &gather, Epilogue &epilogue, Value co
     };
     // This tile's steps P .. steps - 1, then the next tile's 0 .. P - 1.
     auto copyThisTile = [&](Value step, Value g) {
-      gather.copyAsync(mul(add(step, ahead), t.blockK), gather.tileViews(bufferOffset(g)));
+      gather.copyAsync(mul(add(step, ahead), t.blockK), gather.tileViews(bufferOffset(pad, g)));
     };
     SmallVector<Value> accs = kSteps(0, steps - ahead, initAccumulators(), copyThisTile);
     accs = kSteps(steps - ahead, steps, accs, [&](Value step, Value g) {
@@ -350,7 +351,7 @@ void Sm90MainLoop::emitTiles(OperandGather &gather, Epilogue &epilogue, Value co
       const BlockCoords here = block;
       place(add(tile, 1));
       gather.copyAsync(mul(sub(add(step, ahead), steps), t.blockK),
-                       gather.tileViews(bufferOffset(g)));
+                       gather.tileViews(bufferOffset(pad, g)));
       gather.setTileState(current);
       block = here;
     });

@@ -373,6 +373,14 @@ void OperandGather::fill(Value k0, const TileViews &tiles) {
 void OperandGather::copyAsync(Value k0, const TileViews &tiles) {
   for (bool isA : {true, false}) {
     const Staging &s = isA ? plan.a : plan.b;
+    // A conv whose taps are not whole 32-byte sectors (the im2row'd stem:
+    // 24 channels, 48 bytes) reads each sector in pieces, across runs, taps
+    // and K steps: its im2col copies go through L1 (cp.async.ca), which
+    // keeps the line; the rest bypass it (.cg). On the H200 the stem's conv
+    // went from 0.613 to 0.438 ms; 3x3 convs of 64 to 512 channels lost
+    // 1-14% through L1 (bench/NOTES.md (27)).
+    const bool throughL1 =
+        isA && p.im2col() && p.conv.inC / p.conv.group * elemBytes(p.a) % 32 != 0;
     for (const GatherSlot &slot : isA ? aSlots : bSlots) {
       OpBuilder::InsertionGuard guard(b);
       if (slot.active) {
@@ -385,14 +393,6 @@ void OperandGather::copyAsync(Value k0, const TileViews &tiles) {
       // the address stays inside the operand all the same.
       Value from = select(inRange, address, c(0));
       Value count = select(inRange, c(s.vector), c(0));
-      // A conv whose taps are not whole 32-byte sectors (the im2row'd
-      // stem: 24 channels, 48 bytes) reads each sector in pieces, across
-      // runs, taps and K steps: its im2col copies go through L1
-      // (cp.async.ca), which keeps the line; the rest bypass it (.cg). On
-      // the H200 the stem's conv went from 0.613 to 0.438 ms; 3x3 convs of
-      // 64 to 512 channels lost 1-14% through L1 (bench/NOTES.md (27)).
-      const bool throughL1 =
-          isA && p.im2col() && p.conv.inC / p.conv.group * elemBytes(p.a) % 32 != 0;
       b.create<nvgpu::DeviceAsyncCopyOp>(
           loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), isA ? tiles.a : tiles.b,
           sharedIndex(s, slot.rowLocal, slot.kLocal), isA ? aElems : bElems, ValueRange{from},

@@ -593,7 +593,11 @@ std::optional<TileConfig> chooseTiles(const GemmProblem &p, GemmTier tier) {
 }
 
 int64_t persistentGrid(const GemmProblem &p, const TileConfig &t) {
-  return kWgmmaGpu.sms * residentSm90Blocks(p, t);
+  // The blocks an SM holds with the persistent kernel's shared memory (its
+  // staging apart from the stages).
+  TileConfig persistent = t;
+  persistent.persistent = 1;
+  return kWgmmaGpu.sms * residentSm90Blocks(p, persistent);
 }
 
 } // namespace tessel::codegen
