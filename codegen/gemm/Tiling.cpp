@@ -388,6 +388,25 @@ std::optional<TileConfig> withRaster(const GemmProblem &p, std::optional<TileCon
                          waveCols * t->blockN * elemBytes(p.b)) * double(p.k);
   const double best = std::sqrt(gpu.sms * double(t->blockN) / double(t->blockM));
   const int64_t group = int64_t(1) << std::max<int64_t>(0, std::llround(std::log2(best)));
+  if (t->tier == GemmTier::TensorCoreSm90 && p.op == GemmOpKind::Conv && cols > 1 &&
+      rows * cols > gpu.sms) {
+    // A conv's grid as launched takes its column tiles one after another,
+    // each a pass over all of A (the input, im2col'd): where A outgrows the
+    // L2 it comes from DRAM once a column tile. In groups its panels are
+    // read once, while every column tile of the group takes them. Measured
+    // on ResNet-50 b256's 13 convs of more than one column tile (tc-sm90,
+    // H200, bench/NOTES.md (28)): 1.01-1.25x (l4.reduce 0.0658 -> 0.0526
+    // ms, l2.expand 0.1120 -> 0.1006); the group the panel rule's, but at
+    // most the power of two that leaves 32 groups (rows of 98 tiles, 7x7
+    // outputs: groups of 2; 16 lost up to 10% there, l4.3x3; 392 rows: 8).
+    // Not tc-sm80: there the same groups won on 7 of 11 convs and lost on
+    // 4 (l2.downsample 0.2324 -> 0.2443 ms).
+    int64_t most = 1;
+    while (2 * most * 32 <= rows)
+      most *= 2;
+    t->rasterM = std::min(group, most);
+    return t;
+  }
   if (cols > 1 && rows > group && rows * cols > gpu.sms && panels > gpu.l2Bytes / 2 &&
       t->threads() >= 256)
     t->rasterM = group;

@@ -213,6 +213,30 @@ TEST(Tiling, Sm90Choices) {
   EXPECT_FALSE(tc90(gemm(64, 64, 64, false, true, ElemType::F32)));
 }
 
+/// A conv's grid of more than one column tile and wave in groups of row
+/// tiles, so that each panel of its input comes from DRAM once
+/// (bench/NOTES.md (28), ResNet-50 b256 on the H200): groups of the panel
+/// rule's 16 on many row tiles (l2.expand, 1568: 0.1126 -> 0.1017 ms), at
+/// most the power of two that leaves 32 groups (392 row tiles: 8; 98: 2,
+/// where 16 lost 10% on l4.3x3); one column tile, one wave, a GEMM or
+/// tc-sm80 (where these groups lost on 4 of 11 convs): as before.
+TEST(Tiling, ConvRasterGroups) {
+  auto raster = [](const GemmProblem &p, GemmTier tier = GemmTier::TensorCoreSm90) {
+    return chooseTiles(p, tier)->rasterM;
+  };
+  EXPECT_EQ(raster(conv(256, 28, 28, 128, 512, 1, 1, 1, 0)), 16);
+  EXPECT_EQ(raster(conv(256, 14, 14, 256, 1024, 1, 1, 1, 0)), 8);
+  EXPECT_EQ(raster(conv(256, 7, 7, 512, 512, 3, 3, 1, 1)), 2);
+  EXPECT_EQ(raster(conv(256, 7, 7, 2048, 512, 1, 1, 1, 0)), 2);
+  // One column tile of 64 filters; one wave at batch 1.
+  EXPECT_EQ(raster(conv(256, 56, 56, 64, 64, 3, 3, 1, 1)), 0);
+  EXPECT_EQ(raster(conv(1, 7, 7, 512, 2048, 1, 1, 1, 0)), 0);
+  // tc-sm80 as before (l2.expand on 128 x 256 tiles: launched as is).
+  EXPECT_EQ(raster(conv(256, 28, 28, 128, 512, 1, 1, 1, 0), GemmTier::TensorCoreSm80), 0);
+  // ViT b32's QKV projection, a GEMM of 12 column tiles: as launched.
+  EXPECT_EQ(raster(gemm(6304, 2304, 768, false, true)), 0);
+}
+
 // wgmma's MN-major operand is staged in atoms of 64 rows: a tile 96 wide
 // along a B without transB does not fit (forced, such a kernel read past
 // its tiles and gave wrong sums on the H100); K-major, it does.
