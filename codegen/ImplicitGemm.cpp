@@ -396,7 +396,10 @@ FailureOr<std::string> lowerGemmModule(MLIRContext &ctx, GemmTier tier,
   FailureOr<OwningOpRef<ModuleOp>> module = buildGemmModule(ctx, factsOf(tier).module, kernels);
   if (failed(module))
     return failure();
-  bool wide = llvm::any_of(kernels, [](const GemmKernel &k) { return k.problem.needsWideIndex(); });
+  // A TMA kernel takes its tensor maps' addresses as indices: 64 bits.
+  bool wide = llvm::any_of(kernels, [](const GemmKernel &k) {
+    return k.problem.needsWideIndex() || k.tiles.tma;
+  });
   return lowerGpuModuleToPtx(**module, factsOf(tier).chip, wide ? 64 : 32);
 }
 

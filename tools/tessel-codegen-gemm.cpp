@@ -89,6 +89,8 @@ std::string describe(const GemmKernel &kernel) {
     os << " stages=" << t.stages << " raster=" << t.rasterM;
   if (t.persistent)
     os << " persistent=" << t.persistent;
+  if (t.tma)
+    os << " tma=1";
   os << " align=" << kernel.alignment() << " shared=" << kernel.sharedBytes();
   if (t.direct)
     os << " direct=1";
@@ -197,6 +199,10 @@ int main(int argc, char **argv) {
                  "instead of the heuristic's (its fragment shape kept), e.g. 2x2,4x4,32; "
                  "a depthwise conv: dw:LANES,WIDTH, channels and outputs along W a thread");
   int64_t splitK = 0, stages = 0, raster = -1, persistent = 0;
+  bool tma = false;
+  app.add_flag("--tma", tma,
+               "tc90: A and B tiles by TMA from tensor maps passed first (a_map, b_map); "
+               "A and B K-major, no conv window, one batch, whole K");
   app.add_option("--persistent", persistent,
                  "tc90: a persistent grid of this many blocks, each taking tiles in turn "
                  "(-1: the reference GPU's SMs times the blocks an SM holds)");
@@ -411,6 +417,7 @@ int main(int argc, char **argv) {
     tiles->rasterM = raster;
   if (persistent != 0)
     tiles->persistent = persistent < 0 ? persistentGrid(problem, *tiles) : persistent;
+  tiles->tma = tma;
   if (splitK != 0) {
     const int64_t steps = (problem.k + tiles->blockK - 1) / tiles->blockK;
     tiles->splitK = splitK;
@@ -423,7 +430,8 @@ int main(int argc, char **argv) {
   }
   // A forced tiling (the direct depthwise kernel's is checked above) must
   // be one the heuristic could have picked.
-  const bool forced = !forceTiles.empty() || stages != 0 || splitK != 0 || persistent != 0;
+  const bool forced =
+      !forceTiles.empty() || stages != 0 || splitK != 0 || persistent != 0 || tma;
   if (forced && !tiles->direct && !tilingFits(problem, *tiles)) {
     // e.g. a tc90 tile whose MN-major operand is not whole 64-row atoms
     // (N = 96 of a B without transB): the kernel would read past its tiles.

@@ -139,6 +139,8 @@ int GemmKernel::alignment() const {
 
 llvm::SmallVector<llvm::StringRef> GemmKernel::parameters() const {
   llvm::SmallVector<llvm::StringRef> operands = {"a", "b"};
+  if (tiles.tma)
+    operands.insert(operands.begin(), {"a_map", "b_map"});
   if (problem.aScale)
     operands.push_back("a_scale");
   if (splitsK()) {

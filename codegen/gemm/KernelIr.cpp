@@ -37,6 +37,8 @@ Value KernelIr::view(Value bytes, Value byteOffset, ArrayRef<int64_t> shape, Typ
 Type KernelIr::paramType(llvm::StringRef param) {
   if (param == "workspace")
     return MemRefType::get({int64_t(kernel.workspaceBytes())}, b.getI8Type());
+  if (param == "a_map" || param == "b_map")
+    return MemRefType::get({kTensorMapBytes}, b.getI8Type());
   ElemType type = param == "a"          ? p.a
                   : param == "b"        ? p.b
                   : param == "addend"   ? *p.addend

@@ -43,6 +43,7 @@ class Sm90MainLoop final : public MainLoop {
 public:
   using MainLoop::MainLoop;
 
+  void decorate(gpu::GPUFuncOp f) override { func = f; }
   SmallVector<Value> initAccumulators() override;
   SmallVector<Value> emitKLoop(OperandGather &gather, ValueRange init) override;
   SmallVector<Value> computeStep(const TileViews &, ValueRange accs) override {
@@ -54,6 +55,17 @@ public:
                  llvm::function_ref<void(Value)> place) override;
 
 private:
+  /// emitKLoop with TMA (TileConfig::tma): thread 0 copies each step's A
+  /// and B tiles with one tensor copy each, an mbarrier per stage counting
+  /// their bytes; every thread waits on the stage's phase.
+  SmallVector<Value> emitTmaKLoop(OperandGather &gather, ValueRange init);
+  /// Inline PTX with side effects on `operands`, no results.
+  void asmWith(llvm::StringRef text, llvm::StringRef constraints, ValueRange operands);
+  Value i32(Value index) { return b.create<arith::IndexCastOp>(loc, b.getI32Type(), index); }
+  /// The global address of the kernel's byte-buffer parameter `name`.
+  Value paramAddress(llvm::StringRef name);
+
+  gpu::GPUFuncOp func;
   /// The thread's warpgroup's first rows of the A and the B tile.
   std::pair<Value, Value> warpgroupRows();
   /// wgmma.fence, then `accs` plus one K step's product on the shared
@@ -233,6 +245,8 @@ SmallVector<Value> Sm90MainLoop::stepMath(Value tiles, std::pair<Value, Value> r
 /// copies them all (P = steps): the block's loads are in flight together,
 /// not one step's behind the last's wgmmas.
 SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange init) {
+  if (t.tma)
+    return emitTmaKLoop(gather, init);
   const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages;
   const int64_t inFlight = groupsInFlight();
   const int64_t ahead = steps <= stages ? steps : stages - 1 - inFlight;
@@ -289,6 +303,103 @@ SmallVector<Value> Sm90MainLoop::emitKLoop(OperandGather &gather, ValueRange ini
   SmallVector<Value> accs = waitFor(kLoop.getResults(), 0);
   // Every warpgroup is done with the buffers before the epilogue's staging
   // overwrites them (the copy groups still open are empty).
+  b.create<gpu::BarrierOp>(loc);
+  return accs;
+}
+
+void Sm90MainLoop::asmWith(llvm::StringRef text, llvm::StringRef constraints,
+                           ValueRange operands) {
+  b.create<LLVM::InlineAsmOp>(loc, TypeRange{}, operands, text, constraints,
+                              /*has_side_effects=*/true, /*is_align_stack=*/false,
+                              LLVM::AsmDialectAttr(), ArrayAttr());
+}
+
+Value Sm90MainLoop::paramAddress(llvm::StringRef name) {
+  SmallVector<llvm::StringRef> params = kernel.parameters();
+  // An index of 64 bits in a TMA kernel (lowerGemmModule).
+  Value map = func.getArgument(llvm::find(params, name) - params.begin());
+  Value address = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, map);
+  return b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), address);
+}
+
+/// As emitKLoop's schedule (P steps ahead, w wgmma groups in flight across
+/// the step's barrier), its copies TMA's: before the loop thread 0 sets up
+/// an mbarrier a stage (one arrival: its own, with the bytes to expect);
+/// the tensor maps are the host's, copied before the launch (no
+/// fence.proxy.tensormap: PTX ISA 8.3, past the modules' 8.0); step i: the barrier (every warpgroup has waited for
+/// step i - 1 - w's wgmmas, so buffer (i + P) % stages is free), thread 0
+/// copies step i + P (expect A's and B's tile bytes, two tensor copies
+/// that complete them), then every thread waits for the stage's phase
+/// (i / stages) % 2 and issues the step's wgmmas. The copies write through
+/// the async proxy that wgmma reads through: no proxy fence within the
+/// loop; one after it, before the epilogue's staging writes the buffers
+/// through the generic proxy. TMA zero-fills rows and k past the operand,
+/// and counts the whole box's bytes.
+SmallVector<Value> Sm90MainLoop::emitTmaKLoop(OperandGather &gather, ValueRange init) {
+  const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages;
+  const int64_t inFlight = groupsInFlight();
+  const int64_t ahead = steps <= stages ? steps : stages - 1 - inFlight;
+  const int64_t stepBytes = (t.blockM + t.blockN) * t.blockK * 2;
+  auto [base, pad] = buffers(gather);
+  Value barriers = add(base, plan.barrierOffset);
+  Value aMap = paramAddress("a_map"), bMap = paramAddress("b_map");
+  Value leader = cmp(arith::CmpIPredicate::eq, block.tid, 0);
+  auto asLeader = [&](llvm::function_ref<void()> body) {
+    auto ifOp = b.create<scf::IfOp>(loc, leader, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  };
+  auto barrier = [&](Value step) { return i32(add(barriers, mul(rem(step, stages), 8))); };
+  asLeader([&] {
+    for (int64_t s = 0; s < stages; ++s)
+      asmWith("mbarrier.init.shared::cta.b64 [$0], 1;", "r", ValueRange{barrier(c(s))});
+    asmStatement("fence.mbarrier_init.release.cluster;");
+  });
+  b.create<gpu::BarrierOp>(loc);
+  // Step `step`'s tiles into its buffer (thread 0).
+  Value m0 = i32(block.m0), n0 = i32(block.n0);
+  auto copy = [&](Value step) {
+    Value tiles = add(base, bufferOffset(pad, step));
+    Value bar = barrier(step), k0 = i32(mul(step, t.blockK));
+    asmWith("{\n.reg .b64 state;\nmbarrier.arrive.expect_tx.shared::cta.b64 state, [$0], $1;\n}",
+            "r,r", ValueRange{bar, i32(c(stepBytes))});
+    const char *tensorCopy = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::"
+                             "complete_tx::bytes [$0], [$1, {$2, $3}], [$4];";
+    asmWith(tensorCopy, "r,l,r,r,r", ValueRange{i32(tiles), aMap, k0, m0, bar});
+    asmWith(tensorCopy, "r,l,r,r,r",
+            ValueRange{i32(add(tiles, plan.bOffset)), bMap, k0, n0, bar});
+  };
+  asLeader([&] {
+    for (int64_t s = 0; s < ahead; ++s)
+      copy(c(s));
+  });
+
+  const std::pair<Value, Value> rows = warpgroupRows();
+  auto kLoop = b.create<scf::ForOp>(
+      loc, c(0), c(steps), c(1), init,
+      [&](OpBuilder &, Location, Value step, ValueRange args) {
+        SmallVector<Value> accs(args.begin(), args.end());
+        b.create<gpu::BarrierOp>(loc);
+        Value next = add(step, ahead);
+        auto refill = b.create<scf::IfOp>(loc, both(leader, below(next, steps)),
+                                          /*withElseRegion=*/false);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&refill.getThenRegion().front());
+          copy(next);
+        }
+        Value phase = i32(rem(div(step, stages), 2));
+        asmWith("{\n.reg .pred done;\nLAB_WAIT:\n"
+                "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+                "@!done bra LAB_WAIT;\n}",
+                "r,r", ValueRange{barrier(step), phase});
+        accs = stepMath(add(base, bufferOffset(pad, step)), rows, accs);
+        b.create<scf::YieldOp>(loc, waitFor(accs, inFlight));
+      });
+  b.setInsertionPointAfter(kLoop);
+  SmallVector<Value> accs = waitFor(kLoop.getResults(), 0);
+  asmStatement("fence.proxy.async.shared::cta;");
   b.create<gpu::BarrierOp>(loc);
   return accs;
 }

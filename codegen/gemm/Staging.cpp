@@ -110,6 +110,10 @@ SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
   }
   plan.bytes = roundUp(std::max(t.stages * plan.bufferBytes, staging) + plan.alignSlack,
                        kSharedAlignment);
+  if (t.tma) {
+    plan.barrierOffset = plan.bytes;
+    plan.bytes = roundUp(plan.bytes + 8 * t.stages, kSharedAlignment);
+  }
   return plan;
 }
 

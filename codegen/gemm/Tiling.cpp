@@ -234,13 +234,20 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   // (243 at most over the 511 rows; 128 for 8-fragment warp tiles).
   if (!asyncCopies && prefetchRegisters(plan, t) > kMaxPrefetchRegisters)
     return false;
+  // TMA: tc-sm90, A rows and B rows K-contiguous in the operands (A's rows
+  // the input's own: no window), one batch, whole K, a block a tile, rows
+  // of 16-byte multiples (the tensor map's stride).
+  if (t.tma && (!sm90 || p.im2col() || p.batch != 1 || t.splitK > 1 || p.aScale ||
+                t.persistent || !plan.a.kContiguous || !plan.b.kContiguous ||
+                !plan.a.sharedKContiguous || !plan.b.sharedKContiguous || p.k % 8 != 0))
+    return false;
+  // A persistent grid: tc-sm90's loop, whole K, no input scale.
+  if (t.persistent && (!sm90 || t.splitK > 1 || p.aScale || t.persistent < 0))
+    return false;
   // Split-K: at least two K steps per split (tc-sm90: as many as its
   // stages, or its pipeline never fills: 128x768x3072 split 16 ways on
   // 128x128 tiles, 3 steps a split, took 11.5 us on the H200 against 8.7
   // for 4 ways on 64x64), none empty.
-  // A persistent grid: tc-sm90's loop, whole K, no input scale.
-  if (t.persistent && (!sm90 || t.splitK > 1 || p.aScale || t.persistent < 0))
-    return false;
   if (t.splitK > 1) {
     int64_t steps = ceilDiv(p.k, t.blockK);
     int64_t least = sm90 ? std::max<int64_t>(2, t.stages) : 2;

@@ -57,6 +57,13 @@ struct TileConfig {
   // the tile's epilogue runs (its f32 staging then apart from the stages).
   // 0: a block a tile.
   int64_t persistent = 0;
+  // tc-sm90: A and B tiles loaded by TMA (one thread issues a step's two
+  // tensor copies, an mbarrier a stage says when they have landed) from
+  // the kernel's a_map and b_map (CUtensorMaps in global memory, 128-byte
+  // swizzle): A and B K-major in the operands, one batch, whole K.
+  // Measured through tessel-codegen-gemm --tma only; chooseTiles never
+  // sets it (the runtime does not make the maps yet).
+  bool tma = false;
   // A direct convolution (simt only) for grouped convs with fewer than 8
   // filters per group: one thread per output element, no shared memory,
   // unless depthwise (below).

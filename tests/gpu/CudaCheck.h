@@ -46,6 +46,11 @@ struct Driver {
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  // Optional (CUDA 12 and later): a CUtensorMap for TMA kernels.
+  CUresult (*cuTensorMapEncodeTiled)(void *map, int dataType, unsigned rank, void *address,
+                                     const uint64_t *dims, const uint64_t *strides,
+                                     const unsigned *box, const unsigned *elementStrides,
+                                     int interleave, int swizzle, int l2Promotion, int oobFill);
 };
 
 inline Driver &driver() {
@@ -96,6 +101,8 @@ inline Open openDevice(int &major, int &minor) {
             resolve("cuMemFree_v2", d.cuMemFree) && resolve("cuGetErrorString", d.cuGetErrorString);
   if (!ok)
     return Open::Fail;
+  d.cuTensorMapEncodeTiled = reinterpret_cast<decltype(d.cuTensorMapEncodeTiled)>(
+      dlsym(lib, "cuTensorMapEncodeTiled"));
   CUresult init = d.cuInit(0);
   if (init == 100 /* CUDA_ERROR_NO_DEVICE */) {
     std::printf("SKIP: CUDA driver present but no GPU\n");

@@ -630,4 +630,54 @@ TEST(Sm90, PersistentTiles) {
   EXPECT_FALSE(tilingFits(scaled(conv(2, 5, 5, 136, 64, 1, 1, 1, 0)), tiles(1, 64, 3, 2)));
 }
 
+/// tc-sm90 with TMA (TileConfig::tma): A and B tiles by tensor copies,
+/// an mbarrier a stage, the maps in the emulator's format. Rows and K past
+/// the tiles (zero fill), K of one step to eight (the short-K prologue and
+/// the refills), 2 to 4 stages, one and two warpgroups, an epilogue, the
+/// conv raster; what TMA cannot take (a window, a batch, an MN-major
+/// operand) the tiler refuses.
+TEST(Sm90, TmaLoads) {
+  using A = Activation;
+  auto tiles = [](int64_t warpgroupsM, int64_t fragsM, int64_t fragN, int64_t stages) {
+    TileConfig t;
+    t.tier = GemmTier::TensorCoreSm90;
+    t.fragM = 64;
+    t.fragK = 16;
+    t.fragN = fragN;
+    t.warpsM = warpgroupsM;
+    t.fragsM = fragsM;
+    t.blockM = warpgroupsM * fragsM * 64;
+    t.blockN = fragN;
+    t.blockK = 64;
+    t.stages = stages;
+    t.tma = true;
+    return t;
+  };
+  const std::vector<GemmProblem> problems = {
+      conv(3, 5, 7, 72, 136, 1, 1, 1, 0),                                    // 2 steps
+      withEpilogue(conv(2, 9, 9, 520, 64, 1, 1, 1, 0), true, true, A::Relu), // 9 steps
+      withEpilogue(gemm(200, 136, 264, false, true), true, false, A::Gelu),  // 5 steps
+      conv(1, 6, 6, 64, 64, 1, 1, 1, 0),                                     // 1 step
+  };
+  int emulated = 0;
+  for (const GemmProblem &p : problems)
+    for (int64_t stages : {2, 3, 4})
+      for (auto [wgs, frags, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 64},
+                                   {1, 2, 128},
+                                   {2, 1, 64}}) {
+        TileConfig t = tiles(wgs, frags, n, stages);
+        ASSERT_TRUE(tilingFits(p, t)) << p.key();
+        ++emulated;
+        EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")
+            << t.blockM << "x" << t.blockN << " stages " << stages << " " << p.key();
+      }
+  EXPECT_EQ(emulated, 36);
+  TileConfig rastered = tiles(1, 1, 64, 3);
+  rastered.rasterM = 2;
+  EXPECT_EQ(emulate(GemmKernel{conv(3, 8, 8, 136, 192, 1, 1, 1, 0), rastered, "k"}), "");
+  EXPECT_FALSE(tilingFits(conv(2, 6, 6, 64, 64, 3, 3, 1, 1), tiles(1, 1, 64, 3)));
+  EXPECT_FALSE(tilingFits(matmul(72, 64, 136, {BatchDim{3, 1, 0}}), tiles(1, 1, 64, 3)));
+  EXPECT_FALSE(tilingFits(gemm(200, 136, 264, false, false), tiles(1, 1, 64, 3)));
+}
+
 } // namespace

@@ -54,6 +54,10 @@ struct Problem {
   // Split-K: the partial sums' workspace and the reduction kernel.
   long split = 1;
   unsigned shared = 0; ///< dynamic shared bytes (tc-sm80)
+  // tc-sm90 with TMA (tma=1): the kernel takes A's and B's tensor maps
+  // first, boxes of the block tile's rows by blockK.
+  bool tma = false;
+  unsigned blockM = 0, blockN = 0, blockK = 0;
   size_t workspace = 0;
   std::string reduce;
   unsigned reduceGrid[3] = {0, 0, 0}, reduceBlock[3] = {0, 0, 0};
@@ -84,6 +88,8 @@ bool parseHeader(const std::string &ptx, Problem &p) {
   if (kv.count("shared"))
     p.shared = unsigned(std::stoul(kv["shared"]));
   p.tier = kv["tier"];
+  p.tma = kv["tma"] == "1";
+  std::sscanf(kv["tile"].c_str(), "%ux%ux%u", &p.blockM, &p.blockN, &p.blockK);
   p.op = kv["op"];
   std::sscanf(kv["grid"].c_str(), "%u,%u,%u", &p.grid[0], &p.grid[1], &p.grid[2]);
   std::sscanf(kv["block"].c_str(), "%u,%u,%u", &p.block[0], &p.block[1], &p.block[2]);
@@ -301,6 +307,31 @@ bool run(const Problem &p, const Operands &o, const std::string &image, const st
   if (p.split > 1)
     args = {&dWorkspace};
   bool ok = upload(o.a, dA, "A") && upload(o.b, dB, "B");
+  // TMA: A [M, K] and B [N, K] (both K-major, the only kind such kernels
+  // take), 128-byte swizzled boxes, zero fill past the edges.
+  CUdeviceptr dMaps[2] = {0, 0};
+  if (ok && p.tma) {
+    if (!d.cuTensorMapEncodeTiled) {
+      std::fprintf(stderr, "FAIL: the driver has no cuTensorMapEncodeTiled\n");
+      return false;
+    }
+    alignas(64) unsigned char maps[2][128];
+    const uint64_t rows[2] = {uint64_t(p.m), uint64_t(p.n)};
+    const unsigned boxRows[2] = {p.blockM, p.blockN};
+    const CUdeviceptr bases[2] = {dA, dB};
+    for (int i = 0; ok && i < 2; ++i) {
+      const uint64_t dims[2] = {uint64_t(p.k), rows[i]}, strides[1] = {uint64_t(p.k) * 2};
+      const unsigned box[2] = {p.blockK, boxRows[i]}, unit[2] = {1, 1};
+      ok = check(d.cuTensorMapEncodeTiled(maps[i], /*FLOAT16*/ 6, 2,
+                                          reinterpret_cast<void *>(bases[i]), dims, strides, box,
+                                          unit, /*no interleave*/ 0, /*128B swizzle*/ 3,
+                                          /*L2 256B*/ 3, /*zero fill*/ 0),
+                 "cuTensorMapEncodeTiled") &&
+           check(d.cuMemAlloc(&dMaps[i], 128), "tensor map") &&
+           check(d.cuMemcpyHtoD(dMaps[i], maps[i], 128), "tensor map");
+    }
+    args.insert(args.begin(), {&dMaps[0], &dMaps[1]});
+  }
   if (ok && p.split > 1)
     ok = check(d.cuMemAlloc(&dWorkspace, p.workspace), "workspace") &&
          check(d.cuMemsetD8(dWorkspace, 0xff, p.workspace), "poison workspace") &&
@@ -360,7 +391,7 @@ bool run(const Problem &p, const Operands &o, const std::string &image, const st
     std::printf("TIME %-28s %s %8.4f ms %7.1f TFLOP/s\n", p.file.c_str(), p.tier.c_str(), ms,
                 flops / ms / 1e9);
   }
-  for (CUdeviceptr ptr : {dA, dB, dAddend, dResidual, dOut, dWorkspace})
+  for (CUdeviceptr ptr : {dA, dB, dAddend, dResidual, dOut, dWorkspace, dMaps[0], dMaps[1]})
     if (ptr)
       d.cuMemFree(ptr);
   d.cuModuleUnload(module);

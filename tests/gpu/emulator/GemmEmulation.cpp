@@ -190,6 +190,25 @@ std::string emulate(const GemmKernel &kernel, double *relError) {
     if (p.aScale)
       args.push_back(o.scale.tensor.bytes());
   }
+  if (kernel.tiles.tma) {
+    // A's and B's maps first (GemmKernel::parameters): rows of K elements,
+    // boxes of the block tile's rows by blockK.
+    const TileConfig &t = kernel.tiles;
+    std::vector<std::vector<uint8_t>> maps;
+    for (int i = 0; i < 2; ++i) {
+      gpuemu::EmulatedTensorMap map;
+      map.tensorArg = uint32_t(2 + i); // a, b after the two maps
+      map.dims[0] = uint64_t(p.k);
+      map.dims[1] = uint64_t(i == 0 ? p.m : p.n);
+      map.rowBytes = uint64_t(p.k) * 2;
+      map.box[0] = uint32_t(t.blockK);
+      map.box[1] = uint32_t(i == 0 ? t.blockM : t.blockN);
+      std::vector<uint8_t> bytes(128, 0);
+      std::memcpy(bytes.data(), &map, sizeof map);
+      maps.push_back(std::move(bytes));
+    }
+    args.insert(args.begin(), maps.begin(), maps.end());
+  }
   if (p.addend)
     args.push_back(o.addend.tensor.bytes());
   if (p.residual)

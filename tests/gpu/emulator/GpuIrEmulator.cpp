@@ -64,6 +64,7 @@ bool Emulator::runBlock() {
   dynamicShared = nullptr;
   wgmma.assign((threads + kWarpgroup - 1) / kWarpgroup, {});
   wgmmaGroupIds = 0;
+  mbarriers.clear();
   for (WgmmaState &w : wgmma)
     w.open = wgmmaGroupIds++;
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
@@ -375,6 +376,120 @@ bool Emulator::checkWgmmaReads(Operation *op, const Mem &m, int64_t offset, int6
     for (int64_t b = offset; b < offset + bytes && b < int64_t(w.lastRead.size()); ++b)
       if (w.lastRead[b] > w.retired)
         return fail(op, "shared memory written while a wgmma that read it is in flight");
+  return true;
+}
+
+bool Emulator::stepTma(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
+  llvm::StringRef text = op.getAsmString();
+  std::vector<std::vector<Elt> *> in;
+  for (Value v : op.getOperands())
+    in.push_back(&val(v));
+  auto sharedOffset = [&](int64_t address, int64_t bytes, int64_t &offset) {
+    offset = address - kDynamicSharedBase;
+    if (!dynamicShared || offset < 0 || offset + bytes > int64_t(dynamicShared->size()))
+      return fail(op, "mbarrier or TMA address outside the dynamic shared memory");
+    return true;
+  };
+  if (text.starts_with("fence.mbarrier_init"))
+    return true;
+  for (int t = 0; t < threads; ++t) {
+    if (!mask[t])
+      continue;
+    const int64_t bar = (*in[text.contains("cp.async.bulk.tensor") ? 4 : 0])[t].i;
+    int64_t barOffset;
+    if (!sharedOffset(bar, 8, barOffset))
+      return false;
+    if (barOffset % 8)
+      return fail(op, "mbarrier not 8-byte aligned");
+    if (text.starts_with("mbarrier.init.shared::cta.b64")) {
+      if (!text.contains("], 1;"))
+        return fail(op, "mbarrier.init with other than one arrival");
+      mbarriers[bar] = Mbarrier{1, 0, 0, 0, {}};
+      continue;
+    }
+    auto found = mbarriers.find(bar);
+    if (found == mbarriers.end())
+      return fail(op, "mbarrier used before its init");
+    Mbarrier &m = found->second;
+    if (text.contains("mbarrier.arrive.expect_tx")) {
+      ++m.arrivals;
+      m.tx += (*in[1])[t].i;
+      continue;
+    }
+    if (text.contains("cp.async.bulk.tensor.2d")) {
+      // [dst], [map, {k, row}], [bar]
+      const int64_t map = (*in[1])[t].i, k0 = (*in[2])[t].i, row0 = (*in[3])[t].i;
+      const int64_t argIndex = (map >> kArgAddressShift) - 1;
+      if (argIndex < 0 || argIndex >= int64_t(args.size()) ||
+          args[argIndex].size() < sizeof(EmulatedTensorMap) ||
+          (map & ((int64_t(1) << kArgAddressShift) - 1)) != 0)
+        return fail(op, "TMA tensor map is not a whole tensor-map argument");
+      EmulatedTensorMap tm;
+      std::memcpy(&tm, args[argIndex].data(), sizeof tm);
+      if (tm.magic != EmulatedTensorMap::kMagic || tm.tensorArg >= args.size() ||
+          tm.box[0] * 2 != 128)
+        return fail(op, "TMA tensor map unreadable (or its box rows not 128 bytes)");
+      const std::vector<uint8_t> &tensor = args[tm.tensorArg];
+      int64_t dst;
+      const int64_t bytes = int64_t(tm.box[0]) * tm.box[1] * 2;
+      if (!sharedOffset((*in[0])[t].i, bytes, dst))
+        return false;
+      if (((*in[0])[t].i) % 1024)
+        return fail(op, "TMA destination of the 128-byte swizzle not 1024-byte aligned");
+      Mem shared;
+      shared.buffer = dynamicShared;
+      shared.shared = true;
+      // It lands any time from now: nothing a wgmma in flight reads.
+      if (!checkWgmmaReads(op, shared, dst, bytes))
+        return false;
+      PendingCopy copy;
+      copy.dst = shared;
+      copy.offset = dst;
+      copy.bytes.assign(bytes, 0);
+      for (int64_t r = 0; r < tm.box[1]; ++r)
+        for (int64_t k = 0; k < tm.box[0]; ++k) {
+          const int64_t gr = row0 + r, gk = k0 + k;
+          if (gr < 0 || gk < 0 || gr >= int64_t(tm.dims[1]) || gk >= int64_t(tm.dims[0]))
+            continue; // zero fill
+          const int64_t from = gr * int64_t(tm.rowBytes) + gk * 2;
+          if (from + 2 > int64_t(tensor.size()))
+            return fail(op, "TMA read past its tensor");
+          const int64_t logical = (*in[0])[t].i + r * 128 + k * 2;
+          const int64_t physical = logical ^ (((logical >> 7) & 7) << 4);
+          std::memcpy(&copy.bytes[physical - (*in[0])[t].i], &tensor[from], 2);
+        }
+      m.tx -= bytes;
+      m.copies.push_back(std::move(copy));
+      continue;
+    }
+    if (text.contains("mbarrier.try_wait.parity")) {
+      const int64_t parity = (*in[1])[t].i;
+      if (m.arrivals == m.expected && m.tx == 0) {
+        // The phase completes: its copies land, published to every waiter.
+        for (PendingCopy &copy : m.copies) {
+          if (!checkWgmmaReads(op, copy.dst, copy.offset, int64_t(copy.bytes.size())))
+            return false;
+          std::memcpy(copy.dst.buffer->data() + copy.offset, copy.bytes.data(),
+                      copy.bytes.size());
+          std::vector<Access> &acc = sharedAccess[copy.dst.buffer];
+          if (acc.empty())
+            acc.resize(copy.dst.buffer->size());
+          for (size_t b = 0; b < copy.bytes.size(); ++b) {
+            acc[copy.offset + b].writeEpoch = epoch - 1;
+            acc[copy.offset + b].writer = -1;
+          }
+        }
+        m.copies.clear();
+        m.arrivals = 0;
+        ++m.completed;
+      }
+      // Phase `parity` is complete once the current phase has the other.
+      if (m.completed == 0 || (m.completed - 1) % 2 != parity)
+        return fail(op, "mbarrier wait for a phase that never completes");
+      continue;
+    }
+    return fail(op, "unknown mbarrier or TMA PTX");
+  }
   return true;
 }
 
@@ -868,13 +983,20 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
     return true;
   }
   if (auto ptr = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(op)) {
-    // Only the dynamic shared memory's address is asked for (tc-sm90's
-    // descriptors); a global address would be the runtime's.
+    // The dynamic shared memory's address (tc-sm90's descriptors), or a
+    // tensor map argument's (TMA kernels): (index + 1) << 40.
     const Mem &m = mems[ptr.getSource().getAsOpaquePointer()];
-    if (!m.shared || !dynamicShared || m.buffer != dynamicShared)
-      return fail(op, "address asked of a buffer other than the dynamic shared memory");
+    int64_t address = -1;
+    if (m.shared && dynamicShared && m.buffer == dynamicShared)
+      address = kDynamicSharedBase + m.byteOffset;
+    for (size_t i = 0; !m.shared && i < args.size(); ++i)
+      if (m.buffer == &args[i] && m.byteOffset == 0)
+        address = int64_t(i + 1) << kArgAddressShift;
+    if (address < 0)
+      return fail(op, "address asked of a buffer other than the dynamic shared memory or an "
+                      "argument");
     auto &out = val(ptr.getResult());
-    each([&](int t) { out[t].i = kDynamicSharedBase + m.byteOffset; });
+    each([&](int t) { out[t].i = address; });
     return true;
   }
   if (auto fma = dyn_cast<LLVM::FMAOp>(op)) {
@@ -885,6 +1007,8 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
   }
   if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op)) {
     llvm::StringRef text = asmOp.getAsmString();
+    if (text.contains("mbarrier") || text.contains("cp.async.bulk.tensor"))
+      return stepTma(asmOp, mask);
     if (!text.starts_with("ex2.approx.f32") && !text.starts_with("rcp.approx.ftz.f32"))
       return stepWgmma(asmOp, mask);
     std::vector<std::vector<Elt> *> in;

@@ -9,7 +9,9 @@
 // ldmatrix and mma.sync once per warp, with the PTX ISA's lane maps, and
 // cp.async copies that land in shared memory only when a wait for their
 // group completes them (so a missing wait reads stale or unwritten bytes).
-// The tc-sm90 kernels' inline PTX: wgmma.mma_async once per warpgroup, its
+// The tc-sm90 kernels' inline PTX: mbarriers and TMA tensor copies (their
+// bytes landing when a wait completes the barrier's phase, from tensor maps
+// in the emulator's own format, EmulatedTensorMap); wgmma.mma_async once per warpgroup, its
 // operands read through their shared memory descriptors (the 128-byte
 // swizzle applied to the address as the hardware does), its commit and
 // wait groups; a cp.async or store into bytes that a wgmma not yet waited
@@ -41,6 +43,19 @@
 #include <vector>
 
 namespace tessel::gpuemu {
+
+/// What a TMA kernel's tensor-map argument holds in emulation (a
+/// CUtensorMap is the driver's opaque encoding): a 2-D f16 tensor, rows of
+/// `rowBytes`, `dims` = {elements a row, rows}, copied in boxes of
+/// box[1] rows of box[0] elements, 128-byte swizzled, zero past the edges.
+struct EmulatedTensorMap {
+  static constexpr uint32_t kMagic = 0x50414d54; // "TMAP"
+  uint32_t magic = kMagic;
+  uint32_t tensorArg = 0; ///< the kernel argument holding the tensor
+  uint64_t dims[2] = {0, 0};
+  uint64_t rowBytes = 0;
+  uint32_t box[2] = {0, 0};
+};
 
 class Emulator {
 public:
@@ -115,6 +130,11 @@ private:
   /// operands read through their descriptors, as issued), its fence,
   /// commit and wait, and fence.proxy.async.
   bool stepWgmma(mlir::LLVM::InlineAsmOp op, const std::vector<bool> &mask);
+  /// mbarrier.init / arrive.expect_tx / try_wait.parity and TMA's
+  /// cp.async.bulk.tensor.2d: a copy reads its box when issued and lands in
+  /// shared memory when a wait completes its barrier's phase (all arrivals
+  /// made, every byte expected copied); a wait that cannot complete fails.
+  bool stepTma(mlir::LLVM::InlineAsmOp op, const std::vector<bool> &mask);
   /// Fails where `bytes` shared bytes at `offset` of `m` are written while
   /// a wgmma that read them is not yet waited for.
   bool checkWgmmaReads(mlir::Operation *op, const Mem &m, int64_t offset, int64_t bytes);
@@ -147,6 +167,17 @@ private:
   /// Per thread: the copies not yet in a group, and the groups in flight.
   std::vector<std::vector<PendingCopy>> openCopies;
   std::vector<std::vector<std::vector<PendingCopy>>> copyGroups;
+
+  /// An mbarrier (by shared address): arrivals expected and made in the
+  /// current phase, bytes still expected, phases completed, and the TMA
+  /// copies that land when the phase completes.
+  struct Mbarrier {
+    int64_t expected = 0, arrivals = 0, tx = 0, completed = 0;
+    std::vector<PendingCopy> copies;
+  };
+  std::map<int64_t, Mbarrier> mbarriers;
+  /// The address a global argument's pointer reads as: (index + 1) << 40.
+  static constexpr int kArgAddressShift = 40;
 
   /// The values an scf.yield passes on.
   std::vector<mlir::Value> yielded;
