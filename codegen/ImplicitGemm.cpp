@@ -396,10 +396,7 @@ FailureOr<std::string> lowerGemmModule(MLIRContext &ctx, GemmTier tier,
   FailureOr<OwningOpRef<ModuleOp>> module = buildGemmModule(ctx, factsOf(tier).module, kernels);
   if (failed(module))
     return failure();
-  // A TMA kernel takes its tensor maps' addresses as indices: 64 bits.
-  bool wide = llvm::any_of(kernels, [](const GemmKernel &k) {
-    return k.problem.needsWideIndex() || k.tiles.tma;
-  });
+  bool wide = llvm::any_of(kernels, [](const GemmKernel &k) { return k.problem.needsWideIndex(); });
   return lowerGpuModuleToPtx(**module, factsOf(tier).chip, wide ? 64 : 32);
 }
 
@@ -539,8 +536,20 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
       continue;
     const GemmKernel &kernel = impl->intern(tier, *problem, *tiles, step.op->getLoc());
     auto bind = [&](llvm::StringRef param) {
-      return param == "workspace" ? KernelArg::workspace(kernel.workspaceBytes())
-                                  : KernelArg::tensorAddress(boundTensor(step, *problem, param));
+      if (param == "workspace")
+        return KernelArg::workspace(kernel.workspaceBytes());
+      if (param == "a_map" || param == "b_map") {
+        // TMA (TileConfig::tma): A [M, K] or B [N, K], K-major, boxes of
+        // the block tile's rows by blockK.
+        const bool isA = param == "a_map";
+        const TileConfig &t = kernel.tiles;
+        KernelArg::TensorMap map;
+        map.dims = {uint64_t(problem->k), uint64_t(isA ? problem->m : problem->n)};
+        map.strides = {uint64_t(problem->k) * 2};
+        map.box = {uint32_t(t.blockK), uint32_t(isA ? t.blockM : t.blockN)};
+        return KernelArg::tensorMapOf(boundTensor(step, *problem, isA ? "a" : "b"), map);
+      }
+      return KernelArg::tensorAddress(boundTensor(step, *problem, param));
     };
     KernelVariant variant;
     variant.tier = factsOf(tier.tier).engineTier;

@@ -56,11 +56,22 @@ struct KernelArg {
   /// The context's arrival counters (engine.fbs KernelArg.counter_bytes):
   /// zero at every launch, and left zero by it.
   uint64_t counterBytes = 0;
+  /// A TMA tensor map of `tensor` (engine.fbs TensorMap): f16, innermost
+  /// dimension first; empty dims: the tensor's address.
+  struct TensorMap {
+    std::vector<uint64_t> dims, strides;
+    std::vector<uint32_t> box;
+  } tensorMap;
 
   static KernelArg tensorAddress(int32_t index) { return KernelArg{index, {}, 0}; }
   static KernelArg null() { return KernelArg{-1, {}, 0}; }
   static KernelArg workspace(uint64_t bytes) { return KernelArg{-1, {}, bytes}; }
   static KernelArg counters(uint64_t bytes) { return KernelArg{-1, {}, 0, bytes}; }
+  static KernelArg tensorMapOf(int32_t index, TensorMap map) {
+    KernelArg arg{index, {}, 0};
+    arg.tensorMap = std::move(map);
+    return arg;
+  }
   template <typename T> static KernelArg value(const T &v) {
     static_assert(std::is_trivially_copyable_v<T>, "kernel arguments are raw bytes");
     KernelArg arg;

@@ -178,10 +178,15 @@ serializeLaunchList(flatbuffers::FlatBufferBuilder &builder,
   std::vector<flatbuffers::Offset<fb::Launch>> launches;
   for (const codegen::Launch &launch : variant.launches) {
     std::vector<flatbuffers::Offset<fb::KernelArg>> args;
-    for (const codegen::KernelArg &arg : launch.args)
+    for (const codegen::KernelArg &arg : launch.args) {
+      flatbuffers::Offset<fb::TensorMap> map;
+      if (!arg.tensorMap.dims.empty())
+        map = fb::CreateTensorMapDirect(builder, &arg.tensorMap.dims, &arg.tensorMap.strides,
+                                        &arg.tensorMap.box);
       args.push_back(fb::CreateKernelArgDirect(builder, arg.tensor,
                                                arg.bytes.empty() ? nullptr : &arg.bytes,
-                                               arg.workspaceBytes, arg.counterBytes));
+                                               arg.workspaceBytes, arg.counterBytes, map));
+    }
     std::vector<uint32_t> grid(launch.grid.begin(), launch.grid.end());
     std::vector<uint32_t> block(launch.block.begin(), launch.block.end());
     launches.push_back(fb::CreateLaunchDirect(builder, launch.module, launch.kernel.c_str(),

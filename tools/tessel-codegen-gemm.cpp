@@ -202,7 +202,8 @@ int main(int argc, char **argv) {
   bool tma = false;
   app.add_flag("--tma", tma,
                "tc90: A and B tiles by TMA from tensor maps passed first (a_map, b_map); "
-               "A and B K-major, no conv window, one batch, whole K");
+               "A and B K-major, no conv window, one batch, whole K (the heuristic "
+               "already takes it for such convs)");
   app.add_option("--persistent", persistent,
                  "tc90: a persistent grid of this many blocks, each taking tiles in turn "
                  "(-1: the reference GPU's SMs times the blocks an SM holds)");
@@ -417,7 +418,8 @@ int main(int argc, char **argv) {
     tiles->rasterM = raster;
   if (persistent != 0)
     tiles->persistent = persistent < 0 ? persistentGrid(problem, *tiles) : persistent;
-  tiles->tma = tma;
+  if (tma)
+    tiles->tma = true;
   if (splitK != 0) {
     const int64_t steps = (problem.k + tiles->blockK - 1) / tiles->blockK;
     tiles->splitK = splitK;

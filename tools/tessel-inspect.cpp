@@ -204,9 +204,12 @@ std::string tierList(const flatbuffers::Vector<engine::Tier> *list) {
   return text;
 }
 
-std::string dimsText(const flatbuffers::Vector<uint32_t> *dims) {
-  return std::to_string(dims->Get(0)) + "x" + std::to_string(dims->Get(1)) + "x" +
-         std::to_string(dims->Get(2));
+/// "AxBxC" (a grid or block's three sizes, a tensor map's dims or box).
+template <typename T> std::string dimsText(const flatbuffers::Vector<T> *dims) {
+  std::string text;
+  for (size_t i = 0; dims && i < dims->size(); ++i)
+    text += (i ? "x" : "") + std::to_string(dims->Get(i));
+  return text;
 }
 
 /// Writes DIR/<module>.sm_<arch>.{ptx,cubin} for every image, creating DIR;
@@ -562,12 +565,19 @@ static int toolMain(int argc, char **argv) {
         std::printf("        variant %s: %s (sm >= %d, align %d)\n", format::tierName(v->tier()),
                     str(v->kernel()), v->min_compute_capability(), v->alignment());
         if (v->launches())
-          for (const engine::Launch *launch : *v->launches())
+          for (const engine::Launch *launch : *v->launches()) {
             std::printf("          launch %s in module %d: grid %s, block %s, %u bytes "
                         "shared, %u args\n",
                         str(launch->kernel()), launch->module_(),
                         dimsText(launch->grid()).c_str(), dimsText(launch->block()).c_str(),
                         launch->shared_bytes(), launch->args() ? launch->args()->size() : 0u);
+            // TMA tensor maps: the tensor, its dims and the box (innermost first).
+            for (size_t a = 0; launch->args() && a < launch->args()->size(); ++a)
+              if (const engine::TensorMap *map = launch->args()->Get(a)->tensor_map())
+                std::printf("            arg %zu: tensor map of tensor %d, dims %s, box %s\n", a,
+                            launch->args()->Get(a)->tensor(), dimsText(map->dims()).c_str(),
+                            dimsText(map->box()).c_str());
+          }
       }
   }
   return 0;

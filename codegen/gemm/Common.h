@@ -17,8 +17,6 @@ namespace tessel::codegen::gemm {
 constexpr int64_t kWarpSize = 32;
 /// Threads of a warpgroup, the unit a wgmma runs on (tc-sm90).
 constexpr int64_t kWarpgroupSize = 128;
-/// A CUtensorMap (TileConfig::tma), 64-byte aligned.
-constexpr int64_t kTensorMapBytes = 128;
 /// Threads per block of the direct conv and of the split-K reduction.
 constexpr int64_t kElementwiseThreads = 256;
 /// The epilogue's residual runs a thread reads before their stores, at

@@ -37,8 +37,10 @@ Value KernelIr::view(Value bytes, Value byteOffset, ArrayRef<int64_t> shape, Typ
 Type KernelIr::paramType(llvm::StringRef param) {
   if (param == "workspace")
     return MemRefType::get({int64_t(kernel.workspaceBytes())}, b.getI8Type());
+  // A tensor map's address (TileConfig::tma): a pointer, 64 bits whatever
+  // the kernel's index width.
   if (param == "a_map" || param == "b_map")
-    return MemRefType::get({kTensorMapBytes}, b.getI8Type());
+    return LLVM::LLVMPointerType::get(b.getContext());
   ElemType type = param == "a"          ? p.a
                   : param == "b"        ? p.b
                   : param == "addend"   ? *p.addend

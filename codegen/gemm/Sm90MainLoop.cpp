@@ -62,7 +62,7 @@ private:
   /// Inline PTX with side effects on `operands`, no results.
   void asmWith(llvm::StringRef text, llvm::StringRef constraints, ValueRange operands);
   Value i32(Value index) { return b.create<arith::IndexCastOp>(loc, b.getI32Type(), index); }
-  /// The global address of the kernel's byte-buffer parameter `name`.
+  /// The kernel's pointer parameter `name` (a tensor map's address).
   Value paramAddress(llvm::StringRef name);
 
   gpu::GPUFuncOp func;
@@ -316,10 +316,7 @@ void Sm90MainLoop::asmWith(llvm::StringRef text, llvm::StringRef constraints,
 
 Value Sm90MainLoop::paramAddress(llvm::StringRef name) {
   SmallVector<llvm::StringRef> params = kernel.parameters();
-  // An index of 64 bits in a TMA kernel (lowerGemmModule).
-  Value map = func.getArgument(llvm::find(params, name) - params.begin());
-  Value address = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, map);
-  return b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), address);
+  return func.getArgument(llvm::find(params, name) - params.begin());
 }
 
 /// As emitKLoop's schedule (P steps ahead, w wgmma groups in flight across

@@ -510,7 +510,19 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
         (wholeKCost == bestCost && wholeK->threads() < best->threads()))
       best = wholeK;
   }
-  return withRaster(p, best, kWgmmaGpu);
+  best = withRaster(p, best, kWgmmaGpu);
+  // A conv whose A is its input itself (1x1, stride 1, unpadded, one
+  // group) loads its tiles by TMA: ResNet-50 b256's twelve such convs
+  // 0.979-1.182x on the same tiles, geomean 1.033 (H200, bench/NOTES.md
+  // (29)). Not yet the gemms, whose B is mostly MN-major (boxes of 64
+  // columns each) and which were not measured.
+  if (best && p.op == GemmOpKind::Conv) {
+    TileConfig tma = *best;
+    tma.tma = true;
+    if (tilingFits(p, tma))
+      best = tma;
+  }
+  return best;
 }
 
 std::optional<TileConfig> chooseSimtTiles(const GemmProblem &p) {

@@ -28,6 +28,35 @@ namespace {
 /// The largest workspace a kernel argument may ask for: a bad engine must not
 /// make a context try to allocate petabytes.
 constexpr uint64_t kMaxWorkspaceBytes = uint64_t(4) << 30;
+/// A kernel argument's TMA tensor map (KernelArg.tensor_map) of engine
+/// tensor `tensor`: two dimensions of f16, rows of a multiple of 16 bytes
+/// holding the innermost dimension, within the tensor's bytes; a box of at
+/// most 256 rows whose rows are at most 128 bytes (the 128-byte swizzle).
+Status verifyTensorMap(const std::string &which, const fb::TensorMap &map, int32_t tensor,
+                       const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>> *tensors) {
+  if (tensor < 0)
+    return invalidEngine(which + " is a tensor map of no tensor");
+  const fb::Tensor *t = tensors->Get(tensor);
+  if (t->dtype() != fb::DType::f16)
+    return invalidEngine(which + " is a tensor map of a tensor that is not f16");
+  if (!map.dims() || map.dims()->size() != 2 || !map.strides() || map.strides()->size() != 1 ||
+      !map.box() || map.box()->size() != 2)
+    return invalidEngine(which + "'s tensor map is not two dimensions, one stride and a box");
+  const uint64_t cols = map.dims()->Get(0), rows = map.dims()->Get(1),
+                 stride = map.strides()->Get(0);
+  const uint32_t boxCols = map.box()->Get(0), boxRows = map.box()->Get(1);
+  if (cols == 0 || rows == 0 || stride % 16 != 0 || cols * 2 > stride ||
+      rows > t->size() / stride || boxCols == 0 || boxCols * 2 > 128 || boxRows == 0 ||
+      boxRows > 256)
+    return invalidEngine(which + "'s tensor map (" + std::to_string(cols) + " x " +
+                         std::to_string(rows) + ", rows of " + std::to_string(stride) +
+                         " bytes, boxes of " + std::to_string(boxCols) + " x " +
+                         std::to_string(boxRows) + ") does not fit tensor " +
+                         std::to_string(tensor) + " (" + std::to_string(t->size()) +
+                         " bytes) or TMA");
+  return {};
+}
+
 /// The most arrival counters an argument may ask for (KernelArg.counter_bytes).
 constexpr uint64_t kMaxCounterBytes = uint64_t(1) << 24;
 
@@ -548,6 +577,9 @@ Status Engine::verifyVariant(size_t index, const fb::KernelVariant *variant) con
           return invalidEngine(which + " asks for " + std::to_string(arg->counter_bytes()) +
                                " bytes of counters (at most " +
                                std::to_string(kMaxCounterBytes) + ")");
+        if (const fb::TensorMap *map = arg->tensor_map())
+          if (Status s = verifyTensorMap(which, *map, arg->tensor(), plan->tensors()); !s.ok())
+            return s;
       }
   }
   return {};

@@ -100,11 +100,18 @@ struct KernelArgSpec {
   std::vector<uint8_t> bytes;
   uint64_t workspaceBytes = 0;
   uint64_t counterBytes = 0;
+  // A TMA tensor map of `tensor` where mapDims is not empty.
+  std::vector<uint64_t> mapDims, mapStrides;
+  std::vector<uint32_t> mapBox;
 };
 inline KernelArgSpec tensorArg(int32_t tensor) { return KernelArgSpec{tensor, {}, 0}; }
 inline KernelArgSpec nullArg() { return KernelArgSpec{-1, {}, 0}; }
 inline KernelArgSpec workspaceArg(uint64_t bytes) { return KernelArgSpec{-1, {}, bytes}; }
 inline KernelArgSpec counterArg(uint64_t bytes) { return KernelArgSpec{-1, {}, 0, bytes}; }
+inline KernelArgSpec tensorMapArg(int32_t tensor, std::vector<uint64_t> dims,
+                                  std::vector<uint64_t> strides, std::vector<uint32_t> box) {
+  return KernelArgSpec{tensor, {}, 0, 0, std::move(dims), std::move(strides), std::move(box)};
+}
 template <typename T> KernelArgSpec valueArg(const T &value) {
   KernelArgSpec arg;
   arg.bytes.resize(sizeof(T));
@@ -209,10 +216,14 @@ inline std::vector<uint8_t> buildEngine(const EngineSpec &spec) {
       std::vector<flatbuffers::Offset<fb::Launch>> launches;
       for (const LaunchSpec &l : v.launches) {
         std::vector<flatbuffers::Offset<fb::KernelArg>> args;
-        for (const KernelArgSpec &a : l.args)
+        for (const KernelArgSpec &a : l.args) {
+          flatbuffers::Offset<fb::TensorMap> map;
+          if (!a.mapDims.empty())
+            map = fb::CreateTensorMapDirect(builder, &a.mapDims, &a.mapStrides, &a.mapBox);
           args.push_back(fb::CreateKernelArgDirect(builder, a.tensor,
                                                    a.bytes.empty() ? nullptr : &a.bytes,
-                                                   a.workspaceBytes, a.counterBytes));
+                                                   a.workspaceBytes, a.counterBytes, map));
+        }
         launches.push_back(fb::CreateLaunchDirect(builder, l.module, l.kernel.c_str(), &l.grid,
                                                   &l.block, l.sharedBytes, &args));
       }

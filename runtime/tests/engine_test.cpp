@@ -641,6 +641,37 @@ TEST(RuntimeEngine, RejectsMalformedGpuVariants) {
          s.steps[0].variants[0].launches[0].args.push_back(counterArg(uint64_t(1) << 30));
        },
        "launch 0 argument 4 asks for 1073741824 bytes of counters (at most 16777216)"},
+      {"tensor map of f32",
+       [](EngineSpec &s) {
+         s.steps[0].variants[0].launches[0].args.push_back(tensorMapArg(0, {8, 1}, {32}, {8, 1}));
+       },
+       "launch 0 argument 4 is a tensor map of a tensor that is not f16"},
+      {"tensor map of no tensor",
+       [](EngineSpec &s) {
+         s.steps[0].variants[0].launches[0].args.push_back(tensorMapArg(-1, {8, 1}, {16}, {8, 1}));
+       },
+       "launch 0 argument 4 is a tensor map of no tensor"},
+      {"tensor map of three dimensions",
+       [](EngineSpec &s) {
+         s.tensors[0].dtype = fb::DType::f16;
+         s.steps[0].variants[0].launches[0].args.push_back(
+             tensorMapArg(0, {8, 1, 1}, {16}, {8, 1}));
+       },
+       "argument 4's tensor map is not two dimensions, one stride and a box"},
+      {"tensor map past its tensor",
+       [](EngineSpec &s) {
+         s.tensors[0].dtype = fb::DType::f16; // 8 elements: 16 bytes
+         s.steps[0].variants[0].launches[0].args.push_back(tensorMapArg(0, {8, 2}, {16}, {8, 1}));
+       },
+       "argument 4's tensor map (8 x 2, rows of 16 bytes, boxes of 8 x 1) does not fit tensor "
+       "0 (16 bytes) or TMA"},
+      {"tensor map box past the swizzle",
+       [](EngineSpec &s) {
+         s.tensors[0].dtype = fb::DType::f16;
+         s.steps[0].variants[0].launches[0].args.push_back(
+             tensorMapArg(0, {8, 1}, {16}, {128, 1}));
+       },
+       "boxes of 128 x 1) does not fit tensor 0 (16 bytes) or TMA"},
       {"PTX without NUL", [](EngineSpec &s) { s.modules[0].images[0].data.pop_back(); },
        "module 0 'test_kernels' image 0 (PTX) is not NUL-terminated"},
       {"empty image", [](EngineSpec &s) { s.modules[0].images[0].data.clear(); },
@@ -665,9 +696,11 @@ TEST(RuntimeEngine, RejectsMalformedGpuVariants) {
     expectRejected(spec, c.message);
   }
   // What the cases break is valid otherwise: null arguments, a cubin per
-  // arch beside PTX, a module no launch uses.
+  // arch beside PTX, a module no launch uses, a tensor map that fits.
   EngineSpec spec = gpuAddSpec(8);
   spec.steps[0].variants[0].launches[0].args[0] = nullArg();
+  spec.tensors[1].dtype = fb::DType::f16;
+  spec.steps[0].variants[0].launches[0].args.push_back(tensorMapArg(1, {8, 1}, {16}, {8, 1}));
   spec.modules[0].images.push_back(cubinImage(80));
   spec.modules[0].images.push_back(cubinImage(90));
   spec.modules.push_back(ModuleSpec{"unused", {}});

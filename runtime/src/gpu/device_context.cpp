@@ -66,7 +66,7 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
   // before anything is allocated.
   steps.resize(stepCount);
   size_t paramCount = 0, valueSlots = 0;
-  uint64_t workspaceBytes = 0, counterBytes = 0;
+  uint64_t workspaceBytes = 0, counterBytes = 0, mapCount = 0;
   allOnGpu = true;
   for (size_t s = 0; s < stepCount; ++s) {
     const StepChoice &choice = selection.steps[s];
@@ -101,6 +101,7 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
                             : 1;
           workspaceBytes = std::max<uint64_t>(workspaceBytes, arg->workspace_bytes());
           counterBytes = std::max<uint64_t>(counterBytes, arg->counter_bytes());
+          mapCount += arg->tensor_map() != nullptr;
         }
       launches.push_back(prepared);
     }
@@ -135,6 +136,13 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
   size += format::alignUp(workspaceBytes, format::kConstantAlignment);
   const uint64_t counterOffset = size;
   size += format::alignUp(counterBytes, format::kConstantAlignment);
+  mapOffset = size;
+  size += format::alignUp(mapCount * sizeof(TensorMapSlot::Bytes), format::kConstantAlignment);
+  if (mapCount && !cu.cuTensorMapEncodeTiled)
+    return Status(TESSEL_UNSUPPORTED,
+                  "the engine's tc-sm90 kernels load by TMA, but the CUDA driver has no "
+                  "cuTensorMapEncodeTiled (CUDA 12 or later)");
+  tensorMaps.reserve(mapCount);
   if (Status s = driver->check(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
                                "cuStreamCreate");
       !s.ok()) {
@@ -205,7 +213,15 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
         const fb::KernelArg *arg = launch->args()->Get(a);
         uint64_t *value = &paramValues[nextValue];
         paramPointers[prepared.firstParam + a] = value;
-        if (arg->tensor() >= 0) {
+        if (arg->tensor() >= 0 && arg->tensor_map()) {
+          // Slot i of the maps' region; encoded here, copied below, and
+          // again when the tensor is bound elsewhere (bindDevice).
+          tensorMaps.push_back({arg->tensor(), arg->tensor_map(), {}});
+          if (Status st = encodeMap(tensorMaps.size() - 1, address(arg->tensor())); !st.ok())
+            return Status(st.code(), describeStep(s, engineSteps->Get(s)) + ": " + st.message());
+          *value = memory + mapOffset + (tensorMaps.size() - 1) * sizeof(TensorMapSlot::Bytes);
+          nextValue += 1;
+        } else if (arg->tensor() >= 0) {
           *value = address(arg->tensor());
           fb::Storage storage = tensors->Get(arg->tensor())->storage();
           if (storage == fb::Storage::Input || storage == fb::Storage::Output)
@@ -226,6 +242,19 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
       }
     }
   }
+
+  for (size_t i = 0; i < tensorMaps.size(); ++i)
+    if (Status s = driver->check(
+            cu.cuMemcpyHtoDAsync(memory + mapOffset + i * sizeof(TensorMapSlot::Bytes),
+                                 tensorMaps[i].bytes.data, sizeof(TensorMapSlot::Bytes), stream),
+            "cuMemcpyHtoDAsync of a tensor map");
+        !s.ok())
+      return s;
+  if (!tensorMaps.empty())
+    if (Status s = driver->check(cu.cuStreamSynchronize(stream),
+                                 "cuStreamSynchronize after the tensor maps");
+        !s.ok())
+      return s;
 
   // cpu-tier steps: their operands that live on the device (the arena and
   // the graph's outputs; constants are on the host already, and so are
@@ -582,9 +611,46 @@ Status DeviceContext::profile(HostStep hostStep, void *owner, double *ms) {
   return {};
 }
 
+Status DeviceContext::encodeMap(size_t i, CUdeviceptr address) {
+  // f16 (6), no interleave (0), the 128-byte swizzle (3), L2 promotion of
+  // 256 bytes (3), zero fill (0): engine.fbs TensorMap.
+  TensorMapSlot &slot = tensorMaps[i];
+  const fb::TensorMap &map = *slot.map;
+  const unsigned unit[2] = {1, 1};
+  std::vector<unsigned> box(map.box()->begin(), map.box()->end());
+  std::vector<uint64_t> dims(map.dims()->begin(), map.dims()->end());
+  std::vector<uint64_t> strides(map.strides()->begin(), map.strides()->end());
+  return driver->check(driver->api().cuTensorMapEncodeTiled(
+                           slot.bytes.data, 6, unsigned(dims.size()),
+                           reinterpret_cast<void *>(address), dims.data(), strides.data(),
+                           box.data(), unit, 0, 3, 3, 0),
+                       ("cuTensorMapEncodeTiled of tensor " + std::to_string(slot.tensor)).c_str());
+}
+
 Status DeviceContext::bindDevice(int32_t tensor, CUdeviceptr bound) {
   CUdeviceptr target = bound ? bound : memory + ioOffsets[tensor];
   deviceBound[tensor] = bound != 0;
+  // Tensor maps of the tensor: encoded for the new address and copied over
+  // the old once the work that may read them is done.
+  for (size_t i = 0; i < tensorMaps.size(); ++i) {
+    if (tensorMaps[i].tensor != tensor)
+      continue;
+    if (Status s = device->makeCurrent(); !s.ok())
+      return s;
+    if (pending) {
+      if (CUresult r = driver->api().cuEventSynchronize(lastWork); r != CUDA_SUCCESS)
+        return fault(r, "waiting for the last run before a tensor map changes");
+      pending = false;
+    }
+    if (Status s = encodeMap(i, target); !s.ok())
+      return s;
+    if (Status s = driver->check(
+            driver->api().cuMemcpyHtoD(memory + mapOffset + i * sizeof(TensorMapSlot::Bytes),
+                                       tensorMaps[i].bytes.data, sizeof(TensorMapSlot::Bytes)),
+            "cuMemcpyHtoD of a tensor map");
+        !s.ok())
+      return s;
+  }
   bool changed = false;
   for (const IoParam &param : ioParams)
     if (param.tensor == tensor && paramValues[param.value] != target) {

@@ -8,6 +8,9 @@
 //   - every launch resolved: its function (DeviceEngine), grid, block, shared
 //     memory, and its kernel parameter array pointing at prebuilt values (the
 //     device addresses are fixed for the context's life);
+//   - the TMA tensor maps kernels take (KernelArg.tensor_map), encoded with
+//     their tensors' addresses and copied to the context's device memory
+//     (again for a tensor later bound to a caller's address: bindDevice);
 //   - for each cpu-tier step of a mixed context, the copies that bring its
 //     arena and output operands to the host views and its results back.
 //
@@ -64,6 +67,10 @@
 
 #include <memory>
 #include <vector>
+
+namespace tessel::engine {
+struct TensorMap;
+}
 
 namespace tessel::rt::gpu {
 
@@ -138,6 +145,15 @@ private:
     // input is bound on the device (a host binding is the view itself).
     bool graphInput = false;
   };
+  // A TMA tensor map (KernelArg.tensor_map) of `tensor`, in slot i of the
+  // maps' device region; `bytes` its encoding on the host.
+  struct TensorMapSlot {
+    int32_t tensor = -1;
+    const tessel::engine::TensorMap *map = nullptr;
+    struct alignas(64) Bytes {
+      unsigned char data[128];
+    } bytes{};
+  };
   // A kernel parameter value that holds a graph input's or output's address.
   struct IoParam {
     size_t value = 0; // into paramValues
@@ -167,6 +183,8 @@ private:
   /// Orders work on `on` after the context's work on another stream.
   Status follow(CUstream on);
   Status copyInputs(CUstream on);
+  /// Encodes tensor map slot `i` for its tensor at `address` (host bytes).
+  Status encodeMap(size_t i, CUdeviceptr address);
   Status copyOutputs(CUstream on);
   /// Synchronizes `on` (null: the context's own stream).
   Status synchronize(const char *what, CUstream on = nullptr);
@@ -189,6 +207,8 @@ private:
   std::vector<void *> paramPointers;   // kernelParams arrays, back to back
   std::vector<uint64_t> paramValues;   // what they point at
   std::vector<IoParam> ioParams;       // the values holding graph IO addresses
+  std::vector<TensorMapSlot> tensorMaps; // KernelArg.tensor_map, in argument order
+  uint64_t mapOffset = 0;              // their device region's offset in memory
   std::vector<bool> deviceBound;       // per tensor: bound to a caller's address
   CUevent lastWork = nullptr;          // recorded after each enqueue
   CUstream lastStream = nullptr;       // where the last enqueue went (0: the default stream)

@@ -137,6 +137,14 @@ struct DriverApi {
   // it every kernel is launched with cuLaunchKernel.
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *config, CUfunction function,
                                void **params, void **extra);
+  // Optional (CUDA 12 and later, as the sm_90a kernels that need it): a
+  // TMA tensor map (cuda.h's cuTensorMapEncodeTiled; its enums as ints,
+  // the 128-byte CUtensorMap as bytes).
+  CUresult (*cuTensorMapEncodeTiled)(void *tensorMap, int dataType, unsigned rank,
+                                     void *address, const uint64_t *dims,
+                                     const uint64_t *strides, const unsigned *box,
+                                     const unsigned *elementStrides, int interleave, int swizzle,
+                                     int l2Promotion, int oobFill);
   CUresult (*cuStreamCreate)(CUstream *stream, unsigned flags);
   CUresult (*cuStreamDestroy)(CUstream stream);                       // _v2
   CUresult (*cuStreamSynchronize)(CUstream stream);

@@ -68,6 +68,13 @@ bool Emulator::runBlock() {
   for (WgmmaState &w : wgmma)
     w.open = wgmmaGroupIds++;
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    if (isa<LLVM::LLVMPointerType>(arg.getType())) {
+      // A pointer argument (a TMA kernel's tensor map): (index + 1) << 40.
+      auto &out = val(arg);
+      for (int t = 0; t < threads; ++t)
+        out[t].i = int64_t(i + 1) << kArgAddressShift;
+      continue;
+    }
     Mem m;
     m.buffer = &args[i];
     m.type = cast<MemRefType>(arg.getType());
@@ -983,20 +990,13 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
     return true;
   }
   if (auto ptr = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(op)) {
-    // The dynamic shared memory's address (tc-sm90's descriptors), or a
-    // tensor map argument's (TMA kernels): (index + 1) << 40.
+    // Only the dynamic shared memory's address is asked for (tc-sm90's
+    // descriptors); a global address would be the runtime's.
     const Mem &m = mems[ptr.getSource().getAsOpaquePointer()];
-    int64_t address = -1;
-    if (m.shared && dynamicShared && m.buffer == dynamicShared)
-      address = kDynamicSharedBase + m.byteOffset;
-    for (size_t i = 0; !m.shared && i < args.size(); ++i)
-      if (m.buffer == &args[i] && m.byteOffset == 0)
-        address = int64_t(i + 1) << kArgAddressShift;
-    if (address < 0)
-      return fail(op, "address asked of a buffer other than the dynamic shared memory or an "
-                      "argument");
+    if (!m.shared || !dynamicShared || m.buffer != dynamicShared)
+      return fail(op, "address asked of a buffer other than the dynamic shared memory");
     auto &out = val(ptr.getResult());
-    each([&](int t) { out[t].i = address; });
+    each([&](int t) { out[t].i = kDynamicSharedBase + m.byteOffset; });
     return true;
   }
   if (auto fma = dyn_cast<LLVM::FMAOp>(op)) {

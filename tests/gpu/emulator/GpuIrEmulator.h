@@ -176,7 +176,7 @@ private:
     std::vector<PendingCopy> copies;
   };
   std::map<int64_t, Mbarrier> mbarriers;
-  /// The address a global argument's pointer reads as: (index + 1) << 40.
+  /// A pointer argument's value (a tensor map's address): (index + 1) << 40.
   static constexpr int kArgAddressShift = 40;
 
   /// The values an scf.yield passes on.

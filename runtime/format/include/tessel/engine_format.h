@@ -30,8 +30,10 @@ inline constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'E', 'L', '\x1a', '\n'};
 // batch profiles (Engine.profiles). 6: an output's data-dependent extent
 // (Tensor.extent_axis, extent_tensor), which a runtime must not ignore. 7:
 // KernelArg.counter_bytes (zeroed arrival counters; a runtime that passed a
-// null pointer instead would fault).
-inline constexpr uint32_t kFormatVersion = 7;
+// null pointer instead would fault). 8: KernelArg.tensor_map (TMA tensor
+// maps the runtime encodes; a runtime that passed the tensor's address
+// instead would fault).
+inline constexpr uint32_t kFormatVersion = 8;
 // The oldest version this runtime still reads.
 inline constexpr uint32_t kOldestReadableVersion = 5;
 inline constexpr size_t kHeaderSize = 64;
