@@ -502,6 +502,26 @@ TEST(EmulatedTiles, DISABLED_ResNet50Shapes) {
     }
 }
 
+/// A tc-sm90 tiling: warpgroupsM x warpgroupsN warpgroups, each fragsM
+/// wgmma tiles of m64 x fragN, blockK 64, `stages` buffers.
+TileConfig sm90Tiles(int64_t warpgroupsM, int64_t warpgroupsN, int64_t fragsM, int64_t fragN,
+                     int64_t stages) {
+  TileConfig t;
+  t.tier = GemmTier::TensorCoreSm90;
+  t.fragM = 64;
+  t.fragK = 16;
+  t.fragN = fragN;
+  t.warpsM = warpgroupsM;
+  t.warpsN = warpgroupsN;
+  t.fragsM = fragsM;
+  t.fragsN = 1;
+  t.blockM = warpgroupsM * fragsM * 64;
+  t.blockN = warpgroupsN * fragN;
+  t.blockK = 64;
+  t.stages = stages;
+  return t;
+}
+
 /// The tc-sm90 main loop (wgmma on 128-byte swizzled cp.async stages),
 /// emulated: the emulator runs each wgmma per warpgroup from its shared
 /// memory descriptors as the hardware reads them (GpuIrEmulator.cpp,
@@ -518,20 +538,7 @@ TEST(Sm90, WgmmaMainLoop) {
     int64_t warpgroupsM, warpgroupsN, fragsM, fragN;
   };
   auto tiles = [](Shape s, int64_t stages) {
-    TileConfig t;
-    t.tier = GemmTier::TensorCoreSm90;
-    t.fragM = 64;
-    t.fragK = 16;
-    t.fragN = s.fragN;
-    t.warpsM = s.warpgroupsM;
-    t.warpsN = s.warpgroupsN;
-    t.fragsM = s.fragsM;
-    t.fragsN = 1;
-    t.blockM = s.warpgroupsM * s.fragsM * 64;
-    t.blockN = s.warpgroupsN * s.fragN;
-    t.blockK = 64;
-    t.stages = stages;
-    return t;
+    return sm90Tiles(s.warpgroupsM, s.warpgroupsN, s.fragsM, s.fragN, stages);
   };
   const std::vector<GemmProblem> problems = {
       withEpilogue(gemm(200, 136, 264, false, true), true, false, A::Gelu),
@@ -585,17 +592,7 @@ TEST(Sm90, WgmmaMainLoop) {
 TEST(Sm90, PersistentTiles) {
   using A = Activation;
   auto tiles = [](int64_t warpgroupsM, int64_t fragN, int64_t stages, int64_t grid) {
-    TileConfig t;
-    t.tier = GemmTier::TensorCoreSm90;
-    t.fragM = 64;
-    t.fragK = 16;
-    t.fragN = fragN;
-    t.warpsM = warpgroupsM;
-    t.fragsM = 1;
-    t.blockM = warpgroupsM * 64;
-    t.blockN = fragN;
-    t.blockK = 64;
-    t.stages = stages;
+    TileConfig t = sm90Tiles(warpgroupsM, 1, 1, fragN, stages);
     t.persistent = grid;
     return t;
   };
@@ -639,17 +636,7 @@ TEST(Sm90, PersistentTiles) {
 TEST(Sm90, TmaLoads) {
   using A = Activation;
   auto tiles = [](int64_t warpgroupsM, int64_t fragsM, int64_t fragN, int64_t stages) {
-    TileConfig t;
-    t.tier = GemmTier::TensorCoreSm90;
-    t.fragM = 64;
-    t.fragK = 16;
-    t.fragN = fragN;
-    t.warpsM = warpgroupsM;
-    t.fragsM = fragsM;
-    t.blockM = warpgroupsM * fragsM * 64;
-    t.blockN = fragN;
-    t.blockK = 64;
-    t.stages = stages;
+    TileConfig t = sm90Tiles(warpgroupsM, 1, fragsM, fragN, stages);
     t.tma = true;
     return t;
   };
