@@ -30,7 +30,9 @@
 #   python       the Python API (python/) pip-installed into the machine's
 #                Python, then tests/python/gpu_torch.py with PyTorch CUDA
 #                tensors on tiny_cnn at fp16 and fp32 (in place, tessel-run's
-#                output, enqueue on a torch stream and on stream 0)
+#                output, enqueue on a torch stream and on stream 0), and
+#                tests/python/gpu_tma_device_io.py (a TMA conv's maps of a
+#                device-bound input)
 #   timing       ResNet-50 batch 1 latency and batch 256 throughput, Tessel
 #                beside PyTorch (eager and CUDA graph) in the same run
 # Summaries go to $OUT/summary.txt (and stdout); logs to $OUT/*.log.
@@ -175,6 +177,15 @@ if has python; then
       >> "$out/python.log" 2>&1 || status=1
     say "python $precision: $(grep -E '^(PASS|Traceback|AssertionError)' "$out/python.log" | tail -1)"
   done
+  # A TMA-fed conv reading a device-bound input (its tensor maps encoded
+  # again for each address).
+  python3 tests/lit/tools/Inputs/pointwise_model.py "$work/pointwise.onnx" &&
+    "$bin/tessel-compile" "$work/pointwise.onnx" -o "$work/pointwise.tsl" --io-layout nhwc \
+      --io-dtype f16 >> "$out/python.log" 2>&1 &&
+    (cd "$work" && TESSEL_RUNTIME_LIBRARY=$work/lib/libtessel_runtime.so.0 python3 \
+      "$root/tests/python/gpu_tma_device_io.py" "$work/pointwise.tsl") >> "$out/python.log" 2>&1 ||
+    status=1
+  say "python tma device io: $(grep -E '^(PASS|Traceback|AssertionError)' "$out/python.log" | tail -1)"
 fi
 
 if has profiles; then
