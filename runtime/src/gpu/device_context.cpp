@@ -122,8 +122,9 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
   // inputs and outputs, then the workspace (the largest any launch asks for;
   // steps run in order on one stream, so they share it), then the arrival
   // counters (as large as the most any launch asks for; zeroed below with
-  // the rest, and each launch leaves them zero), each on the boundary the
-  // constants use.
+  // the rest, and each launch leaves them zero), then the TMA tensor maps
+  // (128 bytes each, copied in once the parameters are built), each on the
+  // boundary the constants use.
   const size_t tensorCount = tensors ? tensors->size() : 0;
   ioOffsets.assign(tensorCount, 0);
   uint64_t size = format::alignUp(engine.arenaSize(), format::kConstantAlignment);
