@@ -67,11 +67,20 @@ struct GemmKernel {
   uint32_t sharedBytes() const;
   /// Bytes every operand address must be aligned to (vector loads).
   int alignment() const;
-  /// The kernel's parameters, in order: "a", "b", "a_scale" where the
-  /// problem has it, then "addend" and "residual" where it has them, then
-  /// "out"; with split-K "a", "b", ("a_scale"), "workspace" (the epilogue's
-  /// operands go to the reduction).
+  /// The kernel's parameters, in order: "a_map", "b_map" with TMA
+  /// (tiles.tma), "a", "b", "a_scale" where the problem has it, then
+  /// "addend" and "residual" where it has them, then "out"; with split-K
+  /// "a", "b", ("a_scale"), "workspace" (the epilogue's operands go to the
+  /// reduction).
   llvm::SmallVector<llvm::StringRef> parameters() const;
+  /// A TMA kernel's tensor map of A (isA: M rows) or B (N rows): f16 rows
+  /// of K elements, K-major, copied in boxes of blockK by the block tile's
+  /// rows (the 128-byte swizzle, zero fill: engine.fbs TensorMap).
+  struct TensorMapShape {
+    uint64_t cols = 0, rows = 0, rowBytes = 0;
+    uint32_t boxCols = 0, boxRows = 0;
+  };
+  TensorMapShape tensorMap(bool isA) const;
 
   // Split-K (tiles.splitK > 1) only: the workspace of f32 partial sums,
   // [batch][splitK][M][N], and the reduction kernel that sums it in split

@@ -539,15 +539,11 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
       if (param == "workspace")
         return KernelArg::workspace(kernel.workspaceBytes());
       if (param == "a_map" || param == "b_map") {
-        // TMA (TileConfig::tma): A [M, K] or B [N, K], K-major, boxes of
-        // the block tile's rows by blockK.
         const bool isA = param == "a_map";
-        const TileConfig &t = kernel.tiles;
-        KernelArg::TensorMap map;
-        map.dims = {uint64_t(problem->k), uint64_t(isA ? problem->m : problem->n)};
-        map.strides = {uint64_t(problem->k) * 2};
-        map.box = {uint32_t(t.blockK), uint32_t(isA ? t.blockM : t.blockN)};
-        return KernelArg::tensorMapOf(boundTensor(step, *problem, isA ? "a" : "b"), map);
+        const GemmKernel::TensorMapShape shape = kernel.tensorMap(isA);
+        return KernelArg::tensorMapOf(boundTensor(step, *problem, isA ? "a" : "b"),
+                                      {{shape.cols, shape.rows}, {shape.rowBytes},
+                                       {shape.boxCols, shape.boxRows}});
       }
       return KernelArg::tensorAddress(boundTensor(step, *problem, param));
     };

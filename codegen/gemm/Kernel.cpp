@@ -137,6 +137,12 @@ int GemmKernel::alignment() const {
   return int(align);
 }
 
+GemmKernel::TensorMapShape GemmKernel::tensorMap(bool isA) const {
+  return {uint64_t(problem.k), uint64_t(isA ? problem.m : problem.n),
+          uint64_t(problem.k) * elemBytes(isA ? problem.a : problem.b), uint32_t(tiles.blockK),
+          uint32_t(isA ? tiles.blockM : tiles.blockN)};
+}
+
 llvm::SmallVector<llvm::StringRef> GemmKernel::parameters() const {
   llvm::SmallVector<llvm::StringRef> operands = {"a", "b"};
   if (tiles.tma)

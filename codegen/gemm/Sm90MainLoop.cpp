@@ -323,8 +323,9 @@ Value Sm90MainLoop::paramAddress(llvm::StringRef name) {
 /// the step's barrier), its copies TMA's: before the loop thread 0 sets up
 /// an mbarrier a stage (one arrival: its own, with the bytes to expect);
 /// the tensor maps are the host's, copied before the launch (no
-/// fence.proxy.tensormap: PTX ISA 8.3, past the modules' 8.0); step i: the barrier (every warpgroup has waited for
-/// step i - 1 - w's wgmmas, so buffer (i + P) % stages is free), thread 0
+/// fence.proxy.tensormap: PTX ISA 8.3, past the modules' 8.0); step i: the
+/// barrier (every warpgroup has waited for step i - 1 - w's wgmmas, so
+/// buffer (i + P) % stages is free), thread 0
 /// copies step i + P (expect A's and B's tile bytes, two tensor copies
 /// that complete them), then every thread waits for the stage's phase
 /// (i / stages) % 2 and issues the step's wgmmas. The copies write through

@@ -61,8 +61,8 @@ struct TileConfig {
   // tensor copies, an mbarrier a stage says when they have landed) from
   // the kernel's a_map and b_map (CUtensorMaps in global memory, 128-byte
   // swizzle): A and B K-major in the operands, one batch, whole K.
-  // Measured through tessel-codegen-gemm --tma only; chooseTiles never
-  // sets it (the runtime does not make the maps yet).
+  // chooseTiles sets it for such convs (1x1, stride 1); the engine
+  // describes the maps (KernelArg.tensor_map) and the runtime makes them.
   bool tma = false;
   // A direct convolution (simt only) for grouped convs with fewer than 8
   // filters per group: one thread per output element, no shared memory,

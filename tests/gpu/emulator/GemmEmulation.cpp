@@ -191,18 +191,18 @@ std::string emulate(const GemmKernel &kernel, double *relError) {
       args.push_back(o.scale.tensor.bytes());
   }
   if (kernel.tiles.tma) {
-    // A's and B's maps first (GemmKernel::parameters): rows of K elements,
-    // boxes of the block tile's rows by blockK.
-    const TileConfig &t = kernel.tiles;
+    // A's and B's maps first (GemmKernel::parameters), as the engine
+    // describes them (GemmKernel::tensorMap).
     std::vector<std::vector<uint8_t>> maps;
     for (int i = 0; i < 2; ++i) {
+      const GemmKernel::TensorMapShape shape = kernel.tensorMap(i == 0);
       gpuemu::EmulatedTensorMap map;
       map.tensorArg = uint32_t(2 + i); // a, b after the two maps
-      map.dims[0] = uint64_t(p.k);
-      map.dims[1] = uint64_t(i == 0 ? p.m : p.n);
-      map.rowBytes = uint64_t(p.k) * 2;
-      map.box[0] = uint32_t(t.blockK);
-      map.box[1] = uint32_t(i == 0 ? t.blockM : t.blockN);
+      map.dims[0] = shape.cols;
+      map.dims[1] = shape.rows;
+      map.rowBytes = shape.rowBytes;
+      map.box[0] = shape.boxCols;
+      map.box[1] = shape.boxRows;
       std::vector<uint8_t> bytes(128, 0);
       std::memcpy(bytes.data(), &map, sizeof map);
       maps.push_back(std::move(bytes));
