@@ -91,6 +91,8 @@ std::string describe(const GemmKernel &kernel) {
     os << " persistent=" << t.persistent;
   if (t.tma)
     os << " tma=1";
+  if (t.warpSpecialized)
+    os << " warp_specialized=1";
   os << " align=" << kernel.alignment() << " shared=" << kernel.sharedBytes();
   if (t.direct)
     os << " direct=1";
@@ -199,7 +201,10 @@ int main(int argc, char **argv) {
                  "instead of the heuristic's (its fragment shape kept), e.g. 2x2,4x4,32; "
                  "a depthwise conv: dw:LANES,WIDTH, channels and outputs along W a thread");
   int64_t splitK = 0, stages = 0, raster = -1, persistent = 0;
-  bool tma = false;
+  bool tma = false, warpSpecialized = false;
+  app.add_flag("--warp-specialized", warpSpecialized,
+               "tc90: with --tma, a producer warpgroup issuing the copies beside the math "
+               "warpgroups, mbarriers between them (with --persistent, across tiles)");
   app.add_flag("--tma", tma,
                "tc90: A and B tiles by TMA from tensor maps passed first (a_map, b_map); "
                "A and B K-major, no conv window, one batch, whole K (the heuristic "
@@ -416,10 +421,11 @@ int main(int argc, char **argv) {
   if (raster >= 0 &&
       (gemmTier == GemmTier::TensorCoreSm80 || gemmTier == GemmTier::TensorCoreSm90))
     tiles->rasterM = raster;
+  if (tma || warpSpecialized)
+    tiles->tma = true;
+  tiles->warpSpecialized = warpSpecialized;
   if (persistent != 0)
     tiles->persistent = persistent < 0 ? persistentGrid(problem, *tiles) : persistent;
-  if (tma)
-    tiles->tma = true;
   if (splitK != 0) {
     const int64_t steps = (problem.k + tiles->blockK - 1) / tiles->blockK;
     tiles->splitK = splitK;
@@ -433,7 +439,8 @@ int main(int argc, char **argv) {
   // A forced tiling (the direct depthwise kernel's is checked above) must
   // be one the heuristic could have picked.
   const bool forced =
-      !forceTiles.empty() || stages != 0 || splitK != 0 || persistent != 0 || tma;
+      !forceTiles.empty() || stages != 0 || splitK != 0 || persistent != 0 || tma ||
+      warpSpecialized;
   if (forced && !tiles->direct && !tilingFits(problem, *tiles)) {
     // e.g. a tc90 tile whose MN-major operand is not whole 64-row atoms
     // (N = 96 of a B without transB): the kernel would read past its tiles.

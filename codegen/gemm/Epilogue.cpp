@@ -60,15 +60,16 @@ void Epilogue::storeStaged(int64_t rows, function_ref<Value(Value)> tileRow) {
     // 50's 1x1 convs with their residual at batch 256 are bound by it.
     const int64_t runsPerRow = t.blockN / lanes, runs = rows * runsPerRow;
     // (The group divides the thread's runs, so every group is whole.)
-    int64_t group = residualRuns && runs % t.threads() == 0 ? kResidualGroup : 1;
-    while (group > 1 && (runs / t.threads()) % group != 0)
+    const int64_t threads = t.mathThreads();
+    int64_t group = residualRuns && runs % threads == 0 ? kResidualGroup : 1;
+    while (group > 1 && (runs / threads) % group != 0)
       --group;
     b.create<scf::ForOp>(
-        loc, block.tid, c(runs), c(t.threads() * group), ValueRange{},
+        loc, block.tid, c(runs), c(threads * group), ValueRange{},
         [&](OpBuilder &, Location, Value first, ValueRange) {
           SmallVector<Value> ms, ns, cols, rowsOf, residuals;
           for (int64_t g = 0; g < group; ++g) {
-            Value e = add(first, g * t.threads());
+            Value e = add(first, g * threads);
             Value row = div(e, runsPerRow), col = mul(rem(e, runsPerRow), lanes);
             rowsOf.push_back(row);
             cols.push_back(col);
@@ -88,7 +89,7 @@ void Epilogue::storeStaged(int64_t rows, function_ref<Value(Value)> tileRow) {
         });
     return;
   }
-  b.create<scf::ForOp>(loc, block.tid, c(rows * t.blockN), c(t.threads()), ValueRange{},
+  b.create<scf::ForOp>(loc, block.tid, c(rows * t.blockN), c(t.mathThreads()), ValueRange{},
                        [&](OpBuilder &, Location, Value e, ValueRange) {
                          Value row = div(e, t.blockN), col = rem(e, t.blockN);
                          Value v = b.create<memref::LoadOp>(loc, staging, ValueRange{row, col});

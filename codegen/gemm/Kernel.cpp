@@ -277,6 +277,15 @@ LogicalResult TiledKernel::build(gpu::GPUModuleOp module) {
     b.create<gpu::ReturnOp>(loc);
     return success();
   }
+  if (t.warpSpecialized) {
+    // The producer and the math warpgroups each take the block's one tile.
+    mainLoop->emitTiles(gather, epilogue, c(1), [&](Value) {
+      gather.setupBatchOffsets();
+      gather.setupSlots();
+    });
+    b.create<gpu::ReturnOp>(loc);
+    return success();
+  }
   gather.setupBatchOffsets();
   gather.setupSlots();
   SmallVector<Value> init = mainLoop->initAccumulators();

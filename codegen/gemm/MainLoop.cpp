@@ -10,6 +10,7 @@
 
 #include "gemm/Epilogue.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -85,14 +86,25 @@ void MainLoop::toEpilogueByBands(Epilogue &epilogue,
   // fragM + r.
   for (int64_t i = 0; i < t.fragsM; ++i) {
     storeBand(i);
-    b.create<gpu::BarrierOp>(loc);
+    syncMath();
     epilogue.storeStaged(t.warpsM * t.fragM, [&](Value row) {
       return add(mul(div(row, t.fragM), t.fragsM * t.fragM), add(rem(row, t.fragM), i * t.fragM));
     });
     // The next band's stores wait until every thread has read this one.
     if (i + 1 < t.fragsM)
-      b.create<gpu::BarrierOp>(loc);
+      syncMath();
   }
+}
+
+void MainLoop::syncMath() {
+  if (!t.warpSpecialized) {
+    b.create<gpu::BarrierOp>(loc);
+    return;
+  }
+  b.create<LLVM::InlineAsmOp>(loc, TypeRange{}, ValueRange{},
+                              "bar.sync 1, " + std::to_string(t.mathThreads()) + ";",
+                              "~{memory}", /*has_side_effects=*/true, /*is_align_stack=*/false,
+                              LLVM::AsmDialectAttr(), ArrayAttr());
 }
 
 Value MainLoop::commitCopies() {

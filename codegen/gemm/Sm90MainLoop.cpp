@@ -59,6 +59,16 @@ private:
   /// and B tiles with one tensor copy each, an mbarrier per stage counting
   /// their bytes; every thread waits on the stage's phase.
   SmallVector<Value> emitTmaKLoop(OperandGather &gather, ValueRange init);
+  /// emitTiles with a producer warpgroup (TileConfig::warpSpecialized).
+  void emitWarpSpecializedTiles(OperandGather &gather, Epilogue &epilogue, Value count,
+                                llvm::function_ref<void(Value)> place);
+  /// Thread 0 (`leader`) copies K step `step`'s A and B tiles of the block
+  /// tile at (block.m0, block.n0) into `tiles` by TMA, their bytes expected
+  /// on the mbarrier at `bar`.
+  void tmaCopy(Value tiles, Value bar, Value step);
+  /// Spins until the phase of parity `parity` of the mbarrier at `bar` has
+  /// completed.
+  void waitBarrier(Value bar, Value parity);
   /// Inline PTX with side effects on `operands`, no results.
   void asmWith(llvm::StringRef text, llvm::StringRef constraints, ValueRange operands);
   Value i32(Value index) { return b.create<arith::IndexCastOp>(loc, b.getI32Type(), index); }
@@ -337,10 +347,8 @@ SmallVector<Value> Sm90MainLoop::emitTmaKLoop(OperandGather &gather, ValueRange 
   const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages;
   const int64_t inFlight = groupsInFlight();
   const int64_t ahead = steps <= stages ? steps : stages - 1 - inFlight;
-  const int64_t stepBytes = (t.blockM + t.blockN) * t.blockK * 2;
   auto [base, pad] = buffers(gather);
   Value barriers = add(base, plan.barrierOffset);
-  Value aMap = paramAddress("a_map"), bMap = paramAddress("b_map");
   Value leader = cmp(arith::CmpIPredicate::eq, block.tid, 0);
   auto asLeader = [&](llvm::function_ref<void()> body) {
     auto ifOp = b.create<scf::IfOp>(loc, leader, /*withElseRegion=*/false);
@@ -356,17 +364,8 @@ SmallVector<Value> Sm90MainLoop::emitTmaKLoop(OperandGather &gather, ValueRange 
   });
   b.create<gpu::BarrierOp>(loc);
   // Step `step`'s tiles into its buffer (thread 0).
-  Value m0 = i32(block.m0), n0 = i32(block.n0);
   auto copy = [&](Value step) {
-    Value tiles = add(base, bufferOffset(pad, step));
-    Value bar = barrier(step), k0 = i32(mul(step, t.blockK));
-    asmWith("{\n.reg .b64 state;\nmbarrier.arrive.expect_tx.shared::cta.b64 state, [$0], $1;\n}",
-            "r,r", ValueRange{bar, i32(c(stepBytes))});
-    const char *tensorCopy = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::"
-                             "complete_tx::bytes [$0], [$1, {$2, $3}], [$4];";
-    asmWith(tensorCopy, "r,l,r,r,r", ValueRange{i32(tiles), aMap, k0, m0, bar});
-    asmWith(tensorCopy, "r,l,r,r,r",
-            ValueRange{i32(add(tiles, plan.bOffset)), bMap, k0, n0, bar});
+    tmaCopy(add(base, bufferOffset(pad, step)), barrier(step), step);
   };
   asLeader([&] {
     for (int64_t s = 0; s < ahead; ++s)
@@ -387,11 +386,7 @@ SmallVector<Value> Sm90MainLoop::emitTmaKLoop(OperandGather &gather, ValueRange 
           b.setInsertionPointToStart(&refill.getThenRegion().front());
           copy(next);
         }
-        Value phase = i32(rem(div(step, stages), 2));
-        asmWith("{\n.reg .pred done;\nLAB_WAIT:\n"
-                "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
-                "@!done bra LAB_WAIT;\n}",
-                "r,r", ValueRange{barrier(step), phase});
+        waitBarrier(barrier(step), i32(rem(div(step, stages), 2)));
         accs = stepMath(add(base, bufferOffset(pad, step)), rows, accs);
         b.create<scf::YieldOp>(loc, waitFor(accs, inFlight));
       });
@@ -400,6 +395,145 @@ SmallVector<Value> Sm90MainLoop::emitTmaKLoop(OperandGather &gather, ValueRange 
   asmStatement("fence.proxy.async.shared::cta;");
   b.create<gpu::BarrierOp>(loc);
   return accs;
+}
+
+void Sm90MainLoop::tmaCopy(Value tiles, Value bar, Value step) {
+  const int64_t stepBytes = (t.blockM + t.blockN) * t.blockK * 2;
+  Value k0 = i32(mul(step, t.blockK));
+  asmWith("{\n.reg .b64 state;\nmbarrier.arrive.expect_tx.shared::cta.b64 state, [$0], $1;\n}",
+          "r,r", ValueRange{bar, i32(c(stepBytes))});
+  const char *tensorCopy = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::"
+                           "complete_tx::bytes [$0], [$1, {$2, $3}], [$4];";
+  asmWith(tensorCopy, "r,l,r,r,r",
+          ValueRange{i32(tiles), paramAddress("a_map"), k0, i32(block.m0), bar});
+  asmWith(tensorCopy, "r,l,r,r,r",
+          ValueRange{i32(add(tiles, plan.bOffset)), paramAddress("b_map"), k0, i32(block.n0), bar});
+}
+
+void Sm90MainLoop::waitBarrier(Value bar, Value parity) {
+  asmWith("{\n.reg .pred done;\nLAB_WAIT:\n"
+          "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+          "@!done bra LAB_WAIT;\n}",
+          "r,r", ValueRange{bar, parity});
+}
+
+/// The warp-specialized tiles (CUTLASS's KernelTmaWarpSpecialized, and with
+/// a persistent grid its Cooperative kernel): warpgroup 0 is the producer,
+/// warpgroups 1 .. warpsM * warpsN the math. The block's K steps of all its
+/// tiles run as one sequence, step g in buffer g % stages, with a full and
+/// an empty mbarrier each (thread 0 sets them up: one arrival for full, a
+/// math warpgroup's each for empty). The producer's thread 0, step g:
+/// from g = stages on, waits for phase g / stages - 1 of empty (the math
+/// released the buffer's last step), then expects the step's bytes on full
+/// and issues its two tensor copies. The math warpgroups, step g: wait for
+/// phase g / stages of full, issue the step's wgmmas (one group), wait
+/// until w = 1 group is in flight (w = 0 with one step a tile) and release
+/// step g - w's buffer (one thread a warpgroup arrives on its empty); after
+/// a tile's last step they wait for all, release it, and run the epilogue
+/// on their own named barrier (its staging over the buffers where the
+/// block has one tile, whose copies have all landed; apart from them in a
+/// persistent grid, whose producer copies the next tile meanwhile). With
+/// two math warpgroups the producer gives registers up (setmaxnreg: 40 a
+/// thread) to the math's 232, as CUTLASS's.
+void Sm90MainLoop::emitWarpSpecializedTiles(OperandGather &gather, Epilogue &epilogue,
+                                            Value count, llvm::function_ref<void(Value)> place) {
+  const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages;
+  const int64_t mathGroups = t.warpsM * t.warpsN, inFlight = steps > 1 ? 1 : 0;
+  auto [base, pad] = buffers(gather);
+  Value barriers = add(base, plan.barrierOffset);
+  auto full = [&](Value g) { return i32(add(barriers, mul(rem(g, stages), 8))); };
+  auto empty = [&](Value g) { return i32(add(barriers, add(mul(rem(g, stages), 8), 8 * stages))); };
+  const Value tid = block.tid;
+  auto ifThen = [&](Value cond, llvm::function_ref<void()> body) {
+    auto ifOp = b.create<scf::IfOp>(loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  };
+  ifThen(cmp(arith::CmpIPredicate::eq, tid, 0), [&] {
+    for (int64_t s = 0; s < stages; ++s) {
+      asmWith("mbarrier.init.shared::cta.b64 [$0], 1;", "r", ValueRange{full(c(s))});
+      asmWith("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(mathGroups) + ";", "r",
+              ValueRange{empty(c(s))});
+    }
+    asmStatement("fence.mbarrier_init.release.cluster;");
+  });
+  b.create<gpu::BarrierOp>(loc);
+  // Each tile of the block's `count`, `body(i)` with tile i placed.
+  auto forTiles = [&](llvm::function_ref<void(Value)> body) {
+    auto loop = b.create<scf::ForOp>(loc, c(0), count, c(1), ValueRange{},
+                                     [&](OpBuilder &, Location, Value i, ValueRange) {
+                                       place(i);
+                                       body(i);
+                                       b.create<scf::YieldOp>(loc);
+                                     });
+    b.setInsertionPointAfter(loop);
+  };
+  auto roles = b.create<scf::IfOp>(loc, below(tid, kWarpgroupSize), /*withElseRegion=*/true);
+  // The GPU IR emulator runs the two sides as threads that wait on each other.
+  roles->setAttr("tessel.roles", b.getUnitAttr());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&roles.getThenRegion().front());
+    if (mathGroups > 1)
+      asmStatement("setmaxnreg.dec.sync.aligned.u32 40;");
+    ifThen(cmp(arith::CmpIPredicate::eq, tid, 0), [&] {
+      forTiles([&](Value i) {
+        b.create<scf::ForOp>(loc, c(0), c(steps), c(1), ValueRange{},
+                             [&](OpBuilder &, Location, Value k, ValueRange) {
+                               Value g = add(mul(i, steps), k);
+                               ifThen(cmp(arith::CmpIPredicate::sge, g, stages), [&] {
+                                 waitBarrier(empty(g), i32(rem(add(div(g, stages), 1), 2)));
+                               });
+                               tmaCopy(add(base, bufferOffset(pad, g)), full(g), k);
+                               b.create<scf::YieldOp>(loc);
+                             });
+      });
+    });
+  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&roles.getElseRegion().front());
+  if (mathGroups > 1)
+    asmStatement("setmaxnreg.inc.sync.aligned.u32 232;");
+  block.tid = b.createOrFold<arith::SubIOp>(loc, tid, c(kWarpgroupSize));
+  Value releaser = cmp(arith::CmpIPredicate::eq, rem(block.tid, kWarpgroupSize), 0);
+  auto release = [&](Value g) {
+    ifThen(releaser, [&] {
+      asmWith("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [$0];\n}", "r",
+              ValueRange{empty(g)});
+    });
+  };
+  const std::pair<Value, Value> rows = warpgroupRows();
+  forTiles([&](Value i) {
+    Value first = mul(i, steps);
+    auto kLoop = b.create<scf::ForOp>(
+        loc, c(0), c(steps), c(1), initAccumulators(),
+        [&](OpBuilder &, Location, Value k, ValueRange args) {
+          Value g = add(first, k);
+          waitBarrier(full(g), i32(rem(div(g, stages), 2)));
+          SmallVector<Value> accs =
+              stepMath(add(base, bufferOffset(pad, g)), rows,
+                       SmallVector<Value>(args.begin(), args.end()));
+          accs = waitFor(accs, inFlight);
+          if (inFlight)
+            ifThen(cmp(arith::CmpIPredicate::sge, k, inFlight),
+                   [&] { release(b.createOrFold<arith::SubIOp>(loc, g, c(inFlight))); });
+          else
+            release(g);
+          b.create<scf::YieldOp>(loc, accs);
+        });
+    b.setInsertionPointAfter(kLoop);
+    SmallVector<Value> accs = waitFor(kLoop.getResults(), 0);
+    if (inFlight)
+      release(add(first, steps - 1));
+    // Every math warpgroup's wgmmas are done with the buffers, and every
+    // thread with the last tile's staging, before the staging is written
+    // (through the generic proxy, the buffers' copies through the async).
+    asmStatement("fence.proxy.async.shared::cta;");
+    syncMath();
+    toEpilogue(accs, epilogue);
+  });
+  block.tid = tid;
 }
 
 /// The persistent kernel's tiles (TileConfig::persistent): the K steps of
@@ -412,6 +546,8 @@ SmallVector<Value> Sm90MainLoop::emitTmaKLoop(OperandGather &gather, ValueRange 
 /// makes such kernels a tile a block).
 void Sm90MainLoop::emitTiles(OperandGather &gather, Epilogue &epilogue, Value count,
                              llvm::function_ref<void(Value)> place) {
+  if (t.warpSpecialized)
+    return emitWarpSpecializedTiles(gather, epilogue, count, place);
   const int64_t steps = t.stepsPerSplit(p.k), inFlight = groupsInFlight();
   const int64_t ahead = std::min(steps, t.stages - 1 - inFlight);
   auto [base, pad] = buffers(gather);

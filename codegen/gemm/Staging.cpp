@@ -106,13 +106,15 @@ SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
   if (t.persistent) {
     plan.stagingOffset = roundUp(t.stages * plan.bufferBytes + plan.alignSlack, kSharedAlignment);
     plan.bytes = plan.stagingOffset + roundUp(staging, kSharedAlignment);
-    return plan;
+  } else {
+    plan.bytes = roundUp(std::max(t.stages * plan.bufferBytes, staging) + plan.alignSlack,
+                         kSharedAlignment);
   }
-  plan.bytes = roundUp(std::max(t.stages * plan.bufferBytes, staging) + plan.alignSlack,
-                       kSharedAlignment);
   if (t.tma) {
+    // A full mbarrier a stage, and with the producer warpgroup an empty one.
     plan.barrierOffset = plan.bytes;
-    plan.bytes = roundUp(plan.bytes + 8 * t.stages, kSharedAlignment);
+    plan.bytes = roundUp(plan.bytes + 8 * t.stages * (t.warpSpecialized ? 2 : 1),
+                         kSharedAlignment);
   }
   return plan;
 }

@@ -71,8 +71,9 @@ struct SharedPlan {
   /// over when it is written), or past them in a persistent kernel, whose
   /// next tile's copies land during the epilogue.
   int64_t stagingOffset = 0;
-  /// TileConfig::tma: the stages' mbarriers (8 bytes each), past the
-  /// buffers and the staging.
+  /// TileConfig::tma: the stages' full mbarriers (8 bytes each), then with
+  /// TileConfig::warpSpecialized their empty ones, past the buffers and the
+  /// staging.
   int64_t barrierOffset = 0;
   int64_t bytes = 0;
 };

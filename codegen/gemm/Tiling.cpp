@@ -37,8 +37,13 @@ int64_t TileConfig::threads() const {
   if (direct)
     return dwLanes ? dwVectors * dwRows : kElementwiseThreads;
   if (tier == GemmTier::TensorCoreSm90)
-    return warpsM * warpsN * kWarpgroupSize;
+    return mathThreads() + (warpSpecialized ? kWarpgroupSize : 0);
   return onTensorCores(tier) ? warpsM * warpsN * kWarpSize : threadsM * threadsN;
+}
+
+int64_t TileConfig::mathThreads() const {
+  return tier == GemmTier::TensorCoreSm90 && !direct ? warpsM * warpsN * kWarpgroupSize
+                                                     : threads();
 }
 
 int64_t TileConfig::depthwiseRuns(const ConvShape &conv) const {
@@ -237,9 +242,13 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   // TMA: tc-sm90, A rows and B rows K-contiguous in the operands (A's rows
   // the input's own: no window), one batch, whole K, a block a tile, rows
   // of 16-byte multiples (the tensor map's stride).
+  // A persistent grid only with the producer warpgroup (its copies run
+  // across tiles).
   if (t.tma && (!sm90 || p.im2col() || p.batch != 1 || t.splitK > 1 || p.aScale ||
-                t.persistent || !plan.a.kContiguous || !plan.b.kContiguous ||
+                (t.persistent && !t.warpSpecialized) || !plan.a.kContiguous || !plan.b.kContiguous ||
                 !plan.a.sharedKContiguous || !plan.b.sharedKContiguous || p.k % 8 != 0))
+    return false;
+  if (t.warpSpecialized && !t.tma)
     return false;
   // A persistent grid: tc-sm90's loop, whole K, no input scale.
   if (t.persistent && (!sm90 || t.splitK > 1 || p.aScale || t.persistent < 0))

@@ -64,6 +64,12 @@ struct TileConfig {
   // chooseTiles sets it for such convs (1x1, stride 1); the engine
   // describes the maps (KernelArg.tensor_map) and the runtime makes them.
   bool tma = false;
+  // tc-sm90 with TMA: a producer warpgroup (its thread 0 issues the tensor
+  // copies as buffers free up) beside the warpsM x warpsN math warpgroups,
+  // which wait on a stage's full mbarrier, multiply and release it on its
+  // empty one; the producer runs ahead of the math across K steps and, in a
+  // persistent grid, across tiles (CUTLASS's warp-specialized kernels).
+  bool warpSpecialized = false;
   // A direct convolution (simt only) for grouped convs with fewer than 8
   // filters per group: one thread per output element, no shared memory,
   // unless depthwise (below).
@@ -76,6 +82,9 @@ struct TileConfig {
   int64_t dwLanes = 0, dwWidth = 1, dwVectors = 1, dwRows = 1;
 
   int64_t threads() const;
+  /// The threads that multiply and run the epilogue: threads() less the
+  /// producer warpgroup of a warp-specialized kernel.
+  int64_t mathThreads() const;
   /// The depthwise kernel's runs of dwWidth outputs along W of `conv`.
   int64_t depthwiseRuns(const ConvShape &conv) const;
   /// K steps of blockK per block: ceil(ceil(K / blockK) / splitK).

@@ -17,7 +17,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 using namespace mlir;
 using tessel::gpucheck::fromHalf;
@@ -236,6 +239,58 @@ bool Emulator::stepFor(scf::ForOp loop, const std::vector<bool> &mask) {
   return true;
 }
 
+struct Emulator::Sides {
+  std::mutex mutex;
+  std::condition_variable turn;
+  int running = 0;
+  bool ended[2] = {false, false}, waiting[2] = {false, false};
+  int64_t progressAtWait[2] = {0, 0};
+};
+
+bool Emulator::stepRoles(scf::IfOp ifOp, const std::vector<bool> &thenMask,
+                         const std::vector<bool> &elseMask) {
+  Sides s;
+  sides = &s;
+  bool ok[2] = {false, false};
+  auto run = [&](int id) {
+    {
+      std::unique_lock<std::mutex> lock(s.mutex);
+      s.turn.wait(lock, [&] { return s.running == id; });
+    }
+    side = id;
+    ok[id] = id == 0 ? runBlock(ifOp.getThenRegion().front(), thenMask)
+                     : runBlock(ifOp.getElseRegion().front(), elseMask);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.ended[id] = true;
+    s.running = 1 - id;
+    s.turn.notify_all();
+  };
+  std::thread other(run, 1);
+  run(0);
+  other.join();
+  sides = nullptr;
+  side = -1;
+  return ok[0] && ok[1];
+}
+
+bool Emulator::handOver() {
+  if (!sides)
+    return false;
+  Sides &s = *sides;
+  const int me = side, other = 1 - me;
+  std::unique_lock<std::mutex> lock(s.mutex);
+  if (s.ended[other] || (s.waiting[other] && s.progressAtWait[other] == progress))
+    return false;
+  s.waiting[me] = true;
+  s.progressAtWait[me] = progress;
+  s.running = other;
+  s.turn.notify_all();
+  s.turn.wait(lock, [&] { return s.running == me; });
+  s.waiting[me] = false;
+  side = me;
+  return true;
+}
+
 bool Emulator::stepIf(scf::IfOp ifOp, const std::vector<bool> &mask) {
   std::vector<Elt> cond = val(ifOp.getCondition());
   std::vector<bool> thenMask(threads), elseMask(threads);
@@ -243,6 +298,9 @@ bool Emulator::stepIf(scf::IfOp ifOp, const std::vector<bool> &mask) {
     thenMask[t] = mask[t] && cond[t].i;
     elseMask[t] = mask[t] && !cond[t].i;
   }
+  if (ifOp->hasAttr("tessel.roles") && !sides && llvm::is_contained(thenMask, true) &&
+      llvm::is_contained(elseMask, true))
+    return stepRoles(ifOp, thenMask, elseMask);
   if (!runBlock(ifOp.getThenRegion().front(), thenMask))
     return false;
   if (!ifOp.getElseRegion().empty() && !runBlock(ifOp.getElseRegion().front(), elseMask))
@@ -408,19 +466,48 @@ bool Emulator::stepTma(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
       return false;
     if (barOffset % 8)
       return fail(op, "mbarrier not 8-byte aligned");
+    if (!text.contains("try_wait"))
+      ++progress;
     if (text.starts_with("mbarrier.init.shared::cta.b64")) {
-      if (!text.contains("], 1;"))
-        return fail(op, "mbarrier.init with other than one arrival");
-      mbarriers[bar] = Mbarrier{1, 0, 0, 0, {}};
+      int64_t count = 0;
+      if (text.split("], ").second.rtrim(';').getAsInteger(10, count) || count < 1)
+        return fail(op, "mbarrier.init without a constant count of arrivals");
+      mbarriers[bar] = Mbarrier{count, 0, 0, 0, {}};
       continue;
     }
     auto found = mbarriers.find(bar);
     if (found == mbarriers.end())
       return fail(op, "mbarrier used before its init");
     Mbarrier &m = found->second;
+    // The phase completes: its copies land, published to every waiter.
+    auto complete = [&] {
+      for (PendingCopy &copy : m.copies) {
+        if (!checkWgmmaReads(op, copy.dst, copy.offset, int64_t(copy.bytes.size())))
+          return false;
+        std::memcpy(copy.dst.buffer->data() + copy.offset, copy.bytes.data(), copy.bytes.size());
+        std::vector<Access> &acc = sharedAccess[copy.dst.buffer];
+        if (acc.empty())
+          acc.resize(copy.dst.buffer->size());
+        for (size_t b = 0; b < copy.bytes.size(); ++b) {
+          acc[copy.offset + b].writeEpoch = epoch - 1;
+          acc[copy.offset + b].writer = -1;
+        }
+      }
+      m.copies.clear();
+      m.arrivals = 0;
+      ++m.completed;
+      return true;
+    };
     if (text.contains("mbarrier.arrive.expect_tx")) {
       ++m.arrivals;
       m.tx += (*in[1])[t].i;
+      continue;
+    }
+    if (text.contains("mbarrier.arrive.shared::cta.b64")) {
+      if (++m.arrivals > m.expected)
+        return fail(op, "more arrivals on an mbarrier than its phase expects");
+      if (m.arrivals == m.expected && m.tx == 0 && !complete())
+        return false;
       continue;
     }
     if (text.contains("cp.async.bulk.tensor.2d")) {
@@ -471,28 +558,16 @@ bool Emulator::stepTma(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
     }
     if (text.contains("mbarrier.try_wait.parity")) {
       const int64_t parity = (*in[1])[t].i;
-      if (m.arrivals == m.expected && m.tx == 0) {
-        // The phase completes: its copies land, published to every waiter.
-        for (PendingCopy &copy : m.copies) {
-          if (!checkWgmmaReads(op, copy.dst, copy.offset, int64_t(copy.bytes.size())))
-            return false;
-          std::memcpy(copy.dst.buffer->data() + copy.offset, copy.bytes.data(),
-                      copy.bytes.size());
-          std::vector<Access> &acc = sharedAccess[copy.dst.buffer];
-          if (acc.empty())
-            acc.resize(copy.dst.buffer->size());
-          for (size_t b = 0; b < copy.bytes.size(); ++b) {
-            acc[copy.offset + b].writeEpoch = epoch - 1;
-            acc[copy.offset + b].writer = -1;
-          }
-        }
-        m.copies.clear();
-        m.arrivals = 0;
-        ++m.completed;
-      }
+      if (m.arrivals == m.expected && m.tx == 0 && !complete())
+        return false;
       // Phase `parity` is complete once the current phase has the other.
-      if (m.completed == 0 || (m.completed - 1) % 2 != parity)
+      if (m.completed == 0 || (m.completed - 1) % 2 != parity) {
+        if (sides) { // the other side may yet complete it
+          blocked = true;
+          return false;
+        }
         return fail(op, "mbarrier wait for a phase that never completes");
+      }
       continue;
     }
     return fail(op, "unknown mbarrier or TMA PTX");
@@ -526,7 +601,8 @@ bool Emulator::stepWgmma(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
     if (int n = active(g); n != 0 && n != std::min(kWarpgroup, threads - g * kWarpgroup))
       return fail(op, "warpgroup-wide PTX reached by part of a warpgroup");
   if (op.getNumResults() == 0) {
-    if (text.starts_with("fence.proxy.async") || text == "wgmma.fence.sync.aligned;")
+    if (text.starts_with("fence.proxy.async") || text == "wgmma.fence.sync.aligned;" ||
+        text.starts_with("setmaxnreg."))
       return true;
     if (text == "wgmma.commit_group.sync.aligned;") {
       for (int g = 0; g < groups; ++g)
@@ -1007,8 +1083,27 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
   }
   if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op)) {
     llvm::StringRef text = asmOp.getAsmString();
-    if (text.contains("mbarrier") || text.contains("cp.async.bulk.tensor"))
-      return stepTma(asmOp, mask);
+    if (text.contains("mbarrier") || text.contains("cp.async.bulk.tensor")) {
+      while (true) {
+        blocked = false;
+        if (stepTma(asmOp, mask))
+          return true;
+        if (!blocked)
+          return false;
+        if (!handOver())
+          return fail(op, "mbarrier wait for a phase that never completes (a deadlock)");
+      }
+    }
+    if (text.starts_with("bar.sync 1, ")) {
+      // A named barrier of the threads that reach it (all of them, in
+      // lockstep): the math warpgroups of a warp-specialized kernel.
+      int64_t count = 0;
+      if (text.drop_front(strlen("bar.sync 1, ")).rtrim(';').getAsInteger(10, count) ||
+          count != llvm::count(mask, true) || count % kWarp != 0)
+        return fail(op, "named barrier reached by other than its count of threads");
+      ++epoch;
+      return true;
+    }
     if (!text.starts_with("ex2.approx.f32") && !text.starts_with("rcp.approx.ftz.f32"))
       return stepWgmma(asmOp, mask);
     std::vector<std::vector<Elt> *> in;

@@ -118,6 +118,24 @@ private:
   bool step(mlir::Operation *op, const std::vector<bool> &mask);
   bool stepFor(mlir::scf::ForOp loop, const std::vector<bool> &mask);
   bool stepIf(mlir::scf::IfOp ifOp, const std::vector<bool> &mask);
+  /// A warp-specialized kernel's split into producer and math warpgroups
+  /// (an scf.if marked tessel.roles): its two sides run on two threads of
+  /// which one at a time runs, the other taking over where an mbarrier wait
+  /// cannot complete (handOver), as coroutines would.
+  bool stepRoles(mlir::scf::IfOp ifOp, const std::vector<bool> &thenMask,
+                 const std::vector<bool> &elseMask);
+  /// The waiting side hands over to the other; false where the other has
+  /// ended, or waits too and nothing changed since (a deadlock).
+  bool handOver();
+  struct Sides;
+  Sides *sides = nullptr; ///< while stepRoles runs
+  int side = -1;          ///< the side running now
+  /// mbarrier state changes so far: a side that waits hands over only
+  /// while the other still changes something.
+  int64_t progress = 0;
+  /// Set by stepTma where a wait cannot complete yet (not an error while
+  /// the other side of stepRoles may complete it).
+  bool blocked = false;
   /// `fn` once per warp with an active thread; fails where only part of a
   /// warp reaches the op (the warp-wide ops: WMMA, ldmatrix, mma.sync).
   bool forEachWarp(mlir::Operation *op, const std::vector<bool> &mask,
@@ -130,10 +148,11 @@ private:
   /// operands read through their descriptors, as issued), its fence,
   /// commit and wait, and fence.proxy.async.
   bool stepWgmma(mlir::LLVM::InlineAsmOp op, const std::vector<bool> &mask);
-  /// mbarrier.init / arrive.expect_tx / try_wait.parity and TMA's
+  /// mbarrier.init / arrive / arrive.expect_tx / try_wait.parity and TMA's
   /// cp.async.bulk.tensor.2d: a copy reads its box when issued and lands in
   /// shared memory when a wait completes its barrier's phase (all arrivals
-  /// made, every byte expected copied); a wait that cannot complete fails.
+  /// made, every byte expected copied; a plain arrive completes it too); a
+  /// wait that cannot complete fails, or within stepRoles sets `blocked`.
   bool stepTma(mlir::LLVM::InlineAsmOp op, const std::vector<bool> &mask);
   /// Fails where `bytes` shared bytes at `offset` of `m` are written while
   /// a wgmma that read them is not yet waited for.
