@@ -93,6 +93,8 @@ std::string describe(const GemmKernel &kernel) {
     os << " tma=1";
   if (t.warpSpecialized)
     os << " warp_specialized=1";
+  if (t.pingpong)
+    os << " pingpong=1";
   os << " align=" << kernel.alignment() << " shared=" << kernel.sharedBytes();
   if (t.direct)
     os << " direct=1";
@@ -201,7 +203,10 @@ int main(int argc, char **argv) {
                  "instead of the heuristic's (its fragment shape kept), e.g. 2x2,4x4,32; "
                  "a depthwise conv: dw:LANES,WIDTH, channels and outputs along W a thread");
   int64_t splitK = 0, stages = 0, raster = -1, persistent = 0;
-  bool tma = false, warpSpecialized = false;
+  bool tma = false, warpSpecialized = false, pingpong = false;
+  app.add_flag("--pingpong", pingpong,
+               "tc90: with --warp-specialized and --persistent, two math sides taking the "
+               "block's tiles in turn (one's epilogue beside the other's wgmmas)");
   app.add_flag("--warp-specialized", warpSpecialized,
                "tc90: with --tma, a producer warpgroup issuing the copies beside the math "
                "warpgroups, mbarriers between them (with --persistent, across tiles)");
@@ -423,7 +428,10 @@ int main(int argc, char **argv) {
     tiles->rasterM = raster;
   if (tma || warpSpecialized)
     tiles->tma = true;
-  tiles->warpSpecialized = warpSpecialized;
+  if (warpSpecialized || pingpong)
+    tiles->warpSpecialized = true;
+  if (pingpong)
+    tiles->pingpong = true;
   if (persistent != 0)
     tiles->persistent = persistent < 0 ? persistentGrid(problem, *tiles) : persistent;
   if (splitK != 0) {
@@ -440,7 +448,7 @@ int main(int argc, char **argv) {
   // be one the heuristic could have picked.
   const bool forced =
       !forceTiles.empty() || stages != 0 || splitK != 0 || persistent != 0 || tma ||
-      warpSpecialized;
+      warpSpecialized || pingpong;
   if (forced && !tiles->direct && !tilingFits(problem, *tiles)) {
     // e.g. a tc90 tile whose MN-major operand is not whole 64-row atoms
     // (N = 96 of a B without transB): the kernel would read past its tiles.

@@ -102,7 +102,8 @@ void MainLoop::syncMath() {
     return;
   }
   b.create<LLVM::InlineAsmOp>(loc, TypeRange{}, ValueRange{},
-                              "bar.sync 1, " + std::to_string(t.mathThreads()) + ";",
+                              "bar.sync " + std::to_string(mathBarrier) + ", " +
+                                  std::to_string(t.mathThreads()) + ";",
                               "~{memory}", /*has_side_effects=*/true, /*is_align_stack=*/false,
                               LLVM::AsmDialectAttr(), ArrayAttr());
 }

@@ -90,8 +90,10 @@ protected:
   /// before the next band's stores.
   void toEpilogueByBands(Epilogue &epilogue, llvm::function_ref<void(int64_t band)> storeBand);
   /// A barrier of the math threads: the block's (gpu.barrier), or with a
-  /// producer warpgroup beside them, named barrier 1 of mathThreads().
+  /// producer warpgroup beside them, named barrier mathBarrier of
+  /// mathThreads().
   void syncMath();
+  int64_t mathBarrier = 1;
 
   // The cp.async pipelines' groups (tc-sm80, tc-sm90).
   /// Closes the thread's copies issued since the last group into a group.

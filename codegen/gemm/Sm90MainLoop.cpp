@@ -433,16 +433,21 @@ void Sm90MainLoop::waitBarrier(Value bar, Value parity) {
 /// on their own named barrier (its staging over the buffers where the
 /// block has one tile, whose copies have all landed; apart from them in a
 /// persistent grid, whose producer copies the next tile meanwhile). With
-/// two math warpgroups the producer gives registers up (setmaxnreg: 40 a
-/// thread) to the math's 232, as CUTLASS's.
+/// TileConfig::pingpong two math sides take the block's tiles in turn
+/// (tiles 0, 2, ... and 1, 3, ...), each with its staging and its named
+/// barrier. With more than one math warpgroup the producer gives registers
+/// up (setmaxnreg: 40 a thread) to the math's 232, as CUTLASS's.
 void Sm90MainLoop::emitWarpSpecializedTiles(OperandGather &gather, Epilogue &epilogue,
                                             Value count, llvm::function_ref<void(Value)> place) {
   const int64_t steps = t.stepsPerSplit(p.k), stages = t.stages;
   const int64_t mathGroups = t.warpsM * t.warpsN, inFlight = steps > 1 ? 1 : 0;
+  const int64_t mathSides = t.pingpong ? 2 : 1;
   auto [base, pad] = buffers(gather);
   Value barriers = add(base, plan.barrierOffset);
   auto full = [&](Value g) { return i32(add(barriers, mul(rem(g, stages), 8))); };
   auto empty = [&](Value g) { return i32(add(barriers, add(mul(rem(g, stages), 8), 8 * stages))); };
+  // Ping-pong: side w's turn at the math (its arrivals from the other side).
+  auto order = [&](int64_t w) { return i32(add(barriers, 16 * stages + 8 * w)); };
   const Value tid = block.tid;
   auto ifThen = [&](Value cond, llvm::function_ref<void()> body) {
     auto ifOp = b.create<scf::IfOp>(loc, cond, /*withElseRegion=*/false);
@@ -456,12 +461,16 @@ void Sm90MainLoop::emitWarpSpecializedTiles(OperandGather &gather, Epilogue &epi
       asmWith("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(mathGroups) + ";", "r",
               ValueRange{empty(c(s))});
     }
+    for (int64_t w = 0; w < (t.pingpong ? 2 : 0); ++w)
+      asmWith("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(mathGroups) + ";", "r",
+              ValueRange{order(w)});
     asmStatement("fence.mbarrier_init.release.cluster;");
   });
   b.create<gpu::BarrierOp>(loc);
-  // Each tile of the block's `count`, `body(i)` with tile i placed.
-  auto forTiles = [&](llvm::function_ref<void(Value)> body) {
-    auto loop = b.create<scf::ForOp>(loc, c(0), count, c(1), ValueRange{},
+  // Tiles first, first + every, ... of the block's `count`, `body(i)` with
+  // tile i placed.
+  auto forTiles = [&](int64_t first, int64_t every, llvm::function_ref<void(Value)> body) {
+    auto loop = b.create<scf::ForOp>(loc, c(first), count, c(every), ValueRange{},
                                      [&](OpBuilder &, Location, Value i, ValueRange) {
                                        place(i);
                                        body(i);
@@ -469,16 +478,23 @@ void Sm90MainLoop::emitWarpSpecializedTiles(OperandGather &gather, Epilogue &epi
                                      });
     b.setInsertionPointAfter(loop);
   };
-  auto roles = b.create<scf::IfOp>(loc, below(tid, kWarpgroupSize), /*withElseRegion=*/true);
-  // The GPU IR emulator runs the two sides as threads that wait on each other.
-  roles->setAttr("tessel.roles", b.getUnitAttr());
-  {
+  // An if whose two sides the GPU IR emulator runs as threads that wait on
+  // each other.
+  auto roles = [&](Value cond, llvm::function_ref<void()> then, llvm::function_ref<void()> other) {
+    auto ifOp = b.create<scf::IfOp>(loc, cond, /*withElseRegion=*/true);
+    ifOp->setAttr("tessel.roles", b.getUnitAttr());
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&roles.getThenRegion().front());
-    if (mathGroups > 1)
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    then();
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    other();
+  };
+  const bool giveRegisters = mathGroups * mathSides > 1;
+  auto producer = [&] {
+    if (giveRegisters)
       asmStatement("setmaxnreg.dec.sync.aligned.u32 40;");
     ifThen(cmp(arith::CmpIPredicate::eq, tid, 0), [&] {
-      forTiles([&](Value i) {
+      forTiles(0, 1, [&](Value i) {
         b.create<scf::ForOp>(loc, c(0), c(steps), c(1), ValueRange{},
                              [&](OpBuilder &, Location, Value k, ValueRange) {
                                Value g = add(mul(i, steps), k);
@@ -490,50 +506,76 @@ void Sm90MainLoop::emitWarpSpecializedTiles(OperandGather &gather, Epilogue &epi
                              });
       });
     });
-  }
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&roles.getElseRegion().front());
-  if (mathGroups > 1)
-    asmStatement("setmaxnreg.inc.sync.aligned.u32 232;");
-  block.tid = b.createOrFold<arith::SubIOp>(loc, tid, c(kWarpgroupSize));
-  Value releaser = cmp(arith::CmpIPredicate::eq, rem(block.tid, kWarpgroupSize), 0);
-  auto release = [&](Value g) {
-    ifThen(releaser, [&] {
-      asmWith("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [$0];\n}", "r",
-              ValueRange{empty(g)});
+  };
+  // Math side `side`: its warpgroups' threads from 128 (1 + side) on.
+  auto math = [&](int64_t side) {
+    if (giveRegisters)
+      asmStatement("setmaxnreg.inc.sync.aligned.u32 232;");
+    block.tid = b.createOrFold<arith::SubIOp>(loc, tid,
+                                              c(kWarpgroupSize + side * t.mathThreads()));
+    mathBarrier = 1 + side;
+    epilogue.declareStaging(gather.sharedBytes(),
+                            plan.stagingOffset + side * plan.stagingStride);
+    Value releaser = cmp(arith::CmpIPredicate::eq, rem(block.tid, kWarpgroupSize), 0);
+    auto arrive = [&](Value bar) {
+      ifThen(releaser, [&] {
+        asmWith("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [$0];\n}", "r",
+                ValueRange{bar});
+      });
+    };
+    auto release = [&](Value g) { arrive(empty(g)); };
+    const std::pair<Value, Value> rows = warpgroupRows();
+    forTiles(side, mathSides, [&](Value i) {
+      // Ping-pong: the sides' K loops take turns (side 0's tile 2j after
+      // side 1's 2j - 1, side 1's 2j + 1 after side 0's 2j), so that a side
+      // never waits on a stage's full barrier a phase past the other
+      // side's (its parity would read as complete).
+      if (t.pingpong) {
+        Value j = div(i, 2);
+        if (side == 0)
+          ifThen(cmp(arith::CmpIPredicate::sge, i, 1), [&] {
+            waitBarrier(order(0), i32(rem(b.createOrFold<arith::SubIOp>(loc, j, c(1)), 2)));
+          });
+        else
+          waitBarrier(order(1), i32(rem(j, 2)));
+      }
+      Value first = mul(i, steps);
+      auto kLoop = b.create<scf::ForOp>(
+          loc, c(0), c(steps), c(1), initAccumulators(),
+          [&](OpBuilder &, Location, Value k, ValueRange args) {
+            Value g = add(first, k);
+            waitBarrier(full(g), i32(rem(div(g, stages), 2)));
+            SmallVector<Value> accs = stepMath(add(base, bufferOffset(pad, g)), rows,
+                                               SmallVector<Value>(args.begin(), args.end()));
+            accs = waitFor(accs, inFlight);
+            if (inFlight)
+              ifThen(cmp(arith::CmpIPredicate::sge, k, inFlight),
+                     [&] { release(b.createOrFold<arith::SubIOp>(loc, g, c(inFlight))); });
+            else
+              release(g);
+            b.create<scf::YieldOp>(loc, accs);
+          });
+      b.setInsertionPointAfter(kLoop);
+      if (t.pingpong)
+        arrive(order(1 - side));
+      SmallVector<Value> accs = waitFor(kLoop.getResults(), 0);
+      if (inFlight)
+        release(add(first, steps - 1));
+      // Every math warpgroup's wgmmas are done with the buffers, and every
+      // thread with the last tile's staging, before the staging is written
+      // (through the generic proxy, the buffers' copies through the async).
+      asmStatement("fence.proxy.async.shared::cta;");
+      syncMath();
+      toEpilogue(accs, epilogue);
     });
   };
-  const std::pair<Value, Value> rows = warpgroupRows();
-  forTiles([&](Value i) {
-    Value first = mul(i, steps);
-    auto kLoop = b.create<scf::ForOp>(
-        loc, c(0), c(steps), c(1), initAccumulators(),
-        [&](OpBuilder &, Location, Value k, ValueRange args) {
-          Value g = add(first, k);
-          waitBarrier(full(g), i32(rem(div(g, stages), 2)));
-          SmallVector<Value> accs =
-              stepMath(add(base, bufferOffset(pad, g)), rows,
-                       SmallVector<Value>(args.begin(), args.end()));
-          accs = waitFor(accs, inFlight);
-          if (inFlight)
-            ifThen(cmp(arith::CmpIPredicate::sge, k, inFlight),
-                   [&] { release(b.createOrFold<arith::SubIOp>(loc, g, c(inFlight))); });
-          else
-            release(g);
-          b.create<scf::YieldOp>(loc, accs);
-        });
-    b.setInsertionPointAfter(kLoop);
-    SmallVector<Value> accs = waitFor(kLoop.getResults(), 0);
-    if (inFlight)
-      release(add(first, steps - 1));
-    // Every math warpgroup's wgmmas are done with the buffers, and every
-    // thread with the last tile's staging, before the staging is written
-    // (through the generic proxy, the buffers' copies through the async).
-    asmStatement("fence.proxy.async.shared::cta;");
-    syncMath();
-    toEpilogue(accs, epilogue);
+  roles(below(tid, kWarpgroupSize), producer, [&] {
+    if (!t.pingpong)
+      return math(0);
+    roles(below(tid, kWarpgroupSize + t.mathThreads()), [&] { math(0); }, [&] { math(1); });
   });
   block.tid = tid;
+  mathBarrier = 1;
 }
 
 /// The persistent kernel's tiles (TileConfig::persistent): the K steps of

@@ -105,7 +105,8 @@ SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
   int64_t staging = stagingRows(t) * stagingLd(t) * 4;
   if (t.persistent) {
     plan.stagingOffset = roundUp(t.stages * plan.bufferBytes + plan.alignSlack, kSharedAlignment);
-    plan.bytes = plan.stagingOffset + roundUp(staging, kSharedAlignment);
+    plan.stagingStride = roundUp(staging, kSharedAlignment);
+    plan.bytes = plan.stagingOffset + plan.stagingStride * (t.pingpong ? 2 : 1);
   } else {
     plan.bytes = roundUp(std::max(t.stages * plan.bufferBytes, staging) + plan.alignSlack,
                          kSharedAlignment);
@@ -113,7 +114,8 @@ SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
   if (t.tma) {
     // A full mbarrier a stage, and with the producer warpgroup an empty one.
     plan.barrierOffset = plan.bytes;
-    plan.bytes = roundUp(plan.bytes + 8 * t.stages * (t.warpSpecialized ? 2 : 1),
+    plan.bytes = roundUp(plan.bytes + 8 * t.stages * (t.warpSpecialized ? 2 : 1) +
+                             (t.pingpong ? 16 : 0),
                          kSharedAlignment);
   }
   return plan;

@@ -71,8 +71,12 @@ struct SharedPlan {
   /// over when it is written), or past them in a persistent kernel, whose
   /// next tile's copies land during the epilogue.
   int64_t stagingOffset = 0;
+  /// A ping-pong kernel's second math side's staging starts this much
+  /// further.
+  int64_t stagingStride = 0;
   /// TileConfig::tma: the stages' full mbarriers (8 bytes each), then with
-  /// TileConfig::warpSpecialized their empty ones, past the buffers and the
+  /// TileConfig::warpSpecialized their empty ones, then with
+  /// TileConfig::pingpong the two sides' turns, past the buffers and the
   /// staging.
   int64_t barrierOffset = 0;
   int64_t bytes = 0;

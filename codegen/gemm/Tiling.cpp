@@ -37,7 +37,7 @@ int64_t TileConfig::threads() const {
   if (direct)
     return dwLanes ? dwVectors * dwRows : kElementwiseThreads;
   if (tier == GemmTier::TensorCoreSm90)
-    return mathThreads() + (warpSpecialized ? kWarpgroupSize : 0);
+    return mathThreads() * (pingpong ? 2 : 1) + (warpSpecialized ? kWarpgroupSize : 0);
   return onTensorCores(tier) ? warpsM * warpsN * kWarpSize : threadsM * threadsN;
 }
 
@@ -248,7 +248,7 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
                 (t.persistent && !t.warpSpecialized) || !plan.a.kContiguous || !plan.b.kContiguous ||
                 !plan.a.sharedKContiguous || !plan.b.sharedKContiguous || p.k % 8 != 0))
     return false;
-  if (t.warpSpecialized && !t.tma)
+  if ((t.warpSpecialized && !t.tma) || (t.pingpong && (!t.warpSpecialized || !t.persistent)))
     return false;
   // A persistent grid: tc-sm90's loop, whole K, no input scale.
   if (t.persistent && (!sm90 || t.splitK > 1 || p.aScale || t.persistent < 0))
@@ -530,6 +530,31 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
     tma.tma = true;
     if (tilingFits(p, tma))
       best = tma;
+  }
+  // Where TMA loads it, it has four tiles of 128 x 128 an SM or more and
+  // no residual: the ping-pong kernel on them, one warpgroup a side, 4
+  // stages, a persistent grid, its own raster (a producer warpgroup copies
+  // ahead of the math across tiles; one side's epilogue runs beside the
+  // other's wgmmas). ResNet-50 b256's 1x1 convs of 128 channels out or
+  // more on the H200 (bench/NOTES.md (31)): 0.98-1.20x over the picks
+  // above, 1.01-1.17x with the model's bias and ReLU (l3.expand 0.0754 ->
+  // 0.0627 ms, l4.expand 0.0546 -> 0.0469, l1.expand 0.1822 -> 0.1567,
+  // l2.reduce 0.0749 -> 0.0658; l3.reduce 0.0476 -> 0.0484). With the
+  // residual the expands lost up to 0.76x (a side's thread reads its
+  // residual runs in twice the round trips); 128 x 64 a side lost too.
+  if (best && best->tma && p.n >= 128 && !p.residual &&
+      ceilDiv(p.m, 128) * ceilDiv(p.n, 128) >= 4 * kWgmmaGpu.sms) {
+    const auto found = llvm::find_if(candidates, [](const TileConfig &t) {
+      return t.warpsM == 1 && t.warpsN == 1 && t.fragsM == 2 && t.fragN == 128;
+    });
+    TileConfig pingpong = *found;
+    pingpong.stages = 4;
+    pingpong.tma = pingpong.warpSpecialized = pingpong.pingpong = true;
+    pingpong.rasterM = 0;
+    pingpong = *withRaster(p, pingpong, kWgmmaGpu);
+    pingpong.persistent = persistentGrid(p, pingpong);
+    if (tilingFits(p, pingpong))
+      best = pingpong;
   }
   return best;
 }

@@ -70,6 +70,11 @@ struct TileConfig {
   // empty one; the producer runs ahead of the math across K steps and, in a
   // persistent grid, across tiles (CUTLASS's warp-specialized kernels).
   bool warpSpecialized = false;
+  // With warpSpecialized and a persistent grid: two math sides of warpsM x
+  // warpsN warpgroups, taking the block's tiles in turn, each with its own
+  // staging (CUTLASS's ping-pong kernel): one side's epilogue runs while the
+  // other's wgmmas do.
+  bool pingpong = false;
   // A direct convolution (simt only) for grouped convs with fewer than 8
   // filters per group: one thread per output element, no shared memory,
   // unless depthwise (below).
@@ -82,8 +87,9 @@ struct TileConfig {
   int64_t dwLanes = 0, dwWidth = 1, dwVectors = 1, dwRows = 1;
 
   int64_t threads() const;
-  /// The threads that multiply and run the epilogue: threads() less the
-  /// producer warpgroup of a warp-specialized kernel.
+  /// The threads that multiply a tile and run its epilogue: threads() less
+  /// the producer warpgroup of a warp-specialized kernel (and a ping-pong
+  /// kernel's other math side).
   int64_t mathThreads() const;
   /// The depthwise kernel's runs of dwWidth outputs along W of `conv`.
   int64_t depthwiseRuns(const ConvShape &conv) const;

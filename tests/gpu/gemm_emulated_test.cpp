@@ -670,18 +670,20 @@ TEST(Sm90, TmaLoads) {
 /// tc-sm90 warp-specialized (TileConfig::warpSpecialized): a producer
 /// warpgroup's thread 0 issues the TMA copies, the math warpgroups wait on
 /// each stage's full mbarrier and release it on its empty one; the
-/// emulator runs the two sides as coroutines (a side waits, the other
-/// runs). A block a tile and persistent grids of 1 to 3 blocks over up to
-/// 12 tiles (the producer copying the next tiles while the math runs the
-/// epilogue), K of one step to nine, 2 to 4 stages, one and two math
-/// warpgroups, an epilogue, the raster.
+/// emulator runs the sides as coroutines (a side waits, another runs). A
+/// block a tile and persistent grids of 1 to 3 blocks over up to 12 tiles
+/// (the producer copying the next tiles while the math runs the
+/// epilogue), with one math side or two (ping-pong: tiles in turn, each
+/// side its own coroutine), K of one step to nine, 2 to 4 stages, one and
+/// two math warpgroups a side, an epilogue, the raster.
 TEST(Sm90, WarpSpecialized) {
   using A = Activation;
   auto tiles = [](int64_t warpgroupsM, int64_t fragsM, int64_t fragN, int64_t stages,
-                  int64_t grid) {
+                  int64_t grid, bool pingpong = false) {
     TileConfig t = sm90Tiles(warpgroupsM, 1, fragsM, fragN, stages);
     t.tma = t.warpSpecialized = true;
     t.persistent = grid;
+    t.pingpong = pingpong;
     return t;
   };
   const std::vector<GemmProblem> problems = {
@@ -693,25 +695,30 @@ TEST(Sm90, WarpSpecialized) {
   int emulated = 0;
   for (const GemmProblem &p : problems)
     for (int64_t stages : {2, 3, 4})
-      for (int64_t grid : {0, 1, 3})
+      for (auto [grid, pingpong] : {std::pair<int64_t, bool>{0, false},
+                                    {1, false},
+                                    {3, false},
+                                    {1, true},
+                                    {3, true}})
         for (auto [wgs, frags, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 64},
                                      {1, 2, 128},
                                      {2, 1, 64}}) {
-          TileConfig t = tiles(wgs, frags, n, stages, grid);
+          TileConfig t = tiles(wgs, frags, n, stages, grid, pingpong);
           ASSERT_TRUE(tilingFits(p, t)) << p.key();
           ++emulated;
           EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")
-              << t.blockM << "x" << t.blockN << " stages " << stages << " grid " << grid << " "
-              << p.key();
+              << t.blockM << "x" << t.blockN << " stages " << stages << " grid " << grid
+              << (pingpong ? " ping-pong " : " ") << p.key();
         }
-  EXPECT_EQ(emulated, 108);
+  EXPECT_EQ(emulated, 180);
   TileConfig rastered = tiles(1, 1, 64, 3, 2);
   rastered.rasterM = 2;
   EXPECT_EQ(emulate(GemmKernel{conv(3, 8, 8, 136, 192, 1, 1, 1, 0), rastered, "k"}), "");
-  // Not without TMA.
+  // Not without TMA; ping-pong only in a persistent grid.
   TileConfig plain = tiles(1, 1, 64, 3, 0);
   plain.tma = false;
   EXPECT_FALSE(tilingFits(conv(3, 5, 7, 72, 136, 1, 1, 1, 0), plain));
+  EXPECT_FALSE(tilingFits(conv(3, 5, 7, 72, 136, 1, 1, 1, 0), tiles(1, 1, 64, 3, 0, true)));
 }
 
 } // namespace

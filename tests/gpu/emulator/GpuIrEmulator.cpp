@@ -243,52 +243,125 @@ struct Emulator::Sides {
   std::mutex mutex;
   std::condition_variable turn;
   int running = 0;
-  bool ended[2] = {false, false}, waiting[2] = {false, false};
-  int64_t progressAtWait[2] = {0, 0};
+  struct State {
+    bool ended = false, waiting = false;
+    int64_t progressAtWait = 0;
+    int join = -1; ///< the side this one waits to end (its if's else side)
+  };
+  std::vector<State> states;
+  /// Whether side k can run: not ended, not joining a side still running,
+  /// not waiting on what has not changed since.
+  bool canRun(int k, int64_t progress) const {
+    const State &s = states[k];
+    return !s.ended && !(s.join >= 0 && !states[s.join].ended) &&
+           !(s.waiting && s.progressAtWait == progress);
+  }
+  /// The side after `me` (cyclically) that can run, or -1.
+  int next(int me, int64_t progress) const {
+    const int n = int(states.size());
+    for (int k = 1; k < n; ++k)
+      if (canRun((me + k) % n, progress))
+        return (me + k) % n;
+    return -1;
+  }
+  /// Where nothing can run: a side that waits on an mbarrier (not one that
+  /// joins a side still running), to wake and fail; -1 if none.
+  int waiter() const {
+    for (size_t k = 0; k < states.size(); ++k)
+      if (!states[k].ended && (states[k].join < 0 || states[states[k].join].ended))
+        return int(k);
+    return -1;
+  }
 };
 
 bool Emulator::stepRoles(scf::IfOp ifOp, const std::vector<bool> &thenMask,
                          const std::vector<bool> &elseMask) {
-  Sides s;
-  sides = &s;
-  bool ok[2] = {false, false};
-  auto run = [&](int id) {
+  std::unique_ptr<Sides> owned;
+  if (!sides) {
+    owned = std::make_unique<Sides>();
+    sides = owned.get();
+    sides->states.emplace_back();
+    side = 0;
+  }
+  Sides &s = *sides;
+  const int me = side;
+  int other;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    other = int(s.states.size());
+    s.states.emplace_back();
+  }
+  bool otherOk = false;
+  std::thread thread([&] {
     {
       std::unique_lock<std::mutex> lock(s.mutex);
-      s.turn.wait(lock, [&] { return s.running == id; });
+      s.turn.wait(lock, [&] { return s.running == other; });
     }
-    side = id;
-    ok[id] = id == 0 ? runBlock(ifOp.getThenRegion().front(), thenMask)
-                     : runBlock(ifOp.getElseRegion().front(), elseMask);
-    std::lock_guard<std::mutex> lock(s.mutex);
-    s.ended[id] = true;
-    s.running = 1 - id;
-    s.turn.notify_all();
-  };
-  std::thread other(run, 1);
-  run(0);
-  other.join();
-  sides = nullptr;
-  side = -1;
-  return ok[0] && ok[1];
+    side = other;
+    otherOk = runBlock(ifOp.getElseRegion().front(), elseMask);
+    endSide();
+  });
+  bool ok = runBlock(ifOp.getThenRegion().front(), thenMask);
+  // The if completes once the else side has ended too: this side runs again
+  // only then.
+  {
+    std::unique_lock<std::mutex> lock(s.mutex);
+    s.states[me].join = other;
+    if (!s.states[other].ended) {
+      int to = s.next(me, progress);
+      if (to < 0) {
+        // Nothing can run: a side that waits fails there, and the others
+        // after it, until the else side has ended.
+        ok = fail(ifOp, "a side of a warp-specialized kernel never ends (a deadlock)");
+        to = s.waiter();
+      }
+      s.running = to;
+      s.turn.notify_all();
+      s.turn.wait(lock, [&] { return s.running == me; });
+    }
+    s.states[me].join = -1;
+  }
+  thread.join();
+  side = me;
+  if (owned) {
+    sides = nullptr;
+    side = -1;
+  }
+  return ok && otherOk;
 }
 
 bool Emulator::handOver() {
   if (!sides)
     return false;
   Sides &s = *sides;
-  const int me = side, other = 1 - me;
+  const int me = side;
   std::unique_lock<std::mutex> lock(s.mutex);
-  if (s.ended[other] || (s.waiting[other] && s.progressAtWait[other] == progress))
+  const int to = s.next(me, progress);
+  if (to < 0)
     return false;
-  s.waiting[me] = true;
-  s.progressAtWait[me] = progress;
-  s.running = other;
+  s.states[me].waiting = true;
+  s.states[me].progressAtWait = progress;
+  s.running = to;
   s.turn.notify_all();
   s.turn.wait(lock, [&] { return s.running == me; });
-  s.waiting[me] = false;
+  s.states[me].waiting = false;
   side = me;
   return true;
+}
+
+void Emulator::endSide() {
+  Sides &s = *sides;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  ++progress;
+  s.states[side].ended = true;
+  int to = s.next(side, progress);
+  // Every other side waits on what cannot change: one of them wakes to
+  // fail.
+  if (to < 0)
+    to = s.waiter();
+  if (to >= 0)
+    s.running = to;
+  s.turn.notify_all();
 }
 
 bool Emulator::stepIf(scf::IfOp ifOp, const std::vector<bool> &mask) {
@@ -298,7 +371,7 @@ bool Emulator::stepIf(scf::IfOp ifOp, const std::vector<bool> &mask) {
     thenMask[t] = mask[t] && cond[t].i;
     elseMask[t] = mask[t] && !cond[t].i;
   }
-  if (ifOp->hasAttr("tessel.roles") && !sides && llvm::is_contained(thenMask, true) &&
+  if (ifOp->hasAttr("tessel.roles") && llvm::is_contained(thenMask, true) &&
       llvm::is_contained(elseMask, true))
     return stepRoles(ifOp, thenMask, elseMask);
   if (!runBlock(ifOp.getThenRegion().front(), thenMask))
@@ -1094,12 +1167,14 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
           return fail(op, "mbarrier wait for a phase that never completes (a deadlock)");
       }
     }
-    if (text.starts_with("bar.sync 1, ")) {
-      // A named barrier of the threads that reach it (all of them, in
-      // lockstep): the math warpgroups of a warp-specialized kernel.
-      int64_t count = 0;
-      if (text.drop_front(strlen("bar.sync 1, ")).rtrim(';').getAsInteger(10, count) ||
-          count != llvm::count(mask, true) || count % kWarp != 0)
+    if (text.starts_with("bar.sync ")) {
+      // A named barrier (not 0, the block's) of the threads that reach it
+      // (all of them, in lockstep): a warp-specialized kernel's math side.
+      auto [id, count] = text.drop_front(strlen("bar.sync ")).rtrim(';').split(", ");
+      int64_t barrier = 0, threadCount = 0;
+      if (id.getAsInteger(10, barrier) || barrier < 1 || barrier > 15 ||
+          count.getAsInteger(10, threadCount) || threadCount != llvm::count(mask, true) ||
+          threadCount % kWarp != 0)
         return fail(op, "named barrier reached by other than its count of threads");
       ++epoch;
       return true;

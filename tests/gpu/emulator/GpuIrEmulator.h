@@ -118,17 +118,22 @@ private:
   bool step(mlir::Operation *op, const std::vector<bool> &mask);
   bool stepFor(mlir::scf::ForOp loop, const std::vector<bool> &mask);
   bool stepIf(mlir::scf::IfOp ifOp, const std::vector<bool> &mask);
-  /// A warp-specialized kernel's split into producer and math warpgroups
-  /// (an scf.if marked tessel.roles): its two sides run on two threads of
-  /// which one at a time runs, the other taking over where an mbarrier wait
-  /// cannot complete (handOver), as coroutines would.
+  /// A warp-specialized kernel's split into warpgroups of different roles
+  /// (an scf.if marked tessel.roles; the math warpgroups of a ping-pong
+  /// kernel split again): each side runs on a thread of its own, one at a
+  /// time, as coroutines would: the running side hands over where an
+  /// mbarrier wait cannot complete (handOver), and the if completes once
+  /// both its sides have ended.
   bool stepRoles(mlir::scf::IfOp ifOp, const std::vector<bool> &thenMask,
                  const std::vector<bool> &elseMask);
-  /// The waiting side hands over to the other; false where the other has
-  /// ended, or waits too and nothing changed since (a deadlock).
+  /// The running side hands over to another that may make progress; false
+  /// where none can (every other side has ended, or waits and nothing
+  /// changed since: a deadlock).
   bool handOver();
+  /// The running side has ended: the next that can run takes over.
+  void endSide();
   struct Sides;
-  Sides *sides = nullptr; ///< while stepRoles runs
+  Sides *sides = nullptr; ///< while a stepRoles runs
   int side = -1;          ///< the side running now
   /// mbarrier state changes so far: a side that waits hands over only
   /// while the other still changes something.
