@@ -24,7 +24,13 @@ rng = np.random.default_rng(7)
 cases = [("r50_l3_reduce", 32, 1024, 14, 14, 256, False),
          ("odd_rows", 27, 72, 29, 31, 200, False),
          ("expand_res", 16, 128, 28, 28, 512, True),
-         ("short_k", 64, 64, 28, 28, 256, True)]
+         ("short_k", 64, 64, 28, 28, 256, True),
+         # The ping-pong kernel (no residual, 4 tiles of 128 x 128 an SM or
+         # more): ResNet-50's l3.expand at batch 64; rows, N and K past the
+         # tiles; the smallest, for compute-sanitizer.
+         ("pingpong_l3_expand", 64, 256, 14, 14, 1024, False),
+         ("pingpong_odd", 160, 136, 15, 17, 264, False),
+         ("pingpong_sanitize", 88, 64, 28, 28, 128, False)]
 failed = 0
 for name, n, c, h, w, k, residual in cases:
     x = rng.standard_normal((n, c, h, w)).astype(np.float32)
