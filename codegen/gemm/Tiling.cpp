@@ -245,8 +245,9 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   // A persistent grid only with the producer warpgroup (its copies run
   // across tiles).
   if (t.tma && (!sm90 || p.im2col() || p.batch != 1 || t.splitK > 1 || p.aScale ||
-                (t.persistent && !t.warpSpecialized) || !plan.a.kContiguous || !plan.b.kContiguous ||
-                !plan.a.sharedKContiguous || !plan.b.sharedKContiguous || p.k % 8 != 0))
+                (t.persistent && !t.warpSpecialized) || !plan.a.kContiguous ||
+                !plan.b.kContiguous || !plan.a.sharedKContiguous || !plan.b.sharedKContiguous ||
+                p.k % 8 != 0))
     return false;
   if ((t.warpSpecialized && !t.tma) || (t.pingpong && (!t.warpSpecialized || !t.persistent)))
     return false;

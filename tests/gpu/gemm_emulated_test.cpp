@@ -627,6 +627,18 @@ TEST(Sm90, PersistentTiles) {
   EXPECT_FALSE(tilingFits(scaled(conv(2, 5, 5, 136, 64, 1, 1, 1, 0)), tiles(1, 64, 3, 2)));
 }
 
+/// Problems TMA takes: rows and K past the tiles (zero fill), K of one
+/// step to nine, an epilogue.
+std::vector<GemmProblem> tmaProblems() {
+  using A = Activation;
+  return {
+      conv(3, 5, 7, 72, 136, 1, 1, 1, 0),                                    // 2 steps
+      withEpilogue(conv(2, 9, 9, 520, 64, 1, 1, 1, 0), true, true, A::Relu), // 9 steps
+      withEpilogue(gemm(200, 136, 264, false, true), true, false, A::Gelu),  // 5 steps
+      conv(1, 6, 6, 64, 64, 1, 1, 1, 0),                                     // 1 step
+  };
+}
+
 /// tc-sm90 with TMA (TileConfig::tma): A and B tiles by tensor copies,
 /// an mbarrier a stage, the maps in the emulator's format. Rows and K past
 /// the tiles (zero fill), K of one step to eight (the short-K prologue and
@@ -634,18 +646,12 @@ TEST(Sm90, PersistentTiles) {
 /// conv raster; what TMA cannot take (a window, a batch, an MN-major
 /// operand) the tiler refuses.
 TEST(Sm90, TmaLoads) {
-  using A = Activation;
   auto tiles = [](int64_t warpgroupsM, int64_t fragsM, int64_t fragN, int64_t stages) {
     TileConfig t = sm90Tiles(warpgroupsM, 1, fragsM, fragN, stages);
     t.tma = true;
     return t;
   };
-  const std::vector<GemmProblem> problems = {
-      conv(3, 5, 7, 72, 136, 1, 1, 1, 0),                                    // 2 steps
-      withEpilogue(conv(2, 9, 9, 520, 64, 1, 1, 1, 0), true, true, A::Relu), // 9 steps
-      withEpilogue(gemm(200, 136, 264, false, true), true, false, A::Gelu),  // 5 steps
-      conv(1, 6, 6, 64, 64, 1, 1, 1, 0),                                     // 1 step
-  };
+  const std::vector<GemmProblem> problems = tmaProblems();
   int emulated = 0;
   for (const GemmProblem &p : problems)
     for (int64_t stages : {2, 3, 4})
@@ -677,7 +683,6 @@ TEST(Sm90, TmaLoads) {
 /// side its own coroutine), K of one step to nine, 2 to 4 stages, one and
 /// two math warpgroups a side, an epilogue, the raster.
 TEST(Sm90, WarpSpecialized) {
-  using A = Activation;
   auto tiles = [](int64_t warpgroupsM, int64_t fragsM, int64_t fragN, int64_t stages,
                   int64_t grid, bool pingpong = false) {
     TileConfig t = sm90Tiles(warpgroupsM, 1, fragsM, fragN, stages);
@@ -686,12 +691,7 @@ TEST(Sm90, WarpSpecialized) {
     t.pingpong = pingpong;
     return t;
   };
-  const std::vector<GemmProblem> problems = {
-      conv(3, 5, 7, 72, 136, 1, 1, 1, 0),                                    // 2 steps
-      withEpilogue(conv(2, 9, 9, 520, 64, 1, 1, 1, 0), true, true, A::Relu), // 9 steps
-      withEpilogue(gemm(200, 136, 264, false, true), true, false, A::Gelu),  // 5 steps
-      conv(1, 6, 6, 64, 64, 1, 1, 1, 0),                                     // 1 step
-  };
+  const std::vector<GemmProblem> problems = tmaProblems();
   int emulated = 0;
   for (const GemmProblem &p : problems)
     for (int64_t stages : {2, 3, 4})
