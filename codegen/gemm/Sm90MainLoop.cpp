@@ -1,7 +1,7 @@
 //===- Sm90MainLoop.cpp - the tc-sm90 main loop: wgmma on swizzled stages -===//
 //
-// Tier tc-sm90 (sm_90a; CUTLASS's sm90 cp.async GMMA main loop, without
-// warp specialization):
+// Tier tc-sm90 (sm_90a; CUTLASS's sm90 cp.async GMMA main loop; with TMA
+// also its warp-specialized and ping-pong kernels, emitWarpSpecializedTiles):
 //   - accumulators: a warpsM x warpsN grid of warpgroups (128 threads),
 //     each fragsM wgmma tiles of m64 n(fragN) stacked along M, each an LLVM
 //     struct of fragN / 2 f32 a thread: element 4j + 2h + c is row
@@ -69,6 +69,13 @@ private:
   /// Spins until the phase of parity `parity` of the mbarrier at `bar` has
   /// completed.
   void waitBarrier(Value bar, Value parity);
+  /// `body` built within an scf.if on `cond`.
+  void ifThen(Value cond, llvm::function_ref<void()> body) {
+    auto ifOp = b.create<scf::IfOp>(loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  }
   /// Inline PTX with side effects on `operands`, no results.
   void asmWith(llvm::StringRef text, llvm::StringRef constraints, ValueRange operands);
   Value i32(Value index) { return b.create<arith::IndexCastOp>(loc, b.getI32Type(), index); }
@@ -350,12 +357,7 @@ SmallVector<Value> Sm90MainLoop::emitTmaKLoop(OperandGather &gather, ValueRange 
   auto [base, pad] = buffers(gather);
   Value barriers = add(base, plan.barrierOffset);
   Value leader = cmp(arith::CmpIPredicate::eq, block.tid, 0);
-  auto asLeader = [&](llvm::function_ref<void()> body) {
-    auto ifOp = b.create<scf::IfOp>(loc, leader, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    body();
-  };
+  auto asLeader = [&](llvm::function_ref<void()> body) { ifThen(leader, body); };
   auto barrier = [&](Value step) { return i32(add(barriers, mul(rem(step, stages), 8))); };
   asLeader([&] {
     for (int64_t s = 0; s < stages; ++s)
@@ -449,12 +451,6 @@ void Sm90MainLoop::emitWarpSpecializedTiles(OperandGather &gather, Epilogue &epi
   // Ping-pong: side w's turn at the math (its arrivals from the other side).
   auto order = [&](int64_t w) { return i32(add(barriers, 16 * stages + 8 * w)); };
   const Value tid = block.tid;
-  auto ifThen = [&](Value cond, llvm::function_ref<void()> body) {
-    auto ifOp = b.create<scf::IfOp>(loc, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    body();
-  };
   ifThen(cmp(arith::CmpIPredicate::eq, tid, 0), [&] {
     for (int64_t s = 0; s < stages; ++s) {
       asmWith("mbarrier.init.shared::cta.b64 [$0], 1;", "r", ValueRange{full(c(s))});
