@@ -205,11 +205,12 @@ int main(int argc, char **argv) {
   int64_t splitK = 0, stages = 0, raster = -1, persistent = 0;
   bool tma = false, warpSpecialized = false, pingpong = false;
   app.add_flag("--pingpong", pingpong,
-               "tc90: with --warp-specialized and --persistent, two math sides taking the "
-               "block's tiles in turn (one's epilogue beside the other's wgmmas)");
+               "tc90: with --persistent, two math sides taking the block's tiles in turn "
+               "(one's epilogue beside the other's wgmmas); implies --warp-specialized");
   app.add_flag("--warp-specialized", warpSpecialized,
-               "tc90: with --tma, a producer warpgroup issuing the copies beside the math "
-               "warpgroups, mbarriers between them (with --persistent, across tiles)");
+               "tc90: a producer warpgroup issuing the TMA copies beside the math "
+               "warpgroups, mbarriers between them (with --persistent, across tiles); "
+               "implies --tma");
   app.add_flag("--tma", tma,
                "tc90: A and B tiles by TMA from tensor maps passed first (a_map, b_map); "
                "A and B K-major, no conv window, one batch, whole K (the heuristic "

@@ -69,6 +69,11 @@ private:
   /// Spins until the phase of parity `parity` of the mbarrier at `bar` has
   /// completed.
   void waitBarrier(Value bar, Value parity);
+  /// Sets the mbarrier at `bar` up for `arrivals` arrivals a phase.
+  void initBarrier(Value bar, int64_t arrivals) {
+    asmWith("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(arrivals) + ";", "r",
+            ValueRange{bar});
+  }
   /// `body` built within an scf.if on `cond`.
   void ifThen(Value cond, llvm::function_ref<void()> body) {
     auto ifOp = b.create<scf::IfOp>(loc, cond, /*withElseRegion=*/false);
@@ -361,7 +366,7 @@ SmallVector<Value> Sm90MainLoop::emitTmaKLoop(OperandGather &gather, ValueRange 
   auto barrier = [&](Value step) { return i32(add(barriers, mul(rem(step, stages), 8))); };
   asLeader([&] {
     for (int64_t s = 0; s < stages; ++s)
-      asmWith("mbarrier.init.shared::cta.b64 [$0], 1;", "r", ValueRange{barrier(c(s))});
+      initBarrier(barrier(c(s)), 1);
     asmStatement("fence.mbarrier_init.release.cluster;");
   });
   b.create<gpu::BarrierOp>(loc);
@@ -453,13 +458,11 @@ void Sm90MainLoop::emitWarpSpecializedTiles(OperandGather &gather, Epilogue &epi
   const Value tid = block.tid;
   ifThen(cmp(arith::CmpIPredicate::eq, tid, 0), [&] {
     for (int64_t s = 0; s < stages; ++s) {
-      asmWith("mbarrier.init.shared::cta.b64 [$0], 1;", "r", ValueRange{full(c(s))});
-      asmWith("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(mathGroups) + ";", "r",
-              ValueRange{empty(c(s))});
+      initBarrier(full(c(s)), 1);
+      initBarrier(empty(c(s)), mathGroups);
     }
     for (int64_t w = 0; w < (t.pingpong ? 2 : 0); ++w)
-      asmWith("mbarrier.init.shared::cta.b64 [$0], " + std::to_string(mathGroups) + ";", "r",
-              ValueRange{order(w)});
+      initBarrier(order(w), mathGroups);
     asmStatement("fence.mbarrier_init.release.cluster;");
   });
   b.create<gpu::BarrierOp>(loc);
