@@ -33,6 +33,7 @@
 #ifndef TESSEL_CODEGEN_GEMMKERNEL_H
 #define TESSEL_CODEGEN_GEMMKERNEL_H
 
+#include "KernelPlan.h"
 #include "gemm/Problem.h"
 #include "gemm/Tiling.h"
 
@@ -73,14 +74,13 @@ struct GemmKernel {
   /// "a", "b", ("a_scale"), "workspace" (the epilogue's operands go to the
   /// reduction).
   llvm::SmallVector<llvm::StringRef> parameters() const;
-  /// A TMA kernel's tensor map of A (isA: M rows) or B (N rows): f16 rows
-  /// of K elements, K-major, copied in boxes of blockK by the block tile's
-  /// rows (the 128-byte swizzle, zero fill: engine.fbs TensorMap).
-  struct TensorMapShape {
-    uint64_t cols = 0, rows = 0, rowBytes = 0;
-    uint32_t boxCols = 0, boxRows = 0;
-  };
-  TensorMapShape tensorMap(bool isA) const;
+  /// A TMA kernel's tensor map of A (isA: M rows) or B (N rows), the
+  /// 128-byte swizzle, zero fill (engine.fbs TensorMap). Tiled: f16 rows of
+  /// K elements, K-major, copied in boxes of blockK by the block tile's
+  /// rows. A windowed conv's A (problem.im2col()): im2col, the NHWC input
+  /// as {C, W, H, N}, boxes of blockK channels of blockM output positions
+  /// (the conv's box, im2colBox, and strides), each copy at one tap.
+  KernelArg::TensorMap tensorMap(bool isA) const;
 
   // Split-K (tiles.splitK > 1) only: the workspace of f32 partial sums,
   // [batch][splitK][M][N], and the reduction kernel that sums it in split

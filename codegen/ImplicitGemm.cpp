@@ -540,10 +540,8 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
         return KernelArg::workspace(kernel.workspaceBytes());
       if (param == "a_map" || param == "b_map") {
         const bool isA = param == "a_map";
-        const GemmKernel::TensorMapShape shape = kernel.tensorMap(isA);
         return KernelArg::tensorMapOf(boundTensor(step, *problem, isA ? "a" : "b"),
-                                      {{shape.cols, shape.rows}, {shape.rowBytes},
-                                       {shape.boxCols, shape.boxRows}});
+                                      kernel.tensorMap(isA));
       }
       return KernelArg::tensorAddress(boundTensor(step, *problem, param));
     };

@@ -57,10 +57,14 @@ struct KernelArg {
   /// zero at every launch, and left zero by it.
   uint64_t counterBytes = 0;
   /// A TMA tensor map of `tensor` (engine.fbs TensorMap): f16, innermost
-  /// dimension first; empty dims: the tensor's address.
+  /// dimension first; empty dims: the tensor's address. Tiled, or with
+  /// corners im2col (box: channels a pixel, pixels).
   struct TensorMap {
     std::vector<uint64_t> dims, strides;
     std::vector<uint32_t> box;
+    std::vector<int32_t> lowerCorner, upperCorner; ///< im2col: W, H
+    std::vector<uint32_t> elementStrides;          ///< im2col: a dimension each
+    bool im2col() const { return !lowerCorner.empty(); }
   } tensorMap;
 
   static KernelArg tensorAddress(int32_t index) { return KernelArg{index, {}, 0}; }

@@ -213,8 +213,9 @@ int main(int argc, char **argv) {
                "implies --tma");
   app.add_flag("--tma", tma,
                "tc90: A and B tiles by TMA from tensor maps passed first (a_map, b_map); "
-               "A and B K-major, no conv window, one batch, whole K (the heuristic "
-               "already takes it for such convs)");
+               "A and B K-major (a windowed conv's A by TMA's im2col mode: channels a "
+               "multiple of 64, one group), one batch, whole K (the heuristic takes it "
+               "for 1x1 stride-1 convs)");
   app.add_option("--persistent", persistent,
                  "tc90: a persistent grid of this many blocks, each taking tiles in turn "
                  "(-1: the reference GPU's SMs times the blocks an SM holds)");
@@ -427,7 +428,7 @@ int main(int argc, char **argv) {
   if (raster >= 0 &&
       (gemmTier == GemmTier::TensorCoreSm80 || gemmTier == GemmTier::TensorCoreSm90))
     tiles->rasterM = raster;
-  if (tma || warpSpecialized)
+  if (tma || warpSpecialized || pingpong)
     tiles->tma = true;
   if (warpSpecialized || pingpong)
     tiles->warpSpecialized = true;

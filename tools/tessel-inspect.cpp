@@ -571,12 +571,20 @@ static int toolMain(int argc, char **argv) {
                         str(launch->kernel()), launch->module_(),
                         dimsText(launch->grid()).c_str(), dimsText(launch->block()).c_str(),
                         launch->shared_bytes(), launch->args() ? launch->args()->size() : 0u);
-            // TMA tensor maps: the tensor, its dims and the box (innermost first).
+            // TMA tensor maps: the tensor, its dims and the box (innermost
+            // first); im2col's corners (W, H) and element strides.
             for (size_t a = 0; launch->args() && a < launch->args()->size(); ++a)
-              if (const engine::TensorMap *map = launch->args()->Get(a)->tensor_map())
-                std::printf("            arg %zu: tensor map of tensor %d, dims %s, box %s\n", a,
+              if (const engine::TensorMap *map = launch->args()->Get(a)->tensor_map()) {
+                std::printf("            arg %zu: tensor map of tensor %d, dims %s, box %s", a,
                             launch->args()->Get(a)->tensor(), dimsText(map->dims()).c_str(),
                             dimsText(map->box()).c_str());
+                if (map->lower_corner())
+                  std::printf(", im2col corners %s to %s, element strides %s",
+                              dimsText(map->lower_corner()).c_str(),
+                              dimsText(map->upper_corner()).c_str(),
+                              dimsText(map->element_strides()).c_str());
+                std::printf("\n");
+              }
           }
       }
   }

@@ -137,10 +137,24 @@ int GemmKernel::alignment() const {
   return int(align);
 }
 
-GemmKernel::TensorMapShape GemmKernel::tensorMap(bool isA) const {
-  return {uint64_t(problem.k), uint64_t(isA ? problem.m : problem.n),
-          uint64_t(problem.k) * elemBytes(isA ? problem.a : problem.b), uint32_t(tiles.blockK),
-          uint32_t(isA ? tiles.blockM : tiles.blockN)};
+KernelArg::TensorMap GemmKernel::tensorMap(bool isA) const {
+  KernelArg::TensorMap map;
+  if (isA && problem.im2col()) {
+    const ConvShape &cv = problem.conv;
+    const uint64_t pixel = uint64_t(cv.inC) * elemBytes(problem.a);
+    const Im2colBox box = im2colBox(cv);
+    map.dims = {uint64_t(cv.inC), uint64_t(cv.inW), uint64_t(cv.inH), uint64_t(cv.batch)};
+    map.strides = {pixel, pixel * cv.inW, pixel * cv.inW * cv.inH};
+    map.box = {uint32_t(tiles.blockK), uint32_t(tiles.blockM)};
+    map.lowerCorner = {int32_t(box.lowerW), int32_t(box.lowerH)};
+    map.upperCorner = {int32_t(box.upperW), int32_t(box.upperH)};
+    map.elementStrides = {1, uint32_t(cv.strideW), uint32_t(cv.strideH), 1};
+    return map;
+  }
+  map.dims = {uint64_t(problem.k), uint64_t(isA ? problem.m : problem.n)};
+  map.strides = {uint64_t(problem.k) * elemBytes(isA ? problem.a : problem.b)};
+  map.box = {uint32_t(tiles.blockK), uint32_t(isA ? tiles.blockM : tiles.blockN)};
+  return map;
 }
 
 llvm::SmallVector<llvm::StringRef> GemmKernel::parameters() const {

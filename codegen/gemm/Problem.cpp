@@ -112,6 +112,12 @@ int64_t gemm::operandElements(const GemmProblem &p, llvm::StringRef param) {
   return p.op == GemmOpKind::Conv ? c.batch * c.outH * c.outW * c.outC : p.batch * p.m * p.n;
 }
 
+Im2colBox im2colBox(const ConvShape &cv) {
+  // The last output's window starts at (out - 1) * stride - pad.
+  return {-cv.padW, -cv.padH, (cv.outW - 1) * cv.strideW - cv.padW - (cv.inW - 1),
+          (cv.outH - 1) * cv.strideH - cv.padH - (cv.inH - 1)};
+}
+
 bool GemmProblem::im2col() const {
   return op == GemmOpKind::Conv &&
          !(conv.kH == 1 && conv.kW == 1 && conv.strideH == 1 && conv.strideW == 1 &&

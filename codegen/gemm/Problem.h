@@ -44,6 +44,15 @@ struct ConvShape {
   int64_t outH = 1, outW = 1;
 };
 
+/// The box TMA's im2col mode walks for `conv` (cuTensorMapEncodeIm2col's
+/// pixel box corners, along W and H): from the first output's window origin
+/// (-pad) to the last output's (its end padding less the window), so that
+/// the box's positions, in the conv's strides, are its output positions.
+struct Im2colBox {
+  int64_t lowerW = 0, lowerH = 0, upperW = 0, upperH = 0;
+};
+Im2colBox im2colBox(const ConvShape &conv);
+
 /// One batch dimension of a matmul: the result's extent and each operand's
 /// stride in whole matrices (0 where the operand broadcasts).
 struct BatchDim {

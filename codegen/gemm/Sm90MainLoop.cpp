@@ -411,8 +411,29 @@ void Sm90MainLoop::tmaCopy(Value tiles, Value bar, Value step) {
           "r,r", ValueRange{bar, i32(c(stepBytes))});
   const char *tensorCopy = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::"
                            "complete_tx::bytes [$0], [$1, {$2, $3}], [$4];";
-  asmWith(tensorCopy, "r,l,r,r,r",
-          ValueRange{i32(tiles), paramAddress("a_map"), k0, i32(block.m0), bar});
+  if (p.im2col()) {
+    // The tile's first output position (n, oh, ow): its window's origin in
+    // the input names the box's first position; the step's tap (r, s) and
+    // run of channels are the offsets {s, r} (dilated) and the channel.
+    const ConvShape &cv = p.conv;
+    const int64_t channelSteps = cv.inC / t.blockK;
+    Value tap = div(step, channelSteps), pixel = rem(block.m0, cv.outH * cv.outW);
+    auto i16 = [&](Value index) -> Value {
+      return b.create<arith::IndexCastOp>(loc, b.getI16Type(), index);
+    };
+    asmWith("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::"
+            "bytes [$0], [$1, {$2, $3, $4, $5}], [$6], {$7, $8};",
+            "r,l,r,r,r,r,r,h,h",
+            ValueRange{i32(tiles), paramAddress("a_map"),
+                       i32(mul(rem(step, channelSteps), t.blockK)),
+                       i32(sub(mul(rem(pixel, cv.outW), cv.strideW), cv.padW)),
+                       i32(sub(mul(div(pixel, cv.outW), cv.strideH), cv.padH)),
+                       i32(div(block.m0, cv.outH * cv.outW)), bar,
+                       i16(mul(rem(tap, cv.kW), cv.dilW)), i16(mul(div(tap, cv.kW), cv.dilH))});
+  } else {
+    asmWith(tensorCopy, "r,l,r,r,r",
+            ValueRange{i32(tiles), paramAddress("a_map"), k0, i32(block.m0), bar});
+  }
   asmWith(tensorCopy, "r,l,r,r,r",
           ValueRange{i32(add(tiles, plan.bOffset)), paramAddress("b_map"), k0, i32(block.n0), bar});
 }

@@ -204,6 +204,22 @@ double tilingCost(const GemmProblem &p, const TileConfig &t, const ReferenceGpu 
   return cost;
 }
 
+/// Whether TMA's im2col mode copies the windowed conv's A tiles
+/// (GemmKernel::tensorMap): every K step one tap's run of blockK channels
+/// (one group, channels a multiple of blockK), a box of at most 256
+/// output positions, the box's corners within a 4-D map's [-128, 127]
+/// (and the window's offsets, so that they fit too), element strides (the
+/// conv's) of at most 8.
+bool im2colCopies(const GemmProblem &p, const TileConfig &t) {
+  const ConvShape &cv = p.conv;
+  const Im2colBox box = im2colBox(cv);
+  auto corner = [](int64_t v) { return v >= -128 && v <= 127; };
+  return cv.group == 1 && cv.inC % t.blockK == 0 && t.blockM <= 256 && corner(box.lowerW) &&
+         corner(box.lowerH) && corner(box.upperW) && corner(box.upperH) &&
+         corner((cv.kW - 1) * cv.dilW) && corner((cv.kH - 1) * cv.dilH) && cv.strideW <= 8 &&
+         cv.strideH <= 8;
+}
+
 /// Whether the tiling fits the hardware and the generator's limits.
 bool feasible(const GemmProblem &p, const TileConfig &t) {
   if (t.threads() > 1024 || t.threads() % kWarpSize != 0)
@@ -240,11 +256,13 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   if (!asyncCopies && prefetchRegisters(plan, t) > kMaxPrefetchRegisters)
     return false;
   // TMA: tc-sm90, A rows and B rows K-contiguous in the operands (A's rows
-  // the input's own: no window), one batch, whole K, a block a tile, rows
-  // of 16-byte multiples (the tensor map's stride).
+  // the input's own, or a windowed conv's by TMA's im2col mode), one batch,
+  // whole K, a block a tile, rows of 16-byte multiples (the tensor map's
+  // stride).
   // A persistent grid only with the producer warpgroup (its copies run
   // across tiles).
-  if (t.tma && (!sm90 || p.im2col() || p.batch != 1 || t.splitK > 1 || p.aScale ||
+  if (t.tma && (!sm90 || (p.im2col() && !im2colCopies(p, t)) || p.batch != 1 || t.splitK > 1 ||
+                p.aScale ||
                 (t.persistent && !t.warpSpecialized) || !plan.a.kContiguous ||
                 !plan.b.kContiguous || !plan.a.sharedKContiguous || !plan.b.sharedKContiguous ||
                 p.k % 8 != 0))
@@ -521,11 +539,13 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
       best = wholeK;
   }
   best = withRaster(p, best, kWgmmaGpu);
-  // A conv whose A is its input itself (1x1, stride 1, unpadded, one
-  // group) loads its tiles by TMA: ResNet-50 b256's twelve such convs
-  // 0.979-1.182x on the same tiles, geomean 1.033 (H200, bench/NOTES.md
-  // (29)). Not yet the gemms, whose B is mostly MN-major (boxes of 64
-  // columns each) and which were not measured.
+  // A conv loads its tiles by TMA where it can: 1x1 stride-1 convs (A the
+  // input itself) on ResNet-50 b256's twelve 0.979-1.182x on the same
+  // tiles, geomean 1.033 (H200, bench/NOTES.md (29)); windowed and strided
+  // ones by the im2col mode (channels a multiple of 64) on its ten
+  // 1.04-1.21x but l1.3x3's 0.99 (NOTES (32)). Not yet the gemms, whose B
+  // is mostly MN-major (boxes of 64 columns each) and which were not
+  // measured.
   if (best && p.op == GemmOpKind::Conv) {
     TileConfig tma = *best;
     tma.tma = true;
@@ -542,14 +562,22 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   // 0.0627 ms, l4.expand 0.0546 -> 0.0469, l1.expand 0.1822 -> 0.1567,
   // l2.reduce 0.0749 -> 0.0658; l3.reduce 0.0476 -> 0.0484). With the
   // residual the expands lost up to 0.76x (a side's thread reads its
-  // residual runs in twice the round trips); 128 x 64 a side lost too.
-  if (best && best->tma && p.n >= 128 && !p.residual &&
-      ceilDiv(p.m, 128) * ceilDiv(p.n, 128) >= 4 * kWgmmaGpu.sms) {
+  // residual runs in twice the round trips). The windowed and strided
+  // convs of 128 channels out or more (by im2col) 1.10-1.19x over the TMA
+  // loop on the same pick's tiles, the 3x3s of layer 4 (fewer tiles)
+  // 1.01-1.03x (NOTES (32)). 128 x 64 a side, 6 stages, where N has 64
+  // columns and K eight steps or more: l1.3x3 (9 steps) 0.1689 -> 0.1413
+  // ms; on 1x1 convs of 1 and 4 steps it lost.
+  const bool wide = p.n >= 128, longK = p.n == 64 && ceilDiv(p.k, 64) >= 8;
+  if (best && best->tma && (wide || longK) && !p.residual &&
+      ceilDiv(p.m, 128) * ceilDiv(p.n, wide ? 128 : 64) >= 4 * kWgmmaGpu.sms) {
     const auto found = llvm::find_if(candidates, [](const TileConfig &t) {
       return t.warpsM == 1 && t.warpsN == 1 && t.fragsM == 2 && t.fragN == 128;
     });
     TileConfig pingpong = *found;
-    pingpong.stages = 4;
+    if (!wide)
+      pingpong.fragN = pingpong.blockN = 64;
+    pingpong.stages = wide ? 4 : 6;
     pingpong.tma = pingpong.warpSpecialized = pingpong.pingpong = true;
     pingpong.rasterM = 0;
     pingpong = *withRaster(p, pingpong, kWgmmaGpu);

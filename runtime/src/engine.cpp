@@ -28,10 +28,52 @@ namespace {
 /// The largest workspace a kernel argument may ask for: a bad engine must not
 /// make a context try to allocate petabytes.
 constexpr uint64_t kMaxWorkspaceBytes = uint64_t(4) << 30;
+/// An im2col tensor map (verifyTensorMap): an NHWC tensor as {C, W, H,
+/// N}, strides of 16-byte multiples, each dimension's within the next's,
+/// the whole within the tensor's bytes; boxes of at most 128 bytes a pixel
+/// (the swizzle) and 256 pixels; corners within a 4-D map's [-128, 127]
+/// whose walk has a position; element strides of 1 to 8.
+Status verifyIm2colMap(const std::string &which, const fb::TensorMap &map, int32_t tensor,
+                       const fb::Tensor &t) {
+  auto sized = [](const auto *v, size_t n) { return v && v->size() == n; };
+  if (!sized(map.dims(), 4) || !sized(map.strides(), 3) || !sized(map.box(), 2) ||
+      !sized(map.lower_corner(), 2) || !sized(map.upper_corner(), 2) ||
+      !sized(map.element_strides(), 4))
+    return invalidEngine(which + "'s im2col tensor map is not four dimensions, three "
+                                 "strides, a box, two corners and four element strides");
+  bool fits = map.dims()->Get(0) > 0 && map.dims()->Get(0) * 2 <= map.strides()->Get(0);
+  for (uint32_t d = 1; d < 4; ++d) {
+    const uint64_t extent = map.dims()->Get(d), stride = map.strides()->Get(d - 1);
+    fits = fits && extent > 0 && stride % 16 == 0 && stride <= (uint64_t(1) << 40) &&
+           (d == 3 || map.strides()->Get(d) / stride >= extent);
+  }
+  fits = fits && map.dims()->Get(3) <= t.size() / map.strides()->Get(2);
+  fits = fits && map.box()->Get(0) > 0 && map.box()->Get(0) * 2 <= 128 &&
+         map.box()->Get(1) > 0 && map.box()->Get(1) <= 256;
+  for (uint32_t d = 0; d < 2; ++d) {
+    const int64_t lower = map.lower_corner()->Get(d), upper = map.upper_corner()->Get(d);
+    fits = fits && lower >= -128 && lower <= 127 && upper >= -128 && upper <= 127 &&
+           int64_t(map.dims()->Get(d + 1)) - 1 + upper >= lower;
+  }
+  for (uint32_t d = 0; d < 4; ++d)
+    fits = fits && map.element_strides()->Get(d) >= 1 && map.element_strides()->Get(d) <= 8;
+  if (!fits)
+    return invalidEngine(which + "'s im2col tensor map (" + std::to_string(map.dims()->Get(0)) +
+                         " channels, " + std::to_string(map.dims()->Get(1)) + " x " +
+                         std::to_string(map.dims()->Get(2)) + " x " +
+                         std::to_string(map.dims()->Get(3)) + " pixels, boxes of " +
+                         std::to_string(map.box()->Get(0)) + " x " +
+                         std::to_string(map.box()->Get(1)) + ") does not fit tensor " +
+                         std::to_string(tensor) + " (" + std::to_string(t.size()) +
+                         " bytes) or TMA");
+  return {};
+}
+
 /// A kernel argument's TMA tensor map (KernelArg.tensor_map) of engine
-/// tensor `tensor`: two dimensions of f16, rows of a multiple of 16 bytes
-/// holding the innermost dimension, within the tensor's bytes; a box of at
-/// most 256 rows whose rows are at most 128 bytes (the 128-byte swizzle).
+/// tensor `tensor`, of f16. Tiled: two dimensions, rows of a multiple of
+/// 16 bytes holding the innermost dimension, within the tensor's bytes; a
+/// box of at most 256 rows whose rows are at most 128 bytes (the 128-byte
+/// swizzle). With corners, im2col (verifyIm2colMap).
 Status verifyTensorMap(const std::string &which, const fb::TensorMap &map, int32_t tensor,
                        const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>> *tensors) {
   if (tensor < 0)
@@ -39,6 +81,8 @@ Status verifyTensorMap(const std::string &which, const fb::TensorMap &map, int32
   const fb::Tensor *t = tensors->Get(tensor);
   if (t->dtype() != fb::DType::f16)
     return invalidEngine(which + " is a tensor map of a tensor that is not f16");
+  if (map.lower_corner() || map.upper_corner() || map.element_strides())
+    return verifyIm2colMap(which, map, tensor, *t);
   if (!map.dims() || map.dims()->size() != 2 || !map.strides() || map.strides()->size() != 1 ||
       !map.box() || map.box()->size() != 2)
     return invalidEngine(which + "'s tensor map is not two dimensions, one stride and a box");

@@ -100,9 +100,12 @@ struct KernelArgSpec {
   std::vector<uint8_t> bytes;
   uint64_t workspaceBytes = 0;
   uint64_t counterBytes = 0;
-  // A TMA tensor map of `tensor` where mapDims is not empty.
+  // A TMA tensor map of `tensor` where mapDims is not empty; im2col where
+  // it has corners or element strides.
   std::vector<uint64_t> mapDims, mapStrides;
   std::vector<uint32_t> mapBox;
+  std::vector<int32_t> mapLower, mapUpper;
+  std::vector<uint32_t> mapElementStrides;
 };
 inline KernelArgSpec tensorArg(int32_t tensor) { return KernelArgSpec{tensor, {}, 0}; }
 inline KernelArgSpec nullArg() { return KernelArgSpec{-1, {}, 0}; }
@@ -111,6 +114,18 @@ inline KernelArgSpec counterArg(uint64_t bytes) { return KernelArgSpec{-1, {}, 0
 inline KernelArgSpec tensorMapArg(int32_t tensor, std::vector<uint64_t> dims,
                                   std::vector<uint64_t> strides, std::vector<uint32_t> box) {
   return KernelArgSpec{tensor, {}, 0, 0, std::move(dims), std::move(strides), std::move(box)};
+}
+/// An im2col tensor map of `tensor`: {C, W, H, N}, their strides, a box of
+/// {channels, pixels}, corners (W, H), element strides.
+inline KernelArgSpec im2colMapArg(int32_t tensor, std::vector<uint64_t> dims,
+                                  std::vector<uint64_t> strides, std::vector<uint32_t> box,
+                                  std::vector<int32_t> lower, std::vector<int32_t> upper,
+                                  std::vector<uint32_t> elementStrides) {
+  KernelArgSpec arg = tensorMapArg(tensor, std::move(dims), std::move(strides), std::move(box));
+  arg.mapLower = std::move(lower);
+  arg.mapUpper = std::move(upper);
+  arg.mapElementStrides = std::move(elementStrides);
+  return arg;
 }
 template <typename T> KernelArgSpec valueArg(const T &value) {
   KernelArgSpec arg;
@@ -219,7 +234,11 @@ inline std::vector<uint8_t> buildEngine(const EngineSpec &spec) {
         for (const KernelArgSpec &a : l.args) {
           flatbuffers::Offset<fb::TensorMap> map;
           if (!a.mapDims.empty())
-            map = fb::CreateTensorMapDirect(builder, &a.mapDims, &a.mapStrides, &a.mapBox);
+            map = fb::CreateTensorMapDirect(
+                builder, &a.mapDims, &a.mapStrides, &a.mapBox,
+                a.mapLower.empty() ? nullptr : &a.mapLower,
+                a.mapUpper.empty() ? nullptr : &a.mapUpper,
+                a.mapElementStrides.empty() ? nullptr : &a.mapElementStrides);
           args.push_back(fb::CreateKernelArgDirect(builder, a.tensor,
                                                    a.bytes.empty() ? nullptr : &a.bytes,
                                                    a.workspaceBytes, a.counterBytes, map));

@@ -672,6 +672,37 @@ TEST(RuntimeEngine, RejectsMalformedGpuVariants) {
              tensorMapArg(0, {8, 1}, {16}, {128, 1}));
        },
        "boxes of 128 x 1) does not fit tensor 0 (16 bytes) or TMA"},
+      {"im2col map without element strides",
+       [](EngineSpec &s) {
+         s.tensors[0].dtype = fb::DType::f16;
+         s.steps[0].variants[0].launches[0].args.push_back(
+             im2colMapArg(0, {8, 1, 1, 1}, {16, 16, 16}, {8, 1}, {0, 0}, {0, 0}, {}));
+       },
+       "argument 4's im2col tensor map is not four dimensions, three strides, a box, two "
+       "corners and four element strides"},
+      {"im2col map past its tensor",
+       [](EngineSpec &s) {
+         s.tensors[0].dtype = fb::DType::f16; // 16 bytes: one pixel of 8 channels
+         s.steps[0].variants[0].launches[0].args.push_back(
+             im2colMapArg(0, {8, 1, 1, 2}, {16, 16, 16}, {8, 1}, {0, 0}, {0, 0}, {1, 1, 1, 1}));
+       },
+       "argument 4's im2col tensor map (8 channels, 1 x 1 x 2 pixels, boxes of 8 x 1) does not "
+       "fit tensor 0 (16 bytes) or TMA"},
+      {"im2col map corner past a 4-D map's",
+       [](EngineSpec &s) {
+         s.tensors[0].dtype = fb::DType::f16;
+         s.steps[0].variants[0].launches[0].args.push_back(im2colMapArg(
+             0, {8, 1, 1, 1}, {16, 16, 16}, {8, 1}, {-129, 0}, {0, 0}, {1, 1, 1, 1}));
+       },
+       "argument 4's im2col tensor map (8 channels, 1 x 1 x 1 pixels, boxes of 8 x 1) does not "
+       "fit tensor 0 (16 bytes) or TMA"},
+      {"im2col map of element stride 9",
+       [](EngineSpec &s) {
+         s.tensors[0].dtype = fb::DType::f16;
+         s.steps[0].variants[0].launches[0].args.push_back(
+             im2colMapArg(0, {8, 1, 1, 1}, {16, 16, 16}, {8, 1}, {0, 0}, {0, 0}, {1, 9, 1, 1}));
+       },
+       "does not fit tensor 0 (16 bytes) or TMA"},
       {"PTX without NUL", [](EngineSpec &s) { s.modules[0].images[0].data.pop_back(); },
        "module 0 'test_kernels' image 0 (PTX) is not NUL-terminated"},
       {"empty image", [](EngineSpec &s) { s.modules[0].images[0].data.clear(); },
@@ -696,11 +727,13 @@ TEST(RuntimeEngine, RejectsMalformedGpuVariants) {
     expectRejected(spec, c.message);
   }
   // What the cases break is valid otherwise: null arguments, a cubin per
-  // arch beside PTX, a module no launch uses, a tensor map that fits.
+  // arch beside PTX, a module no launch uses, tensor maps that fit (tiled, im2col).
   EngineSpec spec = gpuAddSpec(8);
   spec.steps[0].variants[0].launches[0].args[0] = nullArg();
   spec.tensors[1].dtype = fb::DType::f16;
   spec.steps[0].variants[0].launches[0].args.push_back(tensorMapArg(1, {8, 1}, {16}, {8, 1}));
+  spec.steps[0].variants[0].launches[0].args.push_back(
+      im2colMapArg(1, {8, 1, 1, 1}, {16, 16, 16}, {8, 1}, {0, 0}, {0, 0}, {1, 1, 1, 1}));
   spec.modules[0].images.push_back(cubinImage(80));
   spec.modules[0].images.push_back(cubinImage(90));
   spec.modules.push_back(ModuleSpec{"unused", {}});

@@ -51,6 +51,12 @@ struct Driver {
                                      const uint64_t *dims, const uint64_t *strides,
                                      const unsigned *box, const unsigned *elementStrides,
                                      int interleave, int swizzle, int l2Promotion, int oobFill);
+  CUresult (*cuTensorMapEncodeIm2col)(void *map, int dataType, unsigned rank, void *address,
+                                      const uint64_t *dims, const uint64_t *strides,
+                                      const int *lowerCorner, const int *upperCorner,
+                                      unsigned channelsPerPixel, unsigned pixelsPerColumn,
+                                      const unsigned *elementStrides, int interleave,
+                                      int swizzle, int l2Promotion, int oobFill);
 };
 
 inline Driver &driver() {
@@ -103,6 +109,8 @@ inline Open openDevice(int &major, int &minor) {
     return Open::Fail;
   d.cuTensorMapEncodeTiled = reinterpret_cast<decltype(d.cuTensorMapEncodeTiled)>(
       dlsym(lib, "cuTensorMapEncodeTiled"));
+  d.cuTensorMapEncodeIm2col = reinterpret_cast<decltype(d.cuTensorMapEncodeIm2col)>(
+      dlsym(lib, "cuTensorMapEncodeIm2col"));
   CUresult init = d.cuInit(0);
   if (init == 100 /* CUDA_ERROR_NO_DEVICE */) {
     std::printf("SKIP: CUDA driver present but no GPU\n");

@@ -643,8 +643,8 @@ std::vector<GemmProblem> tmaProblems() {
 /// an mbarrier a stage, the maps in the emulator's format. Rows and K past
 /// the tiles (zero fill), K of one step to eight (the short-K prologue and
 /// the refills), 2 to 4 stages, one and two warpgroups, an epilogue, the
-/// conv raster; what TMA cannot take (a window, a batch, an MN-major
-/// operand) the tiler refuses.
+/// conv raster; what TMA cannot take (a window whose taps are not whole
+/// steps of channels, a batch, an MN-major operand) the tiler refuses.
 TEST(Sm90, TmaLoads) {
   auto tiles = [](int64_t warpgroupsM, int64_t fragsM, int64_t fragN, int64_t stages) {
     TileConfig t = sm90Tiles(warpgroupsM, 1, fragsM, fragN, stages);
@@ -668,7 +668,7 @@ TEST(Sm90, TmaLoads) {
   TileConfig rastered = tiles(1, 1, 64, 3);
   rastered.rasterM = 2;
   EXPECT_EQ(emulate(GemmKernel{conv(3, 8, 8, 136, 192, 1, 1, 1, 0), rastered, "k"}), "");
-  EXPECT_FALSE(tilingFits(conv(2, 6, 6, 64, 64, 3, 3, 1, 1), tiles(1, 1, 64, 3)));
+  EXPECT_FALSE(tilingFits(conv(2, 6, 6, 72, 64, 3, 3, 1, 1), tiles(1, 1, 64, 3)));
   EXPECT_FALSE(tilingFits(matmul(72, 64, 136, {BatchDim{3, 1, 0}}), tiles(1, 1, 64, 3)));
   EXPECT_FALSE(tilingFits(gemm(200, 136, 264, false, false), tiles(1, 1, 64, 3)));
 }
@@ -719,6 +719,84 @@ TEST(Sm90, WarpSpecialized) {
   plain.tma = false;
   EXPECT_FALSE(tilingFits(conv(3, 5, 7, 72, 136, 1, 1, 1, 0), plain));
   EXPECT_FALSE(tilingFits(conv(3, 5, 7, 72, 136, 1, 1, 1, 0), tiles(1, 1, 64, 3, 0, true)));
+}
+
+
+/// Windowed convs TMA's im2col mode copies (GemmKernel::tensorMap, the
+/// emulator's im2col walk): each K step one tap's 64 channels; 3x3 with
+/// padding (tiles across images, rows past the last), stride 2 (18
+/// steps), the 1x1 stride-2 downsample, input rows no window reaches (the
+/// box's upper corner -3), dilation 2, a 1x3 window with strides 2 x 1 and
+/// padding along W only; by the one-block-a-tile TMA loop in 2 and 4
+/// stages, and warp-specialized (a block a tile, a persistent grid of 3,
+/// ping-pong), one and two warpgroups, an epilogue with a residual. What
+/// the mode cannot copy the tiler refuses: channels not whole steps, groups.
+TEST(Sm90, TmaIm2col) {
+  using A = Activation;
+  auto tiles = [](int64_t warpgroupsM, int64_t fragsM, int64_t fragN, int64_t stages) {
+    TileConfig t = sm90Tiles(warpgroupsM, 1, fragsM, fragN, stages);
+    t.tma = true;
+    return t;
+  };
+  ConvShape window; // 1x3, strides 2 x 1, padding along W
+  window.batch = 2;
+  window.inH = 5;
+  window.inW = 6;
+  window.inC = 64;
+  window.outC = 64;
+  window.kW = 3;
+  window.strideH = 2;
+  window.padW = 1;
+  window.outH = 3;
+  window.outW = 6;
+  const std::vector<GemmProblem> problems = {
+      withEpilogue(conv(2, 7, 7, 64, 136, 3, 3, 1, 1), true, true, A::Relu), // 9 steps
+      conv(3, 9, 9, 128, 64, 3, 3, 2, 1),                                    // 18 steps
+      conv(2, 9, 9, 64, 64, 1, 1, 2, 0),                                     // 1 step
+      conv(1, 8, 8, 64, 64, 3, 3, 2, 0),
+      conv(2, 7, 7, 64, 64, 3, 3, 1, 2, ElemType::F16, 1, 2),
+      GemmProblem::forConv(window, ElemType::F16),
+  };
+  int emulated = 0;
+  for (const GemmProblem &p : problems) {
+    ASSERT_TRUE(p.im2col());
+    for (auto [wgs, frags, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 64},
+                                 {1, 2, 128},
+                                 {2, 1, 64}})
+      for (int64_t stages : {2, 4}) {
+        TileConfig t = tiles(wgs, frags, n, stages);
+        ASSERT_TRUE(tilingFits(p, t)) << p.key();
+        ++emulated;
+        EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")
+            << t.blockM << "x" << t.blockN << " stages " << stages << " " << p.key();
+      }
+    for (auto [grid, pingpong] :
+         {std::pair<int64_t, bool>{0, false}, {3, false}, {3, true}})
+      for (int64_t wgs : {1, 2}) {
+        TileConfig t = tiles(wgs, 1, 64, 3);
+        t.warpSpecialized = true;
+        t.persistent = grid;
+        t.pingpong = pingpong;
+        ASSERT_TRUE(tilingFits(p, t)) << p.key();
+        ++emulated;
+        EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")
+            << t.blockM << "x" << t.blockN << " grid " << grid
+            << (pingpong ? " ping-pong " : " ") << p.key();
+      }
+  }
+  EXPECT_EQ(emulated, 72);
+  // The tiler's ping-pong pick for a 3x3 of 64 channels out: 128 x 64 a
+  // side in 6 stages (its K loop's 9 steps wrap the stages).
+  TileConfig narrow = tiles(1, 2, 64, 6);
+  narrow.warpSpecialized = narrow.pingpong = true;
+  narrow.persistent = 2;
+  EXPECT_EQ(emulate(GemmKernel{withEpilogue(conv(3, 9, 9, 64, 64, 3, 3, 1, 1), true, false,
+                                            A::Relu),
+                               narrow, "k"}),
+            "");
+  EXPECT_FALSE(tilingFits(conv(1, 6, 6, 96, 64, 3, 3, 1, 1), tiles(1, 1, 64, 3)));
+  EXPECT_FALSE(tilingFits(conv(1, 6, 6, 128, 128, 3, 3, 1, 1, ElemType::F16, 2),
+                          tiles(1, 1, 64, 3)));
 }
 
 } // namespace

@@ -204,11 +204,34 @@ TEST(Tiling, Sm90Choices) {
   EXPECT_EQ(pingpong.threads(), 384);
   EXPECT_EQ(pingpong.persistent, 132);
   EXPECT_EQ(pingpong.rasterM, 16);
-  // Not where N is 64 (l1.reduce), nor with too few tiles (batch 8), nor
-  // without TMA (a 3x3).
+  // Not where N is 64 and K short (l1.reduce, 4 steps), nor with too few
+  // tiles (batch 8), nor without TMA (a 3x3 of 96 channels: no whole
+  // steps of a tap for the im2col mode).
   EXPECT_FALSE(tc90(conv(256, 56, 56, 256, 64, 1, 1, 1, 0))->warpSpecialized);
   EXPECT_FALSE(tc90(conv(8, 14, 14, 256, 1024, 1, 1, 1, 0))->warpSpecialized);
-  EXPECT_FALSE(tc90(conv(256, 28, 28, 128, 128, 3, 3, 1, 1))->warpSpecialized);
+  TileConfig odd = *tc90(conv(256, 28, 28, 96, 128, 3, 3, 1, 1));
+  EXPECT_FALSE(odd.tma || odd.warpSpecialized);
+  // The windowed and strided convs by TMA's im2col mode (H200,
+  // bench/NOTES.md (32)): ping-pong 128 x 128 where N has 128 columns or
+  // more (l2.3x3 0.1161 -> 0.0973 ms, l3.3x3_s2 in its own raster), 128 x
+  // 64 in 6 stages on l1.3x3 (9 K steps: 0.1689 -> 0.1413); layer 4's
+  // 3x3s (392 tiles) by the TMA loop on the pick's tiles.
+  for (const GemmProblem &p : {conv(256, 28, 28, 128, 128, 3, 3, 1, 1),
+                               conv(256, 56, 56, 128, 128, 3, 3, 2, 1),
+                               conv(256, 56, 56, 256, 512, 1, 1, 2, 0)}) {
+    TileConfig t = *tc90(p);
+    EXPECT_TRUE(t.tma && t.pingpong) << p.key();
+    EXPECT_EQ(t.blockN, 128) << p.key();
+  }
+  EXPECT_EQ(tc90(conv(256, 28, 28, 256, 256, 3, 3, 2, 1))->rasterM, 8);
+  TileConfig l1 = *tc90(conv(256, 56, 56, 64, 64, 3, 3, 1, 1));
+  EXPECT_TRUE(l1.pingpong);
+  EXPECT_EQ(l1.blockM, 128);
+  EXPECT_EQ(l1.blockN, 64);
+  EXPECT_EQ(l1.stages, 6);
+  TileConfig l4 = *tc90(conv(256, 7, 7, 512, 512, 3, 3, 1, 1));
+  EXPECT_TRUE(l4.tma);
+  EXPECT_FALSE(l4.warpSpecialized);
   TileConfig b1Conv = *tc90(withEpilogue(conv(1, 56, 56, 64, 256, 1, 1, 1, 0), true, true, A::Relu));
   EXPECT_EQ(b1Conv.blockM, 64);
   EXPECT_EQ(b1Conv.blockN, 128);

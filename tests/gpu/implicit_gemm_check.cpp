@@ -308,20 +308,48 @@ bool run(const Problem &p, const Operands &o, const std::string &image, const st
     args = {&dWorkspace};
   bool ok = upload(o.a, dA, "A") && upload(o.b, dB, "B");
   // TMA: A [M, K] and B [N, K] (both K-major, the only kind such kernels
-  // take), 128-byte swizzled boxes, zero fill past the edges.
+  // take), 128-byte swizzled boxes, zero fill past the edges; a windowed
+  // conv's A in im2col mode: the NHWC input as {C, W, H, N}, boxes of
+  // blockK channels of blockM output positions, the box from the first
+  // output's window origin to the last's.
   CUdeviceptr dMaps[2] = {0, 0};
   if (ok && p.tma) {
-    if (!d.cuTensorMapEncodeTiled) {
-      std::fprintf(stderr, "FAIL: the driver has no cuTensorMapEncodeTiled\n");
+    if (!d.cuTensorMapEncodeTiled || !d.cuTensorMapEncodeIm2col) {
+      std::fprintf(stderr, "FAIL: the driver has no cuTensorMapEncodeTiled or Im2col\n");
       return false;
     }
     alignas(64) unsigned char maps[2][128];
     const uint64_t rows[2] = {uint64_t(p.m), uint64_t(p.n)};
     const unsigned boxRows[2] = {p.blockM, p.blockN};
     const CUdeviceptr bases[2] = {dA, dB};
+    // conv: n, h, w, c, k, r, s, stride h, w, pad h, w, dilation h, w, group,
+    // out h, w.
+    const std::vector<long> &cv = p.conv;
+    const bool windowed = p.op == "conv" && (cv[5] != 1 || cv[6] != 1 || cv[7] != 1 ||
+                                             cv[8] != 1 || cv[9] != 0 || cv[10] != 0);
     for (int i = 0; ok && i < 2; ++i) {
       const uint64_t dims[2] = {uint64_t(p.k), rows[i]}, strides[1] = {uint64_t(p.k) * 2};
       const unsigned box[2] = {p.blockK, boxRows[i]}, unit[2] = {1, 1};
+      if (i == 0 && windowed) {
+        const uint64_t pixel = uint64_t(cv[3]) * 2;
+        const uint64_t nhwc[4] = {uint64_t(cv[3]), uint64_t(cv[2]), uint64_t(cv[1]),
+                                  uint64_t(cv[0])};
+        const uint64_t nhwcStrides[3] = {pixel, pixel * cv[2], pixel * cv[2] * cv[1]};
+        // The last output's window origin, (out - 1) * stride - pad, from
+        // the last input index.
+        const int lower[2] = {int(-cv[10]), int(-cv[9])};
+        const int upper[2] = {int((cv[15] - 1) * cv[8] - cv[10] - (cv[2] - 1)),
+                              int((cv[14] - 1) * cv[7] - cv[9] - (cv[1] - 1))};
+        const unsigned steps[4] = {1, unsigned(cv[8]), unsigned(cv[7]), 1};
+        ok = check(d.cuTensorMapEncodeIm2col(maps[i], /*FLOAT16*/ 6, 4,
+                                             reinterpret_cast<void *>(bases[i]), nhwc,
+                                             nhwcStrides, lower, upper, p.blockK, p.blockM,
+                                             steps, 0, 3, 3, 0),
+                   "cuTensorMapEncodeIm2col") &&
+             check(d.cuMemAlloc(&dMaps[i], 128), "tensor map") &&
+             check(d.cuMemcpyHtoD(dMaps[i], maps[i], 128), "tensor map");
+        continue;
+      }
       ok = check(d.cuTensorMapEncodeTiled(maps[i], /*FLOAT16*/ 6, 2,
                                           reinterpret_cast<void *>(bases[i]), dims, strides, box,
                                           unit, /*no interleave*/ 0, /*128B swizzle*/ 3,

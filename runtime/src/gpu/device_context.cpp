@@ -139,10 +139,10 @@ Status DeviceContext::prepare(const Selection &selection, std::vector<cpu::Tenso
   size += format::alignUp(counterBytes, format::kConstantAlignment);
   mapOffset = size;
   size += format::alignUp(mapCount * sizeof(TensorMapSlot::Bytes), format::kConstantAlignment);
-  if (mapCount && !cu.cuTensorMapEncodeTiled)
+  if (mapCount && (!cu.cuTensorMapEncodeTiled || !cu.cuTensorMapEncodeIm2col))
     return Status(TESSEL_UNSUPPORTED,
                   "the engine's tc-sm90 kernels load by TMA, but the CUDA driver has no "
-                  "cuTensorMapEncodeTiled (CUDA 12 or later)");
+                  "cuTensorMapEncodeTiled or cuTensorMapEncodeIm2col (CUDA 12 or later)");
   tensorMaps.reserve(mapCount);
   if (Status s = driver->check(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
                                "cuStreamCreate");
@@ -621,6 +621,17 @@ Status DeviceContext::encodeMap(size_t i, CUdeviceptr address) {
   std::vector<unsigned> box(map.box()->begin(), map.box()->end());
   std::vector<uint64_t> dims(map.dims()->begin(), map.dims()->end());
   std::vector<uint64_t> strides(map.strides()->begin(), map.strides()->end());
+  if (map.lower_corner()) { // im2col (the engine verified its fields)
+    std::vector<int> lower(map.lower_corner()->begin(), map.lower_corner()->end());
+    std::vector<int> upper(map.upper_corner()->begin(), map.upper_corner()->end());
+    std::vector<unsigned> steps(map.element_strides()->begin(), map.element_strides()->end());
+    return driver->check(
+        driver->api().cuTensorMapEncodeIm2col(
+            slot.bytes.data, 6, unsigned(dims.size()), reinterpret_cast<void *>(address),
+            dims.data(), strides.data(), lower.data(), upper.data(), box[0], box[1],
+            steps.data(), 0, 3, 3, 0),
+        ("cuTensorMapEncodeIm2col of tensor " + std::to_string(slot.tensor)).c_str());
+  }
   return driver->check(driver->api().cuTensorMapEncodeTiled(
                            slot.bytes.data, 6, unsigned(dims.size()),
                            reinterpret_cast<void *>(address), dims.data(), strides.data(),

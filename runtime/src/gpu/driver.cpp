@@ -201,6 +201,7 @@ Status Driver::resolve() {
   if (missing.empty()) {
     assign(entry.cuLaunchKernelEx, dlsym(handle, "cuLaunchKernelEx"));
     assign(entry.cuTensorMapEncodeTiled, dlsym(handle, "cuTensorMapEncodeTiled"));
+    assign(entry.cuTensorMapEncodeIm2col, dlsym(handle, "cuTensorMapEncodeIm2col"));
     // The process-wide driver's allocations (every context's) go through
     // the fault hook; a driver a test loads and unloads keeps its own.
     if (!closeOnDestroy) {

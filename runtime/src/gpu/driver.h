@@ -145,6 +145,14 @@ struct DriverApi {
                                      const uint64_t *strides, const unsigned *box,
                                      const unsigned *elementStrides, int interleave, int swizzle,
                                      int l2Promotion, int oobFill);
+  // Optional, as cuTensorMapEncodeTiled: a TMA tensor map in im2col mode
+  // (cuda.h's cuTensorMapEncodeIm2col).
+  CUresult (*cuTensorMapEncodeIm2col)(void *tensorMap, int dataType, unsigned rank,
+                                      void *address, const uint64_t *dims,
+                                      const uint64_t *strides, const int *lowerCorner,
+                                      const int *upperCorner, unsigned channelsPerPixel,
+                                      unsigned pixelsPerColumn, const unsigned *elementStrides,
+                                      int interleave, int swizzle, int l2Promotion, int oobFill);
   CUresult (*cuStreamCreate)(CUstream *stream, unsigned flags);
   CUresult (*cuStreamDestroy)(CUstream stream);                       // _v2
   CUresult (*cuStreamSynchronize)(CUstream stream);

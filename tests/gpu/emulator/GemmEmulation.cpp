@@ -195,14 +195,18 @@ std::string emulate(const GemmKernel &kernel, double *relError) {
     // describes them (GemmKernel::tensorMap).
     std::vector<std::vector<uint8_t>> maps;
     for (int i = 0; i < 2; ++i) {
-      const GemmKernel::TensorMapShape shape = kernel.tensorMap(i == 0);
+      const KernelArg::TensorMap shape = kernel.tensorMap(i == 0);
       gpuemu::EmulatedTensorMap map;
       map.tensorArg = uint32_t(2 + i); // a, b after the two maps
-      map.dims[0] = shape.cols;
-      map.dims[1] = shape.rows;
-      map.rowBytes = shape.rowBytes;
-      map.box[0] = shape.boxCols;
-      map.box[1] = shape.boxRows;
+      map.rank = uint32_t(shape.dims.size());
+      map.im2col = shape.im2col();
+      std::copy(shape.dims.begin(), shape.dims.end(), map.dims);
+      std::copy(shape.strides.begin(), shape.strides.end(), map.strides);
+      std::copy(shape.box.begin(), shape.box.end(), map.box);
+      std::copy(shape.lowerCorner.begin(), shape.lowerCorner.end(), map.lower);
+      std::copy(shape.upperCorner.begin(), shape.upperCorner.end(), map.upper);
+      std::copy(shape.elementStrides.begin(), shape.elementStrides.end(),
+                map.elementStrides);
       std::vector<uint8_t> bytes(128, 0);
       std::memcpy(bytes.data(), &map, sizeof map);
       maps.push_back(std::move(bytes));

@@ -533,7 +533,9 @@ bool Emulator::stepTma(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
   for (int t = 0; t < threads; ++t) {
     if (!mask[t])
       continue;
-    const int64_t bar = (*in[text.contains("cp.async.bulk.tensor") ? 4 : 0])[t].i;
+    const bool im2col = text.contains(".im2col.");
+    const int64_t bar =
+        (*in[text.contains("cp.async.bulk.tensor") ? (im2col ? 6 : 4) : 0])[t].i;
     int64_t barOffset;
     if (!sharedOffset(bar, 8, barOffset))
       return false;
@@ -583,9 +585,10 @@ bool Emulator::stepTma(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
         return false;
       continue;
     }
-    if (text.contains("cp.async.bulk.tensor.2d")) {
-      // [dst], [map, {k, row}], [bar]
-      const int64_t map = (*in[1])[t].i, k0 = (*in[2])[t].i, row0 = (*in[3])[t].i;
+    if (text.contains("cp.async.bulk.tensor")) {
+      // Tiled: [dst], [map, {k, row}], [bar]. Im2col: [dst], [map, {c, w,
+      // h, n}], [bar], {offset w, offset h}.
+      const int64_t map = (*in[1])[t].i;
       const int64_t argIndex = (map >> kArgAddressShift) - 1;
       if (argIndex < 0 || argIndex >= int64_t(args.size()) ||
           args[argIndex].size() < sizeof(EmulatedTensorMap) ||
@@ -594,8 +597,10 @@ bool Emulator::stepTma(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
       EmulatedTensorMap tm;
       std::memcpy(&tm, args[argIndex].data(), sizeof tm);
       if (tm.magic != EmulatedTensorMap::kMagic || tm.tensorArg >= args.size() ||
-          tm.box[0] * 2 != 128)
-        return fail(op, "TMA tensor map unreadable (or its box rows not 128 bytes)");
+          tm.box[0] * 2 != 128 || tm.rank != (im2col ? 4 : 2) || bool(tm.im2col) != im2col ||
+          !text.contains(im2col ? ".4d." : ".2d."))
+        return fail(op, "TMA tensor map unreadable, not of the copy's mode and rank (or its "
+                        "box rows not 128 bytes)");
       const std::vector<uint8_t> &tensor = args[tm.tensorArg];
       int64_t dst;
       const int64_t bytes = int64_t(tm.box[0]) * tm.box[1] * 2;
@@ -613,18 +618,51 @@ bool Emulator::stepTma(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
       copy.dst = shared;
       copy.offset = dst;
       copy.bytes.assign(bytes, 0);
-      for (int64_t r = 0; r < tm.box[1]; ++r)
-        for (int64_t k = 0; k < tm.box[0]; ++k) {
-          const int64_t gr = row0 + r, gk = k0 + k;
-          if (gr < 0 || gk < 0 || gr >= int64_t(tm.dims[1]) || gk >= int64_t(tm.dims[0]))
+      // Box row r's source: its coordinates, innermost first (negative or
+      // past a dimension: zero fill).
+      int64_t coords[4] = {(*in[2])[t].i, (*in[3])[t].i, 0, 0};
+      int64_t walked[2] = {0, 0}, positions[2] = {0, 0};
+      if (im2col) {
+        coords[2] = (*in[4])[t].i;
+        coords[3] = (*in[5])[t].i;
+        // The box's positions along W and H, and where the copy starts
+        // among them (a position of the walk, or the copy is not one).
+        for (int d = 0; d < 2; ++d) {
+          const int64_t stride = tm.elementStrides[d + 1], from = coords[d + 1] - tm.lower[d];
+          positions[d] = (int64_t(tm.dims[d + 1]) - 1 + tm.upper[d] - tm.lower[d]) / stride + 1;
+          if (from < 0 || from % stride || from / stride >= positions[d])
+            return fail(op, "TMA im2col copy at a position its box does not walk");
+          walked[d] = from / stride;
+        }
+      }
+      const int64_t offsets[2] = {im2col ? int64_t(int16_t((*in[7])[t].i)) : 0,
+                                  im2col ? int64_t(int16_t((*in[8])[t].i)) : 0};
+      for (int64_t r = 0; r < tm.box[1]; ++r) {
+        int64_t at[4] = {coords[0], coords[1] + r, 0, 0};
+        if (im2col) {
+          // Position walked + r: W fastest, then H, then N.
+          const int64_t w = walked[0] + r, h = walked[1] + w / positions[0];
+          at[1] = tm.lower[0] + (w % positions[0]) * tm.elementStrides[1] + offsets[0];
+          at[2] = tm.lower[1] + (h % positions[1]) * tm.elementStrides[2] + offsets[1];
+          at[3] = coords[3] + h / positions[1];
+        }
+        bool inside = true;
+        int64_t from = 0;
+        for (uint32_t d = 1; d < tm.rank; ++d) {
+          inside &= at[d] >= 0 && at[d] < int64_t(tm.dims[d]);
+          from += at[d] * int64_t(tm.strides[d - 1]);
+        }
+        for (int64_t k = 0; inside && k < tm.box[0]; ++k) {
+          const int64_t gk = at[0] + k;
+          if (gk < 0 || gk >= int64_t(tm.dims[0]))
             continue; // zero fill
-          const int64_t from = gr * int64_t(tm.rowBytes) + gk * 2;
-          if (from + 2 > int64_t(tensor.size()))
+          if (from + gk * 2 + 2 > int64_t(tensor.size()))
             return fail(op, "TMA read past its tensor");
           const int64_t logical = (*in[0])[t].i + r * 128 + k * 2;
           const int64_t physical = logical ^ (((logical >> 7) & 7) << 4);
-          std::memcpy(&copy.bytes[physical - (*in[0])[t].i], &tensor[from], 2);
+          std::memcpy(&copy.bytes[physical - (*in[0])[t].i], &tensor[from + gk * 2], 2);
         }
+      }
       m.tx -= bytes;
       m.copies.push_back(std::move(copy));
       continue;

@@ -45,16 +45,25 @@
 namespace tessel::gpuemu {
 
 /// What a TMA kernel's tensor-map argument holds in emulation (a
-/// CUtensorMap is the driver's opaque encoding): a 2-D f16 tensor, rows of
-/// `rowBytes`, `dims` = {elements a row, rows}, copied in boxes of
-/// box[1] rows of box[0] elements, 128-byte swizzled, zero past the edges.
+/// CUtensorMap is the driver's opaque encoding), as the engine describes
+/// it (engine.fbs TensorMap): an f16 tensor of `rank` dimensions (`dims`
+/// innermost first, `strides` the bytes of dimensions 1..), copied
+/// 128-byte swizzled, zero past the edges. Tiled (rank 2): boxes of box[1]
+/// rows of box[0] elements. Im2col (rank 4, NHWC as {C, W, H, N}): box[1]
+/// pixels of box[0] channels, walking the positions from `lower` to the
+/// dimension's end plus `upper` (W, H) in `elementStrides`, each read at
+/// the copy's offsets from its position.
 struct EmulatedTensorMap {
   static constexpr uint32_t kMagic = 0x50414d54; // "TMAP"
   uint32_t magic = kMagic;
   uint32_t tensorArg = 0; ///< the kernel argument holding the tensor
-  uint64_t dims[2] = {0, 0};
-  uint64_t rowBytes = 0;
+  uint32_t rank = 0;
+  uint32_t im2col = 0;
+  uint64_t dims[4] = {0, 0, 0, 0};
+  uint64_t strides[3] = {0, 0, 0};
   uint32_t box[2] = {0, 0};
+  int32_t lower[2] = {0, 0}, upper[2] = {0, 0};
+  uint32_t elementStrides[4] = {1, 1, 1, 1};
 };
 
 class Emulator {

@@ -32,8 +32,10 @@ inline constexpr char kMagic[8] = {'T', 'E', 'S', 'S', 'E', 'L', '\x1a', '\n'};
 // KernelArg.counter_bytes (zeroed arrival counters; a runtime that passed a
 // null pointer instead would fault). 8: KernelArg.tensor_map (TMA tensor
 // maps the runtime encodes; a runtime that passed the tensor's address
-// instead would fault).
-inline constexpr uint32_t kFormatVersion = 8;
+// instead would fault). 9: TensorMap's im2col mode (corners and element
+// strides; a runtime that encoded such a map as tiled would copy the wrong
+// rows).
+inline constexpr uint32_t kFormatVersion = 9;
 // The oldest version this runtime still reads.
 inline constexpr uint32_t kOldestReadableVersion = 5;
 inline constexpr size_t kHeaderSize = 64;
