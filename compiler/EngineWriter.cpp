@@ -180,9 +180,11 @@ serializeLaunchList(flatbuffers::FlatBufferBuilder &builder,
     std::vector<flatbuffers::Offset<fb::KernelArg>> args;
     for (const codegen::KernelArg &arg : launch.args) {
       flatbuffers::Offset<fb::TensorMap> map;
-      if (!arg.tensorMap.dims.empty())
-        map = fb::CreateTensorMapDirect(builder, &arg.tensorMap.dims, &arg.tensorMap.strides,
-                                        &arg.tensorMap.box);
+      if (const codegen::KernelArg::TensorMap &m = arg.tensorMap; !m.dims.empty())
+        map = fb::CreateTensorMapDirect(builder, &m.dims, &m.strides, &m.box,
+                                        m.im2col() ? &m.lowerCorner : nullptr,
+                                        m.im2col() ? &m.upperCorner : nullptr,
+                                        m.im2col() ? &m.elementStrides : nullptr);
       args.push_back(fb::CreateKernelArgDirect(builder, arg.tensor,
                                                arg.bytes.empty() ? nullptr : &arg.bytes,
                                                arg.workspaceBytes, arg.counterBytes, map));
