@@ -3,11 +3,14 @@
 
     python3 scripts/device/tma-check.py BIN_DIR WORK_DIR
 
-For each 1x1 stride-1 conv below (rows and channels past the tiles, a bias,
-a residual Add and ReLU fused into the epilogue): builds the ONNX model,
-compiles it with BIN_DIR/tessel-compile, runs it with tessel-run --tier tc
--v (the conv step must run on tc-sm90) and compares with the float64
-reference at fp16 tolerances. Exit 1 on the first failure.
+For each conv below (1x1 stride-1 convs, whose A tiles are the input's
+rows; windowed and strided ones, read by TMA's im2col mode; rows and
+channels past the tiles, a bias, a residual Add and ReLU fused into the
+epilogue): builds the ONNX model, compiles it with BIN_DIR/tessel-compile,
+runs it with tessel-run --tier tc -v (the conv step must run on tc-sm90;
+a windowed conv's engine must carry an im2col map, tessel-inspect) and
+compares with the float64 reference at fp16 tolerances. Exit 1 if any
+fails.
 """
 import os
 import subprocess
@@ -20,7 +23,8 @@ from onnx import TensorProto, helper, numpy_helper
 bin_dir, work = sys.argv[1], sys.argv[2]
 os.makedirs(work, exist_ok=True)
 rng = np.random.default_rng(7)
-# (name, N, C, H, W, K, residual): M = N*H*W rows, K = C, N = filters.
+# (name, N, C, H, W, K, residual[, window, stride, pad, dilation]): M =
+# N*OH*OW rows, K = window^2 * C, N = filters.
 cases = [("r50_l3_reduce", 32, 1024, 14, 14, 256, False),
          ("odd_rows", 27, 72, 29, 31, 200, False),
          ("expand_res", 16, 128, 28, 28, 512, True),
@@ -30,23 +34,45 @@ cases = [("r50_l3_reduce", 32, 1024, 14, 14, 256, False),
          # tiles; the smallest, for compute-sanitizer.
          ("pingpong_l3_expand", 64, 256, 14, 14, 1024, False),
          ("pingpong_odd", 160, 136, 15, 17, 264, False),
-         ("pingpong_sanitize", 88, 64, 28, 28, 128, False)]
+         ("pingpong_sanitize", 88, 64, 28, 28, 128, False),
+         # TMA's im2col mode: a 3x3 by the TMA loop, a strided 3x3 with a
+         # residual (rows past the tiles, 200 filters), the 1x1 stride-2
+         # downsample, a dilated 3x3, and the ping-pong kernel on a 3x3 of
+         # 128 filters and (128 x 64 a side) of 64; the last, small, for
+         # compute-sanitizer.
+         ("im2col_3x3", 16, 64, 28, 28, 128, False, 3, 1, 1, 1),
+         ("im2col_s2_res", 8, 128, 29, 29, 200, True, 3, 2, 1, 1),
+         ("im2col_downsample", 16, 256, 28, 28, 512, False, 1, 2, 0, 1),
+         ("im2col_dilated", 8, 64, 20, 20, 64, False, 3, 1, 2, 2),
+         ("im2col_pingpong", 96, 128, 28, 28, 128, False, 3, 1, 1, 1),
+         ("im2col_pingpong_narrow", 128, 64, 28, 28, 64, False, 3, 1, 1, 1),
+         ("im2col_sanitize", 8, 128, 29, 29, 136, False, 3, 2, 1, 1)]
 failed = 0
-for name, n, c, h, w, k, residual in cases:
+for name, n, c, h, w, k, residual, *window in cases:
+    r, stride, pad, dil = window or (1, 1, 0, 1)
     x = rng.standard_normal((n, c, h, w)).astype(np.float32)
-    wt = (rng.standard_normal((k, c, 1, 1)) / np.sqrt(c)).astype(np.float32)
+    wt = (rng.standard_normal((k, c, r, r)) / np.sqrt(c * r * r)).astype(np.float32)
     b = rng.standard_normal(k).astype(np.float32) * 0.1
     inits = [numpy_helper.from_array(wt, "W"), numpy_helper.from_array(b, "B")]
-    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["conv"], name="pointwise")]
-    y = np.einsum("nchw,kc->nkhw", x.astype(np.float64), wt[:, :, 0, 0].astype(np.float64))
+    attrs = {"strides": [stride] * 2, "pads": [pad] * 4, "dilations": [dil] * 2} if window else {}
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["conv"], name="pointwise", **attrs)]
+    oh = (h + 2 * pad - dil * (r - 1) - 1) // stride + 1
+    ow = (w + 2 * pad - dil * (r - 1) - 1) // stride + 1
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    y = np.zeros((n, k, oh, ow))
+    for i in range(r):  # a tap at a time: window (i, j) of every output
+        for j in range(r):
+            tap = xp[:, :, i * dil:i * dil + stride * (oh - 1) + 1:stride,
+                     j * dil:j * dil + stride * (ow - 1) + 1:stride]
+            y += np.einsum("nchw,kc->nkhw", tap, wt[:, :, i, j].astype(np.float64))
     y += b.astype(np.float64)[None, :, None, None]
     out = "conv"
     if residual:
-        r = rng.standard_normal((n, k, h, w)).astype(np.float32)
-        inits.append(numpy_helper.from_array(r, "R"))
+        res = rng.standard_normal(y.shape).astype(np.float32)
+        inits.append(numpy_helper.from_array(res, "R"))
         nodes += [helper.make_node("Add", ["conv", "R"], ["sum"], name="add"),
                   helper.make_node("Relu", ["sum"], ["y"], name="relu")]
-        y = np.maximum(y + r.astype(np.float64), 0)
+        y = np.maximum(y + res.astype(np.float64), 0)
         out = "y"
     graph = helper.make_graph(
         nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
@@ -68,10 +94,16 @@ for name, n, c, h, w, k, residual in cases:
                          capture_output=True, text=True)
     text = run.stdout + run.stderr
     on_tma = "tc-sm90" in text
-    ok = run.returncode == 0 and on_tma
+    inspect = subprocess.run([f"{bin_dir}/tessel-inspect", base + ".tsl"], capture_output=True,
+                             text=True).stdout
+    im2col = "im2col corners" in inspect
+    launch = next((line.split(": ", 1)[1].split(", ")[:2] for line in inspect.splitlines()
+                   if "launch tc90_" in line), "")
+    ok = run.returncode == 0 and on_tma and im2col == bool(window)
     failed += not ok
-    print(f"{'PASS' if ok else 'FAIL'} {name}: M={n * h * w} N={k} K={c} residual={residual} "
-          f"tc-sm90={on_tma} atol={atol:.3g} rc={run.returncode}")
+    print(f"{'PASS' if ok else 'FAIL'} {name}: M={n * oh * ow} N={k} K={r * r * c} "
+          f"residual={residual} tc-sm90={on_tma} im2col={im2col} {' '.join(launch)} "
+          f"atol={atol:.3g} rc={run.returncode}")
     if not ok:
         print(text[-2000:])
 sys.exit(1 if failed else 0)
