@@ -627,6 +627,13 @@ TEST(Sm90, PersistentTiles) {
   EXPECT_FALSE(tilingFits(scaled(conv(2, 5, 5, 136, 64, 1, 1, 1, 0)), tiles(1, 64, 3, 2)));
 }
 
+/// tc-sm90 tiles of warpgroupsM x 1 warpgroups loaded by TMA.
+TileConfig tmaTiles(int64_t warpgroupsM, int64_t fragsM, int64_t fragN, int64_t stages) {
+  TileConfig t = sm90Tiles(warpgroupsM, 1, fragsM, fragN, stages);
+  t.tma = true;
+  return t;
+}
+
 /// Problems TMA takes: rows and K past the tiles (zero fill), K of one
 /// step to nine, an epilogue.
 std::vector<GemmProblem> tmaProblems() {
@@ -646,11 +653,7 @@ std::vector<GemmProblem> tmaProblems() {
 /// conv raster; what TMA cannot take (a window whose taps are not whole
 /// steps of channels, a batch, an MN-major operand) the tiler refuses.
 TEST(Sm90, TmaLoads) {
-  auto tiles = [](int64_t warpgroupsM, int64_t fragsM, int64_t fragN, int64_t stages) {
-    TileConfig t = sm90Tiles(warpgroupsM, 1, fragsM, fragN, stages);
-    t.tma = true;
-    return t;
-  };
+  const auto tiles = tmaTiles;
   const std::vector<GemmProblem> problems = tmaProblems();
   int emulated = 0;
   for (const GemmProblem &p : problems)
@@ -733,11 +736,7 @@ TEST(Sm90, WarpSpecialized) {
 /// the mode cannot copy the tiler refuses: channels not whole steps, groups.
 TEST(Sm90, TmaIm2col) {
   using A = Activation;
-  auto tiles = [](int64_t warpgroupsM, int64_t fragsM, int64_t fragN, int64_t stages) {
-    TileConfig t = sm90Tiles(warpgroupsM, 1, fragsM, fragN, stages);
-    t.tma = true;
-    return t;
-  };
+  const auto tiles = tmaTiles;
   ConvShape window; // 1x3, strides 2 x 1, padding along W
   window.batch = 2;
   window.inH = 5;
