@@ -69,18 +69,20 @@ struct GemmKernel {
   /// Bytes every operand address must be aligned to (vector loads).
   int alignment() const;
   /// The kernel's parameters, in order: "a_map", "b_map" with TMA
-  /// (tiles.tma), "a", "b", "a_scale" where the problem has it, then
+  /// (tiles.tma), "out_map" with TMA stores (tiles.tmaStore), "a", "b", "a_scale" where the problem has it, then
   /// "addend" and "residual" where it has them, then "out"; with split-K
   /// "a", "b", ("a_scale"), "workspace" (the epilogue's operands go to the
   /// reduction).
   llvm::SmallVector<llvm::StringRef> parameters() const;
-  /// A TMA kernel's tensor map of A (isA: M rows) or B (N rows), the
-  /// 128-byte swizzle, zero fill (engine.fbs TensorMap). Tiled: f16 rows of
-  /// K elements, K-major, copied in boxes of blockK by the block tile's
-  /// rows. A windowed conv's A (problem.im2col()): im2col, the NHWC input
-  /// as {C, W, H, N}, boxes of blockK channels of blockM output positions
-  /// (the conv's box, im2colBox, and strides), each copy at one tap.
-  KernelArg::TensorMap tensorMap(bool isA) const;
+  /// A TMA kernel's tensor map of parameter `map` ("a_map": A, M rows;
+  /// "b_map": B, N rows; "out_map": the output), the 128-byte swizzle,
+  /// zero fill (engine.fbs TensorMap). Tiled: f16 rows of K elements,
+  /// K-major, copied in boxes of blockK by the block tile's rows; the
+  /// output's rows of N, stored in boxes of 64 x 64. A windowed conv's A
+  /// (problem.im2col()): im2col, the NHWC input as {C, W, H, N}, boxes of
+  /// blockK channels of blockM output positions (the conv's box,
+  /// im2colBox, and strides), each copy at one tap.
+  KernelArg::TensorMap tensorMap(llvm::StringRef map) const;
 
   // Split-K (tiles.splitK > 1) only: the workspace of f32 partial sums,
   // [batch][splitK][M][N], and the reduction kernel that sums it in split

@@ -538,10 +538,10 @@ FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {
     auto bind = [&](llvm::StringRef param) {
       if (param == "workspace")
         return KernelArg::workspace(kernel.workspaceBytes());
-      if (param == "a_map" || param == "b_map") {
-        const bool isA = param == "a_map";
-        return KernelArg::tensorMapOf(boundTensor(step, *problem, isA ? "a" : "b"),
-                                      kernel.tensorMap(isA));
+      if (param == "a_map" || param == "b_map" || param == "out_map") {
+        const llvm::StringRef tensor = param == "a_map" ? "a" : param == "b_map" ? "b" : "out";
+        return KernelArg::tensorMapOf(boundTensor(step, *problem, tensor),
+                                      kernel.tensorMap(param));
       }
       return KernelArg::tensorAddress(boundTensor(step, *problem, param));
     };

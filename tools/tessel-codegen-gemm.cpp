@@ -91,6 +91,8 @@ std::string describe(const GemmKernel &kernel) {
     os << " persistent=" << t.persistent;
   if (t.tma)
     os << " tma=1";
+  if (t.tmaStore)
+    os << " tma_store=1";
   if (t.warpSpecialized)
     os << " warp_specialized=1";
   if (t.pingpong)
@@ -203,7 +205,11 @@ int main(int argc, char **argv) {
                  "instead of the heuristic's (its fragment shape kept), e.g. 2x2,4x4,32; "
                  "a depthwise conv: dw:LANES,WIDTH, channels and outputs along W a thread");
   int64_t splitK = 0, stages = 0, raster = -1, persistent = 0;
-  bool tma = false, warpSpecialized = false, pingpong = false;
+  bool tma = false, warpSpecialized = false, pingpong = false, tmaStore = false;
+  app.add_flag("--tma-store", tmaStore,
+               "tc90: with --persistent and --warp-specialized, one warpgroup a side: the "
+               "epilogue in registers, its f16 output stored by TMA from a map passed "
+               "after b_map (out_map); no residual");
   app.add_flag("--pingpong", pingpong,
                "tc90: with --persistent, two math sides taking the block's tiles in turn "
                "(one's epilogue beside the other's wgmmas); implies --warp-specialized");
@@ -434,6 +440,8 @@ int main(int argc, char **argv) {
     tiles->warpSpecialized = true;
   if (pingpong)
     tiles->pingpong = true;
+  if (tmaStore)
+    tiles->tmaStore = true;
   if (persistent != 0)
     tiles->persistent = persistent < 0 ? persistentGrid(problem, *tiles) : persistent;
   if (splitK != 0) {
@@ -450,7 +458,7 @@ int main(int argc, char **argv) {
   // be one the heuristic could have picked.
   const bool forced =
       !forceTiles.empty() || stages != 0 || splitK != 0 || persistent != 0 || tma ||
-      warpSpecialized || pingpong;
+      warpSpecialized || pingpong || tmaStore;
   if (forced && !tiles->direct && !tilingFits(problem, *tiles)) {
     // e.g. a tc90 tile whose MN-major operand is not whole 64-row atoms
     // (N = 96 of a B without transB): the kernel would read past its tiles.

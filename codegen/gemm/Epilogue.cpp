@@ -102,6 +102,15 @@ void Epilogue::storeStaged(int64_t rows, function_ref<Value(Value)> tileRow) {
                        });
 }
 
+Value Epilogue::finish(Value n, Value v) {
+  Value bias;
+  if (p.addend) {
+    Value column = b.create<arith::MinUIOp>(loc, n, c(p.n - 1));
+    bias = b.create<memref::LoadOp>(loc, addend, addendAddress(Value(), column));
+  }
+  return value(v, bias, Value());
+}
+
 Value Epilogue::outAddress(Value m, Value n) {
   switch (p.op) {
   case GemmOpKind::Conv: // groups side by side in the channels

@@ -51,6 +51,10 @@ public:
   /// read beforehand.
   void storeRun(mlir::Value m, mlir::Value n, llvm::ArrayRef<mlir::Value> values,
                 mlir::Value valid = {}, mlir::Value residualRun = {});
+  /// The output of the sum `v` of column n (TileConfig::tmaStore: no
+  /// residual, no addend but a conv's bias): alpha, the bias (of the last
+  /// column where n is past N: never stored), the activation, the rounding.
+  mlir::Value finish(mlir::Value n, mlir::Value v);
 
 private:
   /// Columns per thread of storeStaged: 16 bytes of output, or 1; the

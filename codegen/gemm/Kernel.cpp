@@ -137,8 +137,15 @@ int GemmKernel::alignment() const {
   return int(align);
 }
 
-KernelArg::TensorMap GemmKernel::tensorMap(bool isA) const {
+KernelArg::TensorMap GemmKernel::tensorMap(llvm::StringRef param) const {
   KernelArg::TensorMap map;
+  const bool isA = param == "a_map";
+  if (param == "out_map") { // [M][N] f16 rows (a conv's: its one group's channels)
+    map.dims = {uint64_t(problem.n), uint64_t(problem.m)};
+    map.strides = {uint64_t(problem.n) * elemBytes(problem.out)};
+    map.box = {64, uint32_t(tiles.fragM)};
+    return map;
+  }
   if (isA && problem.im2col()) {
     const ConvShape &cv = problem.conv;
     const uint64_t pixel = uint64_t(cv.inC) * elemBytes(problem.a);
@@ -161,6 +168,8 @@ llvm::SmallVector<llvm::StringRef> GemmKernel::parameters() const {
   llvm::SmallVector<llvm::StringRef> operands = {"a", "b"};
   if (tiles.tma)
     operands.insert(operands.begin(), {"a_map", "b_map"});
+  if (tiles.tmaStore)
+    operands.insert(operands.begin() + 2, "out_map");
   if (problem.aScale)
     operands.push_back("a_scale");
   if (splitsK()) {

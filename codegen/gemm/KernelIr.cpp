@@ -39,7 +39,7 @@ Type KernelIr::paramType(llvm::StringRef param) {
     return MemRefType::get({int64_t(kernel.workspaceBytes())}, b.getI8Type());
   // A tensor map's address (TileConfig::tma): a pointer, 64 bits whatever
   // the kernel's index width.
-  if (param == "a_map" || param == "b_map")
+  if (param == "a_map" || param == "b_map" || param == "out_map")
     return LLVM::LLVMPointerType::get(b.getContext());
   ElemType type = param == "a"          ? p.a
                   : param == "b"        ? p.b

@@ -30,6 +30,7 @@
 #include "gemm/MainLoop.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <string>
 
@@ -88,6 +89,10 @@ private:
   Value paramAddress(llvm::StringRef name);
 
   gpu::GPUFuncOp func;
+  /// TileConfig::tmaStore: the math side's boxes (their shared address, and
+  /// as pairs of f16), and the epilogue that fills and stores them.
+  Value storeBoxes, storePairs;
+  void storeByTma(ValueRange accs, Epilogue &epilogue);
   /// The thread's warpgroup's first rows of the A and the B tile.
   std::pair<Value, Value> warpgroupRows();
   /// wgmma.fence, then `accs` plus one K step's product on the shared
@@ -534,8 +539,15 @@ void Sm90MainLoop::emitWarpSpecializedTiles(OperandGather &gather, Epilogue &epi
     block.tid = b.createOrFold<arith::SubIOp>(loc, tid,
                                               c(kWarpgroupSize + side * t.mathThreads()));
     mathBarrier = 1 + side;
-    epilogue.declareStaging(gather.sharedBytes(),
-                            plan.stagingOffset + side * plan.stagingStride);
+    if (t.tmaStore) {
+      Value boxes = add(pad, plan.stagingOffset + side * plan.stagingStride);
+      storeBoxes = add(base, boxes);
+      storePairs = view(gather.sharedBytes(), boxes, {plan.stagingStride / 4},
+                        VectorType::get({2}, b.getF16Type()));
+    } else {
+      epilogue.declareStaging(gather.sharedBytes(),
+                              plan.stagingOffset + side * plan.stagingStride);
+    }
     Value releaser = cmp(arith::CmpIPredicate::eq, rem(block.tid, kWarpgroupSize), 0);
     auto arrive = [&](Value bar) {
       ifThen(releaser, [&] {
@@ -586,8 +598,15 @@ void Sm90MainLoop::emitWarpSpecializedTiles(OperandGather &gather, Epilogue &epi
       // (through the generic proxy, the buffers' copies through the async).
       asmStatement("fence.proxy.async.shared::cta;");
       syncMath();
-      toEpilogue(accs, epilogue);
+      if (t.tmaStore)
+        storeByTma(accs, epilogue);
+      else
+        toEpilogue(accs, epilogue);
     });
+    // The side's last tensor stores done before the block ends.
+    if (t.tmaStore)
+      ifThen(cmp(arith::CmpIPredicate::eq, block.tid, 0),
+             [&] { asmStatement("cp.async.bulk.wait_group 0;"); });
   };
   roles(below(tid, kWarpgroupSize), producer, [&] {
     if (!t.pingpong)
@@ -684,6 +703,54 @@ void Sm90MainLoop::toEpilogue(ValueRange accs, Epilogue &epilogue) {
                                     ValueRange{add(rowBase, 8 * h), add(colBase, 8 * j + col)});
         }
   });
+}
+
+/// TileConfig::tmaStore, band by band (64 rows of the side's one
+/// warpgroup): once the side's thread 0 has seen the last band's tensor
+/// stores read the boxes (wait_group.read) and the side has synced, each
+/// thread finishes its accumulator pairs (Epilogue::finish) and writes
+/// them into the boxes of 64 columns, 128-byte swizzled (chunk c of row r
+/// at c ^ (r % 8): a warp's pairs in 32 banks); a proxy fence, a sync,
+/// and thread 0 issues a tensor store a box (the map clips rows and
+/// columns past the output) as one bulk group, not waited for here.
+void Sm90MainLoop::storeByTma(ValueRange accs, Epilogue &epilogue) {
+  Value warp = div(block.tid, kWarpSize), lane = rem(block.tid, kWarpSize);
+  Value rowBase = add(mul(warp, 16), div(lane, 4)), colBase = mul(rem(lane, 4), 2);
+  Value leader = cmp(arith::CmpIPredicate::eq, block.tid, 0);
+  constexpr int64_t kBoxPairs = 64 * 32; // 64 rows of 32 pairs
+  for (int64_t i = 0; i < t.fragsM; ++i) {
+    ifThen(leader, [&] { asmStatement("cp.async.bulk.wait_group.read 0;"); });
+    syncMath();
+    for (int64_t j = 0; j < t.fragN / 8; ++j)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value col = add(colBase, 8 * j), row = add(rowBase, 8 * h);
+        Value pair = b.create<arith::ConstantOp>(
+            loc, cast<TypedAttr>(b.getZeroAttr(VectorType::get({2}, b.getF16Type()))));
+        for (int64_t l = 0; l < 2; ++l) {
+          Value v = b.create<LLVM::ExtractValueOp>(loc, accs[i],
+                                                   ArrayRef<int64_t>{4 * j + 2 * h + l});
+          pair = b.create<vector::InsertOp>(loc, epilogue.finish(add(block.n0, add(col, l)), v),
+                                            pair, l);
+        }
+        // Box col / 64, row `row`, chunk (col % 64) / 8 swizzled, pair
+        // (col % 8) / 2 within it.
+        Value inBox = rem(col, 64);
+        Value chunk = b.create<arith::XOrIOp>(loc, div(inBox, 8), rem(row, 8));
+        Value index = add(add(mul(div(col, 64), kBoxPairs), mul(row, 32)),
+                          add(mul(chunk, 4), div(rem(inBox, 8), 2)));
+        b.create<memref::StoreOp>(loc, pair, storePairs, index);
+      }
+    asmStatement("fence.proxy.async.shared::cta;");
+    syncMath();
+    ifThen(leader, [&] {
+      for (int64_t q = 0; q < t.blockN / 64; ++q)
+        asmWith("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
+                "l,r,r,r",
+                ValueRange{paramAddress("out_map"), i32(add(block.n0, 64 * q)),
+                           i32(add(block.m0, i * t.fragM)), i32(add(storeBoxes, q * 8192))});
+      asmStatement("cp.async.bulk.commit_group;");
+    });
+  }
 }
 
 } // namespace

@@ -103,7 +103,14 @@ SharedPlan sharedPlan(const GemmProblem &p, const TileConfig &t) {
   if (atoms)
     plan.alignSlack = kSwizzleAtomBytes - kSharedAlignment;
   int64_t staging = stagingRows(t) * stagingLd(t) * 4;
-  if (t.persistent) {
+  if (t.tmaStore) {
+    // Boxes of 64 x 64 f16 a band, swizzled: from the aligned buffers'
+    // start, past the stages.
+    plan.stagingOffset = roundUp(t.stages * plan.bufferBytes, kSwizzleAtomBytes);
+    plan.stagingStride = roundUp(t.fragM * t.blockN * 2, kSwizzleAtomBytes);
+    plan.bytes = plan.alignSlack + plan.stagingOffset +
+                 plan.stagingStride * (t.pingpong ? 2 : 1);
+  } else if (t.persistent) {
     plan.stagingOffset = roundUp(t.stages * plan.bufferBytes + plan.alignSlack, kSharedAlignment);
     plan.stagingStride = roundUp(staging, kSharedAlignment);
     plan.bytes = plan.stagingOffset + plan.stagingStride * (t.pingpong ? 2 : 1);

@@ -69,7 +69,8 @@ struct SharedPlan {
   int64_t alignSlack = 0;
   /// The epilogue's f32 staging: over the buffers (at 0: the K loop is
   /// over when it is written), or past them in a persistent kernel, whose
-  /// next tile's copies land during the epilogue.
+  /// next tile's copies land during the epilogue. TileConfig::tmaStore: the
+  /// f16 boxes the tensor stores read, from the aligned buffers' start.
   int64_t stagingOffset = 0;
   /// A ping-pong kernel's second math side's staging starts this much
   /// further.

@@ -75,6 +75,13 @@ struct TileConfig {
   // staging (CUTLASS's ping-pong kernel): one side's epilogue runs while the
   // other's wgmmas do.
   bool pingpong = false;
+  // With warpSpecialized in a persistent grid, one warpgroup a side: each
+  // band of 64 rows finished in registers (a conv's bias, the activation,
+  // the one rounding to f16), staged in 128-byte swizzled boxes of 64 x 64
+  // and stored by TMA from the kernel's out_map (one thread issues the
+  // tensor stores; the side goes on to its next tile while they drain),
+  // as CUTLASS's TMA epilogues. No residual, no gemm addend, one batch.
+  bool tmaStore = false;
   // A direct convolution (simt only) for grouped convs with fewer than 8
   // filters per group: one thread per output element, no shared memory,
   // unless depthwise (below).

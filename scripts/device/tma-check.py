@@ -97,12 +97,13 @@ for name, n, c, h, w, k, residual, *window in cases:
     inspect = subprocess.run([f"{bin_dir}/tessel-inspect", base + ".tsl"], capture_output=True,
                              text=True).stdout
     im2col = "im2col corners" in inspect
+    maps = inspect.count("tensor map of tensor")  # a third: the output's (TMA stores)
     launch = next((line.split(": ", 1)[1].split(", ")[:2] for line in inspect.splitlines()
                    if "launch tc90_" in line), "")
     ok = run.returncode == 0 and on_tma and im2col == bool(window)
     failed += not ok
     print(f"{'PASS' if ok else 'FAIL'} {name}: M={n * oh * ow} N={k} K={r * r * c} "
-          f"residual={residual} tc-sm90={on_tma} im2col={im2col} {' '.join(launch)} "
+          f"residual={residual} tc-sm90={on_tma} im2col={im2col} maps={maps} {' '.join(launch)} "
           f"atol={atol:.3g} rc={run.returncode}")
     if not ok:
         print(text[-2000:])

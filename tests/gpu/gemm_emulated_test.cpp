@@ -798,4 +798,52 @@ TEST(Sm90, TmaIm2col) {
                           tiles(1, 1, 64, 3)));
 }
 
+
+/// TMA stores (TileConfig::tmaStore): the persistent warp-specialized
+/// kernels, one warpgroup a side, finish each band in registers and store
+/// it by tensor stores from swizzled boxes (the emulator writes them when
+/// issued and fails where the boxes change before the issuing thread's
+/// wait). Rows and columns past the output (the map clips them), a conv's
+/// bias and ReLU, a windowed conv, a gemm; one side and ping-pong, grids
+/// of 1 and 3, 64 and 128 columns, 2 to 4 stages. What they cannot store
+/// (a residual, a gemm's C) the tiler refuses.
+TEST(Sm90, TmaStore) {
+  using A = Activation;
+  auto tiles = [](int64_t fragsM, int64_t fragN, int64_t stages, int64_t grid, bool pingpong) {
+    TileConfig t = tmaTiles(1, fragsM, fragN, stages);
+    t.warpSpecialized = t.tmaStore = true;
+    t.persistent = grid;
+    t.pingpong = pingpong;
+    return t;
+  };
+  const std::vector<GemmProblem> problems = {
+      withEpilogue(conv(2, 9, 9, 72, 200, 1, 1, 1, 0), true, false, A::Relu), // N past 192
+      withEpilogue(conv(2, 7, 7, 64, 136, 3, 3, 1, 1), true, false, A::None), // 9 steps
+      gemm(200, 136, 264, false, true),
+  };
+  int emulated = 0;
+  for (const GemmProblem &p : problems)
+    for (auto [frags, n, stages] : {std::tuple<int64_t, int64_t, int64_t>{1, 64, 2},
+                                    {2, 128, 4},
+                                    {2, 64, 3}})
+      for (auto [grid, pingpong] : {std::pair<int64_t, bool>{1, false}, {3, false}, {3, true}}) {
+        TileConfig t = tiles(frags, n, stages, grid, pingpong);
+        ASSERT_TRUE(tilingFits(p, t)) << p.key();
+        ++emulated;
+        EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")
+            << t.blockM << "x" << t.blockN << " stages " << stages << " grid " << grid
+            << (pingpong ? " ping-pong " : " ") << p.key();
+      }
+  EXPECT_EQ(emulated, 27);
+  EXPECT_FALSE(tilingFits(withEpilogue(conv(2, 9, 9, 72, 200, 1, 1, 1, 0), true, true, A::Relu),
+                          tiles(1, 64, 2, 1, false)));
+  GemmProblem withC = gemm(200, 136, 264, false, true);
+  withC.addend = ElemType::F16;
+  EXPECT_FALSE(tilingFits(withC, tiles(1, 64, 2, 1, false)));
+  TileConfig twoGroups = tiles(1, 64, 2, 1, false);
+  twoGroups.warpsM = 2;
+  twoGroups.blockM = 128;
+  EXPECT_FALSE(tilingFits(gemm(200, 136, 264, false, true), twoGroups));
+}
+
 } // namespace

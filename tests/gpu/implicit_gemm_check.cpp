@@ -57,6 +57,9 @@ struct Problem {
   // tc-sm90 with TMA (tma=1): the kernel takes A's and B's tensor maps
   // first, boxes of the block tile's rows by blockK.
   bool tma = false;
+  // With TMA stores (tma_store=1), the output's map third: [M][N] f16, boxes
+  // of 64 x 64.
+  bool tmaStore = false;
   unsigned blockM = 0, blockN = 0, blockK = 0;
   size_t workspace = 0;
   std::string reduce;
@@ -89,6 +92,7 @@ bool parseHeader(const std::string &ptx, Problem &p) {
     p.shared = unsigned(std::stoul(kv["shared"]));
   p.tier = kv["tier"];
   p.tma = kv["tma"] == "1";
+  p.tmaStore = kv["tma_store"] == "1";
   std::sscanf(kv["tile"].c_str(), "%ux%ux%u", &p.blockM, &p.blockN, &p.blockK);
   p.op = kv["op"];
   std::sscanf(kv["grid"].c_str(), "%u,%u,%u", &p.grid[0], &p.grid[1], &p.grid[2]);
@@ -312,7 +316,7 @@ bool run(const Problem &p, const Operands &o, const std::string &image, const st
   // conv's A in im2col mode: the NHWC input as {C, W, H, N}, boxes of
   // blockK channels of blockM output positions, the box from the first
   // output's window origin to the last's.
-  CUdeviceptr dMaps[2] = {0, 0};
+  CUdeviceptr dMaps[3] = {0, 0, 0};
   if (ok && p.tma) {
     if (!d.cuTensorMapEncodeTiled || !d.cuTensorMapEncodeIm2col) {
       std::fprintf(stderr, "FAIL: the driver has no cuTensorMapEncodeTiled or Im2col\n");
@@ -375,8 +379,21 @@ bool run(const Problem &p, const Operands &o, const std::string &image, const st
     args.push_back(&dResidual);
   }
   args.push_back(&dOut);
-  ok = ok && check(d.cuMemAlloc(&dOut, out.size()), "out") &&
-       check(d.cuMemcpyHtoD(dOut, out.data(), out.size()), "poison out") &&
+  ok = ok && check(d.cuMemAlloc(&dOut, out.size()), "out");
+  if (ok && p.tmaStore) {
+    // The output [M][N] f16 (one group's channels), stored in boxes of
+    // 64 x 64, 128-byte swizzled; its map after b_map.
+    alignas(64) unsigned char map[128];
+    const uint64_t dims[2] = {uint64_t(p.n), uint64_t(p.m)}, strides[1] = {uint64_t(p.n) * 2};
+    const unsigned box[2] = {64, 64}, unit[2] = {1, 1};
+    ok = check(d.cuTensorMapEncodeTiled(map, /*FLOAT16*/ 6, 2, reinterpret_cast<void *>(dOut),
+                                        dims, strides, box, unit, 0, 3, 3, 0),
+               "cuTensorMapEncodeTiled (out)") &&
+         check(d.cuMemAlloc(&dMaps[2], 128), "tensor map") &&
+         check(d.cuMemcpyHtoD(dMaps[2], map, 128), "tensor map");
+    args.insert(args.begin() + 2, &dMaps[2]);
+  }
+  ok = ok && check(d.cuMemcpyHtoD(dOut, out.data(), out.size()), "poison out") &&
        (p.split > 1
             ? check(d.cuLaunchKernel(reduceFn, p.reduceGrid[0], p.reduceGrid[1],
                                      p.reduceGrid[2], p.reduceBlock[0], p.reduceBlock[1],
@@ -419,7 +436,8 @@ bool run(const Problem &p, const Operands &o, const std::string &image, const st
     std::printf("TIME %-28s %s %8.4f ms %7.1f TFLOP/s\n", p.file.c_str(), p.tier.c_str(), ms,
                 flops / ms / 1e9);
   }
-  for (CUdeviceptr ptr : {dA, dB, dAddend, dResidual, dOut, dWorkspace, dMaps[0], dMaps[1]})
+  for (CUdeviceptr ptr :
+       {dA, dB, dAddend, dResidual, dOut, dWorkspace, dMaps[0], dMaps[1], dMaps[2]})
     if (ptr)
       d.cuMemFree(ptr);
   d.cuModuleUnload(module);

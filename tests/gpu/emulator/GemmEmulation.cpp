@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <random>
 
@@ -191,13 +192,17 @@ std::string emulate(const GemmKernel &kernel, double *relError) {
       args.push_back(o.scale.tensor.bytes());
   }
   if (kernel.tiles.tma) {
-    // A's and B's maps first (GemmKernel::parameters), as the engine
-    // describes them (GemmKernel::tensorMap).
+    // A's and B's maps first (GemmKernel::parameters), then with TMA
+    // stores the output's, as the engine describes them
+    // (GemmKernel::tensorMap).
     std::vector<std::vector<uint8_t>> maps;
-    for (int i = 0; i < 2; ++i) {
-      const KernelArg::TensorMap shape = kernel.tensorMap(i == 0);
+    const int count = kernel.tiles.tmaStore ? 3 : 2;
+    for (int i = 0; i < count; ++i) {
+      const KernelArg::TensorMap shape =
+          kernel.tensorMap(i == 0 ? "a_map" : i == 1 ? "b_map" : "out_map");
       gpuemu::EmulatedTensorMap map;
-      map.tensorArg = uint32_t(2 + i); // a, b after the two maps
+      // a, b after the maps; the output last (its index set below).
+      map.tensorArg = i < 2 ? uint32_t(count + i) : 0;
       map.rank = uint32_t(shape.dims.size());
       map.im2col = shape.im2col();
       std::copy(shape.dims.begin(), shape.dims.end(), map.dims);
@@ -218,6 +223,10 @@ std::string emulate(const GemmKernel &kernel, double *relError) {
   if (p.residual)
     args.push_back(o.residual.tensor.bytes());
   args.emplace_back(o.outCount * elemBytes(p.out), 0xff);
+  if (kernel.tiles.tmaStore) { // the output map's tensor: the last argument
+    const uint32_t outArg = uint32_t(args.size() - 1);
+    std::memcpy(args[2].data() + offsetof(gpuemu::EmulatedTensorMap, tensorArg), &outArg, 4);
+  }
   Emulator emulator(kernel.splitsK() ? reduceFunc : func, args,
                     kernel.splitsK() ? kernel.reduceGrid() : kernel.grid(),
                     int(kernel.splitsK() ? kernel.reduceBlock()[0] : kernel.block()[0]));

@@ -85,8 +85,13 @@ bool Emulator::runBlock() {
   }
   if (outWrites.empty())
     outWrites.assign(args.back().size(), 0);
+  pendingStores.clear();
   std::vector<bool> all(threads, true);
-  return runBlock(func.getBody().front(), all);
+  if (!runBlock(func.getBody().front(), all))
+    return false;
+  if (!pendingStores.empty())
+    return fail(func, "a TMA store not waited for before the block ended");
+  return true;
 }
 
 bool Emulator::runBlock(Block &body, const std::vector<bool> &mask) {
@@ -514,6 +519,77 @@ bool Emulator::checkWgmmaReads(Operation *op, const Mem &m, int64_t offset, int6
     for (int64_t b = offset; b < offset + bytes && b < int64_t(w.lastRead.size()); ++b)
       if (w.lastRead[b] > w.retired)
         return fail(op, "shared memory written while a wgmma that read it is in flight");
+  return true;
+}
+
+bool Emulator::stepTmaStore(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
+  llvm::StringRef text = op.getAsmString();
+  if (text.starts_with("cp.async.bulk.commit_group"))
+    return true;
+  if (text.starts_with("cp.async.bulk.wait_group")) {
+    // wait_group(.read) 0: the thread's stores have read their boxes.
+    if (!text.contains(" 0;"))
+      return fail(op, "cp.async.bulk.wait_group of other than 0 groups");
+    for (int t = 0; t < threads; ++t) {
+      if (!mask[t])
+        continue;
+      for (auto it = pendingStores.begin(); it != pendingStores.end();) {
+        if (it->thread != t) {
+          ++it;
+          continue;
+        }
+        if (std::memcmp(dynamicShared->data() + it->offset, it->bytes.data(), it->bytes.size()))
+          return fail(op, "shared memory written while a TMA store could still read it");
+        it = pendingStores.erase(it);
+      }
+    }
+    return true;
+  }
+  // [map, {column, row}], [box]
+  std::vector<std::vector<Elt> *> in;
+  for (Value v : op.getOperands())
+    in.push_back(&val(v));
+  for (int t = 0; t < threads; ++t) {
+    if (!mask[t])
+      continue;
+    const int64_t map = (*in[0])[t].i, col0 = (*in[1])[t].i, row0 = (*in[2])[t].i;
+    const int64_t argIndex = (map >> kArgAddressShift) - 1;
+    if (argIndex < 0 || argIndex >= int64_t(args.size()) ||
+        args[argIndex].size() < sizeof(EmulatedTensorMap) ||
+        (map & ((int64_t(1) << kArgAddressShift) - 1)) != 0)
+      return fail(op, "TMA tensor map is not a whole tensor-map argument");
+    EmulatedTensorMap tm;
+    std::memcpy(&tm, args[argIndex].data(), sizeof tm);
+    if (tm.magic != EmulatedTensorMap::kMagic || tm.tensorArg != args.size() - 1 ||
+        tm.rank != 2 || tm.im2col || tm.box[0] * 2 != 128)
+      return fail(op, "TMA store map not a tiled map of the output with 128-byte box rows");
+    const int64_t address = (*in[3])[t].i, bytes = int64_t(tm.box[0]) * tm.box[1] * 2;
+    const int64_t offset = address - kDynamicSharedBase;
+    if (!dynamicShared || offset < 0 || offset + bytes > int64_t(dynamicShared->size()))
+      return fail(op, "TMA store source outside the dynamic shared memory");
+    if (address % 1024)
+      return fail(op, "TMA store source of the 128-byte swizzle not 1024-byte aligned");
+    std::vector<uint8_t> &out = args.back();
+    for (int64_t r = 0; r < tm.box[1]; ++r)
+      for (int64_t k = 0; k < tm.box[0]; ++k) {
+        const int64_t gr = row0 + r, gk = col0 + k;
+        if (gr < 0 || gk < 0 || gr >= int64_t(tm.dims[1]) || gk >= int64_t(tm.dims[0]))
+          continue; // clipped
+        const int64_t logical = address + r * 128 + k * 2;
+        const int64_t physical = logical ^ (((logical >> 7) & 7) << 4);
+        const int64_t to = gr * int64_t(tm.strides[0]) + gk * 2;
+        if (to + 2 > int64_t(out.size()))
+          return fail(op, "TMA store past its tensor");
+        std::memcpy(&out[to], dynamicShared->data() + (physical - kDynamicSharedBase), 2);
+        ++outWrites[to];
+        ++outWrites[to + 1];
+      }
+    PendingStore store;
+    store.thread = t;
+    store.offset = offset;
+    store.bytes.assign(dynamicShared->begin() + offset, dynamicShared->begin() + offset + bytes);
+    pendingStores.push_back(std::move(store));
+  }
   return true;
 }
 
@@ -1194,6 +1270,10 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
   }
   if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op)) {
     llvm::StringRef text = asmOp.getAsmString();
+    if (text.starts_with("cp.async.bulk.tensor.2d.global.shared") ||
+        text.starts_with("cp.async.bulk.commit_group") ||
+        text.starts_with("cp.async.bulk.wait_group"))
+      return stepTmaStore(asmOp, mask);
     if (text.contains("mbarrier") || text.contains("cp.async.bulk.tensor")) {
       while (true) {
         blocked = false;
@@ -1272,6 +1352,11 @@ bool Emulator::step(Operation *op, const std::vector<bool> &mask) {
         if (mask[t] && I(0, t) < 0)
           return fail(op, "unsigned remainder of a negative index");
       each([&](int t) { out[t].i = I(0, t) % I(1, t); });
+    } else if (isa<arith::MinUIOp>(op)) {
+      for (int t = 0; t < threads; ++t)
+        if (mask[t] && (I(0, t) < 0 || I(1, t) < 0))
+          return fail(op, "unsigned minimum of a negative index");
+      each([&](int t) { out[t].i = std::min(I(0, t), I(1, t)); });
     } else if (isa<arith::AndIOp>(op)) each([&](int t) { out[t].i = I(0, t) & I(1, t); });
     else if (isa<arith::OrIOp>(op)) each([&](int t) { out[t].i = I(0, t) | I(1, t); });
     else if (isa<arith::XOrIOp>(op)) each([&](int t) { out[t].i = I(0, t) ^ I(1, t); });

@@ -168,6 +168,19 @@ private:
   /// made, every byte expected copied; a plain arrive completes it too); a
   /// wait that cannot complete fails, or within stepRoles sets `blocked`.
   bool stepTma(mlir::LLVM::InlineAsmOp op, const std::vector<bool> &mask);
+  /// TMA's tensor stores (TileConfig::tmaStore): cp.async.bulk.tensor.2d
+  /// global <- shared (a 128-byte swizzled box, clipped at the tensor's
+  /// edges) written to the output when issued, its shared bytes kept; the
+  /// issuing thread's cp.async.bulk.wait_group(.read) then fails if they
+  /// changed meanwhile (written while the store could still read them); a
+  /// block that ends with stores not waited for fails.
+  bool stepTmaStore(mlir::LLVM::InlineAsmOp op, const std::vector<bool> &mask);
+  struct PendingStore {
+    int thread = 0;
+    int64_t offset = 0; ///< in the dynamic shared memory
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<PendingStore> pendingStores;
   /// Fails where `bytes` shared bytes at `offset` of `m` are written while
   /// a wgmma that read them is not yet waited for.
   bool checkWgmmaReads(mlir::Operation *op, const Mem &m, int64_t offset, int64_t bytes);
