@@ -12,7 +12,9 @@
 // main loop stages them as f32, storeStaged reads them back): threads then
 // take elements in row-major order, so a warp's stores are contiguous, and
 // where the output allows, runs of 16 bytes of output (st.global.v4). The
-// per-element kernels (direct conv, split-K reduction) call storeElement.
+// per-element kernels (direct conv, split-K reduction) call storeElement;
+// tc-sm90's TMA stores (TileConfig::tmaStore) finish each sum in registers
+// (finish) and store from boxes of their own.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_CODEGEN_GEMM_EPILOGUE_H
