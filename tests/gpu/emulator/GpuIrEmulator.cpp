@@ -522,6 +522,18 @@ bool Emulator::checkWgmmaReads(Operation *op, const Mem &m, int64_t offset, int6
   return true;
 }
 
+bool Emulator::readTensorMap(Operation *op, int64_t map, EmulatedTensorMap &tm) {
+  const int64_t argIndex = (map >> kArgAddressShift) - 1;
+  if (argIndex < 0 || argIndex >= int64_t(args.size()) ||
+      args[argIndex].size() < sizeof(EmulatedTensorMap) ||
+      (map & ((int64_t(1) << kArgAddressShift) - 1)) != 0)
+    return fail(op, "TMA tensor map is not a whole tensor-map argument");
+  std::memcpy(&tm, args[argIndex].data(), sizeof tm);
+  if (tm.magic != EmulatedTensorMap::kMagic || tm.tensorArg >= args.size())
+    return fail(op, "TMA tensor map unreadable");
+  return true;
+}
+
 bool Emulator::stepTmaStore(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
   llvm::StringRef text = op.getAsmString();
   if (text.starts_with("cp.async.bulk.commit_group"))
@@ -552,16 +564,11 @@ bool Emulator::stepTmaStore(LLVM::InlineAsmOp op, const std::vector<bool> &mask)
   for (int t = 0; t < threads; ++t) {
     if (!mask[t])
       continue;
-    const int64_t map = (*in[0])[t].i, col0 = (*in[1])[t].i, row0 = (*in[2])[t].i;
-    const int64_t argIndex = (map >> kArgAddressShift) - 1;
-    if (argIndex < 0 || argIndex >= int64_t(args.size()) ||
-        args[argIndex].size() < sizeof(EmulatedTensorMap) ||
-        (map & ((int64_t(1) << kArgAddressShift) - 1)) != 0)
-      return fail(op, "TMA tensor map is not a whole tensor-map argument");
+    const int64_t col0 = (*in[1])[t].i, row0 = (*in[2])[t].i;
     EmulatedTensorMap tm;
-    std::memcpy(&tm, args[argIndex].data(), sizeof tm);
-    if (tm.magic != EmulatedTensorMap::kMagic || tm.tensorArg != args.size() - 1 ||
-        tm.rank != 2 || tm.im2col || tm.box[0] * 2 != 128)
+    if (!readTensorMap(op, (*in[0])[t].i, tm))
+      return false;
+    if (tm.tensorArg != args.size() - 1 || tm.rank != 2 || tm.im2col || tm.box[0] * 2 != 128)
       return fail(op, "TMA store map not a tiled map of the output with 128-byte box rows");
     const int64_t address = (*in[3])[t].i, bytes = int64_t(tm.box[0]) * tm.box[1] * 2;
     const int64_t offset = address - kDynamicSharedBase;
@@ -575,8 +582,7 @@ bool Emulator::stepTmaStore(LLVM::InlineAsmOp op, const std::vector<bool> &mask)
         const int64_t gr = row0 + r, gk = col0 + k;
         if (gr < 0 || gk < 0 || gr >= int64_t(tm.dims[1]) || gk >= int64_t(tm.dims[0]))
           continue; // clipped
-        const int64_t logical = address + r * 128 + k * 2;
-        const int64_t physical = logical ^ (((logical >> 7) & 7) << 4);
+        const int64_t physical = swizzled128(address + r * 128 + k * 2);
         const int64_t to = gr * int64_t(tm.strides[0]) + gk * 2;
         if (to + 2 > int64_t(out.size()))
           return fail(op, "TMA store past its tensor");
@@ -664,16 +670,10 @@ bool Emulator::stepTma(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
     if (text.contains("cp.async.bulk.tensor")) {
       // Tiled: [dst], [map, {k, row}], [bar]. Im2col: [dst], [map, {c, w,
       // h, n}], [bar], {offset w, offset h}.
-      const int64_t map = (*in[1])[t].i;
-      const int64_t argIndex = (map >> kArgAddressShift) - 1;
-      if (argIndex < 0 || argIndex >= int64_t(args.size()) ||
-          args[argIndex].size() < sizeof(EmulatedTensorMap) ||
-          (map & ((int64_t(1) << kArgAddressShift) - 1)) != 0)
-        return fail(op, "TMA tensor map is not a whole tensor-map argument");
       EmulatedTensorMap tm;
-      std::memcpy(&tm, args[argIndex].data(), sizeof tm);
-      if (tm.magic != EmulatedTensorMap::kMagic || tm.tensorArg >= args.size() ||
-          tm.box[0] * 2 != 128 || tm.rank != (im2col ? 4 : 2) || bool(tm.im2col) != im2col ||
+      if (!readTensorMap(op, (*in[1])[t].i, tm))
+        return false;
+      if (tm.box[0] * 2 != 128 || tm.rank != (im2col ? 4 : 2) || bool(tm.im2col) != im2col ||
           !text.contains(im2col ? ".4d." : ".2d."))
         return fail(op, "TMA tensor map unreadable, not of the copy's mode and rank (or its "
                         "box rows not 128 bytes)");
@@ -734,8 +734,7 @@ bool Emulator::stepTma(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
             continue; // zero fill
           if (from + gk * 2 + 2 > int64_t(tensor.size()))
             return fail(op, "TMA read past its tensor");
-          const int64_t logical = (*in[0])[t].i + r * 128 + k * 2;
-          const int64_t physical = logical ^ (((logical >> 7) & 7) << 4);
+          const int64_t physical = swizzled128((*in[0])[t].i + r * 128 + k * 2);
           std::memcpy(&copy.bytes[physical - (*in[0])[t].i], &tensor[from + gk * 2], 2);
         }
       }
@@ -877,8 +876,7 @@ bool Emulator::stepWgmma(LLVM::InlineAsmOp op, const std::vector<bool> &mask) {
         return fail(op, "wgmma descriptor without the 128-byte swizzle");
       int64_t logical = mnMajor ? start + r / 64 * leading + k / 8 * stride + k % 8 * 128 + r % 64 * 2
                                 : start + r / 8 * stride + r % 8 * 128 + k * 2;
-      int64_t physical = logical ^ (((logical >> 7) & 7) << 4);
-      offset = physical - kDynamicSharedBase;
+      offset = swizzled128(logical) - kDynamicSharedBase;
       if (offset < 0 || offset + 2 > int64_t(smem.size()))
         return fail(op, "wgmma operand outside the dynamic shared memory");
       return true;

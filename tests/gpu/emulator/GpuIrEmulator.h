@@ -175,6 +175,12 @@ private:
   /// changed meanwhile (written while the store could still read them); a
   /// block that ends with stores not waited for fails.
   bool stepTmaStore(mlir::LLVM::InlineAsmOp op, const std::vector<bool> &mask);
+  /// The tensor map at kernel argument address `map` (a whole map argument
+  /// in the emulator's format, of an argument that exists).
+  bool readTensorMap(mlir::Operation *op, int64_t map, EmulatedTensorMap &tm);
+  /// Where the 128-byte swizzle puts the byte at shared address `logical`
+  /// (address bits 4-6 XOR bits 7-9, on a 1024-byte aligned box).
+  static int64_t swizzled128(int64_t logical) { return logical ^ (((logical >> 7) & 7) << 4); }
   struct PendingStore {
     int thread = 0;
     int64_t offset = 0; ///< in the dynamic shared memory
