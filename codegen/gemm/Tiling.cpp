@@ -580,10 +580,12 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   // 0.0773 ms, l3.expand 0.0628 -> 0.0485, l2.downsample 0.1243 -> 0.1031,
   // l1.expand 0.1601 -> 0.1474, the 3x3s 1.00-1.04x; 5 stages slower, but
   // l1.3x3's 128 x 64 in 8 (its boxes smaller than the f32 staging):
-  // 0.1387 -> 0.1306.
+  // 0.1387 -> 0.1306. With TMA stores three waves of tiles are enough:
+  // layer 4's 392 tiles (l4.reduce 0.0439 -> 0.0404 ms, l4.3x3 0.0772 ->
+  // 0.0738, l4.3x3_s2 0.0853 -> 0.0821); without them, four tiles an SM.
   const bool wide = p.n >= 128, longK = p.n == 64 && ceilDiv(p.k, 64) >= 8;
-  if (best && best->tma && (wide || longK) && !p.residual &&
-      ceilDiv(p.m, 128) * ceilDiv(p.n, wide ? 128 : 64) >= 4 * kWgmmaGpu.sms) {
+  const int64_t tiles = ceilDiv(p.m, 128) * ceilDiv(p.n, wide ? 128 : 64);
+  if (best && best->tma && (wide || longK) && !p.residual && tiles > 2 * kWgmmaGpu.sms) {
     const auto found = llvm::find_if(candidates, [](const TileConfig &t) {
       return t.warpsM == 1 && t.warpsN == 1 && t.fragsM == 2 && t.fragN == 128;
     });
@@ -600,8 +602,8 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
     stored.stages = wide ? 4 : 8;
     stored.persistent = persistentGrid(p, stored);
     if (tilingFits(p, stored))
-      pingpong = stored;
-    if (tilingFits(p, pingpong))
+      best = stored;
+    else if (tiles >= 4 * kWgmmaGpu.sms && tilingFits(p, pingpong))
       best = pingpong;
   }
   return best;
