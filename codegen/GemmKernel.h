@@ -69,8 +69,9 @@ struct GemmKernel {
   /// Bytes every operand address must be aligned to (vector loads).
   int alignment() const;
   /// The kernel's parameters, in order: "a_map", "b_map" with TMA
-  /// (tiles.tma), "out_map" with TMA stores (tiles.tmaStore), "a", "b", "a_scale" where the problem has it, then
-  /// "addend" and "residual" where it has them, then "out"; with split-K
+  /// (tiles.tma), "out_map" with TMA stores (tiles.tmaStore), "a", "b",
+  /// "a_scale" where the problem has it, then "addend" and "residual"
+  /// where it has them, then "out"; with split-K
   /// "a", "b", ("a_scale"), "workspace" (the epilogue's operands go to the
   /// reduction).
   llvm::SmallVector<llvm::StringRef> parameters() const;

@@ -273,9 +273,10 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   // side, an f16 output whose rows are 16-byte multiples (the map's
   // stride), whole boxes of 64 columns, no residual or gemm addend (the
   // epilogue runs in registers), one batch.
-  if (t.tmaStore && (!t.warpSpecialized || !t.persistent || t.warpsM != 1 || t.warpsN != 1 ||
-                     p.out != ElemType::F16 || p.residual || (p.addend && p.op != GemmOpKind::Conv) ||
-                     p.batch != 1 || p.n % 8 != 0 || t.blockN % 64 != 0))
+  if (t.tmaStore &&
+      (!t.warpSpecialized || !t.persistent || t.warpsM != 1 || t.warpsN != 1 ||
+       p.out != ElemType::F16 || p.residual || (p.addend && p.op != GemmOpKind::Conv) ||
+       p.batch != 1 || p.n % 8 != 0 || t.blockN % 64 != 0))
     return false;
   // A persistent grid: tc-sm90's loop, whole K, no input scale.
   if (t.persistent && (!sm90 || t.splitK > 1 || p.aScale || t.persistent < 0))
