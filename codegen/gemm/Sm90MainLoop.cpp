@@ -750,7 +750,7 @@ void Sm90MainLoop::storeByTma(ValueRange accs, Epilogue &epilogue) {
         asmWith("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
                 "l,r,r,r",
                 ValueRange{paramAddress("out_map"), i32(add(block.n0, 64 * q)),
-                           i32(add(block.m0, i * t.fragM)), i32(add(storeBoxes, q * 8192))});
+                           i32(add(block.m0, i * t.fragM)), i32(add(storeBoxes, q * kBoxPairs * 4))});
       asmStatement("cp.async.bulk.commit_group;");
     });
   }
