@@ -218,10 +218,9 @@ int main(int argc, char **argv) {
                "warpgroups, mbarriers between them (with --persistent, across tiles); "
                "implies --tma");
   app.add_flag("--tma", tma,
-               "tc90: A and B tiles by TMA from tensor maps passed first (a_map, b_map); "
-               "A and B K-major (a windowed conv's A by TMA's im2col mode: channels a "
-               "multiple of 64, one group), one batch, whole K (the heuristic takes it "
-               "for 1x1 stride-1 convs)");
+               "tc90: A and B tiles by TMA from tensor maps passed first (a_map, b_map), "
+               "K-major or MN-major as the operands lie (a windowed conv's A by TMA's "
+               "im2col mode: channels a multiple of 64, one group), one batch, whole K");
   app.add_option("--persistent", persistent,
                  "tc90: a persistent grid of this many blocks, each taking tiles in turn "
                  "(-1: the reference GPU's SMs times the blocks an SM holds)");

@@ -158,8 +158,17 @@ KernelArg::TensorMap GemmKernel::tensorMap(llvm::StringRef param) const {
     map.elementStrides = {1, uint32_t(cv.strideW), uint32_t(cv.strideH), 1};
     return map;
   }
-  map.dims = {uint64_t(problem.k), uint64_t(isA ? problem.m : problem.n)};
-  map.strides = {uint64_t(problem.k) * elemBytes(isA ? problem.a : problem.b)};
+  const uint64_t rows = uint64_t(isA ? problem.m : problem.n);
+  const uint64_t elem = elemBytes(isA ? problem.a : problem.b);
+  const Staging staging = stagingFor(problem, tiles, isA);
+  if (!staging.kContiguous) { // MN-major: rows of M (N) for each k, boxes of 64 by blockK
+    map.dims = {rows, uint64_t(problem.k)};
+    map.strides = {rows * elem};
+    map.box = {64, uint32_t(tiles.blockK)};
+    return map;
+  }
+  map.dims = {uint64_t(problem.k), rows};
+  map.strides = {uint64_t(problem.k) * elem};
   map.box = {uint32_t(tiles.blockK), uint32_t(isA ? tiles.blockM : tiles.blockN)};
   return map;
 }

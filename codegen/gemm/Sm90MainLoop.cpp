@@ -70,6 +70,11 @@ private:
   /// tile at (block.m0, block.n0) into `tiles` by TMA, their bytes expected
   /// on the mbarrier at `bar`.
   void tmaCopy(Value tiles, Value bar, Value step);
+  /// One operand's part of tmaCopy: its tile of `rows` rows from `row0`
+  /// at `tile`, by the tensor copy `tensorCopy` from map `map`; K-major one
+  /// box, MN-major a box of 64 rows each.
+  void copyOperand(const char *tensorCopy, Value tile, llvm::StringRef map, Value row0,
+                   bool mnMajor, int64_t rows, Value k0, Value bar);
   /// Spins until the phase of parity `parity` of the mbarrier at `bar` has
   /// completed.
   void waitBarrier(Value bar, Value parity);
@@ -439,11 +444,24 @@ void Sm90MainLoop::tmaCopy(Value tiles, Value bar, Value step) {
                        i32(div(block.m0, cv.outH * cv.outW)), bar,
                        i16(mul(rem(tap, cv.kW), cv.dilW)), i16(mul(div(tap, cv.kW), cv.dilH))});
   } else {
-    asmWith(tensorCopy, "r,l,r,r,r",
-            ValueRange{i32(tiles), paramAddress("a_map"), k0, i32(block.m0), bar});
+    copyOperand(tensorCopy, tiles, "a_map", block.m0, aMnMajor(), t.blockM, k0, bar);
   }
-  asmWith(tensorCopy, "r,l,r,r,r",
-          ValueRange{i32(add(tiles, plan.bOffset)), paramAddress("b_map"), k0, i32(block.n0), bar});
+  copyOperand(tensorCopy, add(tiles, plan.bOffset), "b_map", block.n0, bMnMajor(), t.blockN, k0,
+              bar);
+}
+
+void Sm90MainLoop::copyOperand(const char *tensorCopy, Value tile, llvm::StringRef map,
+                               Value row0, bool mnMajor, int64_t rows, Value k0, Value bar) {
+  if (!mnMajor) {
+    asmWith(tensorCopy, "r,l,r,r,r", ValueRange{i32(tile), paramAddress(map), k0, i32(row0), bar});
+    return;
+  }
+  // MN-major: a box of 64 rows (128 bytes) by blockK k a column of atoms,
+  // the tile's row blocks blockK / 8 atoms apart (Staging::swizzled).
+  for (int64_t r = 0; r < rows; r += 64)
+    asmWith(tensorCopy, "r,l,r,r,r",
+            ValueRange{i32(add(tile, r / 64 * (t.blockK / 8) * kSwizzleAtomBytes)),
+                       paramAddress(map), i32(add(row0, r)), k0, bar});
 }
 
 void Sm90MainLoop::waitBarrier(Value bar, Value parity) {

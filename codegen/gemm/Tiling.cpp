@@ -255,17 +255,18 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   // (243 at most over the 511 rows; 128 for 8-fragment warp tiles).
   if (!asyncCopies && prefetchRegisters(plan, t) > kMaxPrefetchRegisters)
     return false;
-  // TMA: tc-sm90, A rows and B rows K-contiguous in the operands (A's rows
-  // the input's own, or a windowed conv's by TMA's im2col mode), one batch,
-  // whole K, a block a tile, rows of 16-byte multiples (the tensor map's
-  // stride).
+  // TMA: tc-sm90, A and B staged as the operands lay them out (K-major,
+  // a windowed conv's A by TMA's im2col mode, or MN-major in boxes of 64
+  // rows), one batch, whole K, rows of 16-byte multiples (the tensor map's
+  // stride: K, or M or N MN-major).
   // A persistent grid only with the producer warpgroup (its copies run
   // across tiles).
+  auto mapped = [&](const Staging &s, int64_t rows) {
+    return s.kContiguous == s.sharedKContiguous && (s.kContiguous ? p.k : rows) % 8 == 0;
+  };
   if (t.tma && (!sm90 || (p.im2col() && !im2colCopies(p, t)) || p.batch != 1 || t.splitK > 1 ||
-                p.aScale ||
-                (t.persistent && !t.warpSpecialized) || !plan.a.kContiguous ||
-                !plan.b.kContiguous || !plan.a.sharedKContiguous || !plan.b.sharedKContiguous ||
-                p.k % 8 != 0))
+                p.aScale || (t.persistent && !t.warpSpecialized) || !mapped(plan.a, p.m) ||
+                !mapped(plan.b, p.n)))
     return false;
   if ((t.warpSpecialized && !t.tma) || (t.pingpong && (!t.warpSpecialized || !t.persistent)))
     return false;
@@ -552,16 +553,41 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   // input itself) on ResNet-50 b256's twelve 0.979-1.182x on the same
   // tiles, geomean 1.033 (H200, bench/NOTES.md (29)); windowed and strided
   // ones by the im2col mode (channels a multiple of 64) on its ten
-  // 1.04-1.21x but l1.3x3's 0.99 (NOTES (32)). Not yet the gemms, whose B
-  // is mostly MN-major (boxes of 64 columns each) and which were not
-  // measured.
-  if (best && p.op == GemmOpKind::Conv) {
+  // 1.04-1.21x but l1.3x3's 0.99 (NOTES (32)). Gemms and matmuls (B mostly
+  // MN-major, in boxes of 64 columns) on tiles of 128 columns or more:
+  // 1.05-1.27x over the same tiles by cp.async on DeepBench's (4096^3
+  // 0.1884 -> 0.1780 ms, 2048 x 7000 x 2048 0.1496 -> 0.1224, 7680 x 128 x
+  // 2560 0.0183 -> 0.0147); on 64 x 64 (6144 x 32 x 2048) 0.0109 -> 0.0120
+  // (NOTES (33)).
+  if (best && (p.op == GemmOpKind::Conv || best->blockN >= 128)) {
     TileConfig tma = *best;
     tma.tma = true;
     if (tilingFits(p, tma))
       best = tma;
   }
-  // Where TMA loads it, it has four tiles of 128 x 128 an SM or more and
+  // A gemm of two waves of 256 x 128 tiles or more whose B rows (N, or K
+  // with transB) are not whole 128-byte lines, as DeepBench's widths of
+  // 7000, 3000 and 6000 columns: 256 x 128 tiles of two math warpgroups
+  // beside a producer, in row groups of 4, the misaligned B the narrower
+  // side. 0.93-0.98x cuBLAS on six such against 0.82-0.88x on the TMA
+  // loop's 128 x 256 (7680 x 3000 x 2560 0.2027 -> 0.1789 ms, 4096 x 7000
+  // x 4096 transA 0.3984 -> 0.3343); where B's rows are whole lines (4096^3,
+  // 8192^3) 128 x 256 stayed 2-5% ahead (NOTES (33)).
+  const SharedPlan plan = best ? sharedPlan(p, *best) : SharedPlan{};
+  const bool bLines = (plan.b.kContiguous ? p.k : p.n) * elemBytes(p.b) % 128 == 0;
+  if (best && best->tma && p.op != GemmOpKind::Conv && !bLines &&
+      ceilDiv(p.m, 256) * ceilDiv(p.n, 128) >= 2 * kWgmmaGpu.sms) {
+    const auto found = llvm::find_if(candidates, [](const TileConfig &t) {
+      return t.warpsM == 2 && t.warpsN == 1 && t.fragsM == 2 && t.fragN == 128;
+    });
+    TileConfig split = *found;
+    split.stages = 4;
+    split.tma = split.warpSpecialized = true;
+    split.rasterM = 4;
+    if (tilingFits(p, split))
+      best = split;
+  }
+  // A conv TMA loads that has four tiles of 128 x 128 an SM or more and
   // no residual: the ping-pong kernel on them, one warpgroup a side, 4
   // stages, a persistent grid, its own raster (a producer warpgroup copies
   // ahead of the math across tiles; one side's epilogue runs beside the
@@ -584,9 +610,12 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   // 0.1387 -> 0.1306. With TMA stores three waves of tiles are enough:
   // layer 4's 392 tiles (l4.reduce 0.0439 -> 0.0404 ms, l4.3x3 0.0772 ->
   // 0.0738, l4.3x3_s2 0.0853 -> 0.0821); without them, four tiles an SM.
+  // Not the gemms: there ping-pong with TMA stores lost to the picks
+  // above on eight of nine (4096^3 0.1767 -> 0.1918 ms; NOTES (33)).
   const bool wide = p.n >= 128, longK = p.n == 64 && ceilDiv(p.k, 64) >= 8;
   const int64_t tiles = ceilDiv(p.m, 128) * ceilDiv(p.n, wide ? 128 : 64);
-  if (best && best->tma && (wide || longK) && !p.residual && tiles > 2 * kWgmmaGpu.sms) {
+  if (best && best->tma && p.op == GemmOpKind::Conv && (wide || longK) && !p.residual &&
+      tiles > 2 * kWgmmaGpu.sms) {
     const auto found = llvm::find_if(candidates, [](const TileConfig &t) {
       return t.warpsM == 1 && t.warpsN == 1 && t.fragsM == 2 && t.fragN == 128;
     });

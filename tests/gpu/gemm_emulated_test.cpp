@@ -651,7 +651,8 @@ std::vector<GemmProblem> tmaProblems() {
 /// the tiles (zero fill), K of one step to eight (the short-K prologue and
 /// the refills), 2 to 4 stages, one and two warpgroups, an epilogue, the
 /// conv raster; what TMA cannot take (a window whose taps are not whole
-/// steps of channels, a batch, an MN-major operand) the tiler refuses.
+/// steps of channels, a batch, rows of MN-major B not 16-byte multiples)
+/// the tiler refuses.
 TEST(Sm90, TmaLoads) {
   const auto tiles = tmaTiles;
   const std::vector<GemmProblem> problems = tmaProblems();
@@ -673,7 +674,42 @@ TEST(Sm90, TmaLoads) {
   EXPECT_EQ(emulate(GemmKernel{conv(3, 8, 8, 136, 192, 1, 1, 1, 0), rastered, "k"}), "");
   EXPECT_FALSE(tilingFits(conv(2, 6, 6, 72, 64, 3, 3, 1, 1), tiles(1, 1, 64, 3)));
   EXPECT_FALSE(tilingFits(matmul(72, 64, 136, {BatchDim{3, 1, 0}}), tiles(1, 1, 64, 3)));
-  EXPECT_FALSE(tilingFits(gemm(200, 136, 264, false, false), tiles(1, 1, 64, 3)));
+  EXPECT_FALSE(tilingFits(gemm(200, 100, 264, false, false), tiles(1, 1, 64, 3)));
+}
+
+/// MN-major operands by TMA (a gemm's B without transB, its A with
+/// transA): a box of 64 rows by blockK k per column of swizzle atoms,
+/// rows and k past the operand zero-filled (200 x 136, K of 5 steps, the
+/// last 8 deep); B alone MN-major and both; the one-block-a-tile loop,
+/// warp-specialized in a persistent grid, ping-pong, and ping-pong with
+/// TMA stores; one and two 64-row boxes a tile.
+TEST(Sm90, TmaMnMajor) {
+  using A = Activation;
+  const std::vector<GemmProblem> problems = {
+      withEpilogue(gemm(200, 136, 264, false, false), false, false, A::Relu),
+      gemm(200, 136, 264, true, false),
+      withEpilogue(gemm(136, 200, 72, true, true), false, false, A::None),
+  };
+  int emulated = 0;
+  for (const GemmProblem &p : problems)
+    for (auto [frags, n, stages] : {std::tuple<int64_t, int64_t, int64_t>{1, 64, 2},
+                                    {2, 128, 4},
+                                    {2, 64, 3}})
+      for (int mode = 0; mode < 4; ++mode) {
+        TileConfig t = tmaTiles(1, frags, n, stages);
+        t.warpSpecialized = mode > 0;
+        t.persistent = mode > 0 ? 3 : 0;
+        t.pingpong = mode > 1;
+        t.tmaStore = mode > 2;
+        ASSERT_TRUE(tilingFits(p, t)) << p.key() << " mode " << mode;
+        ++emulated;
+        EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")
+            << t.blockM << "x" << t.blockN << " stages " << stages << " mode " << mode << " "
+            << p.key();
+      }
+  EXPECT_EQ(emulated, 36);
+  // A transposed A's rows (M) not 16-byte multiples.
+  EXPECT_FALSE(tilingFits(gemm(100, 136, 264, true, true), tmaTiles(1, 1, 64, 3)));
 }
 
 /// tc-sm90 warp-specialized (TileConfig::warpSpecialized): a producer

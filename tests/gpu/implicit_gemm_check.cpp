@@ -331,9 +331,21 @@ bool run(const Problem &p, const Operands &o, const std::string &image, const st
     const std::vector<long> &cv = p.conv;
     const bool windowed = p.op == "conv" && (cv[5] != 1 || cv[6] != 1 || cv[7] != 1 ||
                                              cv[8] != 1 || cv[9] != 0 || cv[10] != 0);
+    // MN-major (a gemm's A with transA, B without transB; a matmul's B):
+    // rows of M (N) for each k, boxes of 64 by blockK.
+    const bool mnMajor[2] = {p.op == "gemm" && p.transA,
+                             p.op == "matmul" || (p.op == "gemm" && !p.transB)};
     for (int i = 0; ok && i < 2; ++i) {
-      const uint64_t dims[2] = {uint64_t(p.k), rows[i]}, strides[1] = {uint64_t(p.k) * 2};
-      const unsigned box[2] = {p.blockK, boxRows[i]}, unit[2] = {1, 1};
+      uint64_t dims[2] = {uint64_t(p.k), rows[i]}, strides[1] = {uint64_t(p.k) * 2};
+      unsigned box[2] = {p.blockK, boxRows[i]};
+      const unsigned unit[2] = {1, 1};
+      if (mnMajor[i]) {
+        dims[0] = rows[i];
+        dims[1] = uint64_t(p.k);
+        strides[0] = rows[i] * 2;
+        box[0] = 64;
+        box[1] = p.blockK;
+      }
       if (i == 0 && windowed) {
         const uint64_t pixel = uint64_t(cv[3]) * 2;
         const uint64_t nhwc[4] = {uint64_t(cv[3]), uint64_t(cv[2]), uint64_t(cv[1]),
