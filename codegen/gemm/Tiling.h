@@ -60,9 +60,11 @@ struct TileConfig {
   // tc-sm90: A and B tiles loaded by TMA (one thread issues a step's two
   // tensor copies, an mbarrier a stage says when they have landed) from
   // the kernel's a_map and b_map (CUtensorMaps in global memory, 128-byte
-  // swizzle): A and B K-major in the operands, one batch, whole K.
-  // chooseTiles sets it for such convs (1x1, stride 1); the engine
-  // describes the maps (KernelArg.tensor_map) and the runtime makes them.
+  // swizzle): each operand K-major or MN-major as it lies (a windowed
+  // conv's A by the im2col mode), one batch, whole K. chooseTiles sets it
+  // for the convs it fits and gemms on tiles of 128 columns or more; the
+  // engine describes the maps (KernelArg.tensor_map) and the runtime makes
+  // them.
   bool tma = false;
   // tc-sm90 with TMA: a producer warpgroup (its thread 0 issues the tensor
   // copies as buffers free up) beside the warpsM x warpsN math warpgroups,

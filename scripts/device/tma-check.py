@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""TMA-fed tc-sm90 convs in engines against float64 NumPy, on the GPU machine.
+"""TMA-fed tc-sm90 convs and gemms in engines against float64 NumPy, on the GPU machine.
 
     python3 scripts/device/tma-check.py BIN_DIR WORK_DIR
 
@@ -9,8 +9,11 @@ channels past the tiles, a bias, a residual Add and ReLU fused into the
 epilogue): builds the ONNX model, compiles it with BIN_DIR/tessel-compile,
 runs it with tessel-run --tier tc -v (the conv step must run on tc-sm90;
 a windowed conv's engine must carry an im2col map, tessel-inspect) and
-compares with the float64 reference at fp16 tolerances. Exit 1 if any
-fails.
+compares with the float64 reference at fp16 tolerances. Then gemms of
+two graph inputs (an MN-major B without transB, an MN-major A with transA;
+rows and K past the tiles): each must run on tc-sm90 with both operands by
+tensor maps, and the wide ones on the warp-specialized 256 x 128 tiles (384
+threads). Exit 1 if any fails.
 """
 import os
 import subprocess
@@ -105,6 +108,53 @@ for name, n, c, h, w, k, residual, *window in cases:
     print(f"{'PASS' if ok else 'FAIL'} {name}: M={n * oh * ow} N={k} K={r * r * c} "
           f"residual={residual} tc-sm90={on_tma} im2col={im2col} maps={maps} {' '.join(launch)} "
           f"atol={atol:.3g} rc={run.returncode}")
+    if not ok:
+        print(text[-2000:])
+
+# (name, M, N, K, transA, transB, warp-specialized): B rows of 3000 columns
+# (not whole 128-byte lines) and two waves of 256 x 128 tiles or more take
+# the warp-specialized kernel; the last, small, for compute-sanitizer.
+gemms = [("gemm_nn_ws", 4096, 3000, 256, 0, 0, True),
+         ("gemm_tn_ws", 4096, 3000, 200, 1, 0, True),
+         ("gemm_nt_ws", 4096, 2200, 264, 0, 1, True),
+         ("gemm_nn_loop", 1000, 520, 264, 0, 0, False),
+         ("gemm_tn_loop", 1024, 3000, 328, 1, 0, False),
+         ("gemm_ws_sanitize", 4096, 2200, 64, 0, 0, True)]
+for name, m, n, k, ta, tb, ws in gemms:
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+    bm = (rng.standard_normal((n, k) if tb else (k, n)) / np.sqrt(k)).astype(np.float32)
+    y = (a.T if ta else a).astype(np.float64) @ (bm.T if tb else bm).astype(np.float64)
+    node = helper.make_node("Gemm", ["A", "B"], ["Y"], name="gemm", transA=ta, transB=tb)
+    graph = helper.make_graph(
+        [node], name, [helper.make_tensor_value_info("A", TensorProto.FLOAT, list(a.shape)),
+                       helper.make_tensor_value_info("B", TensorProto.FLOAT, list(bm.shape))],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [m, n])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    base = os.path.join(work, name)
+    onnx.save(model, base + ".onnx")
+    np.save(base + ".a.npy", a)
+    np.save(base + ".b.npy", bm)
+    np.save(base + ".y.npy", y.astype(np.float32))
+    subprocess.run([f"{bin_dir}/tessel-compile", base + ".onnx", "-o", base + ".tsl"], check=True,
+                   stdout=subprocess.DEVNULL)
+    # As above, K's products summed in f32 from f16 operands.
+    atol = 4 * 2.0 ** -11 * (np.abs(y).max() + 3)
+    run = subprocess.run([f"{bin_dir}/tessel-run", base + ".tsl", base + ".a.npy",
+                          base + ".b.npy", "--tier", "tc", "-v", "--compare", base + ".y.npy",
+                          "--rtol", "0", "--atol", str(atol)], capture_output=True, text=True)
+    text = run.stdout + run.stderr
+    inspect = subprocess.run([f"{bin_dir}/tessel-inspect", base + ".tsl"], capture_output=True,
+                             text=True).stdout
+    maps = inspect.count("tensor map of tensor")
+    launch = next((line.split(": ", 1)[1].split(", ")[:2] for line in inspect.splitlines()
+                   if "launch tc90_" in line), [])
+    on_ws = "block 384x1x1" in launch
+    ok = run.returncode == 0 and "tc-sm90" in text and maps == 2 and on_ws == ws
+    failed += not ok
+    print(f"{'PASS' if ok else 'FAIL'} {name}: M={m} N={n} K={k} transA={ta} transB={tb} "
+          f"maps={maps} warp-specialized={on_ws} {' '.join(launch)} atol={atol:.3g} "
+          f"rc={run.returncode}")
     if not ok:
         print(text[-2000:])
 sys.exit(1 if failed else 0)
