@@ -105,6 +105,13 @@ igemm=(
   "wg3-split       --gemm 600,500,1000 --trans-b --c n --residual --force-tiles 3x1,1x192,64 --split-k 2 --tc90-only"
   "wg3-conv        --conv 2,14,14,64,200,3,3,1,1 --bias --residual --act relu --force-tiles 3x1,1x192,64 --tc90-only"
   "wg3-matmul      --matmul 3,200,192,72 --force-tiles 3x1,1x192,64 --tc90-only"
+  # tc90 by TMA, MN-major operands (B without transB, A with transA) in
+  # boxes of 64 rows: the TMA loop, and the warp-specialized 256 x 128
+  # tiles the tiler takes where B's rows are not whole 128-byte lines.
+  "tma-nn          --gemm 520,264,328 --c n --act relu --tma --tc90-only"
+  "tma-ws-tn       --gemm 600,264,200 --trans-a --force-tiles 2x1,2x128,64 --warp-specialized --tc90-only"
+  # A gemv as the planner takes it (B of one column K-major).
+  "gemv-n1         --gemm 600,1,4104 --trans-b --c 1"
   # Depthwise and few filters per group: the direct kernel, SIMT only (the
   # tc run is skipped: no Tensor Core tiling).
   "mbv2-dw-s2      --conv 1,56,56,144,144,3,3,2,1 --group 144 --bias --act clip --act-alpha 0 --act-beta 6 --simt-only"

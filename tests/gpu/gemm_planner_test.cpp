@@ -53,13 +53,13 @@ public:
     return view(state, "conv", std::move(inputs), output);
   }
 
-  StepView gemm(std::vector<int32_t> inputs, int32_t output) {
+  StepView gemm(std::vector<int32_t> inputs, int32_t output, bool transB = true) {
     OpBuilder b(&ctx);
     OperationState state(UnknownLoc::get(&ctx), "tessel.gemm");
     state.addAttribute("alpha", b.getF32FloatAttr(1.0f));
     state.addAttribute("beta", b.getF32FloatAttr(1.0f));
     state.addAttribute("transA", b.getBoolAttr(false));
-    state.addAttribute("transB", b.getBoolAttr(true));
+    state.addAttribute("transB", b.getBoolAttr(transB));
     return view(state, "gemm", std::move(inputs), output);
   }
 
@@ -249,6 +249,28 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
   EXPECT_EQ(entries(tc80Ptx), 2u);
   EXPECT_EQ(entries(tcPtx), 2u);
   EXPECT_EQ(entries(simtPtx), 4u);
+}
+
+/// A gemv (B of one column, no transB: K x 1, which lies as 1 x K) is
+/// taken K-major, so that the tiers of 16-byte runs have a kernel for it,
+/// and gets no tc-sm90 variant (N of 8 or fewer: tc-sm80 was the faster on
+/// the H200, bench/NOTES.md (34)); 16 columns of the same A (MN-major B
+/// rows of 32 bytes) keep tc-sm90.
+TEST(Planner, GemvsTakeBKMajorOnSm80) {
+  Steps s;
+  Type h = s.f16();
+  int32_t a = s.tensor({1024, 65536}, h), column = s.tensor({65536, 1}, h),
+          y = s.tensor({1024, 1}, h), wide = s.tensor({65536, 16}, h),
+          y16 = s.tensor({1024, 16}, h);
+  GemmPlanner planner(s.ctx, Targets{{75, 80, 90}});
+  auto gemv = planner.plan(s.gemm({a, column}, y, /*transB=*/false));
+  ASSERT_TRUE(succeeded(gemv));
+  ASSERT_FALSE(gemv->empty());
+  EXPECT_EQ((*gemv)[0].tier, tessel::engine::Tier::tc_sm80);
+  auto sixteen = planner.plan(s.gemm({a, wide}, y16, /*transB=*/false));
+  ASSERT_TRUE(succeeded(sixteen));
+  ASSERT_FALSE(sixteen->empty());
+  EXPECT_EQ((*sixteen)[0].tier, tessel::engine::Tier::tc_sm90);
 }
 
 TEST(Planner, GemmBindsCAndNothingWithoutTargets) {
