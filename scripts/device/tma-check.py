@@ -26,6 +26,38 @@ from onnx import TensorProto, helper, numpy_helper
 bin_dir, work = sys.argv[1], sys.argv[2]
 os.makedirs(work, exist_ok=True)
 rng = np.random.default_rng(7)
+
+
+def run_engine(graph, name, inputs, y):
+    """Saves `graph` as WORK/name.onnx and its inputs (name: array) and
+    float64 reference `y`, compiles it and runs it on tc against `y`:
+    (tessel-run's exit code, its output, tessel-inspect's, the tc-sm90
+    launch's grid and block, the tolerance)."""
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    base = os.path.join(work, name)
+    onnx.save(model, base + ".onnx")
+    files = []
+    for key, value in inputs.items():
+        files.append(f"{base}.{key}.npy")
+        np.save(files[-1], value)
+    np.save(base + ".y.npy", y.astype(np.float32))
+    subprocess.run([f"{bin_dir}/tessel-compile", base + ".onnx", "-o", base + ".tsl"], check=True,
+                   stdout=subprocess.DEVNULL)
+    # f16 operands and result, f32 sums over K: |error| <= 2^-11 of the
+    # output's scale (its rounding) plus K's inputs rounded to f16 (each
+    # 2^-11 relative, summed as a random walk: sqrt(K) x 2^-11 x |a||b|,
+    # the operands scaled so that |y| is O(1)).
+    atol = 4 * 2.0 ** -11 * (np.abs(y).max() + 3)
+    run = subprocess.run([f"{bin_dir}/tessel-run", base + ".tsl", *files, "--tier", "tc", "-v",
+                          "--compare", base + ".y.npy", "--rtol", "0", "--atol", str(atol)],
+                         capture_output=True, text=True)
+    inspect = subprocess.run([f"{bin_dir}/tessel-inspect", base + ".tsl"], capture_output=True,
+                             text=True).stdout
+    launch = next((line.split(": ", 1)[1].split(", ")[:2] for line in inspect.splitlines()
+                   if "launch tc90_" in line), [])
+    return run.returncode, run.stdout + run.stderr, inspect, launch, atol
+
 # (name, N, C, H, W, K, residual[, window, stride, pad, dilation]): M =
 # N*OH*OW rows, K = window^2 * C, N = filters.
 cases = [("r50_l3_reduce", 32, 1024, 14, 14, 256, False),
@@ -80,34 +112,15 @@ for name, n, c, h, w, k, residual, *window in cases:
     graph = helper.make_graph(
         nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
         [helper.make_tensor_value_info(out, TensorProto.FLOAT, list(y.shape))], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    base = os.path.join(work, name)
-    onnx.save(model, base + ".onnx")
-    np.save(base + ".x.npy", x)
-    np.save(base + ".y.npy", y.astype(np.float32))
-    subprocess.run([f"{bin_dir}/tessel-compile", base + ".onnx", "-o", base + ".tsl"], check=True,
-                   stdout=subprocess.DEVNULL)
-    # f16 operands and result, f32 sums over C: |error| <= 2^-11 of the
-    # output's scale (its rounding) plus C's inputs rounded to f16 (each
-    # 2^-11 relative, summed as a random walk: sqrt(C) x 2^-11 x |x||w|).
-    atol = 4 * 2.0 ** -11 * (np.abs(y).max() + 3)
-    run = subprocess.run([f"{bin_dir}/tessel-run", base + ".tsl", base + ".x.npy", "--tier", "tc",
-                          "-v", "--compare", base + ".y.npy", "--rtol", "0", "--atol", str(atol)],
-                         capture_output=True, text=True)
-    text = run.stdout + run.stderr
+    rc, text, inspect, launch, atol = run_engine(graph, name, {"x": x}, y)
     on_tma = "tc-sm90" in text
-    inspect = subprocess.run([f"{bin_dir}/tessel-inspect", base + ".tsl"], capture_output=True,
-                             text=True).stdout
     im2col = "im2col corners" in inspect
     maps = inspect.count("tensor map of tensor")  # a third: the output's (TMA stores)
-    launch = next((line.split(": ", 1)[1].split(", ")[:2] for line in inspect.splitlines()
-                   if "launch tc90_" in line), "")
-    ok = run.returncode == 0 and on_tma and im2col == bool(window)
+    ok = rc == 0 and on_tma and im2col == bool(window)
     failed += not ok
     print(f"{'PASS' if ok else 'FAIL'} {name}: M={n * oh * ow} N={k} K={r * r * c} "
           f"residual={residual} tc-sm90={on_tma} im2col={im2col} maps={maps} {' '.join(launch)} "
-          f"atol={atol:.3g} rc={run.returncode}")
+          f"atol={atol:.3g} rc={rc}")
     if not ok:
         print(text[-2000:])
 
@@ -129,32 +142,13 @@ for name, m, n, k, ta, tb, ws in gemms:
         [node], name, [helper.make_tensor_value_info("A", TensorProto.FLOAT, list(a.shape)),
                        helper.make_tensor_value_info("B", TensorProto.FLOAT, list(bm.shape))],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [m, n])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    base = os.path.join(work, name)
-    onnx.save(model, base + ".onnx")
-    np.save(base + ".a.npy", a)
-    np.save(base + ".b.npy", bm)
-    np.save(base + ".y.npy", y.astype(np.float32))
-    subprocess.run([f"{bin_dir}/tessel-compile", base + ".onnx", "-o", base + ".tsl"], check=True,
-                   stdout=subprocess.DEVNULL)
-    # As above, K's products summed in f32 from f16 operands.
-    atol = 4 * 2.0 ** -11 * (np.abs(y).max() + 3)
-    run = subprocess.run([f"{bin_dir}/tessel-run", base + ".tsl", base + ".a.npy",
-                          base + ".b.npy", "--tier", "tc", "-v", "--compare", base + ".y.npy",
-                          "--rtol", "0", "--atol", str(atol)], capture_output=True, text=True)
-    text = run.stdout + run.stderr
-    inspect = subprocess.run([f"{bin_dir}/tessel-inspect", base + ".tsl"], capture_output=True,
-                             text=True).stdout
+    rc, text, inspect, launch, atol = run_engine(graph, name, {"a": a, "b": bm}, y)
     maps = inspect.count("tensor map of tensor")
-    launch = next((line.split(": ", 1)[1].split(", ")[:2] for line in inspect.splitlines()
-                   if "launch tc90_" in line), [])
     on_ws = "block 384x1x1" in launch
-    ok = run.returncode == 0 and "tc-sm90" in text and maps == 2 and on_ws == ws
+    ok = rc == 0 and "tc-sm90" in text and maps == 2 and on_ws == ws
     failed += not ok
     print(f"{'PASS' if ok else 'FAIL'} {name}: M={m} N={n} K={k} transA={ta} transB={tb} "
-          f"maps={maps} warp-specialized={on_ws} {' '.join(launch)} atol={atol:.3g} "
-          f"rc={run.returncode}")
+          f"maps={maps} warp-specialized={on_ws} {' '.join(launch)} atol={atol:.3g} rc={rc}")
     if not ok:
         print(text[-2000:])
 sys.exit(1 if failed else 0)
