@@ -587,6 +587,19 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
     if (tilingFits(p, split))
       best = split;
   }
+  // A gemm on 64 x 64 tiles in one wave or less (the skinny ones: N of 16
+  // to 128 by thousands of rows) holds a block an SM whatever its stages:
+  // 8 of them, 6 K steps in flight instead of 2, where each split has 8
+  // steps. On the H200 1.05-1.63x (7680 x 64 x 2560 0.0160 -> 0.0098 ms,
+  // 8448 x 32 x 2816 0.0215 -> 0.0149, 2048 x 128 x 2048 0.0080 -> 0.0076;
+  // bench/NOTES.md (35)).
+  if (best && p.op != GemmOpKind::Conv && best->blockM == 64 && best->blockN == 64 &&
+      ceilDiv(p.m, 64) * ceilDiv(p.n, 64) * p.batch * best->splitK <= kWgmmaGpu.sms) {
+    TileConfig deep = *best;
+    deep.stages = 8;
+    if (deep.stepsPerSplit(p.k) >= deep.stages && tilingFits(p, deep))
+      best = deep;
+  }
   // A conv TMA loads that has four tiles of 128 x 128 an SM or more and
   // no residual: the ping-pong kernel on them, one warpgroup a side, 4
   // stages, a persistent grid, its own raster (a producer warpgroup copies
