@@ -573,8 +573,8 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   // loop's 128 x 256 (7680 x 3000 x 2560 0.2027 -> 0.1789 ms, 4096 x 7000
   // x 4096 transA 0.3984 -> 0.3343); where B's rows are whole lines (4096^3,
   // 8192^3) 128 x 256 stayed 2-5% ahead (NOTES (33)).
-  const SharedPlan plan = best ? sharedPlan(p, *best) : SharedPlan{};
-  const bool bLines = (plan.b.kContiguous ? p.k : p.n) * elemBytes(p.b) % 128 == 0;
+  const bool bLines =
+      best && (stagingFor(p, *best, false).kContiguous ? p.k : p.n) * elemBytes(p.b) % 128 == 0;
   if (best && best->tma && p.op != GemmOpKind::Conv && !bLines &&
       ceilDiv(p.m, 256) * ceilDiv(p.n, 128) >= 2 * kWgmmaGpu.sms) {
     const auto found = llvm::find_if(candidates, [](const TileConfig &t) {
