@@ -77,9 +77,11 @@ struct GemmKernel {
   llvm::SmallVector<llvm::StringRef> parameters() const;
   /// A TMA kernel's tensor map of parameter `map` ("a_map": A, M rows;
   /// "b_map": B, N rows; "out_map": the output), the 128-byte swizzle,
-  /// zero fill (engine.fbs TensorMap). Tiled: f16 rows of K elements,
-  /// K-major, copied in boxes of blockK by the block tile's rows; the
-  /// output's rows of N, stored in boxes of 64 x 64. A windowed conv's A
+  /// zero fill (engine.fbs TensorMap). Tiled: a K-major operand as f16
+  /// rows of K elements, copied in boxes of blockK by the block tile's
+  /// rows; an MN-major one (a gemm's A with transA, B without transB) as
+  /// rows of M (N) for each k, in boxes of 64 rows by blockK; the output's
+  /// rows of N, stored in boxes of 64 x 64. A windowed conv's A
   /// (problem.im2col()): im2col, the NHWC input as {C, W, H, N}, boxes of
   /// blockK channels of blockM output positions (the conv's box,
   /// im2colBox, and strides), each copy at one tap.

@@ -20,8 +20,9 @@
 //     tiles, one group) in flight across the step's barrier; a fence.proxy.
 //     async before the barrier, since the copies write through the generic
 //     proxy and wgmma reads through the async one; with TMA, tensor copies
-//     instead (emitTmaKLoop, tmaCopy: tiled, or a windowed conv's A by
-//     the im2col mode, one tap's channels a step);
+//     instead (emitTmaKLoop, tmaCopy: tiled, an MN-major operand a box
+//     per 64 rows, or a windowed conv's A by the im2col mode, one tap's
+//     channels a step);
 //   - the hand-over: each band of wgmma tiles staged as f32, as the other
 //     Tensor Core loops do (toEpilogueByBands); with TMA stores, finished
 //     in registers and stored from f16 boxes by tensor stores (storeByTma).
