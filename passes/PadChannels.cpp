@@ -26,8 +26,11 @@ namespace {
 constexpr int64_t kChannelMultiple = 8;
 /// The shortest gemm dim padded to the multiple (at most 1.25x its work).
 constexpr int64_t kMinPaddedGemmDim = 32;
-/// A gemm's flops for each byte its padding copies (paddedDims).
+/// A gemm's flops for each byte its padding copies (paddedDims), where a dim
+/// it pads is odd (else WMMA alone runs the gemm) or only even (else its
+/// copies take runs of 8 or 4 bytes).
 constexpr double kMinPadFlopsPerByte = 128;
+constexpr double kMinPadFlopsPerByteOverShortRuns = 512;
 
 int64_t roundUp(int64_t channels) {
   return llvm::divideCeil(channels, kChannelMultiple) * kChannelMultiple;
@@ -205,9 +208,9 @@ struct ChannelPadder {
   }
 
   /// A gemm dim that an operand holds contiguously and the Tensor Core
-  /// tiers' copies need in 16-byte runs: worth padding when it is not a
-  /// multiple of 8 and long enough that the padding costs little (N = 1, 2
-  /// or 4, a matrix-vector product, would do 8x the work).
+  /// tiers' copies take fastest in 16-byte runs: worth padding when it is
+  /// not a multiple of 8 and long enough that the padding costs little (N
+  /// = 1, 2 or 4, a matrix-vector product, would do 8x the work).
   static bool padsGemmDim(int64_t extent) {
     return extent % kChannelMultiple != 0 && extent >= kMinPaddedGemmDim;
   }
@@ -224,16 +227,21 @@ struct ChannelPadder {
   /// The dims an f16 gemm computes on: the Tensor Core tiers' cp.async
   /// copies take 16-byte runs along each operand's contiguous dim (B's N
   /// without transB, A's M with transA, K of A without transA or of B with
-  /// transB), so such a dim that is not a multiple of 8 runs on WMMA alone.
-  /// Padded to the multiple (zeros in K, so that the padded products add
+  /// transB), so such a dim that is not a multiple of 8 copies in runs of 8
+  /// or 4 bytes (5124 x 1500 x 2048 on tc-sm90 in 0.0718 ms against 0.0496
+  /// padded: bench/NOTES.md (36)) or, odd, runs on WMMA alone. Padded to
+  /// the multiple (zeros in K, so that the padded products add
   /// nothing), the result sliced back, where the copies the padding adds
   /// cost little beside the gemm: at least kMinPadFlopsPerByte flops for
   /// each byte of a pad of a tensor that is not a constant (a constant's
-  /// folds) and of the result's slice, read and written. DeepBench on the
-  /// H100 (bench/NOTES.md (20)): 1024 x 1500 x 2048 (350 flops a byte)
-  /// gains, 4224 x 1500 x 176 (86) loses; M = 35 by N = 8457 (17): B's
-  /// copy alone outlasts the gemm. The dims are the gemm's own where it is
-  /// not worth it.
+  /// folds) and of the result's slice, read and written. Against WMMA (a
+  /// padded dim odd), DeepBench on the H100 (bench/NOTES.md (20), before
+  /// the short runs): 1024 x 1500 x 2048 (350 flops a byte) gained, 4224 x
+  /// 1500 x 176 (86) lost; M = 35 by N = 8457 (17): B's copy alone
+  /// outlasts the gemm. Against the short runs (every padded dim even),
+  /// four times that: they cost a big gemm about a third, the copies stay
+  /// (bench/NOTES.md (36)).
+  /// The dims are the gemm's own where it is not worth it.
   static GemmDims paddedDims(GemmOp gemm) {
     GemmDims d = gemmDims(gemm);
     if (!cast<RankedTensorType>(gemm.getA().getType()).getElementType().isF16() ||
@@ -260,8 +268,10 @@ struct ChannelPadder {
     if (rows || cols)
       copied += elements(gemm.getOutput());
     const double flops = 2.0 * elements(gemm.getOutput()) * double(d.k);
+    const bool odd = (rows && d.m % 2) || (cols && d.n % 2) || (depth && d.k % 2);
     // f16: 2 bytes an element, each read once and written once.
-    if (copied > 0 && flops / (copied * 4.0) < kMinPadFlopsPerByte)
+    if (copied > 0 && flops / (copied * 4.0) <
+                          (odd ? kMinPadFlopsPerByte : kMinPadFlopsPerByteOverShortRuns))
       return d;
     return p;
   }

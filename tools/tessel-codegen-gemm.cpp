@@ -462,7 +462,7 @@ int main(int argc, char **argv) {
     // e.g. a tc90 tile whose MN-major operand is not whole 64-row atoms
     // (N = 96 of a B without transB): the kernel would read past its tiles.
     std::cerr << "error: the forced tiling does not fit this problem on " << tier
-              << " (shared memory, 16-byte runs, wgmma's layouts or the grid)\n";
+              << " (shared memory, the operands' runs, wgmma's layouts or the grid)\n";
     return 2;
   }
   GemmKernel kernel{problem, *tiles, tier + "_kernel"};

@@ -26,33 +26,46 @@ Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA) {
   Staging s;
   s.type = isA ? p.a : p.b;
   s.rows = isA ? t.blockM : t.blockN;
-  const int64_t runElems = 16 / elemBytes(s.type);
-  const int64_t groupChannels = p.conv.inC / std::max<int64_t>(1, p.conv.group);
-  bool runsFit = false; // runs of runElems never straddle the range's end
+  // The extent runs lie along: runs whose length divides it never straddle
+  // the range's end.
+  int64_t along = 1;
   switch (p.op) {
   case GemmOpKind::Conv:
-    s.kContiguous = true; // input channels (A) and OHWI weights (B)
-    runsFit = groupChannels % runElems == 0 && p.conv.inC % runElems == 0;
+    s.kContiguous = true; // input channels (A) and OHWI weights (B), a group's
+    along = p.conv.inC / std::max<int64_t>(1, p.conv.group);
     break;
   case GemmOpKind::Gemm:
     s.kContiguous = isA ? !p.transA : p.transB;
-    runsFit = (s.kContiguous ? p.k : (isA ? p.m : p.n)) % runElems == 0;
+    along = s.kContiguous ? p.k : (isA ? p.m : p.n);
     break;
   case GemmOpKind::MatMul:
     s.kContiguous = isA; // A[..., M, K], B[..., K, N]
-    runsFit = (isA ? p.k : p.n) % runElems == 0;
+    along = isA ? p.k : p.n;
     break;
   }
-  if (runsFit && (s.kContiguous ? t.blockK : s.rows) % runElems == 0)
-    s.vector = runElems;
+  // Runs of 16 bytes; on the cp.async tiers, where an operand's rows are
+  // not 16-byte multiples, of 8 or 4 bytes (cp.async's other sizes: B of
+  // DeepBench's N = 1500, 700, 4 or 2 without transB), the shorter the
+  // more copies a step. WMMA and SIMT load such operands an element at a
+  // time.
+  const bool asyncCopies =
+      t.tier == GemmTier::TensorCoreSm90 || t.tier == GemmTier::TensorCoreSm80;
+  for (int64_t bytes : {16, 8, 4}) {
+    const int64_t elems = bytes / elemBytes(s.type);
+    if (elems > 1 && along % elems == 0 && (s.kContiguous ? t.blockK : s.rows) % elems == 0) {
+      s.vector = elems;
+      break;
+    }
+    if (!asyncCopies)
+      break;
+  }
   s.sharedKContiguous = s.kContiguous;
   // tc-sm80 reads its tiles of blockK 64 in the same swizzles (its ldmatrix
   // addresses through sharedIndex): unpadded, so that 128 x 256 x 64 tiles
   // keep 3 stages within kMaxDynamicSharedBytes (B K-major: 144 KiB; padded
   // rows, 166 KiB, left 2), and the cp.async stores of an MN-major tile's
   // 128-byte rows free of the bank conflicts its padded rows had.
-  if ((t.tier == GemmTier::TensorCoreSm90 || t.tier == GemmTier::TensorCoreSm80) &&
-      t.blockK * elemBytes(s.type) == 128 &&
+  if (asyncCopies && t.blockK * elemBytes(s.type) == 128 &&
       (s.kContiguous || s.rows % 64 == 0)) {
     // K-major: [rows][64 k]; MN-major: atoms of 64 rows (m or n) by 8 k
     // (wgmma's transposed operand), row blocks of them blockK / 8 atoms
@@ -404,15 +417,16 @@ void OperandGather::copyAsync(Value k0, const TileViews &tiles) {
       }
       auto [inRange, address, scaleOffset] =
           runAddress(isA, slot.row, Value(), add(k0, slot.kLocal));
-      // Out of range: nothing read (source size 0), the 16 bytes zeroed;
-      // the address stays inside the operand all the same.
+      // Out of range: nothing read (source size 0), the run zeroed; the
+      // address stays inside the operand all the same. Only 16-byte
+      // copies may bypass L1.
       Value from = select(inRange, address, c(0));
       Value count = select(inRange, c(s.vector), c(0));
+      const bool bypassL1 = !throughL1 && s.vector * elemBytes(s.type) == 16;
       b.create<nvgpu::DeviceAsyncCopyOp>(
           loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), isA ? tiles.a : tiles.b,
           sharedIndex(s, slot.rowLocal, slot.kLocal), isA ? aElems : bElems, ValueRange{from},
-          b.getIndexAttr(s.vector), count,
-          /*bypassL1=*/throughL1 ? UnitAttr() : b.getUnitAttr());
+          b.getIndexAttr(s.vector), count, /*bypassL1=*/bypassL1 ? b.getUnitAttr() : UnitAttr());
     }
   }
 }
@@ -420,19 +434,26 @@ void OperandGather::copyAsync(Value k0, const TileViews &tiles) {
 SmallVector<Value> KernelIr::sharedIndex(const Staging &s, Value rowLocal, Value kLocal) {
   SmallVector<Value> at = s.sharedKContiguous ? SmallVector<Value>{rowLocal, kLocal}
                                               : SmallVector<Value>{kLocal, rowLocal};
+  // The swizzles move 16-byte chunks; a shorter run keeps its place in
+  // its chunk.
+  const int64_t chunkElems = 16 / elemBytes(s.type);
+  auto placed = [&](Value chunk, Value along) {
+    Value start = mul(chunk, chunkElems);
+    return s.vector == chunkElems ? start : add(start, rem(along, chunkElems));
+  };
   if (s.swizzled && s.sharedKContiguous) {
     // Chunk kLocal / 8 of the row goes to chunk (kLocal / 8) ^ (row % 8).
     Value chunk =
-        b.createOrFold<arith::XOrIOp>(loc, div(kLocal, s.vector), rem(rowLocal, 8));
-    at[1] = mul(chunk, s.vector);
+        b.createOrFold<arith::XOrIOp>(loc, div(kLocal, chunkElems), rem(rowLocal, 8));
+    at[1] = placed(chunk, kLocal);
   } else if (s.swizzled) {
     // MN-major: the run of 8 rows (m or n) at (k, r) is chunk (r % 64) /
     // 8 of the 128-byte row k % 8 of atom (r / 64, k / 8), stored at
     // chunk ((r % 64) / 8) ^ (k % 8).
     Value atom = add(mul(div(rowLocal, 64), t.blockK / 8), div(kLocal, 8));
     Value chunk =
-        b.createOrFold<arith::XOrIOp>(loc, div(rem(rowLocal, 64), s.vector), rem(kLocal, 8));
-    Value element = add(mul(add(mul(atom, 8), rem(kLocal, 8)), 64), mul(chunk, s.vector));
+        b.createOrFold<arith::XOrIOp>(loc, div(rem(rowLocal, 64), chunkElems), rem(kLocal, 8));
+    Value element = add(mul(add(mul(atom, 8), rem(kLocal, 8)), 64), placed(chunk, rowLocal));
     at = {div(element, s.ld), rem(element, s.ld)};
   }
   return at;

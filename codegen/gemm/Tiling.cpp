@@ -225,8 +225,8 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
   if (t.threads() > 1024 || t.threads() % kWarpSize != 0)
     return false;
   // The buffers (or the epilogue's staging) within the static limit, or
-  // tc-sm80's (tc-sm90's) dynamic one; both copy 16-byte runs only
-  // (cp.async).
+  // tc-sm80's (tc-sm90's) dynamic one; both copy runs of 4, 8 or 16
+  // bytes (cp.async), not single f16 elements.
   SharedPlan plan = sharedPlan(p, t);
   const bool sm90 = t.tier == GemmTier::TensorCoreSm90;
   const bool asyncCopies = t.tier == GemmTier::TensorCoreSm80 || sm90; // cp.async stages
@@ -234,8 +234,7 @@ bool feasible(const GemmProblem &p, const TileConfig &t) {
                     : asyncCopies ? kMaxDynamicSharedBytes
                            : kMaxSharedBytes))
     return false;
-  if (asyncCopies && (plan.a.vector * elemBytes(plan.a.type) != 16 ||
-               plan.b.vector * elemBytes(plan.b.type) != 16))
+  if (asyncCopies && (plan.a.vector == 1 || plan.b.vector == 1))
     return false;
   // wgmma reads each operand K- or MN-major, 128-byte swizzled.
   if (sm90 && (!plan.a.swizzled || !plan.b.swizzled))

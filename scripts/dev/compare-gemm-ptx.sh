@@ -10,14 +10,15 @@
 #
 # BASE_TOOL is the tessel-codegen-gemm of the commit to compare against (it
 # needs --emit raw-ir and --split-k: commit 7d47181 or later); NEW_TOOL the
-# one under test. Every case runs on both tiers (tc, simt); a case a tier
-# cannot run (tc with f32 operands, depthwise convs on tc) must fail the same
-# way with both, as must --force-tiles (a tc flag) on simt; the emulator
-# tests force simt tilings. Exit 0 when every output is identical, 1 when
+# one under test. Every case runs on each tier of TIERS (default: tc tc80
+# tc90 simt, the four main loops); a case a tier cannot run (tc with f32
+# operands, depthwise convs on tc) must fail the same way with both, as
+# must --force-tiles (a tc flag) on simt; the emulator tests force simt
+# tilings. Exit 0 when every output is identical, 1 when
 # one differs (listed), 2 on a usage error.
 set -euo pipefail
 if [ $# -ne 2 ]; then
-  sed -n '2,17p' "$0"
+  sed -n '2,18p' "$0"
   exit 2
 fi
 base=$1 new=$2
@@ -105,11 +106,18 @@ cases=(
   "--matmul 12,128,64,64 --act relu"
   "--matmul 2,40,24,32 --force-tiles 2x2,1x2,32"
   "--matmul 2,33,17,200 --split-k 4"
+  # operand rows of 8 and 4 bytes (tc80, tc90: cp.async runs of 8 and 4
+  # bytes; tc, simt: elements)
+  "--gemm 35,1500,256 --bias"
+  "--gemm 300,4,512"
+  "--gemm 256,2,1024 --trans-a"
+  "--gemm 70,96,100 --trans-b"
 )
 
+tiers=${TIERS:-tc tc80 tc90 simt}
 same=0 differ=0 failed=0 kernels=0
 for args in "${cases[@]}"; do
-  for tier in tc simt; do
+  for tier in $tiers; do
     for emit in raw-ir ptx; do
       # shellcheck disable=SC2086
       brc=0 && "$base" $args --tier $tier --emit $emit -o "$work/base.out" \
@@ -125,7 +133,7 @@ for args in "${cases[@]}"; do
         else
           differ=$((differ + 1))
           echo "DIFFERS (exit $brc vs $nrc) $what"
-          diff "$work/base.log" "$work/new.log" | head -5
+          diff "$work/base.log" "$work/new.log" | head -5 || true
         fi
         rm -f "$work/base.out" "$work/new.out"
         continue
@@ -136,13 +144,13 @@ for args in "${cases[@]}"; do
       else
         differ=$((differ + 1))
         echo "DIFFERS $what: $(cmp "$work/base.out" "$work/new.out" | head -1)"
-        diff "$work/base.out" "$work/new.out" | head -10
+        diff "$work/base.out" "$work/new.out" | head -10 || true
       fi
       rm -f "$work/base.out" "$work/new.out"
     done
   done
 done
-echo "compare-gemm-ptx: ${#cases[@]} problems x 2 tiers: $kernels kernels (with their split-K" \
+echo "compare-gemm-ptx: ${#cases[@]} problems x $(wc -w <<<"$tiers") tiers: $kernels kernels (with their split-K" \
   "reductions) compared as raw IR and PTX, $same outputs identical, $differ different," \
   "$failed refused identically by both"
 [ "$differ" -eq 0 ]

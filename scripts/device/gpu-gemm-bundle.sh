@@ -140,7 +140,7 @@ for c in "${igemm[@]}"; do
     args=${opts/--simt-only/}
     args=${args/--tc90-only/}
     # shellcheck disable=SC2086
-    # tc80 needs 16-byte runs of both operands, tc90 16-byte runs along K:
+    # tc80 and tc90 need runs of 4 bytes or more of both operands (cp.async):
     # where a tier has no kernel the generator says so and the case is left
     # out.
     "$gen" $args --tier "$tier" --cubin sm_75,sm_80,sm_90 -o "$out/igemm/$name-$tier.ptx" \

@@ -620,49 +620,59 @@ def nms_case(outdir, rng, name, batches, classes, count, max_out, center):
 
 
 def gemm_padded_cases(outdir, rng):
-    """f16 gemms without 16-byte runs along an operand's contiguous dim,
-    which --tessel-pad-channels computes padded to multiples of 8 (zeros in
-    K) and slices back, large enough that the gemm does at least 128 flops
-    for each byte the padding copies; float64 references:
+    """f16 gemms whose operands' contiguous dims are odd (no run cp.async
+    copies), which --tessel-pad-channels computes padded to multiples of 8
+    (zeros in K) and slices back, large enough that the gemm does at least
+    128 flops for each byte the padding copies; float64 references:
 
-    - A x B + C, relu: B [640, 36] holds N = 36 contiguously (a graph input:
+    - A x B + C, relu: B [640, 37] holds N = 37 contiguously (a graph input:
       its pad is a step), the result sliced before its cast to f32;
     - A^T x B + C: A [640, 35] holds M = 35 contiguously, C a column [35, 1];
-    - relu(A x B1 + C) x B2, all but C graph inputs: N = 500 padded to 504;
+    - relu(A x B1 + C) x B2, all but C graph inputs: N = 501 padded to 504;
       the second gemm reads that padded result, the relu in its epilogue, as
-      its A (K = 500 in 504 columns) without a slice, B2's rows padded with
+      its A (K = 501 in 504 columns) without a slice, B2's rows padded with
       zeros;
-    - x [2, 256, 516] by constant weights [516, 512] plus a bias: to-nhwc
-      makes the weights K-major (transB), K = 516 is padded in x and in
-      the weights."""
-    a, b, c = values(rng, (640, 640)) / 4, values(rng, (640, 36)) / 4, values(rng, (36,))
-    y = np.maximum(a.astype(np.float64) @ b + c, 0.0)
-    write(outdir, "test_tessel_gemm_padded_n", [
-        helper.make_node("Gemm", ["a", "b", "c"], ["g"]),
-        helper.make_node("Relu", ["g"], ["y"])],
-        [("a", a), ("b", b)], [("y", y.astype(np.float32))], [numpy_helper.from_array(c, "c")])
-    a, b, c = values(rng, (640, 35)) / 4, values(rng, (640, 640)) / 4, values(rng, (35, 1))
-    y = a.astype(np.float64).T @ b + c
-    write(outdir, "test_tessel_gemm_padded_m", [
-        helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1)],
-        [("a", a), ("b", b)], [("y", y.astype(np.float32))], [numpy_helper.from_array(c, "c")])
-    a, b1, c = values(rng, (512, 1024)) / 4, values(rng, (1024, 500)) / 4, values(rng, (500,))
-    b2 = values(rng, (500, 640)) / 4
-    y = np.maximum(a.astype(np.float64) @ b1 + c, 0.0) @ b2
-    write(outdir, "test_tessel_gemm_padded_k_propagated", [
-        helper.make_node("Gemm", ["a", "b1", "c"], ["g"]),
-        helper.make_node("Relu", ["g"], ["r"]),
-        helper.make_node("Gemm", ["r", "b2"], ["y"])],
-        [("a", a), ("b1", b1), ("b2", b2)], [("y", y.astype(np.float32))],
-        [numpy_helper.from_array(c, "c")])
-    x = values(rng, (2, 256, 516)) / 4
-    w, bias = values(rng, (516, 512)) / 4, values(rng, (512,))
-    y = x.astype(np.float64) @ w + bias
-    write(outdir, "test_tessel_gemm_padded_k_constant_weights", [
-        helper.make_node("MatMul", ["x", "w"], ["h"]),
-        helper.make_node("Add", ["h", "bias"], ["y"])],
-        [("x", x)], [("y", y.astype(np.float32))],
-        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(bias, "bias")])
+    - x [2, 256, 517] by constant weights [517, 512] plus a bias: to-nhwc
+      makes the weights K-major (transB), K = 517 is padded in x and in
+      the weights.
+
+    The same with even dims (36, 34, 500, 516) at fewer than 512 flops a
+    byte stay unpadded: the Tensor Core tiers copy them in runs of 8 or 4
+    bytes (test_tessel_gemm_short_runs_*)."""
+    for n, name in ((37, "padded_n"), (36, "short_runs_n")):
+        a, b, c = values(rng, (640, 640)) / 4, values(rng, (640, n)) / 4, values(rng, (n,))
+        y = np.maximum(a.astype(np.float64) @ b + c, 0.0)
+        write(outdir, "test_tessel_gemm_" + name, [
+            helper.make_node("Gemm", ["a", "b", "c"], ["g"]),
+            helper.make_node("Relu", ["g"], ["y"])],
+            [("a", a), ("b", b)], [("y", y.astype(np.float32))],
+            [numpy_helper.from_array(c, "c")])
+    for m, name in ((35, "padded_m"), (34, "short_runs_m")):
+        a, b, c = values(rng, (640, m)) / 4, values(rng, (640, 640)) / 4, values(rng, (m, 1))
+        y = a.astype(np.float64).T @ b + c
+        write(outdir, "test_tessel_gemm_" + name, [
+            helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1)],
+            [("a", a), ("b", b)], [("y", y.astype(np.float32))],
+            [numpy_helper.from_array(c, "c")])
+    for n, name in ((501, "padded_k_propagated"), (500, "short_runs_k_propagated")):
+        a, b1, c = values(rng, (512, 1024)) / 4, values(rng, (1024, n)) / 4, values(rng, (n,))
+        b2 = values(rng, (n, 640)) / 4
+        y = np.maximum(a.astype(np.float64) @ b1 + c, 0.0) @ b2
+        write(outdir, "test_tessel_gemm_" + name, [
+            helper.make_node("Gemm", ["a", "b1", "c"], ["g"]),
+            helper.make_node("Relu", ["g"], ["r"]),
+            helper.make_node("Gemm", ["r", "b2"], ["y"])],
+            [("a", a), ("b1", b1), ("b2", b2)], [("y", y.astype(np.float32))],
+            [numpy_helper.from_array(c, "c")])
+    for k, name in ((517, "padded_k_constant_weights"), (516, "short_runs_k_constant_weights")):
+        x = values(rng, (2, 256, k)) / 4
+        w, bias = values(rng, (k, 512)) / 4, values(rng, (512,))
+        y = x.astype(np.float64) @ w + bias
+        write(outdir, "test_tessel_gemm_" + name, [
+            helper.make_node("MatMul", ["x", "w"], ["h"]),
+            helper.make_node("Add", ["h", "bias"], ["y"])],
+            [("x", x)], [("y", y.astype(np.float32))],
+            [numpy_helper.from_array(w, "w"), numpy_helper.from_array(bias, "bias")])
 
 
 def main(outdir):

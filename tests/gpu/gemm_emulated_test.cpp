@@ -126,8 +126,8 @@ TEST_P(Emulated, MatchesReference) {
   const auto &[c, tier] = GetParam();
   std::optional<TileConfig> tiles = chooseTiles(c.problem, tier);
   if (!tiles) {
-    // Tensor Cores need f16 operands, tc-sm80 also 16-byte runs of both
-    // (Sm80.TilesWhereRunsFit pins which cases have them).
+    // Tensor Cores need f16 operands, tc-sm80 also runs of 4 bytes or
+    // more of both (Sm80.TilesWhereRunsFit pins which cases have them).
     ASSERT_TRUE(onTensorCores(tier) &&
                 (c.problem.a != ElemType::F16 || tier == GemmTier::TensorCoreSm80))
         << "no tiling for " << c.name;
@@ -151,13 +151,13 @@ INSTANTIATE_TEST_SUITE_P(
                                                                                 : "_simt");
     });
 
-/// tc-sm80 tiles every f16 case whose operands move in 16-byte runs (k, or
-/// the rows of a row-contiguous operand, a multiple of 8), and no other.
+/// tc-sm80 tiles every f16 case whose operands move in runs of 4 bytes or
+/// more (k, or the rows of a row-contiguous operand, even: cp.async's
+/// sizes), and no other: not 3 channels, not a matmul's B of one column.
 TEST(Sm80, TilesWhereRunsFit) {
   for (const Case &c : cases()) {
-    bool runsFit = c.problem.a == ElemType::F16 &&
-                   c.name != "conv_c3_scalar" && c.name != "gemm_transA_alpha_beta" &&
-                   c.name != "gemm_c_column_hardswish" && c.name != "matmul_n1";
+    bool runsFit =
+        c.problem.a == ElemType::F16 && c.name != "conv_c3_scalar" && c.name != "matmul_n1";
     EXPECT_EQ(chooseTiles(c.problem, GemmTier::TensorCoreSm80).has_value(), runsFit) << c.name;
   }
 }
@@ -258,6 +258,57 @@ TEST(Sm80, MultistagePipeline) {
                                             A::None),
                                big, "k"}),
             "");
+}
+
+/// Operands whose rows are not 16-byte multiples, on tc-sm80: cp.async runs
+/// of 8 bytes (an extent of 4 mod 8) and 4 bytes (2 mod 4), along K (A
+/// without transA, B with it) and along the rows (MN-major); K-major tiles
+/// in the 128-byte swizzle at blockK 64 (a short run keeps its place in its
+/// 16-byte chunk) and padded at 16 and 32, MN-major ones swizzled on 64 x
+/// 64 tiles. An odd extent has no run cp.async takes: no kernel. The
+/// kernel's alignment (what the runtime asks of its buffers) is its widest
+/// run's.
+TEST(Sm80, NarrowRuns) {
+  using A = Activation;
+  auto tiles = [](int64_t blockK, int64_t stages, int64_t blockMN) {
+    TileConfig t;
+    t.tier = GemmTier::TensorCoreSm80;
+    t.fragM = 16;
+    t.fragN = 8;
+    t.warpsM = t.warpsN = 2;
+    t.fragsM = blockMN / 32;
+    t.fragsN = blockMN / 16;
+    t.blockM = t.blockN = blockMN;
+    t.blockK = blockK;
+    t.stages = stages;
+    return t;
+  };
+  const std::vector<GemmProblem> problems = {
+      withEpilogue(gemm(40, 36, 100, false, false), true, false, A::Relu), // 8 and 8 bytes
+      gemm(36, 40, 98, true, true),                                         // 8 and 4
+      withEpilogue(gemm(70, 2, 200, false, false), false, true, A::None),  // 16 and 4
+      gemm(100, 68, 136, true, false),                                      // 8 and 8
+      gemm(66, 100, 72, true, false),                                       // 4 and 8
+  };
+  int emulated = 0;
+  for (const GemmProblem &p : problems)
+    for (auto [blockK, blockMN] :
+         {std::pair<int64_t, int64_t>{16, 32}, {32, 32}, {64, 32}, {64, 64}})
+      for (int64_t stages : {2, 3}) {
+        TileConfig t = tiles(blockK, stages, blockMN);
+        ASSERT_TRUE(tilingFits(p, t)) << p.key();
+        ++emulated;
+        EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")
+            << "blockK " << blockK << " tile " << blockMN << " stages " << stages << " "
+            << p.key();
+      }
+  EXPECT_EQ(emulated, 40);
+  EXPECT_EQ(GemmKernel({problems[0], tiles(32, 3, 32), "k"}).alignment(), 8);
+  EXPECT_EQ(GemmKernel({gemm(24, 34, 98, false, false), tiles(32, 3, 32), "k"}).alignment(), 4);
+  EXPECT_EQ(GemmKernel({problems[2], tiles(32, 3, 32), "k"}).alignment(), 16);
+  for (const GemmProblem &odd : {gemm(40, 35, 64, false, false), gemm(35, 40, 64, true, true),
+                                 gemm(40, 40, 99, false, true)})
+    EXPECT_FALSE(chooseTiles(odd, GemmTier::TensorCoreSm80)) << odd.key();
 }
 
 /// Tilings the heuristic picks only for big problems, forced on small ones:
@@ -681,6 +732,39 @@ TEST(Sm90, TmaLoads) {
   EXPECT_FALSE(tilingFits(conv(2, 6, 6, 72, 64, 3, 3, 1, 1), tiles(1, 1, 64, 3)));
   EXPECT_FALSE(tilingFits(matmul(72, 64, 136, {BatchDim{3, 1, 0}}), tiles(1, 1, 64, 3)));
   EXPECT_FALSE(tilingFits(gemm(200, 100, 264, false, false), tiles(1, 1, 64, 3)));
+}
+
+/// Operands whose rows are not 16-byte multiples on tc-sm90: cp.async runs
+/// of 8 and 4 bytes into wgmma's swizzled tiles, K-major and MN-major (in
+/// atoms of 64 rows), one and two warpgroups, 2 and 4 stages; TMA, whose
+/// maps need 16-byte strides, refuses them, and the heuristic's pick
+/// copies by cp.async.
+TEST(Sm90, NarrowRuns) {
+  using A = Activation;
+  const std::vector<GemmProblem> problems = {
+      withEpilogue(gemm(136, 68, 200, false, false), true, false, A::Relu), // 16 and 8 bytes
+      gemm(68, 136, 100, true, true),                                        // 8 and 8
+      withEpilogue(gemm(100, 66, 98, false, false), false, true, A::None),  // 4 and 4
+  };
+  int emulated = 0;
+  for (const GemmProblem &p : problems) {
+    for (auto [wgs, frags, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 64},
+                                 {1, 2, 128},
+                                 {2, 1, 64}})
+      for (int64_t stages : {2, 4}) {
+        TileConfig t = sm90Tiles(wgs, 1, frags, n, stages);
+        ASSERT_TRUE(tilingFits(p, t)) << p.key();
+        ++emulated;
+        EXPECT_EQ(emulate(GemmKernel{p, t, "k"}), "")
+            << t.blockM << "x" << t.blockN << " stages " << stages << " " << p.key();
+        EXPECT_FALSE(tilingFits(p, tmaTiles(wgs, frags, n, stages))) << p.key();
+      }
+    std::optional<TileConfig> picked = chooseTiles(p, GemmTier::TensorCoreSm90);
+    ASSERT_TRUE(picked) << p.key();
+    EXPECT_FALSE(picked->tma);
+    EXPECT_EQ(emulate(GemmKernel{p, *picked, "k"}), "") << p.key();
+  }
+  EXPECT_EQ(emulated, 18);
 }
 
 /// MN-major operands by TMA (a gemm's B without transB, its A with

@@ -71,7 +71,7 @@ TEST(Tiling, HeuristicChoices) {
 /// B MN-major, both in the 128-byte swizzles, unpadded: 144 KiB), also
 /// with B K-major (swizzled too: 144 KiB; padded, 166 KiB, it had 2),
 /// BERT-base b8's MLP down-projection 64x128x64 with 4, and no kernel where
-/// an operand has no 16-byte runs.
+/// an operand has no runs of 4 bytes or more.
 TEST(Tiling, Sm80Choices) {
   auto tc80 = [](const GemmProblem &p) { return chooseTiles(p, GemmTier::TensorCoreSm80); };
   TileConfig square = *tc80(gemm(4096, 4096, 4096, false, false));
@@ -110,8 +110,10 @@ TEST(Tiling, Sm80Choices) {
   GemmProblem l1 = conv(256, 56, 56, 64, 64, 3, 3, 1, 1);
   TileConfig l1Tiles = *tc80(l1);
   EXPECT_LE(l1Tiles.blockM * l1Tiles.blockK / 8, 8 * l1Tiles.threads());
-  // K = 20 with a k-contiguous B: no 16-byte runs, no tc-sm80 kernel.
-  EXPECT_FALSE(tc80(gemm(33, 17, 20, false, true)));
+  // K = 20 with a k-contiguous B: runs of 8 bytes (Sm80.NarrowRuns); K =
+  // 21, runs of one element: no tc-sm80 kernel.
+  EXPECT_TRUE(tc80(gemm(33, 17, 20, false, true)));
+  EXPECT_FALSE(tc80(gemm(33, 17, 21, false, true)));
   EXPECT_FALSE(tc80(gemm(64, 64, 64, false, false, ElemType::F32)));
 }
 

@@ -159,30 +159,46 @@ func.func @untouched(%x: tensor<1x8x8x8xf32>, %y: tensor<1x8x8x12xf32>, %z: tens
 
 // -----
 
-// An f16 gemm (DeepBench's A x B) with N = 36: B [K, N] holds N
-// contiguously, so without 8 of them no 16-byte runs (only WMMA would take
-// it). B, the bias and the residual get 40 columns of zeros, the gemm
-// computes 40, and the slice that gives the real 36 feeds the graph output;
+// An f16 gemm (DeepBench's A x B) with N = 35: B [K, N] holds N
+// contiguously, odd, so in no run that cp.async copies (only WMMA would
+// take it). B, the bias and the residual get 40 columns of zeros, the gemm
+// computes 40, and the slice that gives the real 35 feeds the graph output;
 // the relu computes on the padded columns (finite: the relu of a zero
-// column plus bias). 2 x 1024 x 36 x 1024 flops against the copies of B,
-// the residual and the result (3 x 1024 x 36 f16, read and written): 171
-// a byte.
+// column plus bias). 2 x 1024 x 35 x 1024 flops against the copies of B,
+// the residual and the result (3 x 1024 x 35 f16, read and written): 171
+// a byte, past the 128 that pays against WMMA.
 // CHECK-LABEL: func @gemm_pads_n
-// CHECK-SAME: (%[[A:.*]]: tensor<1024x1024xf16>, %[[B:.*]]: tensor<1024x36xf16>, %[[R:.*]]: tensor<1024x36xf16>)
-// CHECK: %[[BP:.*]] = tessel.pad %[[B]] {mode = "constant", pads = array<i64: 0, 0, 0, 4>, value = 0.000000e+00 : f64} : (tensor<1024x36xf16>) -> tensor<1024x40xf16>
-// CHECK: %[[CP:.*]] = tessel.pad %{{.*}} {mode = "constant", pads = array<i64: 0, 4>, value = 0.000000e+00 : f64} : (tensor<36xf16>) -> tensor<40xf16>
-// CHECK: %[[RP:.*]] = tessel.pad %[[R]] {mode = "constant", pads = array<i64: 0, 0, 0, 4>, value = 0.000000e+00 : f64} : (tensor<1024x36xf16>) -> tensor<1024x40xf16>
+// CHECK-SAME: (%[[A:.*]]: tensor<1024x1024xf16>, %[[B:.*]]: tensor<1024x35xf16>, %[[R:.*]]: tensor<1024x35xf16>)
+// CHECK: %[[BP:.*]] = tessel.pad %[[B]] {mode = "constant", pads = array<i64: 0, 0, 0, 5>, value = 0.000000e+00 : f64} : (tensor<1024x35xf16>) -> tensor<1024x40xf16>
+// CHECK: %[[CP:.*]] = tessel.pad %{{.*}} {mode = "constant", pads = array<i64: 0, 5>, value = 0.000000e+00 : f64} : (tensor<35xf16>) -> tensor<40xf16>
+// CHECK: %[[RP:.*]] = tessel.pad %[[R]] {mode = "constant", pads = array<i64: 0, 0, 0, 5>, value = 0.000000e+00 : f64} : (tensor<1024x35xf16>) -> tensor<1024x40xf16>
 // CHECK: %[[G:.*]] = tessel.gemm %[[A]], %[[BP]], %[[CP]] residual %[[RP]] {{.*}} : (tensor<1024x1024xf16>, tensor<1024x40xf16>, tensor<40xf16>, tensor<1024x40xf16>) -> tensor<1024x40xf16>
 // CHECK: %[[RELU:.*]] = tessel.relu %[[G]] : tensor<1024x40xf16>
-// CHECK: %[[S:.*]] = tessel.slice %[[RELU]] {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : (tensor<1024x40xf16>) -> tensor<1024x36xf16>
-// CHECK: %[[F:.*]] = tessel.cast %[[S]] : tensor<1024x36xf16> -> tensor<1024x36xf32>
+// CHECK: %[[S:.*]] = tessel.slice %[[RELU]] {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : (tensor<1024x40xf16>) -> tensor<1024x35xf16>
+// CHECK: %[[F:.*]] = tessel.cast %[[S]] : tensor<1024x35xf16> -> tensor<1024x35xf32>
 // CHECK: return %[[F]]
-func.func @gemm_pads_n(%a: tensor<1024x1024xf16>, %b: tensor<1024x36xf16>, %r: tensor<1024x36xf16>) -> tensor<1024x36xf32> {
-  %c = tessel.constant dense<0.5> : tensor<36xf16>
-  %g = tessel.gemm %a, %b, %c residual %r {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<1024x1024xf16>, tensor<1024x36xf16>, tensor<36xf16>, tensor<1024x36xf16>) -> tensor<1024x36xf16>
-  %y = tessel.relu %g : tensor<1024x36xf16>
-  %f = tessel.cast %y : tensor<1024x36xf16> -> tensor<1024x36xf32>
-  return %f : tensor<1024x36xf32>
+func.func @gemm_pads_n(%a: tensor<1024x1024xf16>, %b: tensor<1024x35xf16>, %r: tensor<1024x35xf16>) -> tensor<1024x35xf32> {
+  %c = tessel.constant dense<0.5> : tensor<35xf16>
+  %g = tessel.gemm %a, %b, %c residual %r {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<1024x1024xf16>, tensor<1024x35xf16>, tensor<35xf16>, tensor<1024x35xf16>) -> tensor<1024x35xf16>
+  %y = tessel.relu %g : tensor<1024x35xf16>
+  %f = tessel.cast %y : tensor<1024x35xf16> -> tensor<1024x35xf32>
+  return %f : tensor<1024x35xf32>
+}
+
+// -----
+
+// N = 36 is even: B's copies take runs of 8 bytes, which cost a big gemm
+// about a third of its speed, so the padding pays only at 512 flops for
+// each byte copied: 4096 x 36 x 4096 (B and the result copied, 1024 a
+// byte) pads; 1024 x 36 x 1024 (171) stays (@gemm_unpadded).
+// CHECK-LABEL: func @gemm_pads_even_n
+// CHECK: %[[BP:.*]] = tessel.pad %arg1 {mode = "constant", pads = array<i64: 0, 0, 0, 4>, value = 0.000000e+00 : f64} : (tensor<4096x36xf16>) -> tensor<4096x40xf16>
+// CHECK: %[[G:.*]] = tessel.gemm %arg0, %[[BP]] {{.*}} -> tensor<4096x40xf16>
+// CHECK: %[[S:.*]] = tessel.slice %[[G]] {{.*}} -> tensor<4096x36xf16>
+// CHECK: return %[[S]]
+func.func @gemm_pads_even_n(%a: tensor<4096x4096xf16>, %b: tensor<4096x36xf16>) -> tensor<4096x36xf16> {
+  %g = tessel.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<4096x4096xf16>, tensor<4096x36xf16>) -> tensor<4096x36xf16>
+  return %g : tensor<4096x36xf16>
 }
 
 // -----
@@ -205,27 +221,27 @@ func.func @gemm_pads_m(%a: tensor<1024x35xf16>, %b: tensor<1024x1024xf16>, %c: t
 
 // -----
 
-// K = 516 held contiguously by A (a rank-3 A: its rows are M) against a
-// constant B, K-major (transB): both get 520 with zeros; the result keeps
-// its shape (N = 512). Then a gemm with N = 300: B grows to 304 columns,
-// and its result is padded along N only: the next gemm reads it as its A
-// (K = 300 in its 304 columns) without a slice, its B's K rows padded with
-// zeros. (128 to 320 flops for each byte copied.)
+// K = 517 held contiguously by A (a rank-3 A: its rows are M) against a
+// B, K-major (transB): both get 520 with zeros; the result keeps its shape
+// (N = 512). Then a gemm with N = 301: B grows to 304 columns, and its
+// result is padded along N only: the next gemm reads it as its A (K = 301
+// in its 304 columns) without a slice, its B's K rows padded with zeros.
+// (Odd dims: 128 to 256 flops for each byte copied pay against WMMA.)
 // CHECK-LABEL: func @gemm_pads_k
-// CHECK-SAME: (%[[A:.*]]: tensor<2x256x516xf16>, %[[B:.*]]: tensor<512x516xf16>, %[[B2:.*]]: tensor<512x300xf16>, %[[B3:.*]]: tensor<300x640xf16>)
-// CHECK: %[[AP:.*]] = tessel.pad %[[A]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 4>, value = 0.000000e+00 : f64} : (tensor<2x256x516xf16>) -> tensor<2x256x520xf16>
-// CHECK: %[[BP:.*]] = tessel.pad %[[B]] {mode = "constant", pads = array<i64: 0, 0, 0, 4>, value = 0.000000e+00 : f64} : (tensor<512x516xf16>) -> tensor<512x520xf16>
+// CHECK-SAME: (%[[A:.*]]: tensor<2x256x517xf16>, %[[B:.*]]: tensor<512x517xf16>, %[[B2:.*]]: tensor<512x301xf16>, %[[B3:.*]]: tensor<301x640xf16>)
+// CHECK: %[[AP:.*]] = tessel.pad %[[A]] {mode = "constant", pads = array<i64: 0, 0, 0, 0, 0, 3>, value = 0.000000e+00 : f64} : (tensor<2x256x517xf16>) -> tensor<2x256x520xf16>
+// CHECK: %[[BP:.*]] = tessel.pad %[[B]] {mode = "constant", pads = array<i64: 0, 0, 0, 3>, value = 0.000000e+00 : f64} : (tensor<512x517xf16>) -> tensor<512x520xf16>
 // CHECK: %[[G:.*]] = tessel.gemm %[[AP]], %[[BP]] {{.*}} : (tensor<2x256x520xf16>, tensor<512x520xf16>) -> tensor<2x256x512xf16>
-// CHECK: %[[B2P:.*]] = tessel.pad %[[B2]] {mode = "constant", pads = array<i64: 0, 0, 0, 4>, value = 0.000000e+00 : f64} : (tensor<512x300xf16>) -> tensor<512x304xf16>
+// CHECK: %[[B2P:.*]] = tessel.pad %[[B2]] {mode = "constant", pads = array<i64: 0, 0, 0, 3>, value = 0.000000e+00 : f64} : (tensor<512x301xf16>) -> tensor<512x304xf16>
 // CHECK: %[[G2:.*]] = tessel.gemm %[[G]], %[[B2P]] {{.*}} : (tensor<2x256x512xf16>, tensor<512x304xf16>) -> tensor<2x256x304xf16>
-// CHECK: %[[B3P:.*]] = tessel.pad %[[B3]] {mode = "constant", pads = array<i64: 0, 0, 4, 0>, value = 0.000000e+00 : f64} : (tensor<300x640xf16>) -> tensor<304x640xf16>
+// CHECK: %[[B3P:.*]] = tessel.pad %[[B3]] {mode = "constant", pads = array<i64: 0, 0, 3, 0>, value = 0.000000e+00 : f64} : (tensor<301x640xf16>) -> tensor<304x640xf16>
 // CHECK: %[[G3:.*]] = tessel.gemm %[[G2]], %[[B3P]] {{.*}} : (tensor<2x256x304xf16>, tensor<304x640xf16>) -> tensor<2x256x640xf16>
 // CHECK-NOT: tessel.slice
 // CHECK: return %[[G3]]
-func.func @gemm_pads_k(%a: tensor<2x256x516xf16>, %b: tensor<512x516xf16>, %b2: tensor<512x300xf16>, %b3: tensor<300x640xf16>) -> tensor<2x256x640xf16> {
-  %g = tessel.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = true} : (tensor<2x256x516xf16>, tensor<512x516xf16>) -> tensor<2x256x512xf16>
-  %g2 = tessel.gemm %g, %b2 {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<2x256x512xf16>, tensor<512x300xf16>) -> tensor<2x256x300xf16>
-  %g3 = tessel.gemm %g2, %b3 {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<2x256x300xf16>, tensor<300x640xf16>) -> tensor<2x256x640xf16>
+func.func @gemm_pads_k(%a: tensor<2x256x517xf16>, %b: tensor<512x517xf16>, %b2: tensor<512x301xf16>, %b3: tensor<301x640xf16>) -> tensor<2x256x640xf16> {
+  %g = tessel.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = true} : (tensor<2x256x517xf16>, tensor<512x517xf16>) -> tensor<2x256x512xf16>
+  %g2 = tessel.gemm %g, %b2 {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<2x256x512xf16>, tensor<512x301xf16>) -> tensor<2x256x301xf16>
+  %g3 = tessel.gemm %g2, %b3 {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<2x256x301xf16>, tensor<301x640xf16>) -> tensor<2x256x640xf16>
   return %g3 : tensor<2x256x640xf16>
 }
 
@@ -233,17 +249,20 @@ func.func @gemm_pads_k(%a: tensor<2x256x516xf16>, %b: tensor<512x516xf16>, %b2: 
 
 // Left alone: N = 4 (padding would do twice the work of a matrix-vector
 // product), N = 36 with transB (B holds K contiguously; the result's rows
-// need no 16-byte runs), f32 (no Tensor Core tier to gain), and a gemm
+// need no 16-byte runs), N = 36 without it at 171 flops a byte (B's
+// copies take 8-byte runs: the padding would not pay), f32 (no Tensor
+// Core tier to gain), and a gemm
 // whose copies would cost more than its math (M = 35, N = 8457,
 // K = 1760: B's pad alone moves 60 MB for 1 GFLOP, 17 flops a byte).
 // CHECK-LABEL: func @gemm_unpadded
 // CHECK-NOT: tessel.pad
 // CHECK-NOT: tessel.slice
 // CHECK: return
-func.func @gemm_unpadded(%a: tensor<64x48xf16>, %b: tensor<48x4xf16>, %bt: tensor<36x48xf16>, %af: tensor<64x48xf32>, %bf: tensor<48x36xf32>, %as: tensor<35x1760xf16>, %bs: tensor<1760x8457xf16>) -> (tensor<64x4xf16>, tensor<64x36xf16>, tensor<64x36xf32>, tensor<35x8457xf16>) {
+func.func @gemm_unpadded(%a: tensor<64x48xf16>, %b: tensor<48x4xf16>, %bt: tensor<36x48xf16>, %af: tensor<64x48xf32>, %bf: tensor<48x36xf32>, %as: tensor<35x1760xf16>, %bs: tensor<1760x8457xf16>, %ae: tensor<1024x1024xf16>, %be: tensor<1024x36xf16>, %re: tensor<1024x36xf16>) -> (tensor<64x4xf16>, tensor<64x36xf16>, tensor<64x36xf32>, tensor<35x8457xf16>, tensor<1024x36xf16>) {
   %g = tessel.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<64x48xf16>, tensor<48x4xf16>) -> tensor<64x4xf16>
   %gt = tessel.gemm %a, %bt {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = true} : (tensor<64x48xf16>, tensor<36x48xf16>) -> tensor<64x36xf16>
   %gf = tessel.gemm %af, %bf {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<64x48xf32>, tensor<48x36xf32>) -> tensor<64x36xf32>
   %gs = tessel.gemm %as, %bs {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<35x1760xf16>, tensor<1760x8457xf16>) -> tensor<35x8457xf16>
-  return %g, %gt, %gf, %gs : tensor<64x4xf16>, tensor<64x36xf16>, tensor<64x36xf32>, tensor<35x8457xf16>
+  %ge = tessel.gemm %ae, %be, %re {alpha = 1.0 : f32, beta = 1.0 : f32, transA = false, transB = false} : (tensor<1024x1024xf16>, tensor<1024x36xf16>, tensor<1024x36xf16>) -> tensor<1024x36xf16>
+  return %g, %gt, %gf, %gs, %ge : tensor<64x4xf16>, tensor<64x36xf16>, tensor<64x36xf32>, tensor<35x8457xf16>, tensor<1024x36xf16>
 }
