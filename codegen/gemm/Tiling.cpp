@@ -586,14 +586,36 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
     if (tilingFits(p, split))
       best = split;
   }
-  // A gemm on 64 x 64 tiles in one wave or less (the skinny ones: N of 16
-  // to 128 by thousands of rows) holds a block an SM whatever its stages:
-  // 8 of them, 6 K steps in flight instead of 2, where each split has 8
-  // steps. On the H200 1.05-1.63x (7680 x 64 x 2560 0.0160 -> 0.0098 ms,
-  // 8448 x 32 x 2816 0.0215 -> 0.0149, 2048 x 128 x 2048 0.0080 -> 0.0076;
-  // bench/NOTES.md (35)).
-  if (best && p.op != GemmOpKind::Conv && best->blockM == 64 && best->blockN == 64 &&
-      ceilDiv(p.m, 64) * ceilDiv(p.n, 64) * p.batch * best->splitK <= kWgmmaGpu.sms) {
+  // A gemm whose 64 x 64 tiles make between half a wave and one, each of
+  // 8 K steps or more, takes them unsplit (in 8 stages, below) over a
+  // split pick: 2560 x 128 x 2560 split six ways on 128 x 128 0.0147 ms,
+  // on 64 x 64 (80 tiles) 0.0089; 4096 x 128 x 4096 (128 tiles) 0.0218 ->
+  // 0.0145. With fewer tiles the splits won (4096 x 64 x 4096, 64 tiles:
+  // 0.0122 split four ways on 128 x 64, 0.0126 unsplit; bench/NOTES.md
+  // (37)).
+  const int64_t tiles64 = ceilDiv(p.m, 64) * ceilDiv(p.n, 64) * p.batch;
+  if (best && p.op != GemmOpKind::Conv && best->splitK > 1 && 2 * tiles64 >= kWgmmaGpu.sms &&
+      tiles64 <= kWgmmaGpu.sms && ceilDiv(p.k, 64) >= 8) {
+    const auto found = llvm::find_if(candidates, [](const TileConfig &t) {
+      return t.warpsM == 1 && t.warpsN == 1 && t.fragsM == 1 && t.fragN == 64;
+    });
+    TileConfig whole = *found;
+    whole.splitK = 1;
+    whole.rasterM = 0;
+    if (tilingFits(p, whole))
+      best = whole;
+  }
+  // A gemm on tiles of one warpgroup (64 x 64 or 64 x 128) in one wave or
+  // less (the skinny ones: N of 16 to 128 by thousands of rows) holds a
+  // block an SM whatever its stages: 8 of them, 6 K steps in flight
+  // instead of 2, where each split has 8 steps. On the H200 1.05-1.63x
+  // (7680 x 64 x 2560 0.0160 -> 0.0098 ms, 8448 x 32 x 2816 0.0215 ->
+  // 0.0149, 2048 x 128 x 2048 0.0080 -> 0.0076; bench/NOTES.md (35)); 64 x
+  // 128, 7680 x 128 x 2560 transA 0.0148 -> 0.0131 (NOTES (37)).
+  if (best && p.op != GemmOpKind::Conv && best->blockM == 64 && best->blockN <= 128 &&
+      best->threads() == kWarpgroupSize &&
+      ceilDiv(p.m, 64) * ceilDiv(p.n, best->blockN) * p.batch * best->splitK <=
+          kWgmmaGpu.sms) {
     TileConfig deep = *best;
     deep.stages = 8;
     if (deep.stepsPerSplit(p.k) >= deep.stages && tilingFits(p, deep))

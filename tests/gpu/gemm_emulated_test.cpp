@@ -630,12 +630,12 @@ TEST(Sm90, WgmmaMainLoop) {
   TileConfig rastered = tiles({1, 1, 1, 64}, 3);
   rastered.rasterM = 2;
   EXPECT_EQ(emulate(GemmKernel{gemm(300, 192, 128, false, true), rastered, "k"}), "");
-  // 8 stages (the skinny gemms' pick): 6 steps in flight, K of 10 steps
-  // wrapping the buffers, B MN-major and K-major.
-  for (bool transB : {false, true})
-    EXPECT_EQ(emulate(GemmKernel{gemm(136, 72, 600, false, transB), tiles({1, 1, 1, 64}, 8), "k"}),
-              "")
-        << transB;
+  // 8 stages (the skinny gemms' pick, 64 x 64 and 64 x 128): 6 steps in
+  // flight, K of 10 steps wrapping the buffers, B MN-major and K-major.
+  for (Shape shape : {Shape{1, 1, 1, 64}, Shape{1, 1, 1, 128}})
+    for (bool transB : {false, true})
+      EXPECT_EQ(emulate(GemmKernel{gemm(136, 72, 600, false, transB), tiles(shape, 8), "k"}), "")
+          << transB << " " << shape.fragN;
 }
 
 /// The persistent tc-sm90 kernel (TileConfig::persistent): grids of 1 to 3

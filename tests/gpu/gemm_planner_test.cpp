@@ -253,24 +253,29 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
 
 /// A gemv (B of one column, no transB: K x 1, which lies as 1 x K) is
 /// taken K-major, so that the tiers of 16-byte runs have a kernel for it,
-/// and gets no tc-sm90 variant (N of 8 or fewer: tc-sm80 was the faster on
-/// the H200, bench/NOTES.md (34)); 16 columns of the same A (MN-major B
-/// rows of 32 bytes) keep tc-sm90.
+/// and gets no tc-sm90 variant (N of 16 or fewer: tc-sm80 was the faster on
+/// the H200, bench/NOTES.md (34), (37)), nor do 16 columns of the same A
+/// (MN-major B rows of 32 bytes); 24 columns keep tc-sm90.
 TEST(Planner, GemvsTakeBKMajorOnSm80) {
   Steps s;
   Type h = s.f16();
   int32_t a = s.tensor({1024, 65536}, h), column = s.tensor({65536, 1}, h),
-          y = s.tensor({1024, 1}, h), wide = s.tensor({65536, 16}, h),
-          y16 = s.tensor({1024, 16}, h);
+          y = s.tensor({1024, 1}, h), narrow = s.tensor({65536, 16}, h),
+          y16 = s.tensor({1024, 16}, h), wide = s.tensor({65536, 24}, h),
+          y24 = s.tensor({1024, 24}, h);
   GemmPlanner planner(s.ctx, Targets{{75, 80, 90}});
   auto gemv = planner.plan(s.gemm({a, column}, y, /*transB=*/false));
   ASSERT_TRUE(succeeded(gemv));
   ASSERT_FALSE(gemv->empty());
   EXPECT_EQ((*gemv)[0].tier, tessel::engine::Tier::tc_sm80);
-  auto sixteen = planner.plan(s.gemm({a, wide}, y16, /*transB=*/false));
+  auto sixteen = planner.plan(s.gemm({a, narrow}, y16, /*transB=*/false));
   ASSERT_TRUE(succeeded(sixteen));
   ASSERT_FALSE(sixteen->empty());
-  EXPECT_EQ((*sixteen)[0].tier, tessel::engine::Tier::tc_sm90);
+  EXPECT_EQ((*sixteen)[0].tier, tessel::engine::Tier::tc_sm80);
+  auto twentyFour = planner.plan(s.gemm({a, wide}, y24, /*transB=*/false));
+  ASSERT_TRUE(succeeded(twentyFour));
+  ASSERT_FALSE(twentyFour->empty());
+  EXPECT_EQ((*twentyFour)[0].tier, tessel::engine::Tier::tc_sm90);
 }
 
 TEST(Planner, GemmBindsCAndNothingWithoutTargets) {

@@ -184,6 +184,22 @@ TEST(Tiling, Sm90Choices) {
     EXPECT_EQ(skinny.blockM * skinny.blockN, 64 * 64) << m << " x " << n;
     EXPECT_EQ(skinny.stages, 8) << m << " x " << n;
   }
+  // 64 x 128 in one wave too (7680 x 128 x 2560 transA 0.0148 -> 0.0131
+  // ms); and 64 x 64 unsplit in 8 stages over a split pick where those
+  // tiles make half a wave to one (2560 x 128 x 2560: 80 tiles, 0.0147 ->
+  // 0.0089 ms; 4096 x 128 x 4096: 128), not fewer (4096 x 64 x 4096, 64
+  // tiles, stays split: NOTES (37)).
+  TileConfig tall = *tc90(gemm(7680, 128, 2560, true, false));
+  EXPECT_EQ(tall.blockM, 64);
+  EXPECT_EQ(tall.blockN, 128);
+  EXPECT_EQ(tall.stages, 8);
+  for (auto [m, k] : {std::pair{2560, 2560}, {4096, 4096}}) {
+    TileConfig unsplit = *tc90(gemm(m, 128, k, false, false));
+    EXPECT_EQ(unsplit.blockM * unsplit.blockN, 64 * 64) << m;
+    EXPECT_EQ(unsplit.splitK, 1) << m;
+    EXPECT_EQ(unsplit.stages, 8) << m;
+  }
+  EXPECT_GT(tc90(gemm(4096, 64, 4096, false, false))->splitK, 1);
   TileConfig pointwise = *tc90(conv(1, 14, 14, 1024, 64, 1, 1, 1, 0));
   EXPECT_EQ(pointwise.blockM * pointwise.blockN, 64 * 64);
   EXPECT_EQ(pointwise.stages, 4);
