@@ -509,17 +509,23 @@ GemmPlanner::~GemmPlanner() = default;
 /// few blocks, latency-bound, where wgmma's m64 warpgroup tiles leave fewer
 /// of them; K under one 64-deep wgmma step is mostly zero padding), and the
 /// batch-1 engines all on tc-sm80 were 10-14% faster; tc-sm90 in 120 of the
-/// 128 other steps. Nor a gemm of 16 columns or fewer, which fill
-/// mma.sync's n8 tiles but a quarter or less of wgmma's narrowest here
-/// (n64): on the H200 tc-sm80 ran DeepBench's seven of N = 1 1.13-1.58x
-/// faster (1024 x 1 x 500000 0.3339 -> 0.2597 ms, 8448 x 1 x 2816 0.0197
-/// -> 0.0146; bench/NOTES.md (34)), N = 16 by K = 500000 1.27x (1024 x 16
-/// 0.3415 -> 0.2648 ms; NOTES (37)). The runtime takes the best tier a step
+/// 128 other steps. Nor a gemm of 8 columns or fewer, which fill
+/// mma.sync's n8 tiles but an eighth of wgmma's narrowest here (n64): on
+/// the H200 tc-sm80 ran DeepBench's seven of N = 1 1.13-1.58x faster (1024
+/// x 1 x 500000 0.3339 -> 0.2597 ms, 8448 x 1 x 2816 0.0197 -> 0.0146;
+/// bench/NOTES.md (34)); nor of 16 columns where its 64-row tiles make
+/// less than half a wave (kHalfWaveTiles; more take tc-sm90's 64 x 64 in
+/// 8 stages, Tiling.cpp): 1024 x 16 x 500000 0.3403 -> 0.2554 ms, 4096 x
+/// 16 x 4096 0.0184 -> 0.0172, where 7680 x 16 x 2560 (120 tiles) went
+/// 0.0165 -> 0.0186 and 6144 x 16 x 2048 0.0143 -> 0.0168 (NOTES (37)). The runtime takes the best tier a step
 /// has, so without a tc-sm90 variant tc-sm80 runs on sm_90 GPUs.
 static bool sm90Pays(const GemmProblem &p) {
   constexpr double kMinFlops = 128e6;
+  constexpr int64_t kHalfWaveTiles = 66; // half the H100's 132 SMs
+  const bool narrow =
+      p.n <= 8 || (p.n <= 16 && llvm::divideCeil(p.m, 64) * p.batch < kHalfWaveTiles);
   return 2.0 * double(p.m) * double(p.n) * double(p.k) * double(p.batch) >= kMinFlops &&
-         p.k >= 64 && p.n > 16;
+         p.k >= 64 && !narrow;
 }
 
 FailureOr<std::vector<KernelVariant>> GemmPlanner::plan(const StepView &step) {

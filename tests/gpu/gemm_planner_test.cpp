@@ -253,16 +253,19 @@ TEST(Planner, VariantsModulesAndSharedKernels) {
 
 /// A gemv (B of one column, no transB: K x 1, which lies as 1 x K) is
 /// taken K-major, so that the tiers of 16-byte runs have a kernel for it,
-/// and gets no tc-sm90 variant (N of 16 or fewer: tc-sm80 was the faster on
-/// the H200, bench/NOTES.md (34), (37)), nor do 16 columns of the same A
-/// (MN-major B rows of 32 bytes); 24 columns keep tc-sm90.
+/// and gets no tc-sm90 variant (N of 8 or fewer: tc-sm80 was the faster on
+/// the H200, bench/NOTES.md (34)), nor do 16 columns of the same A
+/// (MN-major B rows of 32 bytes; its 16 tiles of 64 rows less than half a
+/// wave, NOTES (37)); 24 columns keep tc-sm90, as do 16 columns of 7680
+/// rows (120 tiles).
 TEST(Planner, GemvsTakeBKMajorOnSm80) {
   Steps s;
   Type h = s.f16();
   int32_t a = s.tensor({1024, 65536}, h), column = s.tensor({65536, 1}, h),
           y = s.tensor({1024, 1}, h), narrow = s.tensor({65536, 16}, h),
           y16 = s.tensor({1024, 16}, h), wide = s.tensor({65536, 24}, h),
-          y24 = s.tensor({1024, 24}, h);
+          y24 = s.tensor({1024, 24}, h), tall = s.tensor({7680, 2560}, h),
+          tallB = s.tensor({2560, 16}, h), tallY = s.tensor({7680, 16}, h);
   GemmPlanner planner(s.ctx, Targets{{75, 80, 90}});
   auto gemv = planner.plan(s.gemm({a, column}, y, /*transB=*/false));
   ASSERT_TRUE(succeeded(gemv));
@@ -276,6 +279,10 @@ TEST(Planner, GemvsTakeBKMajorOnSm80) {
   ASSERT_TRUE(succeeded(twentyFour));
   ASSERT_FALSE(twentyFour->empty());
   EXPECT_EQ((*twentyFour)[0].tier, tessel::engine::Tier::tc_sm90);
+  auto tallSixteen = planner.plan(s.gemm({tall, tallB}, tallY, /*transB=*/false));
+  ASSERT_TRUE(succeeded(tallSixteen));
+  ASSERT_FALSE(tallSixteen->empty());
+  EXPECT_EQ((*tallSixteen)[0].tier, tessel::engine::Tier::tc_sm90);
 }
 
 TEST(Planner, GemmBindsCAndNothingWithoutTargets) {
