@@ -396,6 +396,21 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
   // ms, bench/NOTES.md).
   SmallVector<TileConfig> candidates = warpTileCandidates(
       p, GemmTier::TensorCore, fragment.m, fragment.n, {1, 2, 4}, /*maxFragments=*/8);
+  // M of 33 to 48 in one row of warps of three 16-row fragments: one row
+  // tile, so B is read once, where two of 32 rows read it twice. DeepBench's
+  // 35 x 8457 (odd N: B by element gathers, WMMA its only tier) on the
+  // H200: 2560 deep 0.0675 ms on 32 x 128 split four ways, 0.0430 on 48 x
+  // 128 split eight ways (bench/NOTES.md (38)).
+  if (fragment.m == 16 && p.m > 32 && p.m <= 48) {
+    for (const TileConfig &t : SmallVector<TileConfig>(candidates)) {
+      if (t.warpsM != 1 || t.fragsM != 2 || t.fragsN * 3 > 8)
+        continue;
+      TileConfig three = t;
+      three.fragsM = 3;
+      three.blockM = 48;
+      candidates.push_back(three);
+    }
+  }
   return cheapest(p, candidates, kTensorCoreGpu);
 }
 

@@ -328,6 +328,10 @@ TEST(EmulatedTiles, ForcedTensorCoreTilings) {
       {gemm(9, 70, 48, true, true), 8, 32, 1, 4, 2, 1},
       {gemm(40, 40, 40, true, false), 8, 32, 2, 2, 1, 1},
       {matmul(40, 24, 32, {BatchDim{2, 1, 1}}), 32, 8, 2, 2, 1, 2},
+      // Three 16-row fragments a warp (M of 33 to 48 in one row tile), B
+      // MN-major by element gathers (odd N), A row- and column-contiguous.
+      {gemm(35, 71, 100, false, false), 16, 16, 1, 4, 3, 1},
+      {gemm(40, 137, 72, true, false), 16, 16, 1, 8, 3, 1},
   };
   for (const Forced &f : forced) {
     TileConfig t;
@@ -345,6 +349,12 @@ TEST(EmulatedTiles, ForcedTensorCoreTilings) {
         << "fragment " << f.fragM << "x" << f.fragN << " warps " << f.warpsM << "x" << f.warpsN
         << " frags " << f.fragsM << "x" << f.fragsN;
   }
+  // The heuristic's pick for 35 rows: one row tile of 48, split along K.
+  const GemmProblem shortM = gemm(35, 137, 3000, false, false);
+  const TileConfig picked = *chooseTiles(shortM, GemmTier::TensorCore);
+  EXPECT_EQ(picked.blockM, 48);
+  EXPECT_GT(picked.splitK, 1);
+  EXPECT_EQ(emulate(GemmKernel{shortM, picked, "k"}), "");
 }
 
 TEST(EmulatedTiles, ForcedSimtTilings) {

@@ -50,6 +50,15 @@ TEST(Tiling, HeuristicChoices) {
   // The language-model GEMM of DeepBench (M 1024, N 16, K 500000): a
   // handful of tiles, each with thousands of K steps, split the most.
   EXPECT_EQ(tc(gemm(1024, 16, 500000, false, false)).splitK, 64);
+  // M of 33 to 48: one row tile of 48 (three 16-row fragments a warp), so
+  // that B is read once (DeepBench's 35 x 8457, odd N: 1.07-1.89x on the
+  // H200, bench/NOTES.md (38)); 32 rows keep 32.
+  for (bool transA : {false, true}) {
+    TileConfig shortM = tc(gemm(35, 8457, 2560, transA, false));
+    EXPECT_EQ(shortM.blockM, 48) << transA;
+    EXPECT_EQ(shortM.fragsM, 3) << transA;
+  }
+  EXPECT_LE(tc(gemm(32, 8457, 2560, false, false)).blockM, 32);
   // Every choice keeps both buffers (rows padded by 8 f16) within the 48 KiB
   // of static shared memory.
   for (const TileConfig &t : {big, wide, late})
