@@ -340,7 +340,8 @@ std::optional<TileConfig> cheapest(const GemmProblem &p, ArrayRef<TileConfig> ti
 
 /// The Tensor Core tiers' candidates, in the order ties are broken: blocks
 /// of 4 or 8 warps (warpsM x warpsN), each warp fragsM x fragsN fragments of
-/// fragM x fragN (fragsM 1, 2 or 4; at most maxFragments), blockK 32 or 64
+/// fragM x fragN (fragsM 1, 2 or 4; at most maxFragments; WMMA adds 3 for
+/// M of 33 to 48), blockK 32 or 64
 /// (16 where K <= 16), blocks up to 256 x 256.
 SmallVector<TileConfig> warpTileCandidates(const GemmProblem &p, GemmTier tier, int64_t fragM,
                                            int64_t fragN, ArrayRef<int64_t> fragsNs,
