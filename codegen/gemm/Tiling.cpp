@@ -397,22 +397,31 @@ std::optional<TileConfig> chooseTensorCoreTiles(const GemmProblem &p) {
   // ms, bench/NOTES.md).
   SmallVector<TileConfig> candidates = warpTileCandidates(
       p, GemmTier::TensorCore, fragment.m, fragment.n, {1, 2, 4}, /*maxFragments=*/8);
+  std::optional<TileConfig> best = cheapest(p, candidates, kTensorCoreGpu);
   // M of 33 to 48 in one row of warps of three 16-row fragments: one row
-  // tile, so B is read once, where two of 32 rows read it twice. DeepBench's
-  // 35 x 8457 (odd N: B by element gathers, WMMA its only tier) on the
-  // H200: 2560 deep 0.0675 ms on 32 x 128 split four ways, 0.0430 on 48 x
-  // 128 split eight ways (bench/NOTES.md (38)).
+  // tile, so B is read once, where two of 32 rows read it twice; split
+  // along K, since one row of tiles makes few blocks. DeepBench's 35 x
+  // 8457 (odd N: B by element gathers, WMMA its only tier) on the H200:
+  // 2560 deep 0.0675 ms on 32 x 128 split four ways, 0.0430 on 48 x 128
+  // split eight ways; 1760 deep unsplit (67 blocks) it lost with the
+  // inputs rotated, 0.0504 -> 0.0537 ms (bench/NOTES.md (38)).
   if (fragment.m == 16 && p.m > 32 && p.m <= 48) {
-    for (const TileConfig &t : SmallVector<TileConfig>(candidates)) {
+    SmallVector<TileConfig> threes;
+    for (const TileConfig &t : candidates) {
       if (t.warpsM != 1 || t.fragsM != 2 || t.fragsN * 3 > 8)
         continue;
       TileConfig three = t;
       three.fragsM = 3;
       three.blockM = 48;
-      candidates.push_back(three);
+      threes.push_back(three);
     }
+    std::optional<TileConfig> split =
+        cheapest(p, threes, kTensorCoreGpu, ArrayRef<int64_t>(kSplitKChoices).drop_front());
+    if (split && (!best || tilingCost(p, *split, kTensorCoreGpu) <=
+                               tilingCost(p, *best, kTensorCoreGpu)))
+      best = split;
   }
-  return cheapest(p, candidates, kTensorCoreGpu);
+  return best;
 }
 
 /// `t` with its raster group for a wave of `gpu.sms` blocks (one block an

@@ -51,13 +51,15 @@ TEST(Tiling, HeuristicChoices) {
   // handful of tiles, each with thousands of K steps, split the most.
   EXPECT_EQ(tc(gemm(1024, 16, 500000, false, false)).splitK, 64);
   // M of 33 to 48: one row tile of 48 (three 16-row fragments a warp), so
-  // that B is read once (DeepBench's 35 x 8457, odd N: 1.07-1.89x on the
-  // H200, bench/NOTES.md (38)); 32 rows keep 32.
-  for (bool transA : {false, true}) {
-    TileConfig shortM = tc(gemm(35, 8457, 2560, transA, false));
-    EXPECT_EQ(shortM.blockM, 48) << transA;
-    EXPECT_EQ(shortM.fragsM, 3) << transA;
-  }
+  // that B is read once, split along K for blocks (DeepBench's 35 x 8457,
+  // odd N, on the H200: bench/NOTES.md (38)); 32 rows keep 32.
+  for (bool transA : {false, true})
+    for (int64_t k : {1760, 2560}) {
+      TileConfig shortM = tc(gemm(35, 8457, k, transA, false));
+      EXPECT_EQ(shortM.blockM, 48) << transA << " " << k;
+      EXPECT_EQ(shortM.fragsM, 3) << transA << " " << k;
+      EXPECT_GT(shortM.splitK, 1) << transA << " " << k;
+    }
   EXPECT_LE(tc(gemm(32, 8457, 2560, false, false)).blockM, 32);
   // Every choice keeps both buffers (rows padded by 8 f16) within the 48 KiB
   // of static shared memory.
