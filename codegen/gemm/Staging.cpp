@@ -2,8 +2,9 @@
 //
 // The shared-memory layout of the operand tiles (plain data, which the
 // tiling heuristic weighs) and the gathers that fill the tiles each K step:
-// per thread, runs of 16 bytes (or single elements) along the operand's
-// contiguous dimension, zero where out of range or in the conv's padding.
+// per thread, runs of 16 bytes (8 or 4 on the cp.async tiers, or single
+// elements) along the operand's contiguous dimension, zero where out of
+// range or in the conv's padding.
 //
 //===----------------------------------------------------------------------===//
 #include "gemm/Staging.h"

@@ -6,8 +6,9 @@
 // weighs too), and the gathers that fill it (OperandGather: IR), on the
 // operands as the op has them: im2col on NHWC for a conv's input, strided
 // rows for weights, gemm and matmul operands with their transposes and batch
-// strides. A run of 16 bytes along the operand's contiguous dimension moves
-// as one load and one store where it is wholly in or out of range.
+// strides. A run of 16 bytes along the operand's contiguous dimension (on
+// the cp.async tiers 8 or 4 where 16 do not divide it) moves as one load and
+// one store where it is wholly in or out of range.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_CODEGEN_GEMM_STAGING_H
@@ -29,7 +30,8 @@ struct Staging {
   bool kContiguous = true;
   /// In shared memory, the tile is [rows][ld] (k contiguous) or [blockK][ld].
   bool sharedKContiguous = true;
-  /// Elements per load: a run along the contiguous dimension, 16 bytes or 1.
+  /// Elements per load: a run along the contiguous dimension, 16 bytes (on
+  /// the cp.async tiers also 8 or 4) or one element.
   int64_t vector = 1;
   int64_t ld = 0;    ///< shared leading dimension, in elements
   int64_t bytes = 0; ///< shared bytes
@@ -131,8 +133,8 @@ public:
   /// Runs from load() into a buffer's tiles.
   void store(mlir::ValueRange runs, const TileViews &tiles);
   /// The thread's runs of the K step at k0 copied into `tiles` without
-  /// registers (cp.async, 16 bytes each, zero-filled where out of range),
-  /// in flight until a wait for their group (tc-sm80; 16-byte runs laid
+  /// registers (cp.async, a run each, zero-filled where out of range),
+  /// in flight until a wait for their group (the cp.async tiers; runs laid
   /// along the shared rows).
   void copyAsync(mlir::Value k0, const TileViews &tiles);
   /// A conv's input scale (GemmProblem::aScale) for the thread's A runs of
