@@ -514,16 +514,16 @@ GemmPlanner::~GemmPlanner() = default;
 /// the H200 tc-sm80 ran DeepBench's seven of N = 1 1.13-1.58x faster (1024
 /// x 1 x 500000 0.3339 -> 0.2597 ms, 8448 x 1 x 2816 0.0197 -> 0.0146;
 /// bench/NOTES.md (34)); nor of 16 columns where its 64-row tiles make
-/// less than half a wave (kHalfWaveTiles; more take tc-sm90's 64 x 64 in
-/// 8 stages, Tiling.cpp): 1024 x 16 x 500000 0.3403 -> 0.2554 ms, 4096 x
-/// 16 x 4096 0.0184 -> 0.0172, where 7680 x 16 x 2560 (120 tiles) went
-/// 0.0165 -> 0.0186 and 6144 x 16 x 2048 0.0143 -> 0.0168 (NOTES (37)). The runtime takes the best tier a step
-/// has, so without a tc-sm90 variant tc-sm80 runs on sm_90 GPUs.
+/// less than half a wave of kSm90ReferenceSms (more take tc-sm90's 64 x 64
+/// in 8 stages, Tiling.cpp): 1024 x 16 x 500000 0.3403 -> 0.2554 ms, 4096
+/// x 16 x 4096 0.0184 -> 0.0172, where 7680 x 16 x 2560 (120 tiles) went
+/// 0.0165 -> 0.0186 and 6144 x 16 x 2048 0.0143 -> 0.0168 (NOTES (37)).
+/// The runtime takes the best tier a step has, so without a tc-sm90
+/// variant tc-sm80 runs on sm_90 GPUs.
 static bool sm90Pays(const GemmProblem &p) {
   constexpr double kMinFlops = 128e6;
-  constexpr int64_t kHalfWaveTiles = 66; // half the H100's 132 SMs
   const bool narrow =
-      p.n <= 8 || (p.n <= 16 && llvm::divideCeil(p.m, 64) * p.batch < kHalfWaveTiles);
+      p.n <= 8 || (p.n <= 16 && 2 * llvm::divideCeil(p.m, 64) * p.batch < kSm90ReferenceSms);
   return 2.0 * double(p.m) * double(p.n) * double(p.k) * double(p.batch) >= kMinFlops &&
          p.k >= 64 && !narrow;
 }

@@ -51,14 +51,12 @@ Staging stagingFor(const GemmProblem &p, const TileConfig &t, bool isA) {
   // time.
   const bool asyncCopies =
       t.tier == GemmTier::TensorCoreSm90 || t.tier == GemmTier::TensorCoreSm80;
-  for (int64_t bytes : {16, 8, 4}) {
+  for (int64_t bytes = 16; bytes >= (asyncCopies ? 4 : 16); bytes /= 2) {
     const int64_t elems = bytes / elemBytes(s.type);
     if (elems > 1 && along % elems == 0 && (s.kContiguous ? t.blockK : s.rows) % elems == 0) {
       s.vector = elems;
       break;
     }
-    if (!asyncCopies)
-      break;
   }
   s.sharedKContiguous = s.kContiguous;
   // tc-sm80 reads its tiles of blockK 64 in the same swizzles (its ldmatrix

@@ -134,7 +134,7 @@ constexpr ReferenceGpu kCudaCoreGpu{108, 64, 3000, 40e6};
 /// 310-350 (bench/NOTES.md (22)); without it 192 x 192 would take
 /// DeepBench's N = 24000 and 48000 rows from 128 x 256, which 4096^3 runs
 /// 15% faster.
-constexpr ReferenceGpu kWgmmaGpu{132, 2048, 6000, 50e6, 85};
+constexpr ReferenceGpu kWgmmaGpu{kSm90ReferenceSms, 2048, 6000, 50e6, 85};
 constexpr double kLoadBytesPerClock = 64;
 constexpr double kStepOverhead = 64;
 constexpr int64_t kMaxPrefetchRegisters = 32;
@@ -559,6 +559,13 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   // 64 x 128, which the model priced the other way (bench/NOTES.md (21));
   // GPT-2 b1's (128 x 768 x 3072) split eight ways took 0.0103 ms on 64 x
   // 96 against 0.0096 on 64 x 128 (NOTES (24)).
+  // The candidate of `shape` (a rule below starts from it).
+  auto candidate = [&](Shape shape) {
+    return *llvm::find_if(candidates, [&](const TileConfig &t) {
+      return t.warpsM == shape.warpgroupsM && t.warpsN == shape.warpgroupsN &&
+             t.fragsM == shape.fragsM && t.fragN == shape.fragN;
+    });
+  };
   ArrayRef<TileConfig> all(candidates);
   std::optional<TileConfig> best =
       cheapest(p, all.drop_back(kWholeKShapes), kWgmmaGpu);
@@ -601,10 +608,7 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
       best && (stagingFor(p, *best, false).kContiguous ? p.k : p.n) * elemBytes(p.b) % 128 == 0;
   if (best && best->tma && p.op != GemmOpKind::Conv && !bLines &&
       ceilDiv(p.m, 256) * ceilDiv(p.n, 128) >= 2 * kWgmmaGpu.sms) {
-    const auto found = llvm::find_if(candidates, [](const TileConfig &t) {
-      return t.warpsM == 2 && t.warpsN == 1 && t.fragsM == 2 && t.fragN == 128;
-    });
-    TileConfig split = *found;
+    TileConfig split = candidate({2, 1, 2, 128});
     split.stages = 4;
     split.tma = split.warpSpecialized = true;
     split.rasterM = 4;
@@ -621,10 +625,7 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   const int64_t tiles64 = ceilDiv(p.m, 64) * ceilDiv(p.n, 64) * p.batch;
   if (best && p.op != GemmOpKind::Conv && best->splitK > 1 && 2 * tiles64 >= kWgmmaGpu.sms &&
       tiles64 <= kWgmmaGpu.sms && ceilDiv(p.k, 64) >= 8) {
-    const auto found = llvm::find_if(candidates, [](const TileConfig &t) {
-      return t.warpsM == 1 && t.warpsN == 1 && t.fragsM == 1 && t.fragN == 64;
-    });
-    TileConfig whole = *found;
+    TileConfig whole = candidate({1, 1, 1, 64});
     whole.splitK = 1;
     whole.rasterM = 0;
     if (tilingFits(p, whole))
@@ -675,10 +676,7 @@ std::optional<TileConfig> chooseSm90Tiles(const GemmProblem &p) {
   const int64_t tiles = ceilDiv(p.m, 128) * ceilDiv(p.n, wide ? 128 : 64);
   if (best && best->tma && p.op == GemmOpKind::Conv && (wide || longK) && !p.residual &&
       tiles > 2 * kWgmmaGpu.sms) {
-    const auto found = llvm::find_if(candidates, [](const TileConfig &t) {
-      return t.warpsM == 1 && t.warpsN == 1 && t.fragsM == 2 && t.fragN == 128;
-    });
-    TileConfig pingpong = *found;
+    TileConfig pingpong = candidate({1, 1, 2, 128});
     if (!wide)
       pingpong.fragN = pingpong.blockN = 64;
     pingpong.stages = wide ? 4 : 6;

@@ -106,13 +106,17 @@ struct TileConfig {
   int64_t stepsPerSplit(int64_t k) const;
 };
 
+/// The SMs of the GPU tc-sm90's tilings are priced on (the H100's); the
+/// planner's rules that count waves count them too.
+constexpr int64_t kSm90ReferenceSms = 132;
+
 /// The tile configuration for `problem` on `tier`, or std::nullopt when the
-/// tier cannot run it (tc needs f16 A and B; tc-sm80 also 16-byte runs of
-/// both; tc-sm90 16-byte runs along K of both; grid limits).
+/// tier cannot run it (tc needs f16 A and B; tc-sm80 and tc-sm90 also runs
+/// of 4 bytes or more of both, cp.async's; grid limits).
 std::optional<TileConfig> chooseTiles(const GemmProblem &problem, GemmTier tier);
 
 /// Whether `tiles` fits the hardware and the generator for `problem` (the
-/// shared memory, 16-byte runs where the tier copies asynchronously,
+/// shared memory, runs cp.async takes where the tier copies asynchronously,
 /// wgmma's swizzled layouts, registers, grid limits): what chooseTiles asks
 /// of every candidate; tools that force a tiling ask it too.
 bool tilingFits(const GemmProblem &problem, const TileConfig &tiles);
