@@ -150,7 +150,7 @@ for args in "${cases[@]}"; do
     done
   done
 done
-echo "compare-gemm-ptx: ${#cases[@]} problems x $(wc -w <<<"$tiers") tiers: $kernels kernels (with their split-K" \
-  "reductions) compared as raw IR and PTX, $same outputs identical, $differ different," \
-  "$failed refused identically by both"
+echo "compare-gemm-ptx: ${#cases[@]} problems x $(wc -w <<<"$tiers") tiers:" \
+  "$kernels kernels (with their split-K reductions) compared as raw IR and PTX," \
+  "$same outputs identical, $differ different, $failed refused identically by both"
 [ "$differ" -eq 0 ]
