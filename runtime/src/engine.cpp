@@ -486,6 +486,46 @@ static std::string checkGeometry(
   return {};
 }
 
+// A step's arena outputs against its arena operands: each output's bytes are
+// disjoint from every other output's and from every input's, or coincide with
+// an input's exactly (the planner's in-place steps and aliases). A partial
+// overlap, which no planner makes, would have a kernel read what it has just
+// written (or memcpy between overlapping ranges). An empty string when none.
+static std::string checkArenaOverlap(
+    const fb::Step *step,
+    const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>> &tensors) {
+  // verifyStep has checked every operand index; -1 is an absent operand.
+  auto arenaRange = [&](int32_t t, uint64_t &begin, uint64_t &end) {
+    if (t < 0 || tensors.Get(t)->storage() != fb::Storage::Arena || tensors.Get(t)->size() == 0)
+      return false;
+    begin = tensors.Get(t)->offset();
+    end = begin + tensors.Get(t)->size(); // verifyTensor: within the arena
+    return true;
+  };
+  const auto *outputs = step->outputs();
+  if (!outputs)
+    return {};
+  for (size_t o = 0; o < outputs->size(); ++o) {
+    uint64_t begin, end, otherBegin, otherEnd;
+    if (!arenaRange(outputs->Get(o), begin, end))
+      continue;
+    for (size_t p = 0; p < o; ++p)
+      if (arenaRange(outputs->Get(p), otherBegin, otherEnd) && begin < otherEnd &&
+          otherBegin < end)
+        return "outputs " + std::to_string(p) + " and " + std::to_string(o) +
+               " overlap in the arena";
+    if (const auto *inputs = step->inputs())
+      for (size_t i = 0; i < inputs->size(); ++i)
+        if (arenaRange(inputs->Get(i), otherBegin, otherEnd) && begin < otherEnd &&
+            otherBegin < end && (begin != otherBegin || end != otherEnd))
+          return "output " + std::to_string(o) + " overlaps input " + std::to_string(i) +
+                 " in the arena in part (arena bytes [" + std::to_string(begin) + ", " +
+                 std::to_string(end) + ") and [" + std::to_string(otherBegin) + ", " +
+                 std::to_string(otherEnd) + "))";
+  }
+  return {};
+}
+
 Status Engine::verifyStep(size_t index, const fb::Step *step) const {
   auto fail = [&](const std::string &what) {
     return invalidEngine(describeStep(index, step) + ": " + what);
@@ -531,9 +571,12 @@ Status Engine::verifyStep(size_t index, const fb::Step *step) const {
         return fail("attribute " + quoted(attr->name()) + " has a misaligned vector");
     }
   }
-  if (tensors)
+  if (tensors) {
     if (std::string error = checkGeometry(step, *tensors); !error.empty())
       return fail(error);
+    if (std::string error = checkArenaOverlap(step, *tensors); !error.empty())
+      return fail(error);
+  }
   bool hasCpu = false;
   if (const auto *variants = step->variants()) {
     for (size_t v = 0; v < variants->size(); ++v) {
