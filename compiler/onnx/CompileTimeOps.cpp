@@ -80,8 +80,13 @@ LogicalResult importConstantOfShape(Node &n) {
     value = *attr;
   }
   auto type = RankedTensorType::get(shape, value.getElementType());
-  return n.setConstantOutput(
-      0, DenseElementsAttr::get(type, *value.value_begin<Attribute>()));
+  if (type.getNumElements() <= kMaxEvaluatedElements)
+    return n.setConstantOutput(0, DenseElementsAttr::get(type, *value.value_begin<Attribute>()));
+  // A larger fill is the value expanded: --tessel-fold-constants folds it
+  // within its bound, and past it the engine fills it at run time (a fuzzed
+  // shape of 2^32 elements had the engine writer hold them all).
+  Value one = n.constantValue(value.reshape(RankedTensorType::get({1}, value.getElementType())));
+  return n.setOutput(0, n.create<ExpandOp>(type, one));
 }
 
 LogicalResult importShape(Node &n) {

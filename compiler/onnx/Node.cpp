@@ -13,11 +13,6 @@ using namespace mlir;
 namespace tessel::importer {
 namespace {
 
-// Integer and bool tensors up to this many elements are evaluated at import
-// time when all their operands are constant (shape arithmetic and its masks);
-// the rest is left to --tessel-fold-constants.
-constexpr int64_t kMaxEvaluatedElements = 4096;
-
 /// Whether `op` is small integer arithmetic on constants (the Shape -> Gather
 /// -> Concat -> Reshape kind of subgraph, and the Equal -> Where that picks
 /// among shapes, as PyTorch exports a reshape to a computed shape), which the

@@ -26,6 +26,11 @@ namespace tessel::importer {
 // shape arithmetic inside int64 whatever a malformed model holds.
 constexpr int64_t kMaxExtent = int64_t{1} << 31;
 constexpr int64_t kMaxElements = int64_t{1} << 48;
+// Results up to this many elements that the importer computes are constants
+// at import time (shape arithmetic, its masks, small ConstantOfShape fills),
+// so that a later node can take them as attributes; the rest is left to
+// --tessel-fold-constants, within its own bound.
+constexpr int64_t kMaxEvaluatedElements = 4096;
 
 /// "[2,3,4]".
 std::string shapeText(llvm::ArrayRef<int64_t> shape);

@@ -326,6 +326,17 @@ def constant_of_shape_long_shape():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3, 2])])
 
 
+def fill_max(shape):
+    # ConstantOfShape (value 1.5) reduced to its largest element: a fill that
+    # is no graph input, whose every element the output depends on.
+    fill = helper.make_node("ConstantOfShape", ["shape"], ["fill"], name="fill",
+                            value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.5]))
+    top = helper.make_node("ReduceMax", ["fill"], ["y"], name="top", keepdims=0)
+    return helper.make_graph(
+        [fill, top], "fill_max", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+        [helper.make_tensor("shape", TensorProto.INT64, [len(shape)], shape)])
+
+
 def layer_norm_bad_scale():
     # LayerNormalization over the last dim (4) with a scale of 5 elements:
     # invalid (ONNX 1.12's checker lets it through).
@@ -401,6 +412,10 @@ CASES.update({
     "layer_norm_bad_scale": layer_norm_bad_scale,
     "huge_input": huge_input,
     "constant_of_shape_long_shape": constant_of_shape_long_shape,
+    "fill_small": lambda: fill_max([16, 256]),
+    "fill_mid": lambda: fill_max([16, 257]),
+    "fill_large": lambda: fill_max([4097, 4096]),
+    "fill_huge": lambda: fill_max([65536, 65536]),
     "attention_4d_causal_mask": lambda: attention_23(4, causal=1, mask=TensorProto.BOOL),
     "attention_3d_past": lambda: attention_23(3, past=True, mask=TensorProto.FLOAT),
     "attention_softcap": lambda: attention_23(4, softcap=30.0),
