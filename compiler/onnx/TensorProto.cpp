@@ -130,8 +130,10 @@ FailureOr<DenseElementsAttr> tensorToAttr(MLIRContext *ctx,
     return fromBytes(
         ArrayRef<char>(tensor.raw_data().data(), tensor.raw_data().size()));
 
+  // Not reserved from the dims: they may claim far more than the typed field
+  // holds (a fuzzed 2^32-element dims had 16 GiB reserved), and fromBytes
+  // refuses the mismatch.
   std::vector<char> bytes;
-  bytes.reserve(count * width);
   switch (tensor.data_type()) {
   case onnx::TensorProto::FLOAT:
     for (float v : tensor.float_data())

@@ -337,6 +337,19 @@ def fill_max(shape):
         [helper.make_tensor("shape", TensorProto.INT64, [len(shape)], shape)])
 
 
+def initializer_dims_beyond_data():
+    # An initializer whose dims claim 2^32 floats (16 GiB) and whose
+    # float_data holds one (the ONNX fuzzer's: the importer reserved the 16
+    # GiB from the dims).
+    node = helper.make_node("Add", ["x", "c"], ["y"], name="add")
+    c = helper.make_tensor("c", TensorProto.FLOAT, [1], [2.0])
+    del c.dims[:]
+    c.dims.extend([65536, 65536])
+    return helper.make_graph(
+        [node], "dims_beyond_data", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [65536, 65536])], [c])
+
+
 def layer_norm_bad_scale():
     # LayerNormalization over the last dim (4) with a scale of 5 elements:
     # invalid (ONNX 1.12's checker lets it through).
@@ -412,6 +425,7 @@ CASES.update({
     "layer_norm_bad_scale": layer_norm_bad_scale,
     "huge_input": huge_input,
     "constant_of_shape_long_shape": constant_of_shape_long_shape,
+    "initializer_dims_beyond_data": initializer_dims_beyond_data,
     "fill_small": lambda: fill_max([16, 256]),
     "fill_mid": lambda: fill_max([16, 257]),
     "fill_large": lambda: fill_max([4097, 4096]),
