@@ -5,7 +5,9 @@
 # runs them long), its seed corpus made first:
 #   engine: CPU engines (--target none, fp32 and fp16) of the bundled example,
 #           a NonMaxSuppression model and ONNX node tests of the ops whose
-#           kernels size scratch memory or index by attributes;
+#           kernels size scratch memory or index by attributes, and the
+#           example's sm_90 engine (GPU variants and modules for the
+#           verifier; the harness runs the cpu tier);
 #   onnx:   the bundled example, that NonMaxSuppression model and every 4th
 #           ONNX node test model (sorted by name).
 # The regression inputs under tests/fuzz/regressions/KIND run first.
@@ -31,6 +33,8 @@ engine)
     done
   }
   seed tiny_cnn "$src/examples/tiny_cnn.onnx"
+  "$compile" "$src/examples/tiny_cnn.onnx" -o "$work/seeds/tiny_cnn.sm_90.tsl" --target sm_90 \
+    > /dev/null 2>&1 || { echo "seed tiny_cnn.sm_90 failed"; exit 1; }
   seed nms "$work/nms.onnx"
   for t in test_maxpool_2d_pads test_averagepool_2d_strides test_conv_with_strides_padding \
            test_gather_1 test_layer_normalization_4d_axis1 test_softmax_axis_1 \
