@@ -41,13 +41,17 @@ FailureOr<Value> nllLoss(Node &n, Value input, Value target, Value weight,
     return n.invalid("reduction '" + reduction + "' is not none, sum or mean");
   auto targetType = RankedTensorType::get(ts, elementOf(target));
   // Where ignore_index matches: class 0 read (in range), weight 0.
+  // An ignore_index outside the target's type matches no target.
   Value index = target, keep;
-  if (n.attr("ignore_index")) {
-    FailureOr<int64_t> ignore = n.getInt("ignore_index", 0);
-    if (failed(ignore))
-      return failure();
-    Value ignored = n.create<EqualOp>(RankedTensorType::get(ts, n.b.getI1Type()),
-                                      {target, n.scalar(elementOf(target), double(*ignore))});
+  FailureOr<int64_t> ignore = n.getInt("ignore_index", 0);
+  if (failed(ignore))
+    return failure();
+  if (n.attr("ignore_index") &&
+      (elementOf(target).isInteger(64) || *ignore == static_cast<int32_t>(*ignore))) {
+    Value ignoreValue =
+        n.constantValue(integerAttr(RankedTensorType::get({}, elementOf(target)), {*ignore}));
+    Value ignored =
+        n.create<EqualOp>(RankedTensorType::get(ts, n.b.getI1Type()), {target, ignoreValue});
     keep = n.create<NotOp>(ignored.getType(), ignored);
     index = n.create<WhereOp>(targetType, {keep, target, n.scalar(elementOf(target), 0)});
   }

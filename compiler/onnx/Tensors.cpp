@@ -5,7 +5,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -107,7 +109,14 @@ DenseElementsAttr numericAttr(RankedTensorType type, ArrayRef<double> values) {
     }
     return DenseElementsAttr::get(type, floats);
   }
-  SmallVector<int64_t> ints(values.begin(), values.end());
+  // Saturated into int64: converting a double beyond its range (2^63 from
+  // an int64 attribute's round trip) is undefined; NaN is 0.
+  SmallVector<int64_t> ints;
+  for (double v : values)
+    ints.push_back(std::isnan(v)      ? 0
+                   : v >= 0x1p63      ? std::numeric_limits<int64_t>::max()
+                   : v < -0x1p63      ? std::numeric_limits<int64_t>::min()
+                                      : static_cast<int64_t>(v));
   return integerAttr(type, ints);
 }
 

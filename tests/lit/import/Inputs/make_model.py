@@ -350,6 +350,17 @@ def initializer_dims_beyond_data():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [65536, 65536])], [c])
 
 
+def nll_ignore(target_type, ignore_index):
+    # NegativeLogLikelihoodLoss over [3, 5] scores with an ignore_index at
+    # the edges of int64 (the ONNX fuzzer's INT64_MAX) or beyond int32.
+    node = helper.make_node("NegativeLogLikelihoodLoss", ["x", "t"], ["y"], name="nll",
+                            ignore_index=ignore_index, reduction="none")
+    return helper.make_graph(
+        [node], "nll_ignore", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5]),
+                               helper.make_tensor_value_info("t", target_type, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+
+
 def layer_norm_bad_scale():
     # LayerNormalization over the last dim (4) with a scale of 5 elements:
     # invalid (ONNX 1.12's checker lets it through).
@@ -426,6 +437,10 @@ CASES.update({
     "huge_input": huge_input,
     "constant_of_shape_long_shape": constant_of_shape_long_shape,
     "initializer_dims_beyond_data": initializer_dims_beyond_data,
+    "nll_ignore_int64_max": lambda: nll_ignore(TensorProto.INT64, (1 << 63) - 1),
+    "nll_ignore_int64_min": lambda: nll_ignore(TensorProto.INT64, -(1 << 63)),
+    "nll_ignore_past_int32": lambda: nll_ignore(TensorProto.INT32, (1 << 32) + 1),
+    "nll_ignore_int32_min": lambda: nll_ignore(TensorProto.INT32, -(1 << 31)),
     "fill_small": lambda: fill_max([16, 256]),
     "fill_mid": lambda: fill_max([16, 257]),
     "fill_large": lambda: fill_max([4097, 4096]),
@@ -517,7 +532,9 @@ OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14, "scatter_
           "attention_4d_causal_mask": 23, "attention_3d_past": 23, "attention_softcap": 23,
           "layer_norm_bad_scale": 17, "swish_24": 24, "dynamic_batch": 18,
           "resize_sizes_not_larger": 18, "opset6_add": 6, "opset6_add_bad": 6,
-          "einsum_matmul": 12, "einsum_bad_sizes": 12, "einsum_sum_ellipsis": 12}
+          "einsum_matmul": 12, "einsum_bad_sizes": 12, "einsum_sum_ellipsis": 12,
+          "nll_ignore_int64_max": 13, "nll_ignore_int64_min": 13, "nll_ignore_past_int32": 13,
+          "nll_ignore_int32_min": 13}
 
 if __name__ == "__main__":
     case, out = sys.argv[1], sys.argv[2]
