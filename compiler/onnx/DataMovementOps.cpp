@@ -881,6 +881,13 @@ template <bool Resize10> LogicalResult importResize(Node &n) {
   }
   if (scalesConst.has_value() == sizesConst.has_value())
     return n.invalid("exactly one of scales and sizes must be given");
+  // A scaled extent as an int64, one past kMaxExtent (refused below) when it
+  // is beyond it or NaN: converting such a double is undefined (a scale of
+  // 1e30 or inf).
+  auto extent = [](double value) {
+    return value >= 0 && value <= static_cast<double>(kMaxExtent) ? static_cast<int64_t>(value)
+                                                                  : kMaxExtent + 1;
+  };
   if (scalesConst) {
     SmallVector<double> given = doubleValues(*scalesConst);
     if (given.size() != axes.size())
@@ -890,7 +897,7 @@ template <bool Resize10> LogicalResult importResize(Node &n) {
       if (!(given[i] > 0))
         return n.invalid("scales must be positive");
       scales[axis] = given[i];
-      out[axis] = static_cast<int64_t>(std::floor(static_cast<double>(in[axis]) * given[i]));
+      out[axis] = extent(std::floor(static_cast<double>(in[axis]) * given[i]));
     }
   } else {
     FailureOr<SmallVector<int64_t>> sizes = n.constantInts(sizesInput, "sizes");
@@ -915,7 +922,7 @@ template <bool Resize10> LogicalResult importResize(Node &n) {
     if (*policy != "stretch")
       for (int64_t axis : axes) {
         scales[axis] = common;
-        out[axis] = static_cast<int64_t>(std::nearbyint(common * static_cast<double>(in[axis])));
+        out[axis] = extent(std::nearbyint(common * static_cast<double>(in[axis])));
       }
   }
   if (failed(n.checkSizes(out, "the result shape")) || llvm::is_contained(out, 0))
