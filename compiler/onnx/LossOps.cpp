@@ -40,14 +40,14 @@ FailureOr<Value> nllLoss(Node &n, Value input, Value target, Value weight,
   if (reduction != "none" && reduction != "sum" && reduction != "mean")
     return n.invalid("reduction '" + reduction + "' is not none, sum or mean");
   auto targetType = RankedTensorType::get(ts, elementOf(target));
-  // Where ignore_index matches: class 0 read (in range), weight 0.
-  // An ignore_index outside the target's type matches no target.
+  // Where ignore_index matches: class 0 read (in range), weight 0. One
+  // outside the target's type matches no target.
   Value index = target, keep;
   FailureOr<int64_t> ignore = n.getInt("ignore_index", 0);
   if (failed(ignore))
     return failure();
-  if (n.attr("ignore_index") &&
-      (elementOf(target).isInteger(64) || *ignore == static_cast<int32_t>(*ignore))) {
+  const bool fits = elementOf(target).isInteger(64) || *ignore == static_cast<int32_t>(*ignore);
+  if (n.attr("ignore_index") && fits) {
     Value ignoreValue =
         n.constantValue(integerAttr(RankedTensorType::get({}, elementOf(target)), {*ignore}));
     Value ignored =

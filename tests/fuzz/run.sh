@@ -26,15 +26,19 @@ shift 7
 
 case $kind in
 engine)
+  engine() { # NAME MODEL OPTIONS...: one seed engine
+    name=$1 model=$2
+    shift 2
+    "$compile" "$model" -o "$work/seeds/$name.tsl" "$@" > /dev/null 2>&1 ||
+      { echo "seed $name failed"; exit 1; }
+  }
   seed() { # NAME MODEL: its CPU engines at both precisions
     for precision in fp32 fp16; do
-      "$compile" "$2" -o "$work/seeds/$1.$precision.tsl" --target none \
-        --precision "$precision" > /dev/null 2>&1 || { echo "seed $1 failed"; exit 1; }
+      engine "$1.$precision" "$2" --target none --precision "$precision"
     done
   }
   seed tiny_cnn "$src/examples/tiny_cnn.onnx"
-  "$compile" "$src/examples/tiny_cnn.onnx" -o "$work/seeds/tiny_cnn.sm_90.tsl" --target sm_90 \
-    > /dev/null 2>&1 || { echo "seed tiny_cnn.sm_90 failed"; exit 1; }
+  engine tiny_cnn.sm_90 "$src/examples/tiny_cnn.onnx" --target sm_90
   seed nms "$work/nms.onnx"
   for t in test_maxpool_2d_pads test_averagepool_2d_strides test_conv_with_strides_padding \
            test_gather_1 test_layer_normalization_4d_axis1 test_softmax_axis_1 \

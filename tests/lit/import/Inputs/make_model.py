@@ -535,11 +535,9 @@ OPSETS = {"trilu_lower_k": 14, "trilu_upper": 14, "trilu_upper_2": 14, "scatter_
           "reduce_mean_28": 28, "split_18_bad_count": 18,
           "attention_4d_causal_mask": 23, "attention_3d_past": 23, "attention_softcap": 23,
           "layer_norm_bad_scale": 17, "swish_24": 24, "dynamic_batch": 18,
-          "resize_sizes_not_larger": 18,
-          "resize_sizes_not_smaller_huge": 18, "opset6_add": 6, "opset6_add_bad": 6,
-          "einsum_matmul": 12, "einsum_bad_sizes": 12, "einsum_sum_ellipsis": 12,
-          "nll_ignore_int64_max": 13, "nll_ignore_int64_min": 13, "nll_ignore_past_int32": 13,
-          "nll_ignore_int32_min": 13}
+          "resize_sizes_not_larger": 18, "resize_sizes_not_smaller_huge": 18,
+          "opset6_add": 6, "opset6_add_bad": 6,
+          "einsum_matmul": 12, "einsum_bad_sizes": 12, "einsum_sum_ellipsis": 12}
 
 if __name__ == "__main__":
     case, out = sys.argv[1], sys.argv[2]
